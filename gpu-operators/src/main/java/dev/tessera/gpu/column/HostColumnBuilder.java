@@ -1,0 +1,232 @@
+package dev.tessera.gpu.column;
+
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.nio.charset.StandardCharsets;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
+
+/**
+ * Appends values to a new {@link HostColumn}, growing its buffers as needed. Typed appends check
+ * the column's type; a null is {@link #appendNull()}. {@link #build()} hands the buffers to the
+ * column; closing an unbuilt builder releases them.
+ */
+public final class HostColumnBuilder implements AutoCloseable {
+  private final ColumnType type;
+  private final BufferAllocator allocator;
+  private ArrowBuf data;
+  private ArrowBuf validity;
+  private ArrowBuf offsets;
+  private int rows;
+  private int nulls;
+  private int rowCapacity;
+  private long dataBytes;
+
+  public HostColumnBuilder(ColumnType type, int initialRows, BufferAllocator allocator) {
+    this.type = type;
+    this.allocator = allocator;
+    this.rowCapacity = Math.max(initialRows, 16);
+    boolean ok = false;
+    try {
+      this.validity = zeroed(Validity.bytesFor(rowCapacity));
+      if (type.isString()) {
+        this.offsets = zeroed(4L * (rowCapacity + 1));
+        this.data = allocator.buffer(Math.max(64, 8L * rowCapacity));
+      } else {
+        this.data = allocator.buffer(type.fixedDataBytes(rowCapacity));
+      }
+      ok = true;
+    } finally {
+      if (!ok) {
+        close();
+      }
+    }
+  }
+
+  public ColumnType type() {
+    return type;
+  }
+
+  public int rowCount() {
+    return rows;
+  }
+
+  public HostColumnBuilder appendNull() {
+    int row = nextRow();
+    nulls++;
+    if (type.isString()) {
+      offsets.setInt(4L * (row + 1), (int) dataBytes);
+    } else {
+      // Nulls hold zeros, so a kernel that reads them anyway reads a defined value.
+      data.setZero(row * (long) type.id().width(), type.id().width());
+      dataBytes += type.id().width();
+    }
+    return this;
+  }
+
+  public HostColumnBuilder appendBoolean(boolean value) {
+    data.setByte(fixedRow(TypeId.BOOLEAN), value ? 1 : 0);
+    return this;
+  }
+
+  public HostColumnBuilder appendByte(byte value) {
+    data.setByte(fixedRow(TypeId.BYTE), value);
+    return this;
+  }
+
+  public HostColumnBuilder appendShort(short value) {
+    data.setShort(fixedRow(TypeId.SHORT) * 2L, value);
+    return this;
+  }
+
+  /** An INT, or a DATE as days since the epoch. */
+  public HostColumnBuilder appendInt(int value) {
+    data.setInt(fixedRow(TypeId.INT, TypeId.DATE) * 4L, value);
+    return this;
+  }
+
+  /** A LONG, a TIMESTAMP in microseconds, or a DECIMAL's unscaled value. */
+  public HostColumnBuilder appendLong(long value) {
+    data.setLong(fixedRow(TypeId.LONG, TypeId.TIMESTAMP, TypeId.DECIMAL) * 8L, value);
+    return this;
+  }
+
+  public HostColumnBuilder appendFloat(float value) {
+    data.setFloat(fixedRow(TypeId.FLOAT) * 4L, value);
+    return this;
+  }
+
+  public HostColumnBuilder appendDouble(double value) {
+    data.setDouble(fixedRow(TypeId.DOUBLE) * 8L, value);
+    return this;
+  }
+
+  /** A decimal, which must fit the column's precision at its scale without rounding. */
+  public HostColumnBuilder appendDecimal(BigDecimal value) {
+    BigDecimal scaled;
+    try {
+      scaled = value.setScale(type.scale(), RoundingMode.UNNECESSARY);
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException(value + " does not fit " + type + " without rounding");
+    }
+    if (scaled.precision() > type.precision() && scaled.signum() != 0) {
+      throw new IllegalArgumentException(value + " has more digits than " + type);
+    }
+    if (type.id() != TypeId.DECIMAL) {
+      throw new IllegalStateException("appendDecimal on a " + type + " column");
+    }
+    return appendLong(scaled.unscaledValue().longValueExact());
+  }
+
+  public HostColumnBuilder appendUtf8(byte[] utf8) {
+    if (!type.isString()) {
+      throw new IllegalStateException("appendUtf8 on a " + type + " column");
+    }
+    int row = nextRow();
+    markValid(row);
+    long end = dataBytes + utf8.length;
+    if (end > Integer.MAX_VALUE) {
+      throw new IllegalStateException("a string column holds at most 2 GiB of text");
+    }
+    data = grown(data, dataBytes, end);
+    data.setBytes(dataBytes, utf8);
+    dataBytes = end;
+    offsets.setInt(4L * (row + 1), (int) end);
+    return this;
+  }
+
+  public HostColumnBuilder appendString(String value) {
+    return appendUtf8(value.getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** Hands the buffers to a new column; the builder is empty afterwards. */
+  public HostColumn build() {
+    ArrowBuf validityOut = validity;
+    if (nulls == 0) {
+      validity.close();
+      validityOut = null;
+    }
+    HostColumn column = new HostColumn(type, rows, nulls, data, validityOut, offsets, dataBytes);
+    data = null;
+    validity = null;
+    offsets = null;
+    return column;
+  }
+
+  @Override
+  public void close() {
+    for (ArrowBuf buf : new ArrowBuf[] {data, validity, offsets}) {
+      if (buf != null) {
+        buf.close();
+      }
+    }
+    data = null;
+    validity = null;
+    offsets = null;
+  }
+
+  /** Claims the next row for a non-null fixed-width value of one of {@code accepted}. */
+  private long fixedRow(TypeId... accepted) {
+    boolean ok = false;
+    for (TypeId id : accepted) {
+      ok |= type.id() == id;
+    }
+    if (!ok) {
+      throw new IllegalStateException("cannot append that value to a " + type + " column");
+    }
+    int row = nextRow();
+    markValid(row);
+    dataBytes += type.id().width();
+    return row;
+  }
+
+  private void markValid(int row) {
+    validity.setByte(row >>> 3, validity.getByte(row >>> 3) | (1 << (row & 7)));
+  }
+
+  /** Makes room for one more row and returns its index (not yet marked valid). */
+  private int nextRow() {
+    if (data == null) {
+      throw new IllegalStateException("builder already built or closed");
+    }
+    if (rows == rowCapacity) {
+      int newCapacity = (int) Math.min(Integer.MAX_VALUE - 1L, rowCapacity * 2L);
+      if (newCapacity == rowCapacity) {
+        throw new IllegalStateException("a column holds at most " + rowCapacity + " rows");
+      }
+      validity = grownZeroed(validity, Validity.bytesFor(rowCapacity), Validity.bytesFor(newCapacity));
+      if (type.isString()) {
+        offsets = grownZeroed(offsets, 4L * (rowCapacity + 1), 4L * (newCapacity + 1));
+      } else {
+        data = grown(data, dataBytes, type.fixedDataBytes(newCapacity));
+      }
+      rowCapacity = newCapacity;
+    }
+    return rows++;
+  }
+
+  private ArrowBuf zeroed(long bytes) {
+    ArrowBuf buf = allocator.buffer(bytes);
+    buf.setZero(0, buf.capacity());
+    return buf;
+  }
+
+  /** Returns {@code buf}, or a copy of its first {@code used} bytes with room for {@code needed}. */
+  private ArrowBuf grown(ArrowBuf buf, long used, long needed) {
+    if (needed <= buf.capacity()) {
+      return buf;
+    }
+    ArrowBuf bigger = allocator.buffer(Math.max(needed, buf.capacity() * 2));
+    bigger.setBytes(0, buf, 0, used);
+    buf.close();
+    return bigger;
+  }
+
+  private ArrowBuf grownZeroed(ArrowBuf buf, long used, long needed) {
+    ArrowBuf bigger = allocator.buffer(Math.max(needed, buf.capacity() * 2));
+    bigger.setZero(0, bigger.capacity());
+    bigger.setBytes(0, buf, 0, used);
+    buf.close();
+    return bigger;
+  }
+}

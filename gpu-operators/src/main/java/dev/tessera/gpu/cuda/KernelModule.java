@@ -1,0 +1,94 @@
+package dev.tessera.gpu.cuda;
+
+import static dev.tessera.gpu.cuda.CudaException.check;
+import static jcuda.driver.JCudaDriver.cuLaunchKernel;
+import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
+import static jcuda.driver.JCudaDriver.cuModuleLoadData;
+import static jcuda.driver.JCudaDriver.cuModuleUnload;
+
+import dev.tessera.gpu.GpuException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.concurrent.ConcurrentHashMap;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUmodule;
+import jcuda.driver.CUresult;
+
+/**
+ * The kernels' fatbin (built by native-kernels, shipped as a jar resource) loaded into one device
+ * context, and the launch helper: every launch is checked, and a failure names the kernel and the
+ * CUDA error.
+ */
+public final class KernelModule {
+  /** Where native-kernels puts the fatbin inside its jar. */
+  public static final String FATBIN_RESOURCE = "/dev/tessera/kernels/tessera.fatbin";
+
+  private final CudaDevice device;
+  private final CUmodule module;
+  private final ConcurrentHashMap<String, CUfunction> functions = new ConcurrentHashMap<>();
+
+  private KernelModule(CudaDevice device, CUmodule module) {
+    this.device = device;
+    this.module = module;
+  }
+
+  static KernelModule load(CudaDevice device) {
+    byte[] image = readFatbin();
+    CUmodule module = new CUmodule();
+    int result = cuModuleLoadData(module, image);
+    if (result == CUresult.CUDA_ERROR_NO_BINARY_FOR_GPU
+        || result == CUresult.CUDA_ERROR_UNSUPPORTED_PTX_VERSION) {
+      throw new GpuException(String.format("The Tessera kernels have no code this GPU (%s, sm_%d%d)"
+          + " or its driver (CUDA %s) can run: %s. Build with -Prelease for every GPU generation,"
+          + " or update the NVIDIA driver.", device.name(), device.computeMajor(),
+          device.computeMinor(), device.driverVersion(), CudaException.describe(result)));
+    }
+    check(result, "loading the Tessera kernels (" + FATBIN_RESOURCE + ")");
+    return new KernelModule(device, module);
+  }
+
+  /**
+   * Launches {@code kernel} on {@code stream} with a 1-D grid.
+   *
+   * @throws GpuException naming the kernel if the function is unknown or the launch fails
+   */
+  public void launch(String kernel, LaunchShape shape, CudaStream stream, KernelArgs args) {
+    CUfunction function = functions.computeIfAbsent(kernel, this::lookUp);
+    device.makeCurrent();
+    int result = cuLaunchKernel(function,
+        shape.gridBlocks(), 1, 1,
+        shape.blockThreads(), 1, 1,
+        shape.sharedMemoryBytes(), stream.handle(),
+        args.toPointer(), null);
+    check(result, "launching kernel " + kernel + " (grid " + shape.gridBlocks() + ", block "
+        + shape.blockThreads() + ")");
+    stream.noteLaunch(kernel);
+  }
+
+  void unload() {
+    cuModuleUnload(module);
+  }
+
+  private CUfunction lookUp(String kernel) {
+    CUfunction function = new CUfunction();
+    int result = cuModuleGetFunction(function, module, kernel);
+    if (result == CUresult.CUDA_ERROR_NOT_FOUND) {
+      throw new GpuException("kernel " + kernel + " is not in the Tessera fatbin ("
+          + FATBIN_RESOURCE + "); the jar and the kernels were built from different sources");
+    }
+    check(result, "looking up kernel " + kernel);
+    return function;
+  }
+
+  private static byte[] readFatbin() {
+    try (InputStream in = KernelModule.class.getResourceAsStream(FATBIN_RESOURCE)) {
+      if (in == null) {
+        throw new GpuException("The Tessera kernels (" + FATBIN_RESOURCE + ") are not on the"
+            + " classpath: the tessera-native-kernels jar is missing (use the shaded plugin jar)");
+      }
+      return in.readAllBytes();
+    } catch (IOException e) {
+      throw new GpuException("Cannot read " + FATBIN_RESOURCE + ": " + e.getMessage(), e);
+    }
+  }
+}

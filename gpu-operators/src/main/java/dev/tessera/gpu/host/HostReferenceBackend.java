@@ -1,0 +1,128 @@
+package dev.tessera.gpu.host;
+
+import dev.tessera.gpu.Backend;
+import dev.tessera.gpu.BackendKind;
+import dev.tessera.gpu.GpuStream;
+import dev.tessera.gpu.RuntimeOptions;
+import dev.tessera.gpu.kernels.SmokeKernel;
+import dev.tessera.gpu.memory.ArenaPool;
+import dev.tessera.gpu.memory.ChunkAllocator;
+import dev.tessera.gpu.memory.PoolExhaustedException;
+import dev.tessera.gpu.memory.StagingAllocators;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.util.MemoryUtil;
+
+/**
+ * The host reference backend (DESIGN.md §4): "device memory" is off-heap host memory with the
+ * device layouts, streams run each operation at once, and operators are plain Java loops. It
+ * lets the whole plugin run where there is no GPU, and is chosen only by name.
+ */
+public final class HostReferenceBackend implements Backend {
+  private static final long DEFAULT_DEVICE_CAP = 4L << 30;
+
+  private final ArenaPool deviceMemory;
+  private final ArenaPool pinnedMemory;
+  private final BufferAllocator staging;
+  private boolean closed;
+
+  private HostReferenceBackend(RuntimeOptions options) {
+    long cap = options.deviceMemoryCapBytes() == 0 ? DEFAULT_DEVICE_CAP
+        : options.deviceMemoryCapBytes();
+    this.deviceMemory = new ArenaPool("device memory (host reference)",
+        offHeap("host reference device memory"), cap, options.deviceCapSetting(),
+        options.deviceChunkBytes());
+    this.pinnedMemory = new ArenaPool("staging memory (host reference)",
+        offHeap("host reference staging memory"), options.pinnedMemoryCapBytes(),
+        options.pinnedCapSetting(), options.pinnedChunkBytes());
+    this.staging = StagingAllocators.rootOver(pinnedMemory);
+  }
+
+  public static HostReferenceBackend open(RuntimeOptions options) {
+    return new HostReferenceBackend(options);
+  }
+
+  @Override
+  public BackendKind kind() {
+    return BackendKind.HOST_REFERENCE;
+  }
+
+  @Override
+  public String description() {
+    return "host reference backend (plain Java on the CPU, not a GPU)";
+  }
+
+  @Override
+  public ArenaPool deviceMemory() {
+    return deviceMemory;
+  }
+
+  @Override
+  public ArenaPool pinnedMemory() {
+    return pinnedMemory;
+  }
+
+  @Override
+  public BufferAllocator stagingAllocator() {
+    return staging;
+  }
+
+  @Override
+  public GpuStream newStream() {
+    return new HostReferenceStream();
+  }
+
+  @Override
+  public SmokeKernel smokeKernel() {
+    return new HostSmokeKernel();
+  }
+
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      staging.close();
+    } finally {
+      pinnedMemory.close();
+      deviceMemory.close();
+    }
+  }
+
+  /** Off-heap chunks, over-allocated so the pool gets 256-byte aligned addresses. */
+  private static ChunkAllocator offHeap(String description) {
+    return new ChunkAllocator() {
+      private final java.util.Map<Long, Long> rawByAligned = new java.util.HashMap<>();
+
+      @Override
+      public synchronized long allocate(long bytes) {
+        long raw;
+        try {
+          raw = MemoryUtil.allocateMemory(bytes + ArenaPool.ALIGNMENT);
+        } catch (OutOfMemoryError e) {
+          throw new PoolExhaustedException("the JVM could not allocate " + bytes
+              + " bytes off-heap", e);
+        }
+        long aligned = (raw + ArenaPool.ALIGNMENT - 1) & -ArenaPool.ALIGNMENT;
+        rawByAligned.put(aligned, raw);
+        return aligned;
+      }
+
+      @Override
+      public synchronized void free(long address, long bytes) {
+        Long raw = rawByAligned.remove(address);
+        if (raw == null) {
+          throw new IllegalStateException(description + ": 0x" + Long.toHexString(address)
+              + " is not a chunk");
+        }
+        MemoryUtil.freeMemory(raw);
+      }
+
+      @Override
+      public String describe() {
+        return description;
+      }
+    };
+  }
+}

@@ -1,0 +1,256 @@
+package dev.tessera.gpu.memory;
+
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A memory arena: takes large chunks from a {@link ChunkAllocator} on demand, up to a cap, and
+ * sub-allocates them best-fit with coalescing of neighbouring free blocks. Per-batch buffers come
+ * from here, never from cuMemAlloc directly (DESIGN.md §2).
+ *
+ * <p>Addresses are aligned to {@link #ALIGNMENT} bytes, enough for any vector load a kernel makes.
+ * Thread-safe. Chunks are kept until {@link #trim()} or {@link #close()}.
+ */
+public final class ArenaPool implements AutoCloseable {
+  /** Alignment of every block; 256 bytes is what cudaMalloc guarantees too. */
+  public static final long ALIGNMENT = 256;
+
+  private static final Logger LOG = LoggerFactory.getLogger(ArenaPool.class);
+  private static final Comparator<FreeBlock> BY_SIZE_THEN_ADDRESS =
+      Comparator.comparingLong(FreeBlock::size).thenComparingLong(FreeBlock::address);
+
+  private record FreeBlock(long address, long size) {}
+
+  private record Chunk(long address, long size) {
+    boolean contains(long a) {
+      return a >= address && a < address + size;
+    }
+  }
+
+  private final String name;
+  private final ChunkAllocator chunks;
+  private final long capBytes;
+  private final String capSetting;
+  private final long chunkBytes;
+
+  private final TreeMap<Long, Chunk> chunkByAddress = new TreeMap<>();
+  private final TreeMap<Long, Long> freeByAddress = new TreeMap<>();
+  private final TreeSet<FreeBlock> freeBySize = new TreeSet<>(BY_SIZE_THEN_ADDRESS);
+  private final Map<Long, Long> liveBlocks = new HashMap<>();
+  private long reservedBytes;
+  private long bytesInUse;
+  private long highWaterBytes;
+  private boolean closed;
+
+  /**
+   * @param name what the pool holds, for messages ("device memory", "pinned host memory")
+   * @param chunks where chunks come from
+   * @param capBytes the most this pool may reserve from {@code chunks}
+   * @param capSetting the setting a user changes to raise the cap, named in the error when it is hit
+   * @param chunkBytes the usual size of a new chunk (a larger request gets a chunk of its own size)
+   */
+  public ArenaPool(
+      String name, ChunkAllocator chunks, long capBytes, String capSetting, long chunkBytes) {
+    if (capBytes <= 0) {
+      throw new IllegalArgumentException(capSetting + " must be positive, was " + capBytes);
+    }
+    if (chunkBytes <= 0) {
+      throw new IllegalArgumentException("chunk size must be positive, was " + chunkBytes);
+    }
+    this.name = name;
+    this.chunks = chunks;
+    this.capBytes = capBytes;
+    this.capSetting = capSetting;
+    this.chunkBytes = alignUp(Math.min(chunkBytes, capBytes));
+  }
+
+  /** Allocates {@code bytes} (0 is allowed and returns address 0) and returns the address. */
+  public synchronized long allocate(long bytes) {
+    checkOpen();
+    if (bytes < 0) {
+      throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
+    }
+    if (bytes == 0) {
+      return 0L;
+    }
+    long size = alignUp(bytes);
+    FreeBlock block = freeBySize.ceiling(new FreeBlock(Long.MIN_VALUE, size));
+    if (block == null) {
+      addChunk(size);
+      block = freeBySize.ceiling(new FreeBlock(Long.MIN_VALUE, size));
+    }
+    removeFree(block);
+    if (block.size() > size) {
+      addFree(block.address() + size, block.size() - size);
+    }
+    liveBlocks.put(block.address(), size);
+    bytesInUse += size;
+    highWaterBytes = Math.max(highWaterBytes, bytesInUse);
+    return block.address();
+  }
+
+  /** Returns a block to the pool. Address 0 (a zero-size allocation) is ignored. */
+  public synchronized void free(long address) {
+    if (address == 0L) {
+      return;
+    }
+    checkOpen();
+    Long size = liveBlocks.remove(address);
+    if (size == null) {
+      throw new IllegalStateException(
+          name + ": address 0x" + Long.toHexString(address) + " is not an allocated block"
+              + " (freed twice, or from another pool)");
+    }
+    bytesInUse -= size;
+    long start = address;
+    long length = size;
+    Chunk chunk = chunkOf(address);
+    Map.Entry<Long, Long> before = freeByAddress.floorEntry(address);
+    if (before != null
+        && before.getKey() + before.getValue() == address
+        && chunk.contains(before.getKey())) {
+      removeFree(new FreeBlock(before.getKey(), before.getValue()));
+      start = before.getKey();
+      length += before.getValue();
+    }
+    Long afterSize = freeByAddress.get(address + size);
+    if (afterSize != null && chunk.contains(address + size)) {
+      removeFree(new FreeBlock(address + size, afterSize));
+      length += afterSize;
+    }
+    addFree(start, length);
+  }
+
+  /** Gives wholly free chunks back to the chunk allocator; returns the bytes released. */
+  public synchronized long trim() {
+    checkOpen();
+    long released = 0;
+    Iterator<Chunk> it = chunkByAddress.values().iterator();
+    while (it.hasNext()) {
+      Chunk chunk = it.next();
+      Long free = freeByAddress.get(chunk.address());
+      if (free != null && free == chunk.size()) {
+        removeFree(new FreeBlock(chunk.address(), chunk.size()));
+        chunks.free(chunk.address(), chunk.size());
+        reservedBytes -= chunk.size();
+        released += chunk.size();
+        it.remove();
+      }
+    }
+    return released;
+  }
+
+  /** Bytes handed out and not yet freed (aligned sizes). */
+  public synchronized long bytesInUse() {
+    return bytesInUse;
+  }
+
+  /** Number of blocks handed out and not yet freed. */
+  public synchronized int liveBlockCount() {
+    return liveBlocks.size();
+  }
+
+  /** Bytes reserved from the chunk allocator. */
+  public synchronized long reservedBytes() {
+    return reservedBytes;
+  }
+
+  /** The most bytes that were ever in use at once. */
+  public synchronized long highWaterBytes() {
+    return highWaterBytes;
+  }
+
+  public long capBytes() {
+    return capBytes;
+  }
+
+  public String name() {
+    return name;
+  }
+
+  /** Frees every chunk. Blocks still in use are reported as leaks and freed with their chunks. */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    if (!liveBlocks.isEmpty()) {
+      LOG.error("{}: closed with {} blocks ({} bytes) still in use: a buffer was leaked",
+          name, liveBlocks.size(), bytesInUse);
+    }
+    for (Chunk chunk : chunkByAddress.values()) {
+      chunks.free(chunk.address(), chunk.size());
+    }
+    chunkByAddress.clear();
+    freeByAddress.clear();
+    freeBySize.clear();
+    liveBlocks.clear();
+    reservedBytes = 0;
+    bytesInUse = 0;
+  }
+
+  private void addChunk(long minimumSize) {
+    long size = Math.max(chunkBytes, minimumSize);
+    if (reservedBytes + size > capBytes) {
+      // A smaller chunk that still fits the request may fit under the cap.
+      size = Math.max(minimumSize, capBytes - reservedBytes);
+    }
+    if (reservedBytes + size > capBytes) {
+      throw new PoolExhaustedException(String.format(
+          "%s: cannot allocate %,d bytes: %,d bytes in use and %,d reserved of the cap of %,d bytes."
+              + " Raise %s, or use smaller batches.",
+          name, minimumSize, bytesInUse, reservedBytes, capBytes, capSetting));
+    }
+    long address;
+    try {
+      address = chunks.allocate(size);
+    } catch (PoolExhaustedException e) {
+      throw new PoolExhaustedException(String.format(
+          "%s: cannot allocate %,d bytes: %s (%,d bytes in use, %,d reserved)",
+          name, minimumSize, e.getMessage(), bytesInUse, reservedBytes), e);
+    }
+    if (address % ALIGNMENT != 0) {
+      chunks.free(address, size);
+      throw new IllegalStateException(chunks.describe() + " returned a chunk at 0x"
+          + Long.toHexString(address) + ", not aligned to " + ALIGNMENT + " bytes");
+    }
+    chunkByAddress.put(address, new Chunk(address, size));
+    reservedBytes += size;
+    addFree(address, size);
+  }
+
+  private Chunk chunkOf(long address) {
+    Map.Entry<Long, Chunk> entry = chunkByAddress.floorEntry(address);
+    if (entry == null || !entry.getValue().contains(address)) {
+      throw new IllegalStateException(name + ": 0x" + Long.toHexString(address) + " is in no chunk");
+    }
+    return entry.getValue();
+  }
+
+  private void addFree(long address, long size) {
+    freeByAddress.put(address, size);
+    freeBySize.add(new FreeBlock(address, size));
+  }
+
+  private void removeFree(FreeBlock block) {
+    freeByAddress.remove(block.address());
+    freeBySize.remove(block);
+  }
+
+  private void checkOpen() {
+    if (closed) {
+      throw new IllegalStateException(name + " pool is closed");
+    }
+  }
+
+  static long alignUp(long bytes) {
+    return (bytes + ALIGNMENT - 1) & -ALIGNMENT;
+  }
+}
