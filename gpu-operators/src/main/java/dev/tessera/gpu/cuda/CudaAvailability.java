@@ -53,8 +53,7 @@ public final class CudaAvailability {
     try {
       JCudaDriver.setExceptionsEnabled(false);
     } catch (LinkageError e) {
-      return new CudaAvailability(0, "the NVIDIA driver library (libcuda.so.1) could not be"
-          + " loaded, so there is no usable CUDA driver on this machine (" + e.getMessage() + ")");
+      return new CudaAvailability(0, whyNotLoaded(e));
     }
     int result = cuInit(0);
     if (result == CUresult.CUDA_ERROR_NO_DEVICE) {
@@ -72,5 +71,15 @@ public final class CudaAvailability {
       return new CudaAvailability(0, "the CUDA driver reports no CUDA device");
     }
     return new CudaAvailability(count[0], null);
+  }
+
+  /** JCuda's load error carries whole stack traces; a user needs one sentence. */
+  private static String whyNotLoaded(LinkageError e) {
+    String message = String.valueOf(e.getMessage());
+    if (message.contains("libcuda.so")) {
+      return "the NVIDIA driver library libcuda.so.1 was not found (no NVIDIA driver installed,"
+          + " or it is not on the library path)";
+    }
+    return "the JCuda driver binding could not be loaded: " + message.lines().findFirst().orElse("");
   }
 }
