@@ -103,6 +103,9 @@ public final class HostColumnBuilder implements AutoCloseable {
 
   /** A decimal, which must fit the column's precision at its scale without rounding. */
   public HostColumnBuilder appendDecimal(BigDecimal value) {
+    if (type.id() != TypeId.DECIMAL) {
+      throw new IllegalStateException("appendDecimal on a " + type + " column");
+    }
     BigDecimal scaled;
     try {
       scaled = value.setScale(type.scale(), RoundingMode.UNNECESSARY);
@@ -111,9 +114,6 @@ public final class HostColumnBuilder implements AutoCloseable {
     }
     if (scaled.precision() > type.precision() && scaled.signum() != 0) {
       throw new IllegalArgumentException(value + " has more digits than " + type);
-    }
-    if (type.id() != TypeId.DECIMAL) {
-      throw new IllegalStateException("appendDecimal on a " + type + " column");
     }
     return appendLong(scaled.unscaledValue().longValueExact());
   }
