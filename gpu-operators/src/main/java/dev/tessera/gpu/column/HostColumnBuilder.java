@@ -65,39 +65,46 @@ public final class HostColumnBuilder implements AutoCloseable {
   }
 
   public HostColumnBuilder appendBoolean(boolean value) {
-    data.setByte(fixedRow(TypeId.BOOLEAN), value ? 1 : 0);
+    long offset = fixedRow(TypeId.BOOLEAN);
+    data.setByte(offset, value ? 1 : 0);
     return this;
   }
 
   public HostColumnBuilder appendByte(byte value) {
-    data.setByte(fixedRow(TypeId.BYTE), value);
+    long offset = fixedRow(TypeId.BYTE);
+    data.setByte(offset, value);
     return this;
   }
 
   public HostColumnBuilder appendShort(short value) {
-    data.setShort(fixedRow(TypeId.SHORT) * 2L, value);
+    long offset = fixedRow(TypeId.SHORT) * 2L;
+    data.setShort(offset, value);
     return this;
   }
 
   /** An INT, or a DATE as days since the epoch. */
   public HostColumnBuilder appendInt(int value) {
-    data.setInt(fixedRow(TypeId.INT, TypeId.DATE) * 4L, value);
+    long offset = fixedRow(TypeId.INT, TypeId.DATE) * 4L;
+    data.setInt(offset, value);
     return this;
   }
 
   /** A LONG, a TIMESTAMP in microseconds, or a DECIMAL's unscaled value. */
   public HostColumnBuilder appendLong(long value) {
-    data.setLong(fixedRow(TypeId.LONG, TypeId.TIMESTAMP, TypeId.DECIMAL) * 8L, value);
+    long offset = fixedRow(TypeId.LONG, TypeId.TIMESTAMP, TypeId.DECIMAL) * 8L;
+    data.setLong(offset, value);
     return this;
   }
 
   public HostColumnBuilder appendFloat(float value) {
-    data.setFloat(fixedRow(TypeId.FLOAT) * 4L, value);
+    long offset = fixedRow(TypeId.FLOAT) * 4L;
+    data.setFloat(offset, value);
     return this;
   }
 
   public HostColumnBuilder appendDouble(double value) {
-    data.setDouble(fixedRow(TypeId.DOUBLE) * 8L, value);
+    long offset = fixedRow(TypeId.DOUBLE) * 8L;
+    data.setDouble(offset, value);
     return this;
   }
 
@@ -165,7 +172,10 @@ public final class HostColumnBuilder implements AutoCloseable {
     offsets = null;
   }
 
-  /** Claims the next row for a non-null fixed-width value of one of {@code accepted}. */
+  /**
+   * Claims the next row for a non-null fixed-width value of one of {@code accepted}. It may grow,
+   * so replace, {@code data}: call it before reading the field.
+   */
   private long fixedRow(TypeId... accepted) {
     boolean ok = false;
     for (TypeId id : accepted) {

@@ -60,7 +60,13 @@ public final class TestColumns {
 
   /** A host column holding {@code values}. */
   public static HostColumn build(ColumnType type, List<Object> values, BufferAllocator allocator) {
-    try (HostColumnBuilder builder = new HostColumnBuilder(type, values.size(), allocator)) {
+    return build(type, values, allocator, values.size());
+  }
+
+  /** A host column holding {@code values}, from a builder sized for {@code initialRows}. */
+  public static HostColumn build(ColumnType type, List<Object> values, BufferAllocator allocator,
+      int initialRows) {
+    try (HostColumnBuilder builder = new HostColumnBuilder(type, initialRows, allocator)) {
       for (Object v : values) {
         if (v == null) {
           builder.appendNull();
