@@ -22,7 +22,7 @@ for suite in "${suites[@]}"; do
       echo "== ScalaTest suites (integration-tests, backend cuda)"
       "$java" "${jvm_flags[@]}" -Xmx16g -Dtessera.test.backend=cuda -cp "$classpath" \
         org.scalatest.tools.Runner -R "$(ls "$app"/jars/tessera-integration-tests-*-tests.jar)" \
-        -oD -u "$reports/scalatest" || status=1
+        -oDW -u "$reports/scalatest" || status=1
       ;;
     *) echo "run-tests.sh: unknown suite '$suite' (junit, scalatest)" >&2; exit 2 ;;
   esac
