@@ -15,7 +15,7 @@ for suite in "${suites[@]}"; do
       "$java" "${jvm_flags[@]}" -Xmx8g -jar "$app"/launcher/junit-platform-console-standalone-*.jar \
         execute --class-path "$classpath" \
         --scan-class-path "$(ls "$app"/jars/tessera-gpu-operators-*-tests.jar)" \
-        --reports-dir "$reports/junit" --details=tree --disable-banner --fail-if-no-tests \
+        --reports-dir "$reports/junit" --details=tree --disable-ansi-colors --disable-banner --fail-if-no-tests \
         || status=1
       ;;
     scalatest)
