@@ -1,35 +1,32 @@
 package dev.tessera.gpu.cuda;
 
-import dev.tessera.gpu.Backend;
 import dev.tessera.gpu.BackendKind;
 import dev.tessera.gpu.GpuStream;
+import dev.tessera.gpu.PooledBackend;
 import dev.tessera.gpu.RuntimeOptions;
 import dev.tessera.gpu.kernels.SmokeKernel;
 import dev.tessera.gpu.memory.ArenaPool;
-import dev.tessera.gpu.memory.StagingAllocators;
-import org.apache.arrow.memory.BufferAllocator;
 
 /** The CUDA backend: one device, its memory pools, pinned staging memory and the kernels. */
-public final class CudaBackend implements Backend {
+public final class CudaBackend extends PooledBackend {
+  /** The share of the device's free memory the pool may take when no cap is configured. */
+  private static final double AUTOMATIC_CAP_FRACTION = 0.8;
+
   private final CudaDevice device;
-  private final ArenaPool deviceMemory;
-  private final ArenaPool pinnedMemory;
-  private final BufferAllocator staging;
-  private boolean closed;
 
   private CudaBackend(CudaDevice device, RuntimeOptions options) {
+    super(new ArenaPool("device memory (" + device.description() + ")",
+            CudaChunkAllocators.deviceMemory(device), deviceCap(device, options),
+            options.deviceCapSetting(), options.deviceChunkBytes()),
+        new ArenaPool("pinned host memory", CudaChunkAllocators.pinnedHostMemory(device),
+            options.pinnedMemoryCapBytes(), options.pinnedCapSetting(),
+            options.pinnedChunkBytes()));
     this.device = device;
-    long cap = options.deviceMemoryCapBytes();
-    if (cap == 0) {
-      cap = (long) (device.memoryInfo()[0] * 0.8);
-    }
-    this.deviceMemory = new ArenaPool("device memory (" + device.description() + ")",
-        CudaChunkAllocators.deviceMemory(device), cap, options.deviceCapSetting(),
-        options.deviceChunkBytes());
-    this.pinnedMemory = new ArenaPool("pinned host memory",
-        CudaChunkAllocators.pinnedHostMemory(device), options.pinnedMemoryCapBytes(),
-        options.pinnedCapSetting(), options.pinnedChunkBytes());
-    this.staging = StagingAllocators.rootOver(pinnedMemory);
+  }
+
+  private static long deviceCap(CudaDevice device, RuntimeOptions options) {
+    return options.deviceMemoryCapBytes() != 0 ? options.deviceMemoryCapBytes()
+        : (long) (device.memoryInfo()[0] * AUTOMATIC_CAP_FRACTION);
   }
 
   /** Opens the device {@code options.deviceOrdinal()}; throws a GpuException saying why not. */
@@ -58,21 +55,6 @@ public final class CudaBackend implements Backend {
   }
 
   @Override
-  public ArenaPool deviceMemory() {
-    return deviceMemory;
-  }
-
-  @Override
-  public ArenaPool pinnedMemory() {
-    return pinnedMemory;
-  }
-
-  @Override
-  public BufferAllocator stagingAllocator() {
-    return staging;
-  }
-
-  @Override
   public CudaStream newStream() {
     return new CudaStream(device);
   }
@@ -83,18 +65,8 @@ public final class CudaBackend implements Backend {
   }
 
   @Override
-  public synchronized void close() {
-    if (closed) {
-      return;
-    }
-    closed = true;
-    try {
-      staging.close();
-    } finally {
-      pinnedMemory.close();
-      deviceMemory.close();
-      device.release();
-    }
+  protected void releaseDevice() {
+    device.release();
   }
 
   static CudaStream cudaStream(GpuStream stream) {

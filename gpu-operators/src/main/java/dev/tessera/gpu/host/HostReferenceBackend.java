@@ -1,15 +1,15 @@
 package dev.tessera.gpu.host;
 
-import dev.tessera.gpu.Backend;
 import dev.tessera.gpu.BackendKind;
 import dev.tessera.gpu.GpuStream;
+import dev.tessera.gpu.PooledBackend;
 import dev.tessera.gpu.RuntimeOptions;
 import dev.tessera.gpu.kernels.SmokeKernel;
 import dev.tessera.gpu.memory.ArenaPool;
 import dev.tessera.gpu.memory.ChunkAllocator;
 import dev.tessera.gpu.memory.PoolExhaustedException;
-import dev.tessera.gpu.memory.StagingAllocators;
-import org.apache.arrow.memory.BufferAllocator;
+import java.util.HashMap;
+import java.util.Map;
 import org.apache.arrow.memory.util.MemoryUtil;
 
 /**
@@ -17,24 +17,17 @@ import org.apache.arrow.memory.util.MemoryUtil;
  * device layouts, streams run each operation at once, and operators are plain Java loops. It
  * lets the whole plugin run where there is no GPU, and is chosen only by name.
  */
-public final class HostReferenceBackend implements Backend {
+public final class HostReferenceBackend extends PooledBackend {
   private static final long DEFAULT_DEVICE_CAP = 4L << 30;
 
-  private final ArenaPool deviceMemory;
-  private final ArenaPool pinnedMemory;
-  private final BufferAllocator staging;
-  private boolean closed;
-
   private HostReferenceBackend(RuntimeOptions options) {
-    long cap = options.deviceMemoryCapBytes() == 0 ? DEFAULT_DEVICE_CAP
-        : options.deviceMemoryCapBytes();
-    this.deviceMemory = new ArenaPool("device memory (host reference)",
-        offHeap("host reference device memory"), cap, options.deviceCapSetting(),
-        options.deviceChunkBytes());
-    this.pinnedMemory = new ArenaPool("staging memory (host reference)",
-        offHeap("host reference staging memory"), options.pinnedMemoryCapBytes(),
-        options.pinnedCapSetting(), options.pinnedChunkBytes());
-    this.staging = StagingAllocators.rootOver(pinnedMemory);
+    super(new ArenaPool("device memory (host reference)", offHeap("host reference device memory"),
+            options.deviceMemoryCapBytes() == 0 ? DEFAULT_DEVICE_CAP
+                : options.deviceMemoryCapBytes(),
+            options.deviceCapSetting(), options.deviceChunkBytes()),
+        new ArenaPool("staging memory (host reference)", offHeap("host reference staging memory"),
+            options.pinnedMemoryCapBytes(), options.pinnedCapSetting(),
+            options.pinnedChunkBytes()));
   }
 
   public static HostReferenceBackend open(RuntimeOptions options) {
@@ -52,21 +45,6 @@ public final class HostReferenceBackend implements Backend {
   }
 
   @Override
-  public ArenaPool deviceMemory() {
-    return deviceMemory;
-  }
-
-  @Override
-  public ArenaPool pinnedMemory() {
-    return pinnedMemory;
-  }
-
-  @Override
-  public BufferAllocator stagingAllocator() {
-    return staging;
-  }
-
-  @Override
   public GpuStream newStream() {
     return new HostReferenceStream();
   }
@@ -76,24 +54,10 @@ public final class HostReferenceBackend implements Backend {
     return new HostSmokeKernel();
   }
 
-  @Override
-  public synchronized void close() {
-    if (closed) {
-      return;
-    }
-    closed = true;
-    try {
-      staging.close();
-    } finally {
-      pinnedMemory.close();
-      deviceMemory.close();
-    }
-  }
-
   /** Off-heap chunks, over-allocated so the pool gets 256-byte aligned addresses. */
   private static ChunkAllocator offHeap(String description) {
     return new ChunkAllocator() {
-      private final java.util.Map<Long, Long> rawByAligned = new java.util.HashMap<>();
+      private final Map<Long, Long> rawByAligned = new HashMap<>();
 
       @Override
       public synchronized long allocate(long bytes) {
