@@ -1,5 +1,6 @@
 package dev.tessera.gpu;
 
+import dev.tessera.gpu.kernels.FilterProjectKernel;
 import dev.tessera.gpu.kernels.SmokeKernel;
 import dev.tessera.gpu.memory.ArenaPool;
 import org.apache.arrow.memory.BufferAllocator;
@@ -29,6 +30,9 @@ public interface Backend extends AutoCloseable {
 
   /** The diagnostic smoke kernel on this backend. */
   SmokeKernel smokeKernel();
+
+  /** The fused filter-and-project operator on this backend. */
+  FilterProjectKernel filterProjectKernel();
 
   /** Releases the pools and the device. Everything allocated from them must be closed first. */
   @Override

@@ -25,7 +25,7 @@ public final class ColumnTransfer {
       DeviceBuffer offsets = host.offsets() == null ? null
           : copyIn(host.offsets(), 4L * (host.rowCount() + 1), pool, stream, allocated);
       return new DeviceColumn(host.type(), host.rowCount(), host.nullCount(), data, validity,
-          offsets);
+          offsets, host.dataBytes());
     } catch (RuntimeException e) {
       allocated.forEach(DeviceBuffer::close);
       throw e;
@@ -80,7 +80,7 @@ public final class ColumnTransfer {
       GpuStream stream) {
     List<ArrowBuf> allocated = new ArrayList<>(3);
     try {
-      long dataBytes = device.data().size();
+      long dataBytes = device.dataBytes();
       ArrowBuf data = copyOut(device.data(), dataBytes, allocator, stream, allocated);
       ArrowBuf validity = device.validity() == null ? null
           : copyOut(device.validity(), Validity.bytesFor(device.rowCount()), allocator, stream,

@@ -32,7 +32,7 @@ public final class HostColumn implements AutoCloseable {
     if (type.isString() != (offsets != null)) {
       throw new IllegalArgumentException("strings, and only strings, have offsets");
     }
-    if (nullCount > 0 && validity == null) {
+    if (nullCount != 0 && validity == null) {
       throw new IllegalArgumentException(nullCount + " nulls but no validity bitmap");
     }
     this.type = type;
@@ -52,6 +52,7 @@ public final class HostColumn implements AutoCloseable {
     return rowCount;
   }
 
+  /** The number of nulls, or {@link DeviceColumn#UNKNOWN_NULL_COUNT} if nobody counted. */
   public int nullCount() {
     return nullCount;
   }

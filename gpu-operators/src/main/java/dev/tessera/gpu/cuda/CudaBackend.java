@@ -4,6 +4,7 @@ import dev.tessera.gpu.BackendKind;
 import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.PooledBackend;
 import dev.tessera.gpu.RuntimeOptions;
+import dev.tessera.gpu.kernels.FilterProjectKernel;
 import dev.tessera.gpu.kernels.SmokeKernel;
 import dev.tessera.gpu.memory.ArenaPool;
 
@@ -62,6 +63,11 @@ public final class CudaBackend extends PooledBackend {
   @Override
   public SmokeKernel smokeKernel() {
     return new CudaSmokeKernel(device);
+  }
+
+  @Override
+  public FilterProjectKernel filterProjectKernel() {
+    return new CudaFilterProject(device);
   }
 
   @Override

@@ -4,6 +4,7 @@ import dev.tessera.gpu.BackendKind;
 import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.PooledBackend;
 import dev.tessera.gpu.RuntimeOptions;
+import dev.tessera.gpu.kernels.FilterProjectKernel;
 import dev.tessera.gpu.kernels.SmokeKernel;
 import dev.tessera.gpu.memory.ArenaPool;
 import dev.tessera.gpu.memory.ChunkAllocator;
@@ -52,6 +53,11 @@ public final class HostReferenceBackend extends PooledBackend {
   @Override
   public SmokeKernel smokeKernel() {
     return new HostSmokeKernel();
+  }
+
+  @Override
+  public FilterProjectKernel filterProjectKernel() {
+    return new HostFilterProject();
   }
 
   /** Off-heap chunks, over-allocated so the pool gets 256-byte aligned addresses. */

@@ -1,0 +1,24 @@
+package dev.tessera.gpu.kernels;
+
+import dev.tessera.gpu.GpuStream;
+import dev.tessera.gpu.column.ColumnBatch;
+import dev.tessera.gpu.column.DeviceColumn;
+import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.memory.ArenaPool;
+
+/**
+ * The fused filter-and-project operator (DESIGN.md §3): evaluates a {@link Program} over every row
+ * of a device batch in one pass, keeps the rows its filter passes in their input order, and writes
+ * the projected columns. Output nulls are validity bits; output strings are offsets + bytes.
+ */
+public interface FilterProjectKernel {
+  /**
+   * Runs {@code program} over {@code input} and returns the output batch, in new buffers from
+   * {@code pool}; waits for the result. The input stays owned by the caller.
+   *
+   * @throws dev.tessera.gpu.expr.RowErrorException when a row the filter keeps (or the filter
+   *     itself) raised an ANSI-mode error; it names the first such row
+   */
+  ColumnBatch<DeviceColumn> run(Program program, ColumnBatch<DeviceColumn> input, ArenaPool pool,
+      GpuStream stream);
+}
