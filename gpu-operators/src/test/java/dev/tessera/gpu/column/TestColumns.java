@@ -117,4 +117,27 @@ public final class TestColumns {
       }
     }
   }
+
+  /** The values of {@code column} as Java objects (null for NULL), in the types build() takes. */
+  public static List<Object> values(ColumnType type, HostColumn column) {
+    List<Object> values = new ArrayList<>(column.rowCount());
+    for (int i = 0; i < column.rowCount(); i++) {
+      if (column.isNull(i)) {
+        values.add(null);
+        continue;
+      }
+      values.add(switch (type.id()) {
+        case BOOLEAN -> column.getBoolean(i);
+        case BYTE -> column.getByte(i);
+        case SHORT -> column.getShort(i);
+        case INT, DATE -> column.getInt(i);
+        case LONG, TIMESTAMP -> column.getLong(i);
+        case FLOAT -> column.getFloat(i);
+        case DOUBLE -> column.getDouble(i);
+        case DECIMAL -> column.getDecimal(i);
+        case STRING -> column.getString(i);
+      });
+    }
+    return values;
+  }
 }
