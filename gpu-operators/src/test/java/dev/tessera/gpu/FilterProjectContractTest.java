@@ -147,7 +147,7 @@ public abstract class FilterProjectContractTest {
         b.loadConstant(0), 32);
     assertEquals(Arrays.asList(null, null, null), project(in, false, INT, rem));
     RowErrorException e = assertThrows(RowErrorException.class, () -> project(in, true, INT, rem));
-    assertEquals(RowError.DIVIDE_BY_ZERO, e.error());
+    assertEquals(RowError.REMAINDER_BY_ZERO, e.error());
     assertEquals(0, e.row());
     Function<ProgramBuilder, Integer> pmod = b -> b.emitNew(Opcode.PMOD_INT, b.loadColumn(0),
         b.loadConstant(3), 32);

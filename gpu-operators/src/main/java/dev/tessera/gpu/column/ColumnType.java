@@ -1,5 +1,7 @@
 package dev.tessera.gpu.column;
 
+import java.io.Serializable;
+
 /**
  * A column's type: a {@link TypeId} plus, for decimals, precision and scale.
  *
@@ -7,7 +9,7 @@ package dev.tessera.gpu.column;
  * @param precision decimal digits (decimals only; 0 otherwise)
  * @param scale digits after the point (decimals only; 0 otherwise)
  */
-public record ColumnType(TypeId id, int precision, int scale) {
+public record ColumnType(TypeId id, int precision, int scale) implements Serializable {
   /** The most decimal digits an int64 unscaled value always holds. */
   public static final int MAX_DECIMAL_PRECISION = 18;
 

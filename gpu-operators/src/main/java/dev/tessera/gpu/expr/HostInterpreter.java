@@ -379,7 +379,7 @@ public final class HostInterpreter {
     byte e = firstError(a, b);
     if (n == 0) {
       if (program.ansi()) {
-        set(d, 0, raise(e, RowError.DIVIDE_BY_ZERO));
+        set(d, 0, raise(e, RowError.REMAINDER_BY_ZERO));
       } else {
         setNull(d, e);
       }
@@ -400,7 +400,7 @@ public final class HostInterpreter {
     float y = f32(b);
     byte e = firstError(a, b);
     if ((op == Opcode.DIV_F32 || op == Opcode.REM_F32 || op == Opcode.PMOD_F32) && y == 0) {
-      divisionByZero(d, e);
+      divisionByZero(d, e, op == Opcode.DIV_F32);
       return;
     }
     float r = switch (op) {
@@ -425,7 +425,7 @@ public final class HostInterpreter {
     double y = f64(b);
     byte e = firstError(a, b);
     if ((op == Opcode.DIV_F64 || op == Opcode.REM_F64 || op == Opcode.PMOD_F64) && y == 0) {
-      divisionByZero(d, e);
+      divisionByZero(d, e, op == Opcode.DIV_F64);
       return;
     }
     double r = switch (op) {
@@ -442,9 +442,9 @@ public final class HostInterpreter {
     set(d, Double.doubleToRawLongBits(r), e);
   }
 
-  private void divisionByZero(int d, byte e) {
+  private void divisionByZero(int d, byte e, boolean division) {
     if (program.ansi()) {
-      set(d, 0, raise(e, RowError.DIVIDE_BY_ZERO));
+      set(d, 0, raise(e, division ? RowError.DIVIDE_BY_ZERO : RowError.REMAINDER_BY_ZERO));
     } else {
       setNull(d, e);
     }

@@ -48,7 +48,8 @@ public enum Opcode {
   /** dst = a * b, as ADD_INT. */
   MUL_INT(12),
   /**
-   * dst = a % b (sign of a, as Java); b == 0: NULL, or DIVIDE_BY_ZERO under ANSI. MIN % -1 = 0.
+   * dst = a % b (sign of a, as Java); b == 0: NULL, or REMAINDER_BY_ZERO under ANSI. MIN % -1 =
+   * 0.
    */
   REM_INT(13),
   /** dst = pmod(a, b) = ((a % b) + b) % b when a % b < 0, else a % b; b == 0 as REM_INT. */
@@ -68,10 +69,10 @@ public enum Opcode {
   /** dst = a / b; b == 0 (or -0): NULL, or DIVIDE_BY_ZERO under ANSI (Spark's Divide). */
   DIV_F32(26),
   DIV_F64(27),
-  /** dst = a % b (C fmod, which is Java's %); b == 0 as DIV. */
+  /** dst = a % b (C fmod, which is Java's %); b == 0: NULL, or REMAINDER_BY_ZERO under ANSI. */
   REM_F32(28),
   REM_F64(29),
-  /** dst = pmod(a, b) as PMOD_INT but in floating point; b == 0 as DIV. */
+  /** dst = pmod(a, b) as PMOD_INT but in floating point; b == 0 as REM. */
   PMOD_F32(30),
   PMOD_F64(31),
   NEG_F32(32),

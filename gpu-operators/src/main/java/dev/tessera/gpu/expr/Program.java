@@ -1,6 +1,7 @@
 package dev.tessera.gpu.expr;
 
 import dev.tessera.gpu.column.ColumnType;
+import java.io.Serializable;
 import java.util.List;
 
 /**
@@ -27,7 +28,7 @@ public record Program(
     List<ColumnType> inputTypes,
     int filterRegister,
     List<Output> outputs,
-    boolean ansi) {
+    boolean ansi) implements Serializable {
 
   /** Registers one program may use (the CUDA interpreter keeps them per thread). */
   public static final int MAX_REGISTERS = 64;
@@ -35,7 +36,7 @@ public record Program(
   public static final int WORDS = 5;
 
   /** One projected column. */
-  public record Output(int register, ColumnType type) {}
+  public record Output(int register, ColumnType type) implements Serializable {}
 
   public Program {
     if (code.length % WORDS != 0) {
