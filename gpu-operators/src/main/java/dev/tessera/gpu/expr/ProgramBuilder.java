@@ -14,13 +14,30 @@ public final class ProgramBuilder {
   private final ByteArrayOutputStream strings = new ByteArrayOutputStream();
   private int registers;
 
+  /** A builder for a program over input columns of {@code inputTypes} (more may be added). */
   public ProgramBuilder(List<ColumnType> inputTypes, boolean ansi) {
-    this.inputTypes = List.copyOf(inputTypes);
+    this.inputTypes = new ArrayList<>(inputTypes);
     this.ansi = ansi;
   }
 
+  /** A builder whose input columns are added as the program first reads them. */
+  public ProgramBuilder(boolean ansi) {
+    this(List.of(), ansi);
+  }
+
+  /** Adds an input column and returns its index in the batch the program reads. */
+  public int addInput(ColumnType type) {
+    inputTypes.add(type);
+    return inputTypes.size() - 1;
+  }
+
   public List<ColumnType> inputTypes() {
-    return inputTypes;
+    return List.copyOf(inputTypes);
+  }
+
+  /** Registers allocated so far. */
+  public int registerCount() {
+    return registers;
   }
 
   /** A fresh register. */

@@ -201,8 +201,8 @@ public final class ExpressionCompiler {
       if (inputs.get(i).exprId().equals(a.exprId())) {
         Value loaded = loadedColumns.get(i);
         if (loaded == null) {
-          SparkTypes.columnType(a.dataType());
-          loaded = new Value(program.loadColumn(usedInputs.size()), a.dataType());
+          int column = program.addInput(SparkTypes.columnType(a.dataType()));
+          loaded = new Value(program.loadColumn(column), a.dataType());
           usedInputs.add(i);
           loadedColumns.put(i, loaded);
         }
