@@ -1,0 +1,283 @@
+package dev.tessera.spark;
+
+import dev.tessera.gpu.BackendKind;
+import dev.tessera.gpu.RuntimeOptions;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+import org.apache.spark.SparkConf;
+import org.apache.spark.sql.internal.SQLConf;
+import scala.Tuple2;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * Tessera's settings: the definitions (every {@code spark.tessera.*} key, registered in one list
+ * that docs/configs.md is generated from) and an immutable, validated snapshot of one
+ * configuration, read with typed getters.
+ *
+ * <p>A snapshot is taken from the SparkConf when the plugin starts and from the session's SQLConf
+ * each time a query is planned, so a bad value set with {@code spark.conf.set} fails the next
+ * query. Any {@code spark.tessera.*} key that is not registered is an error: a typo must not
+ * silently leave a setting at its default.
+ */
+public final class TesseraConf {
+  /** Every Tessera key starts with this. */
+  public static final String PREFIX = "spark.tessera.";
+
+  // The registry comes first: the entries below register themselves in it as the class loads.
+  private static final ConfRegistry REGISTRY = new ConfRegistry();
+
+  public static final ConfEntry<Boolean> ENABLED = REGISTRY.register(
+      ConfEntry.key("spark.tessera.enabled")
+          .doc("Whether Tessera rewrites query plans to run on the GPU. When false, every query"
+              + " runs on Spark's CPU operators. Can be changed per session at run time with"
+              + " spark.conf.set.")
+          .booleanConf()
+          .createWithDefault(true));
+
+  public static final ConfEntry<ExplainLevel> EXPLAIN = REGISTRY.register(
+      ConfEntry.key("spark.tessera.explain")
+          .doc("Logs, at WARN, which plan nodes and expressions run on the GPU and why the others"
+              + " stay on the CPU: NONE logs nothing, NOT_ON_GPU only what stays on the CPU, ALL"
+              + " everything. Can be changed per session.")
+          .type(ConfValueType.caseInsensitiveEnum(ExplainLevel.class, "an explain level"))
+          .createWithDefault(ExplainLevel.NONE));
+
+  public static final ConfEntry<BackendKind> BACKEND = REGISTRY.register(
+      ConfEntry.key("spark.tessera.backend")
+          .doc("The device runtime: cuda runs on the executor's NVIDIA GPU; host-reference runs"
+              + " the same operators as plain Java on the CPU and is meant only for testing."
+              + " Without a usable CUDA device, cuda logs a warning and every query runs on"
+              + " Spark's CPU operators; Tessera never switches to host-reference by itself."
+              + " Read once per JVM, when the runtime opens.")
+          .type(ConfValueType.BACKEND)
+          .createWithDefault(BackendKind.CUDA));
+
+  public static final ConfEntry<Long> BATCH_SIZE_BYTES = REGISTRY.register(
+      ConfEntry.key("spark.tessera.batchSizeBytes")
+          .doc("Target size of a batch of rows copied to the device. Larger batches keep"
+              + " transfers efficient; smaller ones use less device memory.")
+          .bytesConf()
+          .check(v -> v > 0, "greater than 0")
+          .createWithDefault(128L << 20));
+
+  public static final ConfEntry<Long> DEVICE_CAP_BYTES = REGISTRY.register(
+      ConfEntry.key("spark.tessera.memory.deviceCapBytes")
+          .doc("The most device memory Tessera's pool may take on each GPU. 0 means automatic:"
+              + " 80% of the device's free memory when the runtime opens. Read once per JVM.")
+          .bytesConf()
+          .check(v -> v >= 0, "0 (automatic) or more")
+          .createWithDefault(0L));
+
+  public static final ConfEntry<Long> PINNED_CAP_BYTES = REGISTRY.register(
+      ConfEntry.key("spark.tessera.memory.pinnedCapBytes")
+          .doc("The most pinned (page-locked) host memory Tessera's staging pool may take per"
+              + " executor, for copies to and from the device. Read once per JVM.")
+          .bytesConf()
+          .check(v -> v > 0, "greater than 0")
+          .createWithDefault(1L << 30));
+
+  private static final String EXEC_PREFIX = PREFIX + "exec.";
+  private static final String EXPRESSION_PREFIX = PREFIX + "expression.";
+  private static final String ENABLED_SUFFIX = ".enabled";
+
+  static {
+    SupportedOperators.EXECS.forEach(TesseraConf::registerExec);
+    SupportedOperators.EXPRESSIONS.forEach(TesseraConf::registerExpression);
+  }
+
+  /** The key of the switch for exec {@code simpleName}, e.g. spark.tessera.exec.FilterExec.enabled. */
+  public static String execEnabledKey(String simpleName) {
+    return EXEC_PREFIX + simpleName + ENABLED_SUFFIX;
+  }
+
+  /** The key of the switch for expression {@code simpleName}, e.g. ...expression.Add.enabled. */
+  public static String expressionEnabledKey(String simpleName) {
+    return EXPRESSION_PREFIX + simpleName + ENABLED_SUFFIX;
+  }
+
+  /**
+   * Registers (once; later calls return the first entry) the switch that lets the Spark exec
+   * {@code simpleName} run on the GPU.
+   *
+   * @param description what the exec does in a query, e.g. "WHERE and HAVING conditions"
+   */
+  public static ConfEntry<Boolean> registerExec(String simpleName, String description) {
+    String key = execEnabledKey(simpleName);
+    return REGISTRY.registerIfAbsent(key, () -> ConfEntry.key(key)
+        .doc("Whether " + simpleName + " (" + description + ") may run on the GPU.")
+        .booleanConf()
+        .createWithDefault(true));
+  }
+
+  /**
+   * Registers (once) the switch that lets the Catalyst expression {@code simpleName} run on the
+   * GPU; an expression that is switched off keeps the node that holds it on the CPU.
+   *
+   * @param description what the expression computes, e.g. "a + b"
+   */
+  public static ConfEntry<Boolean> registerExpression(String simpleName, String description) {
+    String key = expressionEnabledKey(simpleName);
+    return REGISTRY.registerIfAbsent(key, () -> ConfEntry.key(key)
+        .doc("Whether the expression " + simpleName + " (`" + description
+            + "`) may run on the GPU.")
+        .booleanConf()
+        .createWithDefault(true));
+  }
+
+  /** Every registered setting, in registration order (the order of docs/configs.md). */
+  public static List<ConfEntry<?>> entries() {
+    return REGISTRY.entries();
+  }
+
+  // ---- snapshots ----
+
+  private final Map<String, Object> values;
+
+  private TesseraConf(Map<String, Object> values) {
+    this.values = values;
+  }
+
+  /** A snapshot of {@code settings}; keys outside spark.tessera.* are ignored. */
+  public static TesseraConf from(Map<String, String> settings) {
+    Map<String, Object> parsed = new HashMap<>();
+    for (Map.Entry<String, String> setting : settings.entrySet()) {
+      String key = setting.getKey();
+      if (!key.startsWith(PREFIX)) {
+        continue;
+      }
+      ConfEntry<?> entry = REGISTRY.lookup(key);
+      if (entry == null) {
+        throw unknownKey(key, setting.getValue());
+      }
+      parsed.put(key, entry.parse(setting.getValue()));
+    }
+    return new TesseraConf(Collections.unmodifiableMap(parsed));
+  }
+
+  /** A snapshot of a session's settings (those set on the SparkConf included). */
+  public static TesseraConf from(SQLConf conf) {
+    return from(CollectionConverters.asJava(conf.getAllConfs()));
+  }
+
+  /** A snapshot of the application's SparkConf, as the plugin sees it at startup. */
+  public static TesseraConf from(SparkConf conf) {
+    Map<String, String> settings = new HashMap<>();
+    for (Tuple2<String, String> setting : conf.getAll()) {
+      settings.put(setting._1(), setting._2());
+    }
+    return from(settings);
+  }
+
+  private static IllegalArgumentException unknownKey(String key, String value) {
+    StringBuilder message = new StringBuilder(String.format(
+        "%s (set to '%s') is not a Tessera setting", key, value));
+    String closest = REGISTRY.closestKey(key);
+    if (closest != null) {
+      message.append("; did you mean ").append(closest).append("? ");
+    } else if (key.startsWith(EXEC_PREFIX) || key.startsWith(EXPRESSION_PREFIX)) {
+      boolean exec = key.startsWith(EXEC_PREFIX);
+      message.append("; the ").append(exec ? "execs" : "expressions")
+          .append(" with a switch are ")
+          .append(namesUnder(exec ? EXEC_PREFIX : EXPRESSION_PREFIX));
+    } else {
+      message.append("; the settings are ").append(REGISTRY.entries().stream()
+          .map(ConfEntry::key)
+          .filter(k -> !k.startsWith(EXEC_PREFIX) && !k.startsWith(EXPRESSION_PREFIX))
+          .collect(Collectors.joining(", ")))
+          .append(", and the per-operator switches ").append(execEnabledKey("<Exec>"))
+          .append(" and ").append(expressionEnabledKey("<Expression>"));
+    }
+    if (closest == null) {
+      message.append(". ");
+    }
+    return new IllegalArgumentException(message
+        .append("Every setting is described in docs/configs.md.").toString());
+  }
+
+  private static String namesUnder(String prefix) {
+    return REGISTRY.entries().stream()
+        .map(ConfEntry::key)
+        .filter(k -> k.startsWith(prefix) && k.endsWith(ENABLED_SUFFIX))
+        .map(k -> k.substring(prefix.length(), k.length() - ENABLED_SUFFIX.length()))
+        .collect(Collectors.joining(", "));
+  }
+
+  // ---- getters ----
+
+  /** The value of {@code entry} in this snapshot, or its default. */
+  @SuppressWarnings("unchecked")
+  public <T> T get(ConfEntry<T> entry) {
+    Object value = values.get(entry.key());
+    return value != null ? (T) value : entry.defaultValue();
+  }
+
+  public boolean enabled() {
+    return get(ENABLED);
+  }
+
+  public ExplainLevel explain() {
+    return get(EXPLAIN);
+  }
+
+  public BackendKind backend() {
+    return get(BACKEND);
+  }
+
+  public long batchSizeBytes() {
+    return get(BATCH_SIZE_BYTES);
+  }
+
+  public long deviceCapBytes() {
+    return get(DEVICE_CAP_BYTES);
+  }
+
+  public long pinnedCapBytes() {
+    return get(PINNED_CAP_BYTES);
+  }
+
+  /**
+   * Whether the exec {@code simpleName} may run on the GPU.
+   *
+   * @throws IllegalArgumentException when no switch is registered for it (register it first)
+   */
+  public boolean isExecEnabled(String simpleName) {
+    return get(registered(execEnabledKey(simpleName), "registerExec"));
+  }
+
+  /**
+   * Whether the expression {@code simpleName} may run on the GPU.
+   *
+   * @throws IllegalArgumentException when no switch is registered for it (register it first)
+   */
+  public boolean isExpressionEnabled(String simpleName) {
+    return get(registered(expressionEnabledKey(simpleName), "registerExpression"));
+  }
+
+  @SuppressWarnings("unchecked")
+  private static ConfEntry<Boolean> registered(String key, String how) {
+    ConfEntry<?> entry = REGISTRY.lookup(key);
+    if (entry == null) {
+      throw new IllegalArgumentException(
+          "no switch " + key + " is registered; call TesseraConf." + how + " first");
+    }
+    return (ConfEntry<Boolean>) entry;
+  }
+
+  /** How to open the device runtime on {@code deviceOrdinal} under this configuration. */
+  public RuntimeOptions runtimeOptions(int deviceOrdinal) {
+    RuntimeOptions defaults = RuntimeOptions.defaults();
+    return new RuntimeOptions(deviceOrdinal, deviceCapBytes(), pinnedCapBytes(),
+        defaults.deviceChunkBytes(), defaults.pinnedChunkBytes(),
+        DEVICE_CAP_BYTES.key(), PINNED_CAP_BYTES.key());
+  }
+
+  /** The settings that differ from their defaults, for logs. */
+  @Override
+  public String toString() {
+    return "TesseraConf" + new TreeMap<>(values);
+  }
+}

@@ -1,0 +1,130 @@
+package dev.tessera.spark;
+
+import dev.tessera.gpu.Backend;
+import dev.tessera.gpu.BackendKind;
+import dev.tessera.gpu.Backends;
+import dev.tessera.gpu.cuda.CudaAvailability;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The device runtime of this JVM: the one {@link Backend} its queries share. Opened once per JVM
+ * (by the executor plugin on the executor's GPU, or lazily by the session extension in a local
+ * driver) and closed when the executor shuts down.
+ *
+ * <p>Opening never throws and never substitutes one backend for another: with
+ * {@code spark.tessera.backend=cuda} and no usable CUDA device it logs one warning and reports the
+ * runtime not usable, so every query runs on Spark's CPU operators, correctly. The host reference
+ * backend is used only when it is asked for by name, and the log says so.
+ */
+public final class TesseraRuntime {
+  private static final Logger LOG = LoggerFactory.getLogger(TesseraRuntime.class);
+  private static final Object LOCK = new Object();
+
+  /** What opening produced: a backend, or the reason there is none. Null while not open. */
+  private static volatile Opened opened;
+
+  private record Opened(Backend backend, String unusableReason) {}
+
+  private TesseraRuntime() {}
+
+  /**
+   * Opens the runtime under {@code conf} (backend, memory caps) on CUDA device
+   * {@code deviceOrdinal}, unless it is already open, in which case this does nothing.
+   *
+   * @return true when this call opened it (usable or not), false when it was already open
+   */
+  public static boolean open(TesseraConf conf, int deviceOrdinal) {
+    synchronized (LOCK) {
+      if (opened != null) {
+        return false;
+      }
+      opened = openBackend(conf.backend(), conf, deviceOrdinal);
+      return true;
+    }
+  }
+
+  private static Opened openBackend(BackendKind kind, TesseraConf conf, int deviceOrdinal) {
+    if (kind == BackendKind.CUDA) {
+      CudaAvailability cuda = CudaAvailability.get();
+      if (!cuda.isAvailable()) {
+        LOG.warn("Tessera: no usable CUDA device ({}); all queries run on Spark's CPU operators."
+            + " Set {}=host-reference only for testing.", cuda.unavailableReason(),
+            TesseraConf.BACKEND.key());
+        return new Opened(null, "no usable CUDA device (" + cuda.unavailableReason() + ")");
+      }
+    }
+    Backend backend;
+    try {
+      backend = Backends.open(kind, conf.runtimeOptions(deviceOrdinal));
+    } catch (RuntimeException e) {
+      // A device that is busy, too small for the configured caps, or gone: the queries still
+      // have Spark's CPU operators, so this is a warning, not a failure of the executor.
+      String reason = "the " + kind.configValue() + " backend could not be opened on device "
+          + deviceOrdinal + ": " + e.getMessage();
+      LOG.warn("Tessera: {}; all queries run on Spark's CPU operators.", reason, e);
+      return new Opened(null, reason);
+    }
+    if (kind == BackendKind.HOST_REFERENCE) {
+      LOG.info("Tessera: using the host reference backend (plain Java on the CPU, not a GPU),"
+          + " as {}=host-reference asks; it is meant only for testing.",
+          TesseraConf.BACKEND.key());
+    } else {
+      LOG.info("Tessera: opened {}", backend.description());
+    }
+    return new Opened(backend, null);
+  }
+
+  /** Whether the runtime has been opened in this JVM (whether or not it is usable). */
+  public static boolean isOpen() {
+    return opened != null;
+  }
+
+  /** Whether queries may use the runtime: it is open and has a backend. */
+  public static boolean isUsable() {
+    Opened current = opened;
+    return current != null && current.backend() != null;
+  }
+
+  /** Why queries may not use the runtime, or null when they may. */
+  public static String unusableReason() {
+    Opened current = opened;
+    if (current == null) {
+      return "the Tessera runtime is not open in this JVM";
+    }
+    return current.unusableReason();
+  }
+
+  /**
+   * The backend, for operators to run on.
+   *
+   * @throws IllegalStateException when the runtime is not usable, saying why
+   */
+  public static Backend backend() {
+    Opened current = opened;
+    if (current == null || current.backend() == null) {
+      throw new IllegalStateException("Tessera's runtime is not usable: " + unusableReason());
+    }
+    return current.backend();
+  }
+
+  /**
+   * Closes the backend, if any; the next {@link #open} opens afresh. Everything allocated from it
+   * must have been closed; a failure to close is logged, not thrown, because this runs while the
+   * executor shuts down.
+   */
+  public static void close() {
+    // Under the lock, so that a later open cannot take the device before this one lets it go.
+    synchronized (LOCK) {
+      Opened closing = opened;
+      opened = null;
+      if (closing != null && closing.backend() != null) {
+        try {
+          closing.backend().close();
+        } catch (RuntimeException e) {
+          LOG.warn("Tessera: closing {} failed", closing.backend().description(), e);
+        }
+      }
+    }
+  }
+}
