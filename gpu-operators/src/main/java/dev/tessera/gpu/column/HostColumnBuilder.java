@@ -5,6 +5,7 @@ import java.math.RoundingMode;
 import java.nio.charset.StandardCharsets;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.util.MemoryUtil;
 
 /**
  * Appends values to a new {@link HostColumn}, growing its buffers as needed. Typed appends check
@@ -126,20 +127,44 @@ public final class HostColumnBuilder implements AutoCloseable {
   }
 
   public HostColumnBuilder appendUtf8(byte[] utf8) {
+    return appendUtf8(utf8, 0, utf8.length);
+  }
+
+  /** Appends {@code length} UTF-8 bytes of {@code bytes} from {@code offset}. */
+  public HostColumnBuilder appendUtf8(byte[] bytes, int offset, int length) {
+    long at = reserveText(length);
+    data.setBytes(at, bytes, offset, length);
+    return this;
+  }
+
+  /** Appends {@code length} UTF-8 bytes that sit in off-heap memory at {@code address}. */
+  public HostColumnBuilder appendUtf8At(long address, int length) {
+    long at = reserveText(length);
+    MemoryUtil.copyMemory(address, data.memoryAddress() + at, length);
+    return this;
+  }
+
+  /** Adds a valid string row of {@code length} bytes; returns where its bytes go in data. */
+  private long reserveText(int length) {
     if (!type.isString()) {
-      throw new IllegalStateException("appendUtf8 on a " + type + " column");
+      throw new IllegalStateException("cannot append text to a " + type + " column");
     }
     int row = nextRow();
     markValid(row);
-    long end = dataBytes + utf8.length;
+    long start = dataBytes;
+    long end = start + length;
     if (end > Integer.MAX_VALUE) {
       throw new IllegalStateException("a string column holds at most 2 GiB of text");
     }
     data = grown(data, dataBytes, end);
-    data.setBytes(dataBytes, utf8);
     dataBytes = end;
     offsets.setInt(4L * (row + 1), (int) end);
-    return this;
+    return start;
+  }
+
+  /** Bytes of buffers this builder holds now (what a batch of it costs in staging memory). */
+  public long bytesUsed() {
+    return dataBytes + Validity.bytesFor(rows) + (offsets == null ? 0 : 4L * (rows + 1));
   }
 
   public HostColumnBuilder appendString(String value) {

@@ -9,10 +9,6 @@ import java.util.function.Predicate;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
-import org.apache.spark.sql.execution.FilterExec;
-import org.apache.spark.sql.execution.ProjectExec;
-import org.apache.spark.sql.execution.SparkPlan;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Compiles a chain of consecutive FilterExec and ProjectExec nodes into one program, so the whole
@@ -36,38 +32,38 @@ public final class FilterProjectCompiler {
   public record Compiled(Program program, List<Integer> inputOrdinals, List<Attribute> output) {}
 
   /**
-   * @param chain FilterExec/ProjectExec nodes, bottom first; each is the parent of the previous
-   * @param input the output attributes of the bottom node's child
+   * @param chain the filters and projections, bottom (first evaluated) first
+   * @param input the attributes the bottom step reads
    */
-  public static Compiled compile(List<SparkPlan> chain, List<Attribute> input, boolean ansi,
-      Predicate<String> expressionEnabled) throws Unsupported {
+  public static Compiled compile(List<FilterProjectStep> chain, List<Attribute> input,
+      boolean ansi, Predicate<String> expressionEnabled) throws Unsupported {
     ProgramBuilder builder = new ProgramBuilder(ansi);
     ExpressionCompiler compiler = new ExpressionCompiler(builder, input, ansi, expressionEnabled);
     int keep = -1;
     List<Attribute> output = input;
-    for (SparkPlan node : chain) {
-      if (node instanceof FilterExec f) {
-        ExpressionCompiler.Value condition = compiler.compile(f.condition());
+    for (FilterProjectStep step : chain) {
+      if (step.isFilter()) {
+        ExpressionCompiler.Value condition = compiler.compile(step.condition());
         if (keep < 0) {
           keep = condition.register();
         } else {
           int no = builder.loadConstant(0);
           keep = builder.emitNew(Opcode.SELECT, keep, condition.register(), no);
         }
-      } else if (node instanceof ProjectExec p) {
-        List<NamedExpression> list = CollectionConverters.asJava(p.projectList());
+      } else {
+        List<NamedExpression> list = step.projectList();
         List<ExpressionCompiler.Value> values = new ArrayList<>(list.size());
         for (NamedExpression e : list) {
           values.add(compiler.compile((Expression) e));
         }
         // Bind after compiling the whole list: a projection sees its input, not its siblings.
+        List<Attribute> projected = new ArrayList<>(list.size());
         for (int i = 0; i < list.size(); i++) {
           compiler.bind(list.get(i).exprId(), values.get(i));
+          projected.add(list.get(i).toAttribute());
         }
-      } else {
-        throw new IllegalArgumentException("not a filter or project: " + node.nodeName());
+        output = projected;
       }
-      output = CollectionConverters.asJava(node.output());
     }
     List<Program.Output> outputs = new ArrayList<>(output.size());
     for (Attribute a : output) {

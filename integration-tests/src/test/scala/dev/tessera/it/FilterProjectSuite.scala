@@ -1,0 +1,157 @@
+package dev.tessera.it
+
+import java.math.BigDecimal
+import java.sql.{Date, Timestamp}
+import org.apache.spark.sql.{DataFrame, Row}
+import org.apache.spark.sql.types._
+import org.scalatest.funsuite.AnyFunSuite
+
+/** Filters and projections on the GPU against Spark's own results. */
+class FilterProjectSuite extends AnyFunSuite with GpuQueryTest {
+  private val schema = StructType(Seq(
+    StructField("b", BooleanType), StructField("y", ByteType), StructField("h", ShortType),
+    StructField("i", IntegerType), StructField("l", LongType), StructField("f", FloatType),
+    StructField("d", DoubleType), StructField("dt", DateType), StructField("ts", TimestampType),
+    StructField("dec", DecimalType(12, 2)), StructField("s", StringType)))
+
+  private val rows: Seq[Row] = {
+    val edge = Seq(
+      Row(true, Byte.MaxValue, Short.MinValue, Int.MaxValue, Long.MinValue, Float.NaN, -0.0,
+        Date.valueOf("2000-02-29"), Timestamp.valueOf("2020-01-01 00:00:00"),
+        new BigDecimal("9999999999.99"), "grüße"),
+      Row(false, Byte.MinValue, Short.MaxValue, Int.MinValue, Long.MaxValue, -0.0f, Double.NaN,
+        Date.valueOf("1900-03-01"), Timestamp.valueOf("1969-12-31 23:59:59"),
+        new BigDecimal("-0.01"), ""),
+      Row(null, null, null, null, null, null, null, null, null, null, null),
+      Row(true, 0.toByte, 0.toShort, 0, 0L, Float.PositiveInfinity, 0.0,
+        Date.valueOf("1970-01-01"), Timestamp.valueOf("2000-01-01 12:00:00"),
+        new BigDecimal("0.00"), "日本語"))
+    val regular = (0 until 3000).map { k =>
+      def nul[T](v: T): Any = if (k % 11 == 5) null else v
+      Row(nul(k % 2 == 0), nul((k % 100 - 50).toByte), nul((k * 7 - 9000).toShort), nul(k * 1001 - 77),
+        nul(k.toLong * 1000003L), nul(k / 7.0f - 50), nul(k * 0.37 - 400), nul(Date.valueOf(
+          java.time.LocalDate.of(1990, 1, 1).plusDays(k * 3L))), nul(new Timestamp(k * 1000L * 3600)),
+        nul(new BigDecimal(k * 17 - 3000).movePointLeft(2)), nul(s"s${k % 37}" + ("ab" * (k % 5))))
+    }
+    edge ++ regular
+  }
+
+  private def table(): DataFrame =
+    spark.createDataFrame(spark.sparkContext.parallelize(rows, 3), schema)
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    table().createOrReplaceTempView("t")
+  }
+
+  private def sql(q: String): DataFrame = spark.sql(q)
+
+  test("a filter and a projection fuse into one GPU node, with transitions at its ends") {
+    val df = checkGpu(sql("SELECT i + 1 AS a, l * 2 AS c, s FROM t WHERE i > 0"))
+    assertTransitions(df)
+  }
+
+  test("integer arithmetic wraps as Spark's does without ANSI") {
+    checkGpu(sql("SELECT i + 2147483647, l - 9223372036854775807, y * y, h + h, -i, abs(i)," +
+      " i % 7, pmod(i, 7), l % -3, pmod(l, -3) FROM t"))
+  }
+
+  test("floating point: NaN and -0.0 compare as Spark compares them") {
+    checkGpu(sql("SELECT d, f FROM t WHERE d = 0.0 OR d > 1e300 OR d = double('NaN') OR f < 0"))
+    checkGpu(sql("SELECT d / 3.0, d % 2.5, f * 2, f + f, d / 0.0, -d, abs(f) FROM t"))
+  }
+
+  test("comparisons, boolean logic and null tests with three-valued logic") {
+    checkGpu(sql("SELECT b AND (i > 10), b OR (i < 0), NOT b, i <=> NULL, i IS NULL," +
+      " s IS NOT NULL, dt < date'1995-01-01', ts >= timestamp'1970-01-01 00:00:00' FROM t"))
+  }
+
+  test("IN, CASE WHEN, IF and COALESCE") {
+    checkGpu(sql("SELECT i IN (1, 2, 1001, NULL), l IN (0, 1000003), s IN ('s1', 's2ab')," +
+      " CASE WHEN i > 1000 THEN 'big' WHEN i > 0 THEN 'small' ELSE s END," +
+      " IF(b, y, h), COALESCE(s, 'none'), COALESCE(i, l) FROM t"))
+  }
+
+  test("strings: prefixes, suffixes, containment, ordering and length in UTF-8") {
+    checkGpu(sql("SELECT s, length(s) FROM t WHERE s LIKE 's1%' OR s LIKE '%ab' OR" +
+      " contains(s, 'ü') OR s < 's' OR s = ''"))
+  }
+
+  test("casts among numbers, decimals and booleans") {
+    checkGpu(sql("SELECT CAST(i AS SMALLINT), CAST(l AS INT), CAST(d AS INT), CAST(f AS BIGINT)," +
+      " CAST(d AS TINYINT), CAST(i AS DOUBLE), CAST(dec AS DOUBLE), CAST(dec AS INT)," +
+      " CAST(i AS DECIMAL(12, 2)), CAST(dec AS DECIMAL(8, 1)), CAST(b AS INT), CAST(i AS BOOLEAN)" +
+      " FROM t"))
+  }
+
+  test("decimal arithmetic keeps Spark's precision and scale") {
+    checkGpu(sql("SELECT dec + dec, dec - 1.5, dec * 2, -dec, abs(dec) FROM t WHERE dec > 0"))
+  }
+
+  test("dates: year, month and day of month") {
+    checkGpu(sql("SELECT year(dt), month(dt), dayofmonth(dt) FROM t WHERE year(dt) >= 1991"))
+  }
+
+  test("empty input, every row filtered out, no row filtered out") {
+    checkGpu(sql("SELECT i FROM t WHERE 1 = 0"), gpuNodeCount = 0) // Spark prunes it itself
+    checkGpu(sql("SELECT i FROM t WHERE i > 2147483647"))
+    checkGpu(sql("SELECT i, s FROM t WHERE i IS NULL OR i IS NOT NULL"))
+    checkGpu(table().filter("i < 0").limit(0).selectExpr("i + 1"), gpuNodeCount = 0)
+  }
+
+  test("a filter above a sort keeps the sorted order") {
+    checkGpu(sql("SELECT i, s FROM (SELECT * FROM t ORDER BY l DESC, i) WHERE i % 3 = 1"),
+      ordered = true)
+  }
+
+  test("many small batches, and batches coalesced up to the target size") {
+    withConf("spark.tessera.batchSizeBytes" -> "1024") {
+      checkGpu(sql("SELECT i * 3, s FROM t WHERE i % 2 = 0"))
+    }
+    checkGpu(spark.range(0, 2000000, 1, 4).selectExpr("id * 7 AS x").filter("x % 3 = 0"))
+  }
+
+  test("Parquet and cached sources feed the GPU") {
+    val dir = java.nio.file.Files.createTempDirectory("tessera-parquet").toString
+    table().write.mode("overwrite").parquet(dir)
+    checkGpu(spark.read.parquet(dir).filter("i > 100").selectExpr("i - 1", "s", "dec * 2"))
+    val cached = table().cache()
+    try checkGpu(cached.filter("l > 0").selectExpr("l % 97", "d")) finally cached.unpersist()
+  }
+
+  test("with adaptive execution off, and around a shuffle") {
+    withConf("spark.sql.adaptive.enabled" -> "false") {
+      checkGpu(sql("SELECT i + 1 AS a FROM t WHERE i > 5"))
+    }
+    checkGpu(sql("SELECT k, count(*) FROM (SELECT i % 10 AS k FROM t WHERE i > 0) GROUP BY k"))
+  }
+
+  test("ANSI mode: overflow and division by zero raise Spark's errors") {
+    withConf("spark.sql.ansi.enabled" -> "true") {
+      assert(checkSameError(sql("SELECT i + 2147483647 FROM t WHERE i > 0")) ==
+        "ARITHMETIC_OVERFLOW")
+      assert(checkSameError(sql("SELECT i % (i - i) FROM t WHERE i IS NOT NULL")) ==
+        "REMAINDER_BY_ZERO")
+      assert(checkSameError(sql("SELECT d / (d - d) FROM t WHERE d = 1.0 OR d > 3")) ==
+        "DIVIDE_BY_ZERO")
+      // No error where the failing rows are filtered out first.
+      checkGpu(sql("SELECT i + 1 FROM t WHERE i < 100"))
+    }
+  }
+
+  test("unsupported expressions stay on the CPU and explain says why") {
+    val df = checkGpu(sql("SELECT i FROM t WHERE s RLIKE 's1.*'"), gpuNodeCount = 0)
+    val reason = nodes(finalPlan(df)).flatMap(_.getTagValue(
+      dev.tessera.spark.rewrite.FilterProjectRewriter.CPU_REASON)).mkString
+    assert(reason.contains("rlike"), reason)
+  }
+
+  protected def withConf[T](kv: (String, String))(body: => T): T = {
+    val before = spark.conf.getOption(kv._1)
+    spark.conf.set(kv._1, kv._2)
+    try body finally before match {
+      case Some(v) => spark.conf.set(kv._1, v)
+      case None => spark.conf.unset(kv._1)
+    }
+  }
+}

@@ -1,0 +1,106 @@
+package dev.tessera.it
+
+import dev.tessera.it.TestSessions._
+import dev.tessera.spark.exec.{DeviceToHostExec, HostToDeviceExec, TesseraFilterProjectExec}
+import org.apache.spark.sql.{DataFrame, Row, SparkSession}
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
+import org.scalatest.{BeforeAndAfterAll, Suite}
+
+/**
+ * What every Spark-level suite does: one session with the plugin on the test backend; each query
+ * runs with Tessera off (Spark's own result) and on, the results must be equal, and the plan must
+ * hold the GPU nodes the test expects.
+ */
+trait GpuQueryTest extends BeforeAndAfterAll { self: Suite =>
+  protected var spark: SparkSession = _
+
+  /** Extra session settings of a suite. */
+  protected def sessionSettings: Seq[(String, String)] = Seq.empty
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    spark = create(getClass.getSimpleName, (Seq(Plugin, "spark.tessera.backend" -> testBackend)
+      ++ sessionSettings): _*)
+  }
+
+  override def afterAll(): Unit = {
+    try stopAll() finally super.afterAll()
+  }
+
+  /** The final physical plan, looking inside adaptive execution and its query stages. */
+  protected def finalPlan(df: DataFrame): SparkPlan = df.queryExecution.executedPlan match {
+    case a: AdaptiveSparkPlanExec => a.executedPlan
+    case p => p
+  }
+
+  protected def nodes(plan: SparkPlan): Seq[SparkPlan] = plan match {
+    case a: AdaptiveSparkPlanExec => nodes(a.executedPlan)
+    case q: QueryStageExec => q +: nodes(q.plan)
+    case p => p +: p.children.flatMap(nodes)
+  }
+
+  protected def gpuNodes(df: DataFrame): Seq[TesseraFilterProjectExec] =
+    nodes(finalPlan(df)).collect { case g: TesseraFilterProjectExec => g }
+
+  /** Spark's rows as strings that tell NaN, -0.0 and 0.0 apart. */
+  private def render(rows: Array[Row]): Seq[String] = rows.toSeq.map(_.toString)
+
+  private def withTessera[T](enabled: Boolean)(body: => T): T = {
+    val key = "spark.tessera.enabled"
+    val before = spark.conf.getOption(key)
+    spark.conf.set(key, enabled.toString)
+    try body finally before match {
+      case Some(v) => spark.conf.set(key, v)
+      case None => spark.conf.unset(key)
+    }
+  }
+
+  /**
+   * Runs `query` with Tessera off and on and checks the results are equal (in order when
+   * `ordered`), and that `gpuNodeCount` fused GPU filter/project nodes ran. Returns the GPU
+   * run's DataFrame for further checks.
+   */
+  protected def checkGpu(query: => DataFrame, gpuNodeCount: Int = 1,
+      ordered: Boolean = false): DataFrame = {
+    val expected = withTessera(enabled = false)(render(query.collect()))
+    withTessera(enabled = true) {
+      val df = query
+      val actual = render(df.collect())
+      if (ordered) {
+        assert(actual == expected, s"\nGPU plan:\n${finalPlan(df)}")
+      } else {
+        assert(actual.sorted == expected.sorted, s"\nGPU plan:\n${finalPlan(df)}")
+      }
+      val found = gpuNodes(df).size
+      assert(found == gpuNodeCount,
+        s"expected $gpuNodeCount GPU filter/project nodes, found $found in\n${finalPlan(df)}")
+      df
+    }
+  }
+
+  /** Both runs fail with the same Spark error condition (ANSI errors). */
+  protected def checkSameError(query: => DataFrame): String = {
+    def condition(enabled: Boolean): String = withTessera(enabled) {
+      val e = intercept[Throwable](query.collect())
+      Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).collectFirst {
+        case s: org.apache.spark.SparkThrowable if s.getCondition != null => s.getCondition
+      }.getOrElse(s"no Spark error condition in ${messages(e)}")
+    }
+    val expected = condition(enabled = false)
+    assert(condition(enabled = true) == expected)
+    expected
+  }
+
+  /** The GPU transitions are in the plan exactly where the GPU part begins and ends. */
+  protected def assertTransitions(df: DataFrame): Unit = {
+    val all = nodes(finalPlan(df))
+    assert(all.count(_.isInstanceOf[DeviceToHostExec]) == gpuNodes(df).size)
+    assert(all.count(_.isInstanceOf[HostToDeviceExec]) == gpuNodes(df).size)
+  }
+
+  private def intercept[T <: AnyRef](body: => Any): Throwable =
+    try { body; throw new AssertionError("expected an error, none was raised") }
+    catch { case e: AssertionError if e.getMessage == "expected an error, none was raised" => throw e
+            case e: Throwable => e }
+}

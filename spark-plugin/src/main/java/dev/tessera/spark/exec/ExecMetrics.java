@@ -1,0 +1,41 @@
+package dev.tessera.spark.exec;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.spark.SparkContext;
+import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.execution.metric.SQLMetrics;
+import scala.jdk.javaapi.CollectionConverters;
+
+/** The SQL metrics Tessera's nodes report in the Spark UI, by name. */
+final class ExecMetrics {
+  static final String OUTPUT_ROWS = "numOutputRows";
+  static final String OUTPUT_BATCHES = "numOutputBatches";
+  static final String KERNEL_TIME = "gpuKernelTime";
+  static final String COPY_TIME = "copyTime";
+  static final String BYTES_TO_DEVICE = "bytesToDevice";
+  static final String BYTES_TO_HOST = "bytesToHost";
+
+  private ExecMetrics() {}
+
+  /** The metrics of one node; created on the driver, shipped with the tasks. */
+  static Map<String, SQLMetric> create(SparkContext sc, String... names) {
+    Map<String, SQLMetric> metrics = new LinkedHashMap<>();
+    for (String name : names) {
+      metrics.put(name, switch (name) {
+        case OUTPUT_ROWS -> SQLMetrics.createMetric(sc, "number of output rows");
+        case OUTPUT_BATCHES -> SQLMetrics.createMetric(sc, "number of output batches");
+        case KERNEL_TIME -> SQLMetrics.createNanoTimingMetric(sc, "GPU kernel time", -1L);
+        case COPY_TIME -> SQLMetrics.createNanoTimingMetric(sc, "host-device copy time", -1L);
+        case BYTES_TO_DEVICE -> SQLMetrics.createSizeMetric(sc, "bytes copied host to device", -1L);
+        case BYTES_TO_HOST -> SQLMetrics.createSizeMetric(sc, "bytes copied device to host", -1L);
+        default -> throw new IllegalArgumentException("no metric " + name);
+      });
+    }
+    return metrics;
+  }
+
+  static scala.collection.immutable.Map<String, SQLMetric> toScala(Map<String, SQLMetric> m) {
+    return scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(m));
+  }
+}

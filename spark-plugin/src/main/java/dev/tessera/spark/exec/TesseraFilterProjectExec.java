@@ -1,0 +1,193 @@
+package dev.tessera.spark.exec;
+
+import dev.tessera.gpu.Backend;
+import dev.tessera.gpu.GpuStream;
+import dev.tessera.gpu.column.ColumnBatch;
+import dev.tessera.gpu.column.ColumnTransfer;
+import dev.tessera.gpu.column.DeviceColumn;
+import dev.tessera.gpu.column.HostColumn;
+import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.expr.RowErrorException;
+import dev.tessera.spark.TesseraRuntime;
+import dev.tessera.spark.expr.FilterProjectStep;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.rdd.RDD;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+import scala.collection.immutable.Seq;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * Filters and projects on the GPU: one fused kernel launch per device batch evaluates every
+ * filter and projection of the chain of Spark nodes it replaced.
+ */
+public final class TesseraFilterProjectExec extends TesseraUnaryExec {
+  private static final long serialVersionUID = 1L;
+  private final Program program;
+  private final List<Attribute> output;
+  private final List<FilterProjectStep> steps;
+  private transient Map<String, SQLMetric> metrics;
+
+  public TesseraFilterProjectExec(SparkPlan child, Program program, List<Attribute> output,
+      List<FilterProjectStep> steps) {
+    super(child);
+    this.program = program;
+    this.output = List.copyOf(output);
+    this.steps = List.copyOf(steps);
+  }
+
+  public Program program() {
+    return program;
+  }
+
+  public List<FilterProjectStep> steps() {
+    return steps;
+  }
+
+  @Override
+  public Seq<Attribute> output() {
+    return CollectionConverters.asScala(output).toSeq();
+  }
+
+  @Override
+  public Partitioning outputPartitioning() {
+    return child().outputPartitioning();
+  }
+
+  @Override
+  public boolean supportsColumnar() {
+    return true;
+  }
+
+  @Override
+  public scala.collection.immutable.Map<String, SQLMetric> metrics() {
+    return ExecMetrics.toScala(metricMap());
+  }
+
+  private synchronized Map<String, SQLMetric> metricMap() {
+    if (metrics == null) {
+      metrics = ExecMetrics.create(sparkContext(), ExecMetrics.OUTPUT_ROWS,
+          ExecMetrics.OUTPUT_BATCHES, ExecMetrics.KERNEL_TIME);
+    }
+    return metrics;
+  }
+
+  @Override
+  public RDD<InternalRow> doExecute() {
+    throw new IllegalStateException("TesseraFilterProjectExec produces device batches only");
+  }
+
+  @Override
+  public RDD<ColumnarBatch> doExecuteColumnar() {
+    Program p = program;
+    List<Attribute> out = output;
+    List<Attribute> in = CollectionConverters.asJava(child().output());
+    List<FilterProjectStep> s = steps;
+    Map<String, SQLMetric> m = metricMap();
+    return child().executeColumnar().toJavaRDD().mapPartitions(
+        (Iterator<ColumnarBatch> batches) ->
+            (Iterator<ColumnarBatch>) new Runner(batches, p, in, out, s, m)).rdd();
+  }
+
+  @Override
+  public SparkPlan withNewChildInternal(SparkPlan newChild) {
+    return new TesseraFilterProjectExec(newChild, program, output, steps);
+  }
+
+  @Override
+  public int productArity() {
+    return 4;
+  }
+
+  @Override
+  public Object productElement(int n) {
+    return switch (n) {
+      case 0 -> child();
+      case 1 -> program;
+      case 2 -> output;
+      case 3 -> steps;
+      default -> throw new IndexOutOfBoundsException(String.valueOf(n));
+    };
+  }
+
+  @Override
+  public String simpleString(int maxFields) {
+    return "TesseraFilterProjectExec " + steps + " -> " + output;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return super.equals(o) && steps.equals(((TesseraFilterProjectExec) o).steps)
+        && output.equals(((TesseraFilterProjectExec) o).output);
+  }
+
+  @Override
+  public int hashCode() {
+    return super.hashCode() * 31 + steps.hashCode();
+  }
+
+  /** Runs the kernel on each input batch, closing it, and passes the result on. */
+  private static final class Runner implements Iterator<ColumnarBatch> {
+    private final Iterator<ColumnarBatch> input;
+    private final Program program;
+    private final List<Attribute> inputAttributes;
+    private final List<Attribute> output;
+    private final List<FilterProjectStep> steps;
+    private final Map<String, SQLMetric> metrics;
+    private final Backend backend = TesseraRuntime.backend();
+    private final GpuStream stream = backend.newStream();
+
+    Runner(Iterator<ColumnarBatch> input, Program program, List<Attribute> inputAttributes,
+        List<Attribute> output, List<FilterProjectStep> steps, Map<String, SQLMetric> metrics) {
+      this.input = input;
+      this.program = program;
+      this.inputAttributes = inputAttributes;
+      this.output = output;
+      this.steps = steps;
+      this.metrics = metrics;
+      TaskResources.closeAtTaskEnd(stream);
+    }
+
+    @Override
+    public boolean hasNext() {
+      return input.hasNext();
+    }
+
+    @Override
+    public ColumnarBatch next() {
+      try (ColumnarBatch in = input.next()) {
+        long started = System.nanoTime();
+        ColumnBatch<DeviceColumn> result;
+        try {
+          result = backend.filterProjectKernel().run(program, DeviceBatches.view(in),
+              backend.deviceMemory(), stream);
+        } catch (RowErrorException e) {
+          throw replayOnCpu(in, e);
+        }
+        metrics.get(ExecMetrics.KERNEL_TIME).add(System.nanoTime() - started);
+        metrics.get(ExecMetrics.OUTPUT_ROWS).add(result.rowCount());
+        metrics.get(ExecMetrics.OUTPUT_BATCHES).add(1);
+        return DeviceBatches.wrap(result, output);
+      }
+    }
+
+    private RuntimeException replayOnCpu(ColumnarBatch in, RowErrorException error) {
+      try (ColumnBatch<HostColumn> batch = ColumnTransfer.toHost(DeviceBatches.view(in),
+          backend.stagingAllocator(), stream)) {
+        ColumnVector[] vectors = new ColumnVector[batch.columns().size()];
+        for (int i = 0; i < vectors.length; i++) {
+          vectors[i] = HostColumnVector.view(inputAttributes.get(i).dataType(), batch.column(i));
+        }
+        return SparkReplay.raise(new ColumnarBatch(vectors, batch.rowCount()), inputAttributes,
+            steps, error);
+      }
+    }
+  }
+}
