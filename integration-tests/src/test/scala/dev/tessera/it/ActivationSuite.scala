@@ -38,7 +38,7 @@ class ActivationSuite extends AnyFunSuite with BeforeAndAfterAll {
     assert(!TesseraRuntime.isOpen, "the executor plugin did not close the runtime at shutdown")
   }
 
-  test("spark.plugins keeps the user's extensions and does not add TesseraExtensions twice") {
+  test("spark.plugins with TesseraExtensions already in spark.sql.extensions: injected once") {
     withSession("tessera-plugin-and-extension", Plugin, backend,
         "spark.sql.extensions" -> "dev.tessera.TesseraExtensions") { spark =>
       assert(spark.conf.get("spark.sql.extensions") == "dev.tessera.TesseraExtensions")

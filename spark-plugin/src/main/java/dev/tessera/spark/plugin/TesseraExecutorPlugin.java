@@ -10,7 +10,8 @@ import org.apache.spark.resource.ResourceInformation;
 /**
  * The executor side of {@link dev.tessera.TesseraPlugin}: opens the device runtime on the GPU
  * Spark assigned to this executor, and closes it when the executor shuts down. (In local mode the
- * executor lives in the driver JVM, and this runs there.)
+ * executor lives in the driver JVM, and this runs there.) It opens the runtime even when
+ * spark.tessera.enabled is false at startup, because a session may turn Tessera on later.
  */
 public final class TesseraExecutorPlugin implements ExecutorPlugin {
   /** Spark's name for the GPU resource, as in spark.executor.resource.gpu.amount. */
