@@ -1,0 +1,75 @@
+package dev.tessera.spark.plugin;
+
+import dev.tessera.TesseraExtensions;
+import dev.tessera.spark.TesseraConf;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkContext;
+import org.apache.spark.api.plugin.DriverPlugin;
+import org.apache.spark.api.plugin.PluginContext;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The driver side of {@link dev.tessera.TesseraPlugin}: fails the application at startup on a bad
+ * {@code spark.tessera.*} setting, and adds {@link TesseraExtensions} to
+ * {@code spark.sql.extensions} so that the plugin alone activates the plan rewrite.
+ *
+ * <p>That works because Spark creates the SparkContext, and with it the plugins, before the
+ * SparkSession, and the session reads {@code spark.sql.extensions} from the context's own
+ * SparkConf, which is the object {@link PluginContext#conf()} returns.
+ */
+public final class TesseraDriverPlugin implements DriverPlugin {
+  /** Spark's setting listing the session extensions every new SparkSession applies. */
+  static final String SQL_EXTENSIONS = "spark.sql.extensions";
+
+  private static final Logger LOG = LoggerFactory.getLogger(TesseraDriverPlugin.class);
+
+  /** Whether a Tessera driver plugin is running in this JVM (set between init and shutdown). */
+  private static final AtomicBoolean ACTIVE = new AtomicBoolean();
+
+  @Override
+  public Map<String, String> init(SparkContext sc, PluginContext pluginContext) {
+    SparkConf conf = pluginContext.conf();
+    TesseraConf.from(conf); // throws IllegalArgumentException naming a bad key or value
+    String before = conf.get(SQL_EXTENSIONS, "");
+    String after = withExtension(before, TesseraExtensions.class.getName());
+    if (!after.equals(before)) {
+      conf.set(SQL_EXTENSIONS, after);
+    }
+    ACTIVE.set(true);
+    LOG.info("Tessera: driver plugin active; {}={}", SQL_EXTENSIONS, after);
+    return Collections.emptyMap();
+  }
+
+  @Override
+  public void shutdown() {
+    ACTIVE.set(false);
+  }
+
+  /**
+   * Whether a Tessera driver plugin runs in this JVM: then, on a cluster, the executors open
+   * their own GPUs through the executor plugin.
+   */
+  public static boolean isActiveInThisJvm() {
+    return ACTIVE.get();
+  }
+
+  /** {@code current} (a comma-separated class list) with {@code className} appended once. */
+  static String withExtension(String current, String className) {
+    List<String> classes = Arrays.stream(current.split(","))
+        .map(String::trim)
+        .filter(s -> !s.isEmpty())
+        .collect(Collectors.toList());
+    if (classes.contains(className)) {
+      return String.join(",", classes);
+    }
+    return Stream.concat(classes.stream(), Stream.of(className)).collect(Collectors.joining(","));
+  }
+}

@@ -1,0 +1,92 @@
+package dev.tessera.spark.rewrite;
+
+import dev.tessera.spark.ExplainLog;
+import dev.tessera.spark.TesseraConf;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.rules.Rule;
+import org.apache.spark.sql.execution.ColumnarRule;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
+
+/**
+ * The rule Tessera injects into each SparkSession. Before Spark inserts row/columnar transitions
+ * into a physical plan, it takes a validated snapshot of the session's settings (so a bad
+ * {@code spark.tessera.*} value fails the query, naming the key), checks that Tessera is enabled
+ * and its runtime usable, and only then hands the plan to the {@link PlanRewriter}. Otherwise the
+ * plan goes on unchanged and runs on Spark's CPU operators.
+ */
+public final class TesseraColumnarRule extends ColumnarRule {
+  /** What the rule did with the last plan it saw, for tests and debugging. */
+  public enum Outcome {
+    /** It has seen no plan yet. */
+    NONE,
+    /** spark.tessera.enabled is false for the session. */
+    DISABLED,
+    /** The device runtime is not usable (e.g. no CUDA device). */
+    RUNTIME_NOT_USABLE,
+    /** The plan went to the plan rewriter. */
+    REWRITTEN
+  }
+
+  private final SparkSession session;
+  private final PlanRewriter rewriter;
+  private final Rule<SparkPlan> preTransitions = new PreTransitions();
+  private final AtomicLong plansSeen = new AtomicLong();
+  private volatile Outcome lastOutcome = Outcome.NONE;
+
+  public TesseraColumnarRule(SparkSession session, PlanRewriter rewriter) {
+    this.session = session;
+    this.rewriter = rewriter;
+  }
+
+  @Override
+  public Rule<SparkPlan> preColumnarTransitions() {
+    return preTransitions;
+  }
+
+  /** How many plans the rule has been applied to in this session. */
+  public long plansSeen() {
+    return plansSeen.get();
+  }
+
+  public Outcome lastOutcome() {
+    return lastOutcome;
+  }
+
+  private SparkPlan applyTo(SparkPlan plan) {
+    TesseraConf conf = TesseraConf.from(session.sessionState().conf());
+    plansSeen.incrementAndGet();
+    if (!conf.enabled()) {
+      return unchanged(plan, conf, Outcome.DISABLED,
+          TesseraConf.ENABLED.key() + " is false");
+    }
+    String notUsable = RuntimeReadiness.whyNotUsable(session.sparkContext(), conf);
+    if (notUsable != null) {
+      return unchanged(plan, conf, Outcome.RUNTIME_NOT_USABLE, notUsable);
+    }
+    lastOutcome = Outcome.REWRITTEN;
+    return rewriter.rewrite(plan, conf);
+  }
+
+  /** The whole plan stays on the CPU; explain says why at its root. */
+  private SparkPlan unchanged(SparkPlan plan, TesseraConf conf, Outcome outcome, String reason) {
+    lastOutcome = outcome;
+    // Under adaptive execution the rule also sees the AdaptiveSparkPlan wrapper, whose query
+    // stages it sees (and reports) one by one later; reporting the wrapper too would be noise.
+    if (!(plan instanceof AdaptiveSparkPlanExec)) {
+      ExplainLog.log(
+          List.of(ExplainLog.Node.notOnGpu(0, "Exec <" + plan.nodeName() + ">", reason)),
+          conf.explain());
+    }
+    return plan;
+  }
+
+  private final class PreTransitions extends Rule<SparkPlan> {
+    @Override
+    public SparkPlan apply(SparkPlan plan) {
+      return applyTo(plan);
+    }
+  }
+}
