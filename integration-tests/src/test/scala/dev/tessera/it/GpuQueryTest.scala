@@ -82,7 +82,7 @@ trait GpuQueryTest extends BeforeAndAfterAll { self: Suite =>
   /** Both runs fail with the same Spark error condition (ANSI errors). */
   protected def checkSameError(query: => DataFrame): String = {
     def condition(enabled: Boolean): String = withTessera(enabled) {
-      val e = intercept[Throwable](query.collect())
+      val e = failureOf(query.collect())
       Iterator.iterate[Throwable](e)(_.getCause).takeWhile(_ != null).collectFirst {
         case s: org.apache.spark.SparkThrowable if s.getCondition != null => s.getCondition
       }.getOrElse(s"no Spark error condition in ${messages(e)}")
@@ -99,8 +99,8 @@ trait GpuQueryTest extends BeforeAndAfterAll { self: Suite =>
     assert(all.count(_.isInstanceOf[HostToDeviceExec]) == gpuNodes(df).size)
   }
 
-  private def intercept[T <: AnyRef](body: => Any): Throwable =
-    try { body; throw new AssertionError("expected an error, none was raised") }
-    catch { case e: AssertionError if e.getMessage == "expected an error, none was raised" => throw e
-            case e: Throwable => e }
+  private def failureOf(body: => Any): Throwable = {
+    val raised = try { body; None } catch { case e: Throwable => Some(e) }
+    raised.getOrElse(throw new AssertionError("expected an error, none was raised"))
+  }
 }

@@ -257,6 +257,11 @@ public final class TesseraConf {
     return get(registered(expressionEnabledKey(simpleName), "registerExpression"));
   }
 
+  /** Whether an enable switch exists for the expression {@code simpleName}. */
+  public static boolean hasExpressionSwitch(String simpleName) {
+    return REGISTRY.lookup(expressionEnabledKey(simpleName)) != null;
+  }
+
   @SuppressWarnings("unchecked")
   private static ConfEntry<Boolean> registered(String key, String how) {
     ConfEntry<?> entry = REGISTRY.lookup(key);

@@ -19,6 +19,7 @@ import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.ColumnarToRowTransition;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -69,7 +70,7 @@ public final class DeviceToHostExec extends TesseraUnaryExec implements Columnar
   @Override
   public RDD<InternalRow> doExecute() {
     List<Attribute> attributes = CollectionConverters.asJava(child().output());
-    StructType schema = StructType.fromAttributes(child().output());
+    StructType schema = DataTypeUtils.fromAttributes(child().output());
     Map<String, SQLMetric> m = metricMap();
     return child().executeColumnar().toJavaRDD().mapPartitions(
         (Iterator<ColumnarBatch> batches) ->
@@ -139,7 +140,7 @@ public final class DeviceToHostExec extends TesseraUnaryExec implements Columnar
       metrics.get(ExecMetrics.BYTES_TO_HOST).add(bytes);
       metrics.get(ExecMetrics.COPY_TIME).add(System.nanoTime() - started);
       current = new ColumnarBatch(vectors, host.rowCount());
-      rows = CollectionConverters.asJava(current.rowIterator());
+      rows = current.rowIterator();
     }
 
     private void closeCurrent() {

@@ -36,7 +36,7 @@ final class SparkReplay {
         p.initialize(0);
         evaluators.add(p);
       } else {
-        List<Expression> exprs = new ArrayList<>(step.projectList());
+        List<Expression> exprs = step.projectList().stream().map(e -> (Expression) e).toList();
         evaluators.add(UnsafeProjection.create(CollectionConverters.asScala(exprs).toSeq(),
             CollectionConverters.asScala(schema).toSeq()));
         List<Attribute> next = new ArrayList<>();
@@ -46,7 +46,7 @@ final class SparkReplay {
         schema = next;
       }
     }
-    Iterator<InternalRow> rows = CollectionConverters.asJava(batch.rowIterator());
+    Iterator<InternalRow> rows = batch.rowIterator();
     while (rows.hasNext()) {
       InternalRow row = rows.next();
       for (Object evaluator : evaluators) {

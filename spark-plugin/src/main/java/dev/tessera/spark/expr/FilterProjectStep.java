@@ -30,6 +30,6 @@ public record FilterProjectStep(Expression condition, List<NamedExpression> proj
   @Override
   public String toString() {
     return isFilter() ? "Filter " + condition.sql() : "Project " + projectList.stream()
-        .map(e -> e.sql()).toList();
+        .map(e -> ((Expression) e).sql()).toList();
   }
 }

@@ -39,11 +39,6 @@ public final class FilterProjectRewriter implements PlanRewriter {
   /** The reasons a node stays on the CPU, on the Spark node itself (visible to AQE and tools). */
   public static final TreeNodeTag<String> CPU_REASON = new TreeNodeTag<>("tessera.cpuReason");
 
-  static {
-    TesseraConf.registerExec("FilterExec", "filters (fused with adjacent projections)");
-    TesseraConf.registerExec("ProjectExec", "projections (fused with adjacent filters)");
-  }
-
   @Override
   public SparkPlan rewrite(SparkPlan plan, TesseraConf conf) {
     Pass pass = new Pass(conf, SQLConf.get().ansiEnabled());
@@ -102,7 +97,7 @@ public final class FilterProjectRewriter implements PlanRewriter {
       FilterProjectCompiler.Compiled compiled;
       try {
         compiled = FilterProjectCompiler.compile(chain, inputAttributes, ansi,
-            conf::isExpressionEnabled);
+            expr -> !TesseraConf.hasExpressionSwitch(expr) || conf.isExpressionEnabled(expr));
       } catch (Unsupported e) {
         return stayOnCpu(node, e.getMessage());
       }

@@ -10,8 +10,7 @@ import org.apache.spark.sql.execution.SparkPlan;
  * <p><b>This is the hand-over point between activation and the rewrite.</b>
  * {@link TesseraColumnarRule} calls {@link #rewrite} only once it has checked that Tessera is
  * enabled for the session and that the device runtime is usable, so an implementation needs to
- * check neither. The real rewrite goes in {@link #standard()}, which for now returns the plan
- * unchanged. An implementation:
+ * check neither. {@link #standard()} names the rewrite sessions use. An implementation:
  * <ul>
  *   <li>consults {@link TesseraConf#isExecEnabled} and {@link TesseraConf#isExpressionEnabled}
  *       (registering new names with {@link TesseraConf#registerExec} and
@@ -31,8 +30,8 @@ public interface PlanRewriter {
    */
   SparkPlan rewrite(SparkPlan plan, TesseraConf conf);
 
-  /** The rewrite every session uses. Hand-over: return the real rewrite here. */
+  /** The rewrite every session uses. */
   static PlanRewriter standard() {
-    return (plan, conf) -> plan;
+    return new FilterProjectRewriter();
   }
 }

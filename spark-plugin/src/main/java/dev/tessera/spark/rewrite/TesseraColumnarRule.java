@@ -33,6 +33,7 @@ public final class TesseraColumnarRule extends ColumnarRule {
   private final SparkSession session;
   private final PlanRewriter rewriter;
   private final Rule<SparkPlan> preTransitions = new PreTransitions();
+  private final Rule<SparkPlan> postTransitions = new PostTransitions();
   private final AtomicLong plansSeen = new AtomicLong();
   private volatile Outcome lastOutcome = Outcome.NONE;
 
@@ -44,6 +45,11 @@ public final class TesseraColumnarRule extends ColumnarRule {
   @Override
   public Rule<SparkPlan> preColumnarTransitions() {
     return preTransitions;
+  }
+
+  @Override
+  public Rule<SparkPlan> postColumnarTransitions() {
+    return postTransitions;
   }
 
   /** How many plans the rule has been applied to in this session. */
@@ -87,6 +93,14 @@ public final class TesseraColumnarRule extends ColumnarRule {
     @Override
     public SparkPlan apply(SparkPlan plan) {
       return applyTo(plan);
+    }
+  }
+
+  /** Gives the plans below GPU segments the transitions Spark's own pass skipped. */
+  private static final class PostTransitions extends Rule<SparkPlan> {
+    @Override
+    public SparkPlan apply(SparkPlan plan) {
+      return TransitionFixer.apply(plan);
     }
   }
 }
