@@ -152,6 +152,29 @@ class FilterProjectSuite extends AnyFunSuite with GpuQueryTest {
     assert(reasons.exists(_.contains("rlike")), reasons)
   }
 
+  test("spark.tessera.explain=NOT_ON_GPU tells which node stayed on the CPU and why") {
+    LogCapture("dev.tessera") { log =>
+      withConf("spark.tessera.explain" -> "NOT_ON_GPU") {
+        sql("SELECT i + 1 FROM t WHERE s RLIKE 's1.*'").collect()
+      }
+      val report = log.at(org.apache.logging.log4j.Level.WARN).filter(_.contains("Tessera plan"))
+      assert(report.nonEmpty, "no explain report was logged")
+      val text = report.mkString("\n")
+      assert(text.contains("!Exec <Filter> cannot run on GPU because"), text)
+      assert(text.contains("rlike"), text)
+      assert(!text.contains("*Exec"), s"NOT_ON_GPU lists only CPU nodes:\n$text")
+    }
+  }
+
+  test("an expression switched off by its setting stays on the CPU, naming the setting") {
+    withConf("spark.tessera.expression.Add.enabled" -> "false") {
+      val df = checkGpu(sql("SELECT i + 1 FROM t"), gpuNodeCount = 0)
+      val reasons = nodes(finalPlan(df)).flatMap(_.getTagValue(
+        dev.tessera.spark.rewrite.FilterProjectRewriter.CPU_REASON))
+      assert(reasons.exists(_.contains("spark.tessera.expression.Add.enabled")), reasons)
+    }
+  }
+
   protected def withConf[T](kv: (String, String))(body: => T): T = {
     val before = spark.conf.getOption(kv._1)
     spark.conf.set(kv._1, kv._2)

@@ -16,6 +16,11 @@ final class CudaFilterProject implements FilterProjectKernel {
   }
 
   @Override
+  public long lastKernelNanos() {
+    return 0;
+  }
+
+  @Override
   public ColumnBatch<DeviceColumn> run(Program program, ColumnBatch<DeviceColumn> input,
       ArenaPool pool, GpuStream stream) {
     throw new UnsupportedOperationException("the CUDA filter-project kernel is being written");

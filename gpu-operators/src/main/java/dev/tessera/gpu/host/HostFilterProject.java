@@ -18,9 +18,26 @@ import org.apache.arrow.memory.util.MemoryUtil;
 
 /** {@link FilterProjectKernel} as a row loop over {@link HostInterpreter}. */
 final class HostFilterProject implements FilterProjectKernel {
+  private long lastKernelNanos;
+
+  @Override
+  public long lastKernelNanos() {
+    return lastKernelNanos;
+  }
+
   @Override
   public ColumnBatch<DeviceColumn> run(Program program, ColumnBatch<DeviceColumn> input,
       ArenaPool pool, GpuStream stream) {
+    long started = System.nanoTime();
+    try {
+      return evaluate(program, input, pool);
+    } finally {
+      lastKernelNanos = System.nanoTime() - started;
+    }
+  }
+
+  private ColumnBatch<DeviceColumn> evaluate(Program program, ColumnBatch<DeviceColumn> input,
+      ArenaPool pool) {
     int rows = input.rowCount();
     List<OutputWriter> writers = new ArrayList<>();
     try (DeviceBuffer strings = DeviceBuffer.allocate(pool, program.strings().length)) {

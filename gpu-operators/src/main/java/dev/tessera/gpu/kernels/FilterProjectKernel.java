@@ -21,4 +21,11 @@ public interface FilterProjectKernel {
    */
   ColumnBatch<DeviceColumn> run(Program program, ColumnBatch<DeviceColumn> input, ArenaPool pool,
       GpuStream stream);
+
+  /**
+   * How long the last {@link #run}'s kernels took, in nanoseconds: measured with device events
+   * around the launches on CUDA (not host clocks), and the loop's wall time on the host
+   * reference backend.
+   */
+  long lastKernelNanos();
 }

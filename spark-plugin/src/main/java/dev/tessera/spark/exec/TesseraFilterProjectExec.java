@@ -8,6 +8,7 @@ import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.RowErrorException;
+import dev.tessera.gpu.kernels.FilterProjectKernel;
 import dev.tessera.spark.TesseraRuntime;
 import dev.tessera.spark.expr.FilterProjectStep;
 import java.util.Iterator;
@@ -143,6 +144,7 @@ public final class TesseraFilterProjectExec extends TesseraUnaryExec {
     private final Map<String, SQLMetric> metrics;
     private final Backend backend = TesseraRuntime.backend();
     private final GpuStream stream = backend.newStream();
+    private final FilterProjectKernel kernel = backend.filterProjectKernel();
 
     Runner(Iterator<ColumnarBatch> input, Program program, List<Attribute> inputAttributes,
         List<Attribute> output, List<FilterProjectStep> steps, Map<String, SQLMetric> metrics) {
@@ -163,15 +165,13 @@ public final class TesseraFilterProjectExec extends TesseraUnaryExec {
     @Override
     public ColumnarBatch next() {
       try (ColumnarBatch in = input.next()) {
-        long started = System.nanoTime();
         ColumnBatch<DeviceColumn> result;
         try {
-          result = backend.filterProjectKernel().run(program, DeviceBatches.view(in),
-              backend.deviceMemory(), stream);
+          result = kernel.run(program, DeviceBatches.view(in), backend.deviceMemory(), stream);
         } catch (RowErrorException e) {
           throw replayOnCpu(in, e);
         }
-        metrics.get(ExecMetrics.KERNEL_TIME).add(System.nanoTime() - started);
+        metrics.get(ExecMetrics.KERNEL_TIME).add(kernel.lastKernelNanos());
         metrics.get(ExecMetrics.OUTPUT_ROWS).add(result.rowCount());
         metrics.get(ExecMetrics.OUTPUT_BATCHES).add(1);
         return DeviceBatches.wrap(result, output);
