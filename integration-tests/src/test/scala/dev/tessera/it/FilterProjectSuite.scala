@@ -55,6 +55,21 @@ class FilterProjectSuite extends AnyFunSuite with GpuQueryTest {
     assertTransitions(df)
   }
 
+  test("GPU nodes report rows, batches, kernel time and bytes copied as SQL metrics") {
+    val df = checkGpu(sql("SELECT i * 2 AS x, s FROM t WHERE i > 1000"))
+    val expectedRows = rows.count(r => !r.isNullAt(3) && r.getInt(3) > 1000)
+    val gpu = gpuNodes(df).head
+    assert(gpu.metrics()("numOutputRows").value == expectedRows)
+    assert(gpu.metrics()("numOutputBatches").value >= 1)
+    assert(gpu.metrics()("gpuKernelTime").value > 0)
+    val all = nodes(finalPlan(df))
+    val upload = all.collectFirst { case h: dev.tessera.spark.exec.HostToDeviceExec => h }.get
+    assert(upload.metrics()("bytesToDevice").value >= rows.size * 4L) // at least column i
+    val download = all.collectFirst { case d: dev.tessera.spark.exec.DeviceToHostExec => d }.get
+    assert(download.metrics()("numOutputRows").value == expectedRows)
+    assert(download.metrics()("bytesToHost").value >= expectedRows * 4L)
+  }
+
   test("integer arithmetic wraps as Spark's does without ANSI") {
     checkGpu(sql("SELECT i + 2147483647, l - 9223372036854775807, y * y, h + h, -i, abs(i)," +
       " i % 7, pmod(i, 7), l % -3, pmod(l, -3) FROM t"))
