@@ -384,6 +384,7 @@ class CudaFilterProjectTest {
             cuda.stagingAllocator());
         ColumnBatch<DeviceColumn> onDevice =
             ColumnTransfer.toDeviceAsync(input, cuda.deviceMemory(), cudaStream)) {
+      cudaStream.synchronize(); // the upload is done before anything is closed
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
           () -> cuda.filterProjectKernel().run(program, onDevice, cuda.deviceMemory(),
               cudaStream));
