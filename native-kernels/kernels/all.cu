@@ -1,3 +1,4 @@
 // The one translation unit nvcc builds into tessera.fatbin: every kernel file is included here,
 // so the Java side loads a single module. Entry points are extern "C" so their names are stable.
 #include "smoke.cu"
+#include "filter_project.cu"

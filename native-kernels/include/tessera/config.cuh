@@ -1,4 +1,5 @@
-// Launch geometry shared by the kernels and mirrored in Java (dev.tessera.gpu.cuda.TileGeometry).
+// Launch geometry shared by the kernels and mirrored in Java (dev.tessera.gpu.cuda.LaunchShape;
+// ProgramAbiTest checks that the two agree).
 #pragma once
 
 namespace tessera {

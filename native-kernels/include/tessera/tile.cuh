@@ -10,3 +10,5 @@
 #include "tessera/load.cuh"
 #include "tessera/store.cuh"
 #include "tessera/reduce.cuh"
+#include "tessera/scan.cuh"
+#include "tessera/lookback.cuh"

@@ -67,7 +67,7 @@ public final class CudaBackend extends PooledBackend {
 
   @Override
   public FilterProjectKernel filterProjectKernel() {
-    return new CudaFilterProject(device);
+    return new CudaFilterProject(this);
   }
 
   @Override

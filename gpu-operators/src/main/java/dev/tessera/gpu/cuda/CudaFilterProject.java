@@ -2,17 +2,89 @@ package dev.tessera.gpu.cuda;
 
 import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.column.ColumnBatch;
+import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
+import dev.tessera.gpu.column.Validity;
 import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.expr.RowError;
+import dev.tessera.gpu.expr.RowErrorException;
 import dev.tessera.gpu.kernels.FilterProjectKernel;
 import dev.tessera.gpu.memory.ArenaPool;
+import dev.tessera.gpu.memory.DeviceBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
 
-/** {@link FilterProjectKernel} on CUDA: native-kernels/kernels/filter_project.cu. */
+/**
+ * {@link FilterProjectKernel} on CUDA: native-kernels/kernels/filter_project.cu, with the program
+ * interpreter of native-kernels/include/tessera/program.cuh. Produces exactly what
+ * {@code HostFilterProject} produces.
+ *
+ * <p>One call, for a batch of {@code rows > 0} rows:
+ * <ol>
+ *   <li>The output buffers are allocated for the worst case (every row kept): values, a zeroed
+ *       validity bitmap, and for strings rows + 1 offsets. One temporary "work" buffer holds the
+ *       status the host reads back, the look-back tile states and, per string output, each kept
+ *       row's length and source address.
+ *   <li>The input and output descriptors, the code, the constants and the string pool are packed
+ *       into one pinned staging buffer and copied to one device buffer (the "plan").
+ *   <li>{@value #FILTER_PROJECT_KERNEL} evaluates, filters and writes the fixed-width outputs;
+ *       per string output {@value #STRING_OFFSETS_KERNEL} turns the lengths into offsets.
+ *   <li>The status comes back in one small copy and one synchronize: the first error row (then
+ *       a {@link RowErrorException} and every output is discarded), the kept row count, the null
+ *       counts and the string byte counts.
+ *   <li>String data buffers are allocated at their exact size and filled by
+ *       {@value #STRING_GATHER_KERNEL}; a last synchronize, and the temporaries are freed.
+ * </ol>
+ */
 final class CudaFilterProject implements FilterProjectKernel {
-  private final CudaDevice device;
+  static final String FILTER_PROJECT_KERNEL = "tessera_filter_project";
+  static final String STRING_OFFSETS_KERNEL = "tessera_string_offsets";
+  static final String STRING_GATHER_KERNEL = "tessera_string_gather";
 
-  CudaFilterProject(CudaDevice device) {
-    this.device = device;
+  // ---- layouts shared with the kernels (ProgramAbiTest checks them against the CUDA sources) ----
+  /** program.cuh struct InputColumn: data, validity, offsets (8 bytes each), type, reserved. */
+  static final int INPUT_COLUMN_BYTES = 32;
+  private static final int INPUT_DATA = 0;
+  private static final int INPUT_VALIDITY = 8;
+  private static final int INPUT_OFFSETS = 16;
+  private static final int INPUT_TYPE = 24;
+  /** filter_project.cu struct OutputColumn: data, validity, lengths, sources, reg, type. */
+  static final int OUTPUT_COLUMN_BYTES = 40;
+  private static final int OUTPUT_DATA = 0;
+  private static final int OUTPUT_VALIDITY = 8;
+  private static final int OUTPUT_STRING_LENGTHS = 16;
+  private static final int OUTPUT_STRING_SOURCES = 24;
+  private static final int OUTPUT_REGISTER = 32;
+  private static final int OUTPUT_TYPE = 36;
+  /** filter_project.cu struct StatusHeader: first_error, kept_rows, tile_counter, reserved. */
+  static final int STATUS_HEADER_BYTES = 32;
+  private static final int STATUS_FIRST_ERROR = 0;
+  private static final int STATUS_KEPT_ROWS = 8;
+  /** filter_project.cu struct OutputStatus: null_count, string_bytes, string_tile_counter. */
+  static final int OUTPUT_STATUS_BYTES = 32;
+  private static final int STATUS_NULL_COUNT = 0;
+  private static final int STATUS_STRING_BYTES = 8;
+  private static final int STATUS_STRING_TILE_COUNTER = 16;
+  /** An error is (row << ERROR_ROW_SHIFT) | code, all ones when there is none (kNoError). */
+  static final int ERROR_ROW_SHIFT = 8;
+  private static final long ERROR_CODE_MASK = (1L << ERROR_ROW_SHIFT) - 1;
+  private static final long NO_ERROR = -1L;
+  private static final byte ALL_ONES = (byte) 0xff;
+  /** lookback.cuh: one 64-bit status word per tile. */
+  private static final int TILE_STATUS_BYTES = Long.BYTES;
+  /** Every section of the plan and work buffers starts at a pool-aligned offset (coalescing). */
+  private static final long SECTION_ALIGNMENT = ArenaPool.ALIGNMENT;
+  /** Offsets of a string column are int32 (Arrow's layout, HostColumn's). */
+  private static final long MAX_STRING_BYTES = Integer.MAX_VALUE;
+
+  private final CudaDevice device;
+  private final BufferAllocator staging;
+
+  CudaFilterProject(CudaBackend backend) {
+    this.device = backend.device();
+    this.staging = backend.stagingAllocator();
   }
 
   @Override
@@ -23,6 +95,382 @@ final class CudaFilterProject implements FilterProjectKernel {
   @Override
   public ColumnBatch<DeviceColumn> run(Program program, ColumnBatch<DeviceColumn> input,
       ArenaPool pool, GpuStream stream) {
-    throw new UnsupportedOperationException("the CUDA filter-project kernel is being written");
+    CudaStream cuda = CudaBackend.cudaStream(stream);
+    checkInputs(program, input);
+    ProgramChecks.check(program);
+    if (input.rowCount() == 0) {
+      return emptyResult(program, pool, cuda);
+    }
+    return new Execution(program, input, pool, cuda).run();
+  }
+
+  /** The checks HostInterpreter makes, and equal row counts (the kernel reads every row). */
+  private static void checkInputs(Program program, ColumnBatch<DeviceColumn> input) {
+    if (input.columns().size() != program.inputTypes().size()) {
+      throw new IllegalArgumentException("the program reads " + program.inputTypes().size()
+          + " columns, the batch has " + input.columns().size());
+    }
+    for (int i = 0; i < input.columns().size(); i++) {
+      DeviceColumn column = input.column(i);
+      if (!column.type().equals(program.inputTypes().get(i))) {
+        throw new IllegalArgumentException("input column " + i + " is " + column.type()
+            + ", the program expects " + program.inputTypes().get(i));
+      }
+      if (column.rowCount() != input.rowCount()) {
+        throw new IllegalArgumentException("input column " + i + " has " + column.rowCount()
+            + " rows, the batch " + input.rowCount());
+      }
+    }
+  }
+
+  /** No rows: empty columns as HostFilterProject makes them, without a launch. */
+  private static ColumnBatch<DeviceColumn> emptyResult(Program program, ArenaPool pool,
+      CudaStream stream) {
+    List<DeviceColumn> columns = new ArrayList<>(program.outputs().size());
+    try {
+      for (Program.Output output : program.outputs()) {
+        ColumnType type = output.type();
+        DeviceBuffer data = DeviceBuffer.allocate(pool, 0);
+        DeviceBuffer offsets = null;
+        if (type.isString()) {
+          try {
+            offsets = DeviceBuffer.allocate(pool, Integer.BYTES);
+          } catch (RuntimeException e) {
+            data.close();
+            throw e;
+          }
+        }
+        columns.add(new DeviceColumn(type, 0, 0, data, null, offsets, 0));
+        if (offsets != null) {
+          stream.fill(offsets.address(), Integer.BYTES, (byte) 0); // the one offset: 0
+        }
+      }
+      stream.synchronize();
+      return new ColumnBatch<>(columns, 0);
+    } catch (RuntimeException | Error e) {
+      for (DeviceColumn column : columns) {
+        try {
+          column.close();
+        } catch (RuntimeException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+      }
+      throw e;
+    }
+  }
+
+  private static long alignUp(long offset) {
+    return (offset + SECTION_ALIGNMENT - 1) / SECTION_ALIGNMENT * SECTION_ALIGNMENT;
+  }
+
+  /** Byte offsets of the sections of one buffer, each aligned to {@link #SECTION_ALIGNMENT}. */
+  private static final class Sections {
+    private long size;
+
+    long add(long bytes) {
+      long at = alignUp(size);
+      size = at + bytes;
+      return at;
+    }
+
+    long size() {
+      return size;
+    }
+  }
+
+  /** One run over a non-empty batch; owns every buffer it allocates until it hands them over. */
+  private final class Execution {
+    private final Program program;
+    private final ColumnBatch<DeviceColumn> input;
+    private final ArenaPool pool;
+    private final CudaStream stream;
+    private final int rows;
+    private final LaunchShape tileGrid;
+    private final List<Program.Output> outputs;
+
+    // Output buffers: handed to the result's columns, or closed on failure.
+    private final DeviceBuffer[] data;
+    private final DeviceBuffer[] validity;
+    private final DeviceBuffer[] offsets;
+    // Closed before run() returns, whatever happens.
+    private final List<AutoCloseable> temporaries = new ArrayList<>();
+    /** Whether work may be queued on the stream that reads or writes our buffers. */
+    private boolean queued;
+
+    Execution(Program program, ColumnBatch<DeviceColumn> input, ArenaPool pool,
+        CudaStream stream) {
+      this.program = program;
+      this.input = input;
+      this.pool = pool;
+      this.stream = stream;
+      this.rows = input.rowCount();
+      this.tileGrid = LaunchShape.tilesFor(rows);
+      this.outputs = program.outputs();
+      this.data = new DeviceBuffer[outputs.size()];
+      this.validity = new DeviceBuffer[outputs.size()];
+      this.offsets = new DeviceBuffer[outputs.size()];
+    }
+
+    ColumnBatch<DeviceColumn> run() {
+      ColumnBatch<DeviceColumn> result;
+      try {
+        result = execute();
+      } catch (RuntimeException | Error e) {
+        abandonOutputs(e);
+        closeTemporaries(e);
+        throw e;
+      }
+      try {
+        closeTemporaries(null);
+      } catch (RuntimeException e) {
+        try {
+          result.close();
+        } catch (RuntimeException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+        throw e;
+      }
+      return result;
+    }
+
+    private ColumnBatch<DeviceColumn> execute() {
+      int outputCount = outputs.size();
+      int tiles = tileGrid.gridBlocks();
+
+      // Outputs, sized for every row kept (string data waits for its exact size).
+      for (int o = 0; o < outputCount; o++) {
+        ColumnType type = outputs.get(o).type();
+        validity[o] = DeviceBuffer.allocate(pool, Validity.bytesFor(rows));
+        if (type.isString()) {
+          offsets[o] = DeviceBuffer.allocate(pool, Integer.BYTES * (rows + 1L));
+        } else {
+          data[o] = DeviceBuffer.allocate(pool, type.fixedDataBytes(rows));
+        }
+      }
+
+      // The plan: everything the kernel reads that the host writes.
+      Sections plan = new Sections();
+      long inputsAt = plan.add((long) INPUT_COLUMN_BYTES * input.columns().size());
+      long outputsAt = plan.add((long) OUTPUT_COLUMN_BYTES * outputCount);
+      long codeAt = plan.add((long) Integer.BYTES * program.code().length);
+      long constantsAt = plan.add((long) Long.BYTES * program.constants().length);
+      long stringsAt = plan.add(program.strings().length);
+      // The work buffer: status and tile states (zeroed), then the string temporaries.
+      Sections work = new Sections();
+      long statusBytes = STATUS_HEADER_BYTES + (long) OUTPUT_STATUS_BYTES * outputCount;
+      long statusAt = work.add(statusBytes);
+      long tileStatusAt = work.add((long) TILE_STATUS_BYTES * tiles);
+      long[] stringTileStatusAt = new long[outputCount];
+      for (int o = 0; o < outputCount; o++) {
+        if (outputs.get(o).type().isString()) {
+          stringTileStatusAt[o] = work.add((long) TILE_STATUS_BYTES * tiles);
+        }
+      }
+      long zeroedBytes = work.size();
+      long[] lengthsAt = new long[outputCount];
+      long[] sourcesAt = new long[outputCount];
+      for (int o = 0; o < outputCount; o++) {
+        if (outputs.get(o).type().isString()) {
+          lengthsAt[o] = work.add((long) Integer.BYTES * rows);
+          sourcesAt[o] = work.add((long) Long.BYTES * rows);
+        }
+      }
+      DeviceBuffer planBuffer = temporary(DeviceBuffer.allocate(pool, plan.size()));
+      DeviceBuffer workBuffer = temporary(DeviceBuffer.allocate(pool, work.size()));
+      long planAddress = planBuffer.address();
+      long workAddress = workBuffer.address();
+      long statusAddress = workAddress + statusAt;
+      long outputStatusAddress = statusAddress + STATUS_HEADER_BYTES;
+
+      // Staging: the plan, then room for the status read back.
+      long readbackAt = alignUp(plan.size());
+      ArrowBuf host = temporary(staging.buffer(readbackAt + statusBytes));
+      for (int i = 0; i < input.columns().size(); i++) {
+        DeviceColumn column = input.column(i);
+        long at = inputsAt + (long) INPUT_COLUMN_BYTES * i;
+        host.setLong(at + INPUT_DATA, column.data().address());
+        host.setLong(at + INPUT_VALIDITY, column.validity() == null ? 0 : column.validity().address());
+        host.setLong(at + INPUT_OFFSETS, column.offsets() == null ? 0 : column.offsets().address());
+        host.setInt(at + INPUT_TYPE, column.type().id().ordinal());
+        host.setInt(at + INPUT_TYPE + Integer.BYTES, 0);
+      }
+      for (int o = 0; o < outputCount; o++) {
+        Program.Output output = outputs.get(o);
+        boolean string = output.type().isString();
+        long at = outputsAt + (long) OUTPUT_COLUMN_BYTES * o;
+        host.setLong(at + OUTPUT_DATA, string ? 0 : data[o].address());
+        host.setLong(at + OUTPUT_VALIDITY, validity[o].address());
+        host.setLong(at + OUTPUT_STRING_LENGTHS, string ? workAddress + lengthsAt[o] : 0);
+        host.setLong(at + OUTPUT_STRING_SOURCES, string ? workAddress + sourcesAt[o] : 0);
+        host.setInt(at + OUTPUT_REGISTER, output.register());
+        host.setInt(at + OUTPUT_TYPE, output.type().id().ordinal());
+      }
+      int[] code = program.code();
+      for (int i = 0; i < code.length; i++) {
+        host.setInt(codeAt + (long) Integer.BYTES * i, code[i]);
+      }
+      long[] constants = program.constants();
+      for (int i = 0; i < constants.length; i++) {
+        host.setLong(constantsAt + (long) Long.BYTES * i, constants[i]);
+      }
+      host.setBytes(stringsAt, program.strings());
+
+      // Phase 1 and the string offsets, then the status back.
+      queued = true;
+      stream.copyHostToDevice(host.memoryAddress(), planAddress, plan.size());
+      stream.fill(workAddress, zeroedBytes, (byte) 0);
+      stream.fill(statusAddress + STATUS_FIRST_ERROR, Long.BYTES, ALL_ONES);
+      for (int o = 0; o < outputCount; o++) {
+        stream.fill(validity[o].address(), validity[o].size(), (byte) 0);
+      }
+      KernelModule kernels = device.kernels();
+      kernels.launch(FILTER_PROJECT_KERNEL, tileGrid, stream, new KernelArgs()
+          .address(planAddress + codeAt)
+          .i32(program.instructionCount())
+          .i32(program.registerCount())
+          .address(planAddress + constantsAt)
+          .address(planAddress + stringsAt)
+          .address(planAddress + inputsAt)
+          .address(planAddress + outputsAt)
+          .i32(outputCount)
+          .i32(program.filterRegister())
+          .i32(program.ansi() ? 1 : 0)
+          .i32(rows)
+          .address(statusAddress)
+          .address(outputStatusAddress)
+          .address(workAddress + tileStatusAt));
+      for (int o = 0; o < outputCount; o++) {
+        if (outputs.get(o).type().isString()) {
+          long outputStatus = outputStatusAddress + (long) OUTPUT_STATUS_BYTES * o;
+          kernels.launch(STRING_OFFSETS_KERNEL, tileGrid, stream, new KernelArgs()
+              .address(workAddress + lengthsAt[o])
+              .address(offsets[o].address())
+              .address(statusAddress + STATUS_KEPT_ROWS)
+              .address(outputStatus + STATUS_STRING_TILE_COUNTER)
+              .address(workAddress + stringTileStatusAt[o])
+              .address(outputStatus + STATUS_STRING_BYTES));
+        }
+      }
+      stream.copyDeviceToHost(statusAddress, host.memoryAddress() + readbackAt, statusBytes);
+      stream.synchronize();
+      queued = false;
+
+      long firstError = host.getLong(readbackAt + STATUS_FIRST_ERROR);
+      if (firstError != NO_ERROR) {
+        throw new RowErrorException(RowError.ofCode((int) (firstError & ERROR_CODE_MASK)),
+            firstError >>> ERROR_ROW_SHIFT);
+      }
+      int kept = statusCount("kept rows", host.getLong(readbackAt + STATUS_KEPT_ROWS), rows);
+      int[] nulls = new int[outputCount];
+      long[] stringBytes = new long[outputCount];
+      for (int o = 0; o < outputCount; o++) {
+        long at = readbackAt + STATUS_HEADER_BYTES + (long) OUTPUT_STATUS_BYTES * o;
+        nulls[o] = statusCount("nulls of output " + o, host.getLong(at + STATUS_NULL_COUNT), kept);
+        if (outputs.get(o).type().isString()) {
+          stringBytes[o] = host.getLong(at + STATUS_STRING_BYTES);
+          if (stringBytes[o] < 0 || stringBytes[o] > MAX_STRING_BYTES) {
+            // HostFilterProject's limit and message (a negative count would be a kernel bug).
+            throw new IllegalStateException("a string column holds at most 2 GiB of text");
+          }
+        }
+      }
+
+      // Phase 2b: string bytes into buffers of their exact size.
+      for (int o = 0; o < outputCount; o++) {
+        if (outputs.get(o).type().isString()) {
+          data[o] = DeviceBuffer.allocate(pool, stringBytes[o]);
+          if (kept > 0 && stringBytes[o] > 0) {
+            queued = true;
+            kernels.launch(STRING_GATHER_KERNEL, LaunchShape.tilesFor(kept), stream,
+                new KernelArgs()
+                    .address(offsets[o].address())
+                    .address(workAddress + sourcesAt[o])
+                    .address(data[o].address())
+                    .i32(kept));
+          }
+        }
+      }
+      if (queued) {
+        stream.synchronize();
+        queued = false;
+      }
+
+      List<DeviceColumn> columns = new ArrayList<>(outputCount);
+      for (int o = 0; o < outputCount; o++) {
+        ColumnType type = outputs.get(o).type();
+        if (nulls[o] == 0) {
+          // No nulls, no bitmap, as HostFilterProject.
+          DeviceBuffer unused = validity[o];
+          validity[o] = null;
+          unused.close();
+        }
+        long dataBytes = type.isString() ? stringBytes[o] : type.fixedDataBytes(kept);
+        columns.add(new DeviceColumn(type, kept, nulls[o], data[o], validity[o], offsets[o],
+            dataBytes));
+      }
+      return new ColumnBatch<>(columns, kept);
+    }
+
+    /** A count the kernel reported, checked to lie in [0, limit]. */
+    private int statusCount(String what, long value, long limit) {
+      if (value < 0 || value > limit) {
+        throw new IllegalStateException(FILTER_PROJECT_KERNEL + " reported " + value + " " + what
+            + ", outside [0, " + limit + "]: a kernel bug");
+      }
+      return (int) value;
+    }
+
+    private <T extends AutoCloseable> T temporary(T resource) {
+      temporaries.add(resource);
+      return resource;
+    }
+
+    /**
+     * After a failure: waits for queued work that may still use our buffers (its own error is
+     * added to {@code failure}), then closes every output buffer.
+     */
+    private void abandonOutputs(Throwable failure) {
+      if (queued) {
+        try {
+          stream.synchronize();
+        } catch (RuntimeException e) {
+          failure.addSuppressed(e);
+        }
+        queued = false;
+      }
+      for (DeviceBuffer[] buffers : List.of(data, validity, offsets)) {
+        for (int o = 0; o < buffers.length; o++) {
+          if (buffers[o] != null) {
+            try {
+              buffers[o].close();
+            } catch (RuntimeException e) {
+              failure.addSuppressed(e);
+            }
+            buffers[o] = null;
+          }
+        }
+      }
+    }
+
+    private void closeTemporaries(Throwable failure) {
+      RuntimeException closing = null;
+      for (AutoCloseable resource : temporaries) {
+        try {
+          resource.close();
+        } catch (Exception e) {
+          if (failure != null) {
+            failure.addSuppressed(e);
+          } else if (closing == null) {
+            closing = new IllegalStateException("freeing a temporary buffer failed", e);
+          } else {
+            closing.addSuppressed(e);
+          }
+        }
+      }
+      temporaries.clear();
+      if (closing != null) {
+        throw closing;
+      }
+    }
   }
 }

@@ -1,0 +1,329 @@
+package dev.tessera.gpu.cuda;
+
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.expr.Comparison;
+import dev.tessera.gpu.expr.Opcode;
+import dev.tessera.gpu.expr.Program;
+
+/**
+ * Checks a {@link Program} before the CUDA interpreter (native-kernels/include/tessera/program.cuh)
+ * runs it. The device cannot throw Java's exceptions, and a bad address there is a fault that
+ * ends the CUDA context, so everything the host interpreter would trip over, and everything that
+ * would make the device read memory it does not own, is refused here with an
+ * {@link IllegalArgumentException}:
+ *
+ * <ul>
+ *   <li>unknown opcodes; registers outside the program's register count;
+ *   <li>a register read before any instruction writes it (the host interpreter would read the
+ *       previous row's value there, which no parallel evaluation can reproduce);
+ *   <li>immediates outside what {@link Opcode} documents: constant and string-pool ranges, column
+ *       numbers, widths (8, 16, 32, 64), comparison codes, decimal scales and precisions;
+ *   <li>a string operand or string output whose register may hold something other than a string
+ *       (its value would be taken for an address), and a non-string operand, filter or output
+ *       whose register may hold a string (its value would be an address, which differs between
+ *       backends).
+ * </ul>
+ */
+final class ProgramChecks {
+  private ProgramChecks() {}
+
+  /** Bits of the widths integer instructions take (Opcode.java: c = 8, 16, 32 or 64). */
+  private static final int[] WIDTHS = {8, 16, 32, 64};
+  /** The largest decimal scale with a power of ten in an int64 (Decimals.POW10). */
+  private static final int MAX_POW10 = 18;
+  /** EQ_NULL_SAFE's kinds: 0 INT, 1 F32, 2 F64, 3 STR. */
+  private static final int EQ_KIND_STRING = 3;
+  /** IN_SET_INT's c: the constant count in the low 16 bits. */
+  private static final int IN_SET_COUNT_MASK = 0xffff;
+
+  /** What a register may hold at a point of the program (a lattice: NULL below NUM and STR). */
+  private enum Kind {
+    UNWRITTEN, NULL, NUMBER, STRING, MIXED;
+
+    Kind join(Kind other) {
+      if (this == other || other == NULL) {
+        return this;
+      }
+      if (this == NULL) {
+        return other;
+      }
+      return MIXED;
+    }
+  }
+
+  /** Throws an IllegalArgumentException saying what is wrong with {@code program}, if anything. */
+  static void check(Program program) {
+    new Checker(program).run();
+  }
+
+  private static final class Checker {
+    private final Program program;
+    private final Kind[] kinds;
+    private int pc;
+    private Opcode op;
+
+    Checker(Program program) {
+      this.program = program;
+      this.kinds = new Kind[Math.max(0, program.registerCount())];
+      java.util.Arrays.fill(kinds, Kind.UNWRITTEN);
+    }
+
+    void run() {
+      if (program.registerCount() < 0) {
+        throw new IllegalArgumentException("a program cannot use " + program.registerCount()
+            + " registers");
+      }
+      int[] code = program.code();
+      for (pc = 0; pc < program.instructionCount(); pc++) {
+        int at = pc * Program.WORDS;
+        try {
+          op = Opcode.ofCode(code[at]);
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException("instruction " + pc + ": " + e.getMessage());
+        }
+        int dst = code[at + 1];
+        Kind result = instruction(code[at + 2], code[at + 3], code[at + 4]);
+        kinds[register(dst)] = result;
+      }
+      op = null;
+      if (program.hasFilter()) {
+        requireKind("the filter", program.filterRegister(), Kind.NUMBER);
+      }
+      for (int o = 0; o < program.outputs().size(); o++) {
+        Program.Output output = program.outputs().get(o);
+        requireKind("output " + o + " (" + output.type() + ")", output.register(),
+            output.type().isString() ? Kind.STRING : Kind.NUMBER);
+      }
+    }
+
+    /** Checks one instruction's operands; returns what its destination then holds. */
+    private Kind instruction(int a, int b, int c) {
+      switch (op) {
+        case LOAD_COLUMN -> {
+          if (a < 0 || a >= program.inputTypes().size()) {
+            throw fail("reads input column " + a + " of " + program.inputTypes().size());
+          }
+          ColumnType type = program.inputTypes().get(a);
+          return type.isString() ? Kind.STRING : Kind.NUMBER;
+        }
+        case LOAD_CONST -> {
+          constantRange(a, 1);
+          return Kind.NUMBER;
+        }
+        case LOAD_NULL -> {
+          return Kind.NULL;
+        }
+        case LOAD_STRING_CONST -> {
+          if (a < 0 || b < 0 || (long) a + b > program.strings().length) {
+            throw fail("slices bytes [" + a + ", " + a + " + " + b + ") of a string pool of "
+                + program.strings().length);
+          }
+          return Kind.STRING;
+        }
+        case MOVE -> {
+          return written(a);
+        }
+        case ADD_INT, SUB_INT, MUL_INT, REM_INT, PMOD_INT -> {
+          numbers(a, b);
+          width(c);
+          return Kind.NUMBER;
+        }
+        case NEG_INT, ABS_INT, CAST_INT_TO_INT, CAST_F32_TO_INT, CAST_F64_TO_INT -> {
+          number(a);
+          width(c);
+          return Kind.NUMBER;
+        }
+        case ADD_F32, ADD_F64, SUB_F32, SUB_F64, MUL_F32, MUL_F64, DIV_F32, DIV_F64, REM_F32,
+            REM_F64, PMOD_F32, PMOD_F64, AND, OR -> {
+          numbers(a, b);
+          return Kind.NUMBER;
+        }
+        case NEG_F32, NEG_F64, ABS_F32, ABS_F64, NOT, CAST_INT_TO_F32, CAST_INT_TO_F64,
+            CAST_F32_TO_F64, CAST_F64_TO_F32, CAST_INT_TO_BOOL, CAST_F32_TO_BOOL,
+            CAST_F64_TO_BOOL, YEAR, MONTH, DAY_OF_MONTH -> {
+          number(a);
+          return Kind.NUMBER;
+        }
+        case RESCALE_DECIMAL -> {
+          number(a);
+          if (b < 0) {
+            throw fail("has a negative scale operand " + b);
+          }
+          precision(c);
+          return Kind.NUMBER;
+        }
+        case ADD_DECIMAL, SUB_DECIMAL, MUL_DECIMAL -> {
+          numbers(a, b);
+          precision(c);
+          return Kind.NUMBER;
+        }
+        case CMP_INT, CMP_F32, CMP_F64 -> {
+          numbers(a, b);
+          comparison(c);
+          return Kind.NUMBER;
+        }
+        case CMP_STRING -> {
+          strings(a, b);
+          comparison(c);
+          return Kind.NUMBER;
+        }
+        case EQ_NULL_SAFE -> {
+          if (c < 0 || c > EQ_KIND_STRING) {
+            throw fail("compares values of kind " + c + " (0 INT, 1 F32, 2 F64, 3 STR)");
+          }
+          if (c == EQ_KIND_STRING) {
+            strings(a, b);
+          } else {
+            numbers(a, b);
+          }
+          return Kind.NUMBER;
+        }
+        case IS_NULL, IS_NOT_NULL -> {
+          written(a);
+          return Kind.NUMBER;
+        }
+        case SELECT -> {
+          number(a);
+          return written(b).join(written(c));
+        }
+        case COALESCE -> {
+          return written(a).join(written(b));
+        }
+        case CAST_INT_TO_DECIMAL -> {
+          number(a);
+          if (b < 0) {
+            throw fail("casts to a negative scale " + b);
+          }
+          precision(c);
+          return Kind.NUMBER;
+        }
+        case CAST_DECIMAL_TO_INT -> {
+          number(a);
+          scale(b);
+          width(c);
+          return Kind.NUMBER;
+        }
+        case CAST_DECIMAL_TO_F64 -> {
+          number(a);
+          scale(b);
+          return Kind.NUMBER;
+        }
+        case STARTS_WITH, ENDS_WITH, CONTAINS -> {
+          strings(a, b);
+          return Kind.NUMBER;
+        }
+        case LENGTH -> {
+          string(a);
+          return Kind.NUMBER;
+        }
+        case IN_SET_INT -> {
+          number(a);
+          constantRange(b, c & IN_SET_COUNT_MASK);
+          return Kind.NUMBER;
+        }
+      }
+      throw fail("is not supported by the CUDA interpreter");
+    }
+
+    private int register(int r) {
+      if (r < 0 || r >= kinds.length) {
+        throw fail("uses register r" + r + ", outside the program's " + kinds.length
+            + " registers");
+      }
+      return r;
+    }
+
+    private Kind written(int r) {
+      Kind kind = kinds[register(r)];
+      if (kind == Kind.UNWRITTEN) {
+        throw fail("reads register r" + r + " before any instruction writes it");
+      }
+      return kind;
+    }
+
+    private void number(int r) {
+      Kind kind = written(r);
+      if (kind != Kind.NUMBER && kind != Kind.NULL) {
+        throw fail("reads register r" + r + " as a number, but it may hold a string");
+      }
+    }
+
+    private void numbers(int a, int b) {
+      number(a);
+      number(b);
+    }
+
+    private void string(int r) {
+      Kind kind = written(r);
+      if (kind != Kind.STRING && kind != Kind.NULL) {
+        throw fail("reads register r" + r + " as a string, but it may hold a number");
+      }
+    }
+
+    private void strings(int a, int b) {
+      string(a);
+      string(b);
+    }
+
+    private void requireKind(String what, int r, Kind wanted) {
+      Kind kind = kinds[register(r)];
+      if (kind == Kind.UNWRITTEN) {
+        throw fail(what + " is register r" + r + ", which no instruction writes");
+      }
+      if (kind != wanted && kind != Kind.NULL) {
+        throw fail(what + " is register r" + r + ", which may hold a "
+            + (kind == Kind.STRING ? "string" : kind == Kind.NUMBER ? "number"
+                : "string or a number"));
+      }
+    }
+
+    private void width(int c) {
+      for (int w : WIDTHS) {
+        if (c == w) {
+          return;
+        }
+      }
+      throw fail("has width " + c + " (8, 16, 32 or 64)");
+    }
+
+    private void precision(int c) {
+      if (c < 0) {
+        throw fail("has a negative decimal precision " + c);
+      }
+    }
+
+    private void scale(int b) {
+      if (b < 0 || b > MAX_POW10) {
+        throw fail("has decimal scale " + b + " (0 to " + MAX_POW10 + ")");
+      }
+    }
+
+    private void comparison(int c) {
+      if (c < 0 || c >= Comparison.values().length) {
+        throw fail("has comparison code " + c + " (0 to " + (Comparison.values().length - 1)
+            + ")");
+      }
+    }
+
+    private void constantRange(int first, int count) {
+      if (first < 0 || count < 0 || (long) first + count > program.constants().length) {
+        throw fail("reads constants [" + first + ", " + first + " + " + count + ") of "
+            + program.constants().length);
+      }
+    }
+
+    private IllegalArgumentException fail(String what) {
+      String where = op == null ? "program:" : "instruction " + pc + " (" + op + ")";
+      return new IllegalArgumentException(where + " " + what
+          + "; the CUDA backend runs only well-formed programs" + listing());
+    }
+
+    private String listing() {
+      try {
+        return ":\n" + program.disassemble();
+      } catch (IllegalArgumentException e) {
+        return ""; // a later instruction has an unknown opcode; it is reported when reached
+      }
+    }
+  }
+}
