@@ -93,6 +93,7 @@ enum class RowError : int {
   DIVIDE_BY_ZERO = 2,
   CAST_OVERFLOW = 3,
   DECIMAL_OVERFLOW = 4,
+  REMAINDER_BY_ZERO = 5,
 };
 
 // Comparison.java is the source of truth: each number equals that Comparison's code().
@@ -531,7 +532,7 @@ __device__ __forceinline__ void IntegerRemainder(Opcode op, Register& d, const R
   const int e = FirstError(a, b);
   if (n == 0) {
     if (ansi) {
-      Set(d, 0, Raise(e, RowError::DIVIDE_BY_ZERO));
+      Set(d, 0, Raise(e, RowError::REMAINDER_BY_ZERO));
     } else {
       SetNull(d, e);
     }
@@ -542,10 +543,10 @@ __device__ __forceinline__ void IntegerRemainder(Opcode op, Register& d, const R
   Set(d, r, e);
 }
 
-// HostInterpreter.divisionByZero.
-__device__ __forceinline__ void DivisionByZero(Register& d, int e, bool ansi) {
+// HostInterpreter.divisionByZero: division raises DIVIDE_BY_ZERO, remainder REMAINDER_BY_ZERO.
+__device__ __forceinline__ void DivisionByZero(Register& d, int e, bool ansi, bool division) {
   if (ansi) {
-    Set(d, 0, Raise(e, RowError::DIVIDE_BY_ZERO));
+    Set(d, 0, Raise(e, division ? RowError::DIVIDE_BY_ZERO : RowError::REMAINDER_BY_ZERO));
   } else {
     SetNull(d, e);
   }
@@ -562,7 +563,7 @@ __device__ __forceinline__ void FloatArithmetic(Opcode op, Register& d, const Re
   const float y = F32(b);
   const int e = FirstError(a, b);
   if ((op == Opcode::DIV_F32 || op == Opcode::REM_F32 || op == Opcode::PMOD_F32) && y == 0.0f) {
-    DivisionByZero(d, e, ansi);
+    DivisionByZero(d, e, ansi, op == Opcode::DIV_F32);
     return;
   }
   float r;
@@ -592,7 +593,7 @@ __device__ __forceinline__ void DoubleArithmetic(Opcode op, Register& d, const R
   const double y = F64(b);
   const int e = FirstError(a, b);
   if ((op == Opcode::DIV_F64 || op == Opcode::REM_F64 || op == Opcode::PMOD_F64) && y == 0.0) {
-    DivisionByZero(d, e, ansi);
+    DivisionByZero(d, e, ansi, op == Opcode::DIV_F64);
     return;
   }
   double r;

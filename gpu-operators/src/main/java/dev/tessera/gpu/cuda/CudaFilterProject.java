@@ -87,9 +87,11 @@ final class CudaFilterProject implements FilterProjectKernel {
     this.staging = backend.stagingAllocator();
   }
 
+  private long lastKernelNanos;
+
   @Override
   public long lastKernelNanos() {
-    return 0;
+    return lastKernelNanos;
   }
 
   @Override
@@ -285,6 +287,7 @@ final class CudaFilterProject implements FilterProjectKernel {
       // Staging: the plan, then room for the status read back.
       long readbackAt = alignUp(plan.size());
       ArrowBuf host = temporary(staging.buffer(readbackAt + statusBytes));
+      DeviceTimer timer = temporary(new DeviceTimer(device));
       for (int i = 0; i < input.columns().size(); i++) {
         DeviceColumn column = input.column(i);
         long at = inputsAt + (long) INPUT_COLUMN_BYTES * i;
@@ -324,6 +327,8 @@ final class CudaFilterProject implements FilterProjectKernel {
         stream.fill(validity[o].address(), validity[o].size(), (byte) 0);
       }
       KernelModule kernels = device.kernels();
+      lastKernelNanos = 0;
+      timer.start(stream);
       kernels.launch(FILTER_PROJECT_KERNEL, tileGrid, stream, new KernelArgs()
           .address(planAddress + codeAt)
           .i32(program.instructionCount())
@@ -351,9 +356,11 @@ final class CudaFilterProject implements FilterProjectKernel {
               .address(outputStatus + STATUS_STRING_BYTES));
         }
       }
+      timer.recordStop(stream);
       stream.copyDeviceToHost(statusAddress, host.memoryAddress() + readbackAt, statusBytes);
       stream.synchronize();
       queued = false;
+      lastKernelNanos += millisToNanos(timer.elapsedMillis());
 
       long firstError = host.getLong(readbackAt + STATUS_FIRST_ERROR);
       if (firstError != NO_ERROR) {
@@ -381,12 +388,14 @@ final class CudaFilterProject implements FilterProjectKernel {
           data[o] = DeviceBuffer.allocate(pool, stringBytes[o]);
           if (kept > 0 && stringBytes[o] > 0) {
             queued = true;
+            timer.start(stream);
             kernels.launch(STRING_GATHER_KERNEL, LaunchShape.tilesFor(kept), stream,
                 new KernelArgs()
                     .address(offsets[o].address())
                     .address(workAddress + sourcesAt[o])
                     .address(data[o].address())
                     .i32(kept));
+            lastKernelNanos += millisToNanos(timer.stopMillis(stream));
           }
         }
       }
@@ -472,5 +481,9 @@ final class CudaFilterProject implements FilterProjectKernel {
         throw closing;
       }
     }
+  }
+
+  private static long millisToNanos(float millis) {
+    return (long) (millis * 1_000_000.0);
   }
 }

@@ -30,8 +30,19 @@ public final class DeviceTimer implements AutoCloseable {
 
   /** Records the stop event, waits for it, and returns the milliseconds since {@link #start}. */
   public float stopMillis(CudaStream stream) {
+    recordStop(stream);
+    return elapsedMillis();
+  }
+
+  /** Records the stop event without waiting for it. */
+  public void recordStop(CudaStream stream) {
     device.makeCurrent();
     check(cuEventRecord(stop, stream.handle()), "cuEventRecord");
+  }
+
+  /** Waits for the stop event and returns the milliseconds between the two events. */
+  public float elapsedMillis() {
+    device.makeCurrent();
     check(cuEventSynchronize(stop), "cuEventSynchronize");
     float[] millis = new float[1];
     check(cuEventElapsedTime(millis, start, stop), "cuEventElapsedTime");
