@@ -313,14 +313,14 @@ class CudaFilterProjectTest {
     try (HostColumn xs = TestColumns.build(ColumnType.LONG, numbers, cuda.stagingAllocator());
         ColumnBatch<HostColumn> input = new ColumnBatch<>(List.of(xs), rows)) {
       for (long threshold : new long[] {1000, 2000, 2001, 50_000}) {
-        Program program = divideByZeroAt2000(threshold);
+        Program program = remainderByZeroAt2000(threshold);
         try (Outcome outcome = run(cuda, cudaStream, program, input)) {
           if (threshold <= 2000) {
             assertNull(outcome.error(), "row 2000 is filtered out");
             assertEquals(threshold, outcome.output().rowCount());
           } else {
             assertNotNull(outcome.error(), "row 2000 is kept");
-            assertEquals(RowError.DIVIDE_BY_ZERO, outcome.error().error());
+            assertEquals(RowError.REMAINDER_BY_ZERO, outcome.error().error());
             assertEquals(2000, outcome.error().row());
           }
         }
@@ -329,7 +329,7 @@ class CudaFilterProjectTest {
     }
   }
 
-  private static Program divideByZeroAt2000(long threshold) {
+  private static Program remainderByZeroAt2000(long threshold) {
     ProgramBuilder b = new ProgramBuilder(List.of(ColumnType.LONG), true);
     int x = b.loadColumn(0);
     int keep = b.emitNew(Opcode.CMP_INT, x, b.loadConstant(threshold), Comparison.LT.code());
