@@ -167,6 +167,40 @@ class FilterProjectSuite extends AnyFunSuite with GpuQueryTest {
     assert(reasons.exists(_.contains("rlike")), reasons)
   }
 
+  test("df.explain shows the GPU nodes") {
+    val df = sql("SELECT i + 1 FROM t WHERE i > 0")
+    val text = df.queryExecution.explainString(org.apache.spark.sql.execution.SimpleMode)
+    df.collect()
+    val executed = finalPlan(df).toString
+    assert(executed.contains("TesseraFilterProjectExec"), executed)
+    assert(text.contains("TesseraFilterProjectExec") || text.contains("AdaptiveSparkPlan"), text)
+  }
+
+  test("local relations and spark.range feed the GPU") {
+    val session = spark
+    import session.implicits._
+    val local = Seq((1, "a"), (2, null), (3, "ccc"), (-4, "ü")).toDF("x", "s")
+    // Without this rule Spark evaluates a query over a local relation while optimizing it.
+    withConf("spark.sql.optimizer.excludedRules" ->
+        "org.apache.spark.sql.catalyst.optimizer.ConvertToLocalRelation") {
+      checkGpu(local.filter("x > 0").selectExpr("x * 10", "coalesce(s, 'none')"))
+    }
+    checkGpu(spark.range(-50, 50).selectExpr("id % 7 AS r").filter("r <> 0"))
+  }
+
+  test("null-heavy columns") {
+    val sparse = spark.range(0, 50000, 1, 3).selectExpr(
+      "CASE WHEN id % 10 = 0 THEN id END AS a", "CASE WHEN id % 3 = 0 THEN 'x' END AS s")
+    checkGpu(sparse.filter("a IS NOT NULL OR s IS NULL").selectExpr("a * 2", "s", "a + 1 > 5"))
+  }
+
+  test("broadcast and shuffle exchanges around GPU nodes") {
+    val small = spark.range(0, 20).selectExpr("id AS k", "id * 100 AS v").filter("k % 2 = 0")
+    val big = sql("SELECT i % 20 AS k, l FROM t WHERE l > 0")
+    checkGpu(big.join(org.apache.spark.sql.functions.broadcast(small), "k")
+      .selectExpr("k", "v + l"), gpuNodeCount = 3)
+  }
+
   test("spark.tessera.explain=NOT_ON_GPU tells which node stayed on the CPU and why") {
     LogCapture("dev.tessera") { log =>
       withConf("spark.tessera.explain" -> "NOT_ON_GPU") {
