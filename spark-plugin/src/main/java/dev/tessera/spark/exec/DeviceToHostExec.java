@@ -33,7 +33,6 @@ import scala.jdk.javaapi.CollectionConverters;
  */
 public final class DeviceToHostExec extends TesseraUnaryExec implements ColumnarToRowTransition {
   private static final long serialVersionUID = 1L;
-  private transient Map<String, SQLMetric> metrics;
 
   public DeviceToHostExec(SparkPlan child) {
     super(child);
@@ -55,16 +54,9 @@ public final class DeviceToHostExec extends TesseraUnaryExec implements Columnar
   }
 
   @Override
-  public scala.collection.immutable.Map<String, SQLMetric> metrics() {
-    return ExecMetrics.toScala(metricMap());
-  }
-
-  private synchronized Map<String, SQLMetric> metricMap() {
-    if (metrics == null) {
-      metrics = ExecMetrics.create(sparkContext(), ExecMetrics.OUTPUT_ROWS,
-          ExecMetrics.BYTES_TO_HOST, ExecMetrics.COPY_TIME);
-    }
-    return metrics;
+  protected String[] metricNames() {
+    return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.BYTES_TO_HOST,
+        ExecMetrics.COPY_TIME};
   }
 
   @Override

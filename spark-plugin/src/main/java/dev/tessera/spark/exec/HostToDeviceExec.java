@@ -35,7 +35,6 @@ public final class HostToDeviceExec extends TesseraUnaryExec {
   private static final long serialVersionUID = 1L;
   private final int[] ordinals;
   private final long targetBatchBytes;
-  private transient Map<String, SQLMetric> metrics;
 
   /**
    * @param ordinals the child's output columns to upload, in this node's output order
@@ -63,16 +62,9 @@ public final class HostToDeviceExec extends TesseraUnaryExec {
   }
 
   @Override
-  public scala.collection.immutable.Map<String, SQLMetric> metrics() {
-    return ExecMetrics.toScala(metricMap());
-  }
-
-  private synchronized Map<String, SQLMetric> metricMap() {
-    if (metrics == null) {
-      metrics = ExecMetrics.create(sparkContext(), ExecMetrics.OUTPUT_ROWS,
-          ExecMetrics.OUTPUT_BATCHES, ExecMetrics.BYTES_TO_DEVICE, ExecMetrics.COPY_TIME);
-    }
-    return metrics;
+  protected String[] metricNames() {
+    return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES, ExecMetrics.BYTES_TO_DEVICE,
+        ExecMetrics.COPY_TIME};
   }
 
   @Override

@@ -34,7 +34,6 @@ public final class TesseraFilterProjectExec extends TesseraUnaryExec {
   private final Program program;
   private final List<Attribute> output;
   private final List<FilterProjectStep> steps;
-  private transient Map<String, SQLMetric> metrics;
 
   public TesseraFilterProjectExec(SparkPlan child, Program program, List<Attribute> output,
       List<FilterProjectStep> steps) {
@@ -68,16 +67,9 @@ public final class TesseraFilterProjectExec extends TesseraUnaryExec {
   }
 
   @Override
-  public scala.collection.immutable.Map<String, SQLMetric> metrics() {
-    return ExecMetrics.toScala(metricMap());
-  }
-
-  private synchronized Map<String, SQLMetric> metricMap() {
-    if (metrics == null) {
-      metrics = ExecMetrics.create(sparkContext(), ExecMetrics.OUTPUT_ROWS,
-          ExecMetrics.OUTPUT_BATCHES, ExecMetrics.KERNEL_TIME);
-    }
-    return metrics;
+  protected String[] metricNames() {
+    return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
+        ExecMetrics.KERNEL_TIME};
   }
 
   @Override

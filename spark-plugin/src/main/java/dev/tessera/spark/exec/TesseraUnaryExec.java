@@ -1,6 +1,8 @@
 package dev.tessera.spark.exec;
 
+import java.util.Map;
 import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.execution.UnaryExecNode;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
@@ -13,9 +15,26 @@ import scala.collection.immutable.Seq;
 public abstract class TesseraUnaryExec extends SparkPlan implements UnaryExecNode {
   private static final long serialVersionUID = 1L;
   private final SparkPlan child;
+  private transient Map<String, SQLMetric> metrics;
 
   protected TesseraUnaryExec(SparkPlan child) {
     this.child = child;
+  }
+
+  /** The names ({@link ExecMetrics} constants) of the SQL metrics this node reports. */
+  protected abstract String[] metricNames();
+
+  @Override
+  public scala.collection.immutable.Map<String, SQLMetric> metrics() {
+    return ExecMetrics.toScala(metricMap());
+  }
+
+  /** This node's metrics by name, created once on the driver and shipped with the tasks. */
+  protected synchronized Map<String, SQLMetric> metricMap() {
+    if (metrics == null) {
+      metrics = ExecMetrics.create(sparkContext(), metricNames());
+    }
+    return metrics;
   }
 
   @Override

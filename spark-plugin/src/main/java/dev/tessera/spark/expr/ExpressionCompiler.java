@@ -441,14 +441,12 @@ public final class ExpressionCompiler {
       throw new Unsupported("IN with an empty list");
     }
     Value v = compile(in.value());
-    Integer result = null;
+    List<Value> equalities = new ArrayList<>();
     for (Expression item : list) {
       requireSameType(in.value(), item);
-      Value eq = equalityOrOrder(v, compile(item), Comparison.EQ);
-      result = result == null ? eq.register()
-          : program.emitNew(Opcode.OR, result, eq.register(), 0);
+      equalities.add(equalityOrOrder(v, compile(item), Comparison.EQ));
     }
-    return new Value(result, BooleanType$.MODULE$);
+    return orAll(equalities);
   }
 
   private Value inSet(InSet in) throws Unsupported {
@@ -478,19 +476,24 @@ public final class ExpressionCompiler {
       throw new Unsupported("IN with " + values.size() + " " + type.sql()
           + " values (more than " + MAX_IN_LIST + ") is not supported on the GPU");
     }
-    Integer result = null;
+    List<Value> equalities = new ArrayList<>();
     for (Object item : values) {
-      Value eq = equalityOrOrder(v, literal(item, type), Comparison.EQ);
-      result = result == null ? eq.register()
-          : program.emitNew(Opcode.OR, result, eq.register(), 0);
+      equalities.add(equalityOrOrder(v, literal(item, type), Comparison.EQ));
     }
     if (hasNull) {
-      Value nullEq = equalityOrOrder(v, literal(null, type), Comparison.EQ);
-      result = result == null ? nullEq.register()
-          : program.emitNew(Opcode.OR, result, nullEq.register(), 0);
+      equalities.add(equalityOrOrder(v, literal(null, type), Comparison.EQ));
     }
-    if (result == null) {
+    if (equalities.isEmpty()) {
       throw new Unsupported("IN with an empty set");
+    }
+    return orAll(equalities);
+  }
+
+  /** The three-valued OR of {@code values}, which has exactly IN's NULL semantics. */
+  private Value orAll(List<Value> values) {
+    int result = values.get(0).register();
+    for (int i = 1; i < values.size(); i++) {
+      result = program.emitNew(Opcode.OR, result, values.get(i).register(), 0);
     }
     return new Value(result, BooleanType$.MODULE$);
   }
