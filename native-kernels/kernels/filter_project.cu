@@ -57,7 +57,7 @@ constexpr int kOutputStatusBytes = 32;
 static_assert(sizeof(OutputStatus) == kOutputStatusBytes, "CudaFilterProject.OUTPUT_STATUS_BYTES");
 
 // An error is packed as (row << 8) | code so that one atomicMin keeps the smallest row; codes fit
-// 8 bits (RowError codes are 0 to 4) and rows fit 32.
+// 8 bits (RowError codes are 0 to 5) and rows fit 32.
 constexpr int kErrorRowShift = 8;
 constexpr unsigned long long kNoError = ~0ull;
 
