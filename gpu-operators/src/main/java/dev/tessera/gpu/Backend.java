@@ -1,5 +1,6 @@
 package dev.tessera.gpu;
 
+import dev.tessera.gpu.agg.HashAggregateKernel;
 import dev.tessera.gpu.kernels.FilterProjectKernel;
 import dev.tessera.gpu.kernels.SmokeKernel;
 import dev.tessera.gpu.memory.ArenaPool;
@@ -33,6 +34,9 @@ public interface Backend extends AutoCloseable {
 
   /** The fused filter-and-project operator on this backend. */
   FilterProjectKernel filterProjectKernel();
+
+  /** The hash aggregation operator on this backend. */
+  HashAggregateKernel hashAggregateKernel();
 
   /** Releases the pools and the device. Everything allocated from them must be closed first. */
   @Override

@@ -4,6 +4,7 @@ import dev.tessera.gpu.BackendKind;
 import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.PooledBackend;
 import dev.tessera.gpu.RuntimeOptions;
+import dev.tessera.gpu.agg.HashAggregateKernel;
 import dev.tessera.gpu.kernels.FilterProjectKernel;
 import dev.tessera.gpu.kernels.SmokeKernel;
 import dev.tessera.gpu.memory.ArenaPool;
@@ -63,6 +64,11 @@ public final class CudaBackend extends PooledBackend {
   @Override
   public SmokeKernel smokeKernel() {
     return new CudaSmokeKernel(device);
+  }
+
+  @Override
+  public HashAggregateKernel hashAggregateKernel() {
+    return new CudaHashAggregate(this);
   }
 
   @Override

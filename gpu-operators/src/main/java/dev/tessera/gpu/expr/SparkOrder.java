@@ -1,10 +1,10 @@
 package dev.tessera.gpu.expr;
 
 /** Spark's ordering of floating point values (SQLOrderingUtil): -0.0 = 0.0, NaN = NaN, NaN largest. */
-final class SparkOrder {
+public final class SparkOrder {
   private SparkOrder() {}
 
-  static int compareDoubles(double x, double y) {
+  public static int compareDoubles(double x, double y) {
     if (x < y) {
       return -1;
     }
@@ -19,7 +19,7 @@ final class SparkOrder {
     return xNaN == yNaN ? 0 : xNaN ? 1 : -1;
   }
 
-  static int compareFloats(float x, float y) {
+  public static int compareFloats(float x, float y) {
     return compareDoubles(x, y);
   }
 }

@@ -2,9 +2,7 @@ package dev.tessera.gpu.host;
 
 import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.column.ColumnBatch;
-import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
-import dev.tessera.gpu.column.Validity;
 import dev.tessera.gpu.expr.HostInterpreter;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.RowError;
@@ -89,14 +87,13 @@ final class HostFilterProject implements FilterProjectKernel {
   private static final class OutputWriter {
     final Program.Output output;
     final long[] values;
-    final int[] lengths;
+    final byte[][] strings;
     final boolean[] valid;
-    long stringBytes;
 
     OutputWriter(Program.Output output, int capacity) {
       this.output = output;
       this.values = new long[capacity];
-      this.lengths = output.type().isString() ? new int[capacity] : null;
+      this.strings = output.type().isString() ? new byte[capacity][] : null;
       this.valid = new boolean[capacity];
     }
 
@@ -104,73 +101,15 @@ final class HostFilterProject implements FilterProjectKernel {
       int r = output.register();
       valid[index] = interpreter.isValid(r);
       values[index] = interpreter.value(r);
-      if (lengths != null) {
-        lengths[index] = valid[index] ? interpreter.length(r) : 0;
-        stringBytes += lengths[index];
+      if (strings != null && valid[index]) {
+        byte[] bytes = new byte[interpreter.length(r)];
+        MemoryUtil.copyFromMemory(values[index], bytes, 0, bytes.length);
+        strings[index] = bytes;
       }
     }
 
     DeviceColumn finish(int rows, ArenaPool pool) {
-      ColumnType type = output.type();
-      int nulls = 0;
-      List<DeviceBuffer> owned = new ArrayList<>(3);
-      try {
-        DeviceBuffer validity = DeviceBuffer.allocate(pool, Validity.bytesFor(rows));
-        owned.add(validity);
-        MemoryUtil.setMemory(validity.address(), validity.size(), (byte) 0);
-        for (int i = 0; i < rows; i++) {
-          if (valid[i]) {
-            long at = validity.address() + (i >>> 3);
-            MemoryUtil.putByte(at, (byte) (MemoryUtil.getByte(at) | (1 << (i & 7))));
-          } else {
-            nulls++;
-          }
-        }
-        DeviceBuffer data;
-        DeviceBuffer offsets = null;
-        long dataBytes;
-        if (type.isString()) {
-          if (stringBytes > Integer.MAX_VALUE) {
-            throw new IllegalStateException("a string column holds at most 2 GiB of text");
-          }
-          dataBytes = stringBytes;
-          data = DeviceBuffer.allocate(pool, dataBytes);
-          owned.add(data);
-          offsets = DeviceBuffer.allocate(pool, 4L * (rows + 1));
-          owned.add(offsets);
-          int position = 0;
-          for (int i = 0; i < rows; i++) {
-            MemoryUtil.putInt(offsets.address() + 4L * i, position);
-            MemoryUtil.copyMemory(values[i], data.address() + position, lengths[i]);
-            position += lengths[i];
-          }
-          MemoryUtil.putInt(offsets.address() + 4L * rows, position);
-        } else {
-          dataBytes = type.fixedDataBytes(rows);
-          data = DeviceBuffer.allocate(pool, dataBytes);
-          owned.add(data);
-          int width = type.id().width();
-          for (int i = 0; i < rows; i++) {
-            long at = data.address() + (long) i * width;
-            long v = valid[i] ? values[i] : 0;
-            switch (width) {
-              case 1 -> MemoryUtil.putByte(at, (byte) v);
-              case 2 -> MemoryUtil.putShort(at, (short) v);
-              case 4 -> MemoryUtil.putInt(at, (int) v);
-              default -> MemoryUtil.putLong(at, v);
-            }
-          }
-        }
-        if (nulls == 0) {
-          owned.remove(validity);
-          validity.close();
-          validity = null;
-        }
-        return new DeviceColumn(type, rows, nulls, data, validity, offsets, dataBytes);
-      } catch (RuntimeException e) {
-        owned.forEach(DeviceBuffer::close);
-        throw e;
-      }
+      return HostColumns.write(output.type(), rows, values, strings, valid, pool);
     }
   }
 }

@@ -4,6 +4,7 @@ import dev.tessera.gpu.BackendKind;
 import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.PooledBackend;
 import dev.tessera.gpu.RuntimeOptions;
+import dev.tessera.gpu.agg.HashAggregateKernel;
 import dev.tessera.gpu.kernels.FilterProjectKernel;
 import dev.tessera.gpu.kernels.SmokeKernel;
 import dev.tessera.gpu.memory.ArenaPool;
@@ -58,6 +59,11 @@ public final class HostReferenceBackend extends PooledBackend {
   @Override
   public FilterProjectKernel filterProjectKernel() {
     return new HostFilterProject();
+  }
+
+  @Override
+  public HashAggregateKernel hashAggregateKernel() {
+    return new HostHashAggregate();
   }
 
   /** Off-heap chunks, over-allocated so the pool gets 256-byte aligned addresses. */

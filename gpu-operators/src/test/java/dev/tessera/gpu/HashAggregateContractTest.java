@@ -1,0 +1,211 @@
+package dev.tessera.gpu;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.tessera.gpu.agg.AggregateFunction;
+import dev.tessera.gpu.agg.AggregateFunction.Kind;
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.agg.HashAggregateKernel;
+import dev.tessera.gpu.column.ColumnBatch;
+import dev.tessera.gpu.column.ColumnTransfer;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.column.DeviceColumn;
+import dev.tessera.gpu.column.HostColumn;
+import dev.tessera.gpu.column.TestColumns;
+import dev.tessera.gpu.expr.RowError;
+import dev.tessera.gpu.expr.RowErrorException;
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/** The hash aggregation's results, the same on every backend, checked against plain Java. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+public abstract class HashAggregateContractTest {
+  protected Backend backend;
+  private GpuStream stream;
+
+  protected abstract Backend openBackend(RuntimeOptions options);
+
+  @BeforeAll
+  void open() {
+    backend = openBackend(RuntimeOptions.defaults().withDeviceMemoryCap(2L << 30));
+    stream = backend.newStream();
+  }
+
+  @AfterAll
+  void close() {
+    if (stream != null) {
+      stream.close();
+    }
+    if (backend != null) {
+      backend.close();
+    }
+  }
+
+  @AfterEach
+  void poolsAreEmpty() {
+    assertEquals(0, backend.stagingAllocator().getAllocatedMemory(), "staging buffers leaked");
+    assertEquals(0, backend.deviceMemory().bytesInUse(), "device memory leaked");
+  }
+
+  private static final ColumnType LONG = ColumnType.LONG;
+
+  /** Aggregates the batches (each a list of columns of Java values) and returns rows as lists. */
+  private List<List<Object>> aggregate(AggregateSpec spec, List<List<List<Object>>> batches) {
+    HashAggregateKernel kernel = backend.hashAggregateKernel();
+    try (HashAggregateKernel.Aggregation aggregation =
+        kernel.open(spec, backend.deviceMemory(), stream)) {
+      for (List<List<Object>> columns : batches) {
+        List<HostColumn> host = new ArrayList<>();
+        for (int c = 0; c < columns.size(); c++) {
+          host.add(TestColumns.build(spec.inputTypes().get(c), columns.get(c),
+              backend.stagingAllocator()));
+        }
+        try (ColumnBatch<HostColumn> h = new ColumnBatch<>(host, columns.get(0).size());
+            ColumnBatch<DeviceColumn> d =
+                ColumnTransfer.toDeviceAsync(h, backend.deviceMemory(), stream)) {
+          stream.synchronize();
+          aggregation.update(d);
+        }
+      }
+      try (ColumnBatch<DeviceColumn> out = aggregation.finish();
+          ColumnBatch<HostColumn> back =
+              ColumnTransfer.toHost(out, backend.stagingAllocator(), stream)) {
+        List<List<Object>> rows = new ArrayList<>();
+        List<List<Object>> columns = new ArrayList<>();
+        for (int c = 0; c < back.columns().size(); c++) {
+          columns.add(TestColumns.values(back.column(c).type(), back.column(c)));
+        }
+        for (int r = 0; r < back.rowCount(); r++) {
+          List<Object> row = new ArrayList<>();
+          for (List<Object> column : columns) {
+            row.add(column.get(r));
+          }
+          rows.add(row);
+        }
+        rows.sort((a, b) -> String.valueOf(a).compareTo(String.valueOf(b)));
+        return rows;
+      }
+    }
+  }
+
+  @Test
+  void groupsByALongKeyOverManyBatchesWithNulls() {
+    AggregateSpec spec = new AggregateSpec(List.of(LONG, ColumnType.INT), 1, List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, LONG),
+        new AggregateFunction(Kind.COUNT, 1, LONG),
+        new AggregateFunction(Kind.SUM_INT, 1, LONG),
+        new AggregateFunction(Kind.MIN, 1, ColumnType.INT),
+        new AggregateFunction(Kind.MAX, 1, ColumnType.INT)), false);
+    Map<Long, long[]> expected = new TreeMap<>(); // rows, count, sum, min, max
+    Map<Long, Boolean> seen = new HashMap<>();
+    List<List<List<Object>>> batches = new ArrayList<>();
+    int n = 0;
+    for (int b = 0; b < 5; b++) {
+      List<Object> keys = new ArrayList<>();
+      List<Object> values = new ArrayList<>();
+      for (int i = 0; i < 3001 + b * 1000; i++, n++) {
+        Long key = n % 97 == 0 ? null : (long) (n % 37);
+        Integer v = n % 5 == 0 ? null : (n * 7919) % 10007 - 5000;
+        keys.add(key);
+        values.add(v);
+        long k = key == null ? Long.MIN_VALUE : key;
+        long[] e = expected.computeIfAbsent(k, x -> new long[] {0, 0, 0, Long.MAX_VALUE,
+            Long.MIN_VALUE});
+        e[0]++;
+        if (v != null) {
+          e[1]++;
+          e[2] += v;
+          e[3] = Math.min(e[3], v);
+          e[4] = Math.max(e[4], v);
+          seen.put(k, true);
+        }
+      }
+      batches.add(List.of(keys, values));
+    }
+    List<List<Object>> want = new ArrayList<>();
+    for (Map.Entry<Long, long[]> e : expected.entrySet()) {
+      long[] a = e.getValue();
+      boolean any = seen.getOrDefault(e.getKey(), false);
+      want.add(Arrays.asList(e.getKey() == Long.MIN_VALUE ? null : e.getKey(), a[0], a[1],
+          any ? a[2] : null, any ? (int) a[3] : null, any ? (int) a[4] : null));
+    }
+    want.sort((a, b) -> String.valueOf(a).compareTo(String.valueOf(b)));
+    assertEquals(want, aggregate(spec, batches));
+  }
+
+  @Test
+  void aGlobalAggregateOfNothingIsOneRow() {
+    AggregateSpec spec = new AggregateSpec(List.of(LONG), 0, List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, LONG),
+        new AggregateFunction(Kind.SUM_INT, 0, LONG),
+        new AggregateFunction(Kind.MAX, 0, LONG)), false);
+    assertEquals(List.of(Arrays.asList(0L, null, null)),
+        aggregate(spec, List.of(List.of(List.of()))));
+  }
+
+  @Test
+  void stringAndMultiColumnKeys() {
+    AggregateSpec spec = new AggregateSpec(List.of(ColumnType.STRING, ColumnType.INT, LONG), 2,
+        List.of(new AggregateFunction(Kind.SUM_INT, 2, LONG)), false);
+    List<Object> s = Arrays.asList("a", "grüße", "a", null, "", "a", null, "");
+    List<Object> i = Arrays.asList(1, 1, 1, 1, 2, 2, 1, 2);
+    List<Object> v = Arrays.asList(1L, 2L, 3L, 4L, 5L, 6L, 7L, null);
+    assertEquals(List.of(Arrays.asList("", 2, 5L), Arrays.asList("a", 1, 4L),
+        Arrays.asList("a", 2, 6L), Arrays.asList("grüße", 1, 2L), Arrays.asList(null, 1, 11L)),
+        aggregate(spec, List.of(List.of(s, i, v))));
+  }
+
+  @Test
+  void doubleMinAndMaxFollowSparkOrder() {
+    AggregateSpec spec = new AggregateSpec(List.of(ColumnType.INT, ColumnType.DOUBLE), 1, List.of(
+        new AggregateFunction(Kind.MIN, 1, ColumnType.DOUBLE),
+        new AggregateFunction(Kind.MAX, 1, ColumnType.DOUBLE)), false);
+    List<Object> k = Arrays.asList(1, 1, 1, 2, 2);
+    List<Object> d = Arrays.asList(Double.NaN, 1.5, Double.NEGATIVE_INFINITY, 3.0, null);
+    assertEquals(List.of(Arrays.asList(1, Double.NEGATIVE_INFINITY, Double.NaN),
+        Arrays.asList(2, 3.0, 3.0)), aggregate(spec, List.of(List.of(k, d))));
+  }
+
+  @Test
+  void integerSumsWrapOrRaiseUnderAnsi() {
+    List<Object> k = Arrays.asList(1, 1);
+    List<Object> v = Arrays.asList(Long.MAX_VALUE, 1L);
+    List<AggregateFunction> sum = List.of(new AggregateFunction(Kind.SUM_INT, 1, LONG));
+    assertEquals(List.of(Arrays.asList(1, Long.MIN_VALUE)), aggregate(
+        new AggregateSpec(List.of(ColumnType.INT, LONG), 1, sum, false),
+        List.of(List.of(k, v))));
+    RowErrorException e = assertThrows(RowErrorException.class, () -> aggregate(
+        new AggregateSpec(List.of(ColumnType.INT, LONG), 1, sum, true), List.of(List.of(k, v))));
+    assertEquals(RowError.ARITHMETIC_OVERFLOW, e.error());
+  }
+
+  @Test
+  void decimalSumsAreNullWhenTheyLeaveTheirPrecision() {
+    ColumnType in = ColumnType.decimal(3, 1);
+    ColumnType out = ColumnType.decimal(4, 1);
+    List<Object> k = Arrays.asList(1, 1, 2, 2);
+    List<Object> v = Arrays.asList(new BigDecimal("99.9"), new BigDecimal("99.9"),
+        new BigDecimal("99.9"), new BigDecimal("-0.9"));
+    assertEquals(List.of(Arrays.asList(1, new BigDecimal("199.8")),
+        Arrays.asList(2, new BigDecimal("99.0"))), aggregate(new AggregateSpec(
+            List.of(ColumnType.INT, in), 1,
+            List.of(new AggregateFunction(Kind.SUM_DECIMAL, 1, out)), false),
+        List.of(List.of(k, v))));
+    ColumnType tight = ColumnType.decimal(3, 1);
+    assertEquals(List.of(Arrays.asList(1, null), Arrays.asList(2, new BigDecimal("99.0"))),
+        aggregate(new AggregateSpec(List.of(ColumnType.INT, in), 1,
+            List.of(new AggregateFunction(Kind.SUM_DECIMAL, 1, tight)), false),
+            List.of(List.of(k, v))));
+  }
+}
