@@ -18,7 +18,8 @@ final class SupportedOperators {
   /** Exec simple class name -> what it does in a query. */
   static final Map<String, String> EXECS = ordered(
       "FilterExec", "WHERE and HAVING conditions",
-      "ProjectExec", "SELECT lists: computed columns");
+      "ProjectExec", "SELECT lists: computed columns",
+      "HashAggregateExec", "GROUP BY and global aggregates: count, sum of integers, min, max");
 
   /** Expression simple class name -> what it computes. */
   static final Map<String, String> EXPRESSIONS = ordered(

@@ -18,6 +18,7 @@ import org.apache.spark.sql.catalyst.trees.TreeNodeTag;
 import org.apache.spark.sql.execution.FilterExec;
 import org.apache.spark.sql.execution.ProjectExec;
 import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.aggregate.HashAggregateExec;
 import org.apache.spark.sql.internal.SQLConf;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -48,7 +49,7 @@ public final class FilterProjectRewriter implements PlanRewriter {
   }
 
   /** One rewrite of one plan. */
-  private static final class Pass {
+  static final class Pass {
     final TesseraConf conf;
     final boolean ansi;
     final Map<SparkPlan, String> reasons = new IdentityHashMap<>();
@@ -72,6 +73,9 @@ public final class FilterProjectRewriter implements PlanRewriter {
       if (current instanceof FilterExec || current instanceof ProjectExec) {
         return toGpu(current);
       }
+      if (current instanceof HashAggregateExec aggregate) {
+        return AggregateRewrite.toGpu(aggregate, this);
+      }
       return current;
     }
 
@@ -83,10 +87,20 @@ public final class FilterProjectRewriter implements PlanRewriter {
       FilterProjectStep step = node instanceof FilterExec f ? FilterProjectStep.filter(f.condition())
           : FilterProjectStep.project(CollectionConverters.asJava(
               ((ProjectExec) node).projectList()).stream().map(e -> (NamedExpression) e).toList());
-      SparkPlan child = node.children().head();
+      try {
+        return new DeviceToHostExec(fused(node.children().head(), step));
+      } catch (Unsupported e) {
+        return stayOnCpu(node, e.getMessage());
+      }
+    }
+
+    /**
+     * A GPU filter/project node computing {@code step} over {@code child}'s output, fused with
+     * the GPU filter/project right below {@code child} if there is one (reading what it read).
+     */
+    TesseraFilterProjectExec fused(SparkPlan child, FilterProjectStep step) throws Unsupported {
       List<FilterProjectStep> chain = new ArrayList<>();
       SparkPlan input = child;
-      // A GPU filter/project right below: fuse with it, reading what it read.
       if (child instanceof DeviceToHostExec d && d.child() instanceof TesseraFilterProjectExec g
           && g.child() instanceof HostToDeviceExec h) {
         chain.addAll(g.steps());
@@ -94,21 +108,15 @@ public final class FilterProjectRewriter implements PlanRewriter {
       }
       chain.add(step);
       List<Attribute> inputAttributes = CollectionConverters.asJava(input.output());
-      FilterProjectCompiler.Compiled compiled;
-      try {
-        compiled = FilterProjectCompiler.compile(chain, inputAttributes, ansi,
-            expr -> !TesseraConf.hasExpressionSwitch(expr) || conf.isExpressionEnabled(expr));
-      } catch (Unsupported e) {
-        return stayOnCpu(node, e.getMessage());
-      }
+      FilterProjectCompiler.Compiled compiled = FilterProjectCompiler.compile(chain,
+          inputAttributes, ansi,
+          expr -> !TesseraConf.hasExpressionSwitch(expr) || conf.isExpressionEnabled(expr));
       int[] ordinals = compiled.inputOrdinals().stream().mapToInt(Integer::intValue).toArray();
       HostToDeviceExec upload = new HostToDeviceExec(input, ordinals, conf.batchSizeBytes());
-      TesseraFilterProjectExec gpu = new TesseraFilterProjectExec(upload, compiled.program(),
-          compiled.output(), chain);
-      return new DeviceToHostExec(gpu);
+      return new TesseraFilterProjectExec(upload, compiled.program(), compiled.output(), chain);
     }
 
-    private SparkPlan stayOnCpu(SparkPlan node, String reason) {
+    SparkPlan stayOnCpu(SparkPlan node, String reason) {
       reasons.put(node, reason);
       node.setTagValue(CPU_REASON, reason);
       return node;

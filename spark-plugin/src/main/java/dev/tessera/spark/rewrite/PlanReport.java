@@ -4,6 +4,7 @@ import dev.tessera.spark.ExplainLog;
 import dev.tessera.spark.exec.DeviceToHostExec;
 import dev.tessera.spark.exec.HostToDeviceExec;
 import dev.tessera.spark.exec.TesseraFilterProjectExec;
+import dev.tessera.spark.exec.TesseraHashAggregateExec;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -25,6 +26,8 @@ final class PlanReport {
     String description = "Exec <" + node.nodeName() + ">";
     if (node instanceof TesseraFilterProjectExec g) {
       out.add(ExplainLog.Node.onGpu(depth, description + " " + g.steps()));
+    } else if (node instanceof TesseraHashAggregateExec a) {
+      out.add(ExplainLog.Node.onGpu(depth, description + " " + a.simpleString(8)));
     } else if (node instanceof HostToDeviceExec || node instanceof DeviceToHostExec) {
       out.add(ExplainLog.Node.onGpu(depth, description));
     } else {
