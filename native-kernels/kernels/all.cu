@@ -2,3 +2,4 @@
 // so the Java side loads a single module. Entry points are extern "C" so their names are stable.
 #include "smoke.cu"
 #include "filter_project.cu"
+#include "hash_aggregate.cu"

@@ -1,0 +1,357 @@
+// The hash aggregation operator, driven by CudaHashAggregate.java, whose constants mirror the
+// plan layout below.
+//
+// The aggregation state (owned by the Java side, living across batches) is an open-addressing
+// hash table with linear probing: `slots` holds int32 group indexes (kEmpty = -1, kBusy = -2 while
+// a thread writes a new group's key). Per group: its 64-bit hash, its key values (int64,
+// sign-extended; FLOAT/DOUBLE by bits) and key null flags, and per function a value word, a high
+// word (sums are exact 128-bit: low word in `value`, high word in `high`) and a seen flag.
+//
+// tessera_hash_aggregate_update: one thread per row finds or inserts the row's group, then
+// accumulates every function with atomics. The host guarantees groups + rows <= group capacity
+// and table capacity >= 2 x group capacity, so a probe always ends.
+// tessera_hash_aggregate_rehash: reinserts groups [0, count) into a fresh (all kEmpty) table.
+// tessera_hash_aggregate_init: sets accumulators of groups [from, to) to their identity.
+// tessera_hash_aggregate_finish: writes groups [0, rows) into the output columns, counts nulls,
+// and reports overflow (ANSI) as the smallest (row << 8 | RowError code).
+#include "tessera/config.cuh"
+
+namespace tessera {
+namespace hash_aggregate {
+
+// TypeId ordinals (column/TypeId.java).
+constexpr int kBoolean = 0, kByte = 1, kShort = 2, kInt = 3, kLong = 4, kFloat = 5, kDouble = 6,
+              kDate = 7, kTimestamp = 8, kDecimal = 9, kString = 10;
+// AggregateFunction.Kind ordinals.
+constexpr int kCountRows = 0, kCount = 1, kSumInt = 2, kSumDecimal = 3, kMin = 4, kMax = 5;
+// RowError codes.
+constexpr unsigned long long kArithmeticOverflow = 1, kDecimalOverflow = 4;
+constexpr int kErrorRowShift = 8;
+
+constexpr int kEmpty = -1;
+constexpr int kBusy = -2;
+
+// The plan: 64-bit words. Header, then 8 words per key column, then 8 words per function.
+constexpr int kHeaderWords = 8;
+constexpr int kColumnWords = 8;
+struct Header {
+  long long rows;
+  long long key_count;
+  long long function_count;
+  long long table_mask;   // table capacity - 1 (a power of two)
+  unsigned long long slots;
+  unsigned long long hashes;
+  unsigned long long group_count;  // device counter (unsigned long long)
+  long long reserved;
+};
+struct Key {
+  unsigned long long data;      // input column (update) / output column data (finish)
+  unsigned long long validity;  // input / output validity (0: no bitmap on input)
+  long long type;               // TypeId
+  unsigned long long values;    // per group int64
+  unsigned long long nulls;     // per group uint8 (1 = NULL)
+  long long reserved2;
+  long long reserved0, reserved1;
+};
+struct Function {
+  long long kind;
+  unsigned long long data;      // input column (update) / output data (finish)
+  unsigned long long validity;  // input validity / output validity
+  long long type;               // input TypeId (update) / result TypeId (finish)
+  unsigned long long value;     // per group uint64
+  unsigned long long high;      // per group uint64 (sums)
+  unsigned long long seen;      // per group uint32
+  long long extra;              // finish: the result precision (SUM_DECIMAL)
+};
+static_assert(sizeof(Header) == kHeaderWords * 8, "header");
+static_assert(sizeof(Key) == kColumnWords * 8, "key");
+static_assert(sizeof(Function) == kColumnWords * 8, "function");
+
+__device__ __forceinline__ int Width(int type) {
+  switch (type) {
+    case kBoolean: case kByte: case kString: return 1;
+    case kShort: return 2;
+    case kInt: case kFloat: case kDate: return 4;
+    default: return 8;
+  }
+}
+
+__device__ __forceinline__ bool IsNull(unsigned long long validity, long long row) {
+  if (validity == 0) return false;
+  const unsigned char* v = reinterpret_cast<const unsigned char*>(validity);
+  return ((v[row >> 3] >> (row & 7)) & 1) == 0;
+}
+
+// A fixed-width value as HostColumns.fixed reads it: sign-extended.
+__device__ __forceinline__ long long ReadFixed(unsigned long long data, int type, long long row) {
+  switch (Width(type)) {
+    case 1: return reinterpret_cast<const signed char*>(data)[row];
+    case 2: return reinterpret_cast<const short*>(data)[row];
+    case 4: return reinterpret_cast<const int*>(data)[row];
+    default: return reinterpret_cast<const long long*>(data)[row];
+  }
+}
+
+__device__ __forceinline__ void WriteFixed(unsigned long long data, int type, long long row,
+                                           long long value) {
+  switch (Width(type)) {
+    case 1: reinterpret_cast<unsigned char*>(data)[row] = static_cast<unsigned char>(value); break;
+    case 2: reinterpret_cast<unsigned short*>(data)[row] = static_cast<unsigned short>(value); break;
+    case 4: reinterpret_cast<unsigned int*>(data)[row] = static_cast<unsigned int>(value); break;
+    default: reinterpret_cast<long long*>(data)[row] = value; break;
+  }
+}
+
+__device__ __forceinline__ unsigned long long Mix(unsigned long long x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+// Spark's order (SparkOrder): NaN largest and equal to NaN, -0.0 = 0.0. Returns <0, 0, >0.
+__device__ __forceinline__ int CompareDoubles(double x, double y) {
+  const bool xn = isnan(x), yn = isnan(y);
+  if (xn || yn) return xn == yn ? 0 : (xn ? 1 : -1);
+  return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+__device__ __forceinline__ int Compare(int type, long long x, long long y) {
+  if (type == kFloat) {
+    return CompareDoubles(static_cast<double>(__int_as_float(static_cast<int>(x))),
+                          static_cast<double>(__int_as_float(static_cast<int>(y))));
+  }
+  if (type == kDouble) return CompareDoubles(__longlong_as_double(x), __longlong_as_double(y));
+  return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+// The identity of MIN (the largest value of the order) and MAX (the smallest).
+__device__ __forceinline__ long long Identity(int kind, int type) {
+  if (kind == kMin) {
+    if (type == kFloat) return static_cast<long long>(0x7fc00000);          // NaN
+    if (type == kDouble) return static_cast<long long>(0x7ff8000000000000ull);  // NaN
+    return 0x7fffffffffffffffll;
+  }
+  if (type == kFloat) return static_cast<long long>(static_cast<int>(0xff800000u));  // -inf
+  if (type == kDouble) return static_cast<long long>(0xfff0000000000000ull);  // -inf
+  return static_cast<long long>(0x8000000000000000ull);
+}
+
+__device__ __forceinline__ unsigned long long HashRow(const Key* keys, int key_count,
+                                                      long long row) {
+  unsigned long long h = 0x243f6a8885a308d3ull;
+  for (int k = 0; k < key_count; ++k) {
+    const Key& key = keys[k];
+    const bool null = IsNull(key.validity, row);
+    const unsigned long long v =
+        null ? 0x9e3779b97f4a7c15ull : static_cast<unsigned long long>(
+                                            ReadFixed(key.data, static_cast<int>(key.type), row));
+    h = Mix(h ^ Mix(v + (null ? 0x51ed270b27ull : 0ull) + static_cast<unsigned long long>(k)));
+  }
+  return h;
+}
+
+__device__ __forceinline__ bool KeysEqual(const Key* keys, int key_count, long long row,
+                                          int group) {
+  for (int k = 0; k < key_count; ++k) {
+    const Key& key = keys[k];
+    const bool null = IsNull(key.validity, row);
+    const unsigned char gnull =
+        __ldcg(reinterpret_cast<const unsigned char*>(key.nulls) + group);
+    if (null != (gnull != 0)) return false;
+    if (!null) {
+      const long long v = ReadFixed(key.data, static_cast<int>(key.type), row);
+      if (__ldcg(reinterpret_cast<const long long*>(key.values) + group) != v) return false;
+    }
+  }
+  return true;
+}
+
+__device__ int FindOrInsert(const Header& header, const Key* keys, long long row) {
+  const int key_count = static_cast<int>(header.key_count);
+  const unsigned long long h = HashRow(keys, key_count, row);
+  int* slots = reinterpret_cast<int*>(header.slots);
+  unsigned long long* hashes = reinterpret_cast<unsigned long long*>(header.hashes);
+  unsigned long long slot = h & static_cast<unsigned long long>(header.table_mask);
+  while (true) {
+    const int s = *reinterpret_cast<volatile int*>(slots + slot);
+    if (s == kEmpty) {
+      if (atomicCAS(slots + slot, kEmpty, kBusy) == kEmpty) {
+        const int group = static_cast<int>(
+            atomicAdd(reinterpret_cast<unsigned long long*>(header.group_count), 1ull));
+        for (int k = 0; k < key_count; ++k) {
+          const Key& key = keys[k];
+          const bool null = IsNull(key.validity, row);
+          reinterpret_cast<long long*>(key.values)[group] =
+              null ? 0 : ReadFixed(key.data, static_cast<int>(key.type), row);
+          reinterpret_cast<unsigned char*>(key.nulls)[group] = null ? 1 : 0;
+        }
+        hashes[group] = h;
+        __threadfence();
+        atomicExch(slots + slot, group);
+        return group;
+      }
+      continue;  // lost the race: look at the slot again
+    }
+    if (s == kBusy) continue;  // another thread is writing the key; wait for it
+    if (__ldcg(hashes + s) == h && KeysEqual(keys, key_count, row, s)) return s;
+    slot = (slot + 1) & static_cast<unsigned long long>(header.table_mask);
+  }
+}
+
+__device__ __forceinline__ void Accumulate(const Function& f, int group, long long row) {
+  unsigned long long* value = reinterpret_cast<unsigned long long*>(f.value) + group;
+  const int kind = static_cast<int>(f.kind);
+  if (kind == kCountRows) {
+    atomicAdd(value, 1ull);
+    return;
+  }
+  if (IsNull(f.validity, row)) return;
+  const int type = static_cast<int>(f.type);
+  const long long v = ReadFixed(f.data, type, row);
+  unsigned int* seen = reinterpret_cast<unsigned int*>(f.seen) + group;
+  if (*reinterpret_cast<volatile unsigned int*>(seen) == 0) *seen = 1;
+  switch (kind) {
+    case kCount:
+      atomicAdd(value, 1ull);
+      break;
+    case kSumInt:
+    case kSumDecimal: {
+      // Exact 128-bit sum: low word here, carries and the sign extension into the high word.
+      const unsigned long long add = static_cast<unsigned long long>(v);
+      const unsigned long long old = atomicAdd(value, add);
+      const unsigned long long carry = (old + add < old) ? 1ull : 0ull;
+      const unsigned long long high_add = (v < 0 ? ~0ull : 0ull) + carry;
+      if (high_add != 0) atomicAdd(reinterpret_cast<unsigned long long*>(f.high) + group, high_add);
+      break;
+    }
+    case kMin:
+    case kMax: {
+      unsigned long long current = *reinterpret_cast<volatile unsigned long long*>(value);
+      while (true) {
+        const int order = Compare(type, v, static_cast<long long>(current));
+        if (kind == kMin ? order >= 0 : order <= 0) break;
+        const unsigned long long seen_value =
+            atomicCAS(value, current, static_cast<unsigned long long>(v));
+        if (seen_value == current) break;
+        current = seen_value;
+      }
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+}  // namespace hash_aggregate
+}  // namespace tessera
+
+extern "C" __global__ void __launch_bounds__(tessera::kBlockThreads)
+tessera_hash_aggregate_update(const unsigned long long* __restrict__ plan) {
+  using namespace tessera::hash_aggregate;
+  const Header& header = *reinterpret_cast<const Header*>(plan);
+  const Key* keys = reinterpret_cast<const Key*>(plan + kHeaderWords);
+  const Function* functions =
+      reinterpret_cast<const Function*>(plan + kHeaderWords + kColumnWords * header.key_count);
+  const long long tile = static_cast<long long>(blockIdx.x) * tessera::kTileItems;
+  for (int item = 0; item < tessera::kItemsPerThread; ++item) {
+    const long long row = tile + threadIdx.x + item * tessera::kBlockThreads;
+    if (row >= header.rows) return;
+    int group = 0;
+    if (header.key_count > 0) {
+      group = FindOrInsert(header, keys, row);
+    }
+    for (int f = 0; f < header.function_count; ++f) Accumulate(functions[f], group, row);
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(tessera::kBlockThreads)
+tessera_hash_aggregate_rehash(const unsigned long long* __restrict__ hashes, long long groups,
+                              int* __restrict__ slots, long long table_mask) {
+  const long long g = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (g >= groups) return;
+  unsigned long long slot = hashes[g] & static_cast<unsigned long long>(table_mask);
+  while (atomicCAS(slots + slot, -1, static_cast<int>(g)) != -1) {
+    slot = (slot + 1) & static_cast<unsigned long long>(table_mask);
+  }
+}
+
+// Accumulators of groups [from, to) to their identities (value, high, seen per function).
+extern "C" __global__ void __launch_bounds__(tessera::kBlockThreads)
+tessera_hash_aggregate_init(const unsigned long long* __restrict__ plan, long long from,
+                            long long to) {
+  using namespace tessera::hash_aggregate;
+  const Header& header = *reinterpret_cast<const Header*>(plan);
+  const Function* functions =
+      reinterpret_cast<const Function*>(plan + kHeaderWords + kColumnWords * header.key_count);
+  const long long g = from + static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (g >= to) return;
+  for (int f = 0; f < header.function_count; ++f) {
+    const Function& fn = functions[f];
+    const int kind = static_cast<int>(fn.kind);
+    reinterpret_cast<long long*>(fn.value)[g] =
+        (kind == kMin || kind == kMax) ? Identity(kind, static_cast<int>(fn.type)) : 0;
+    reinterpret_cast<unsigned long long*>(fn.high)[g] = 0;
+    reinterpret_cast<unsigned int*>(fn.seen)[g] = 0;
+  }
+}
+
+// Groups [0, rows) into the outputs. For functions, `extra` is the result precision (decimals).
+// Output validity bitmaps arrive zeroed; null_counts (one per output column, keys first) arrive
+// zeroed; the error word arrives as all ones.
+extern "C" __global__ void __launch_bounds__(tessera::kBlockThreads)
+tessera_hash_aggregate_finish(const unsigned long long* __restrict__ plan, int ansi,
+                              unsigned long long* __restrict__ error,
+                              unsigned long long* __restrict__ null_counts) {
+  using namespace tessera::hash_aggregate;
+  const Header& header = *reinterpret_cast<const Header*>(plan);
+  const Key* keys = reinterpret_cast<const Key*>(plan + kHeaderWords);
+  const Function* functions =
+      reinterpret_cast<const Function*>(plan + kHeaderWords + kColumnWords * header.key_count);
+  const long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (r >= header.rows) return;
+  for (int k = 0; k < header.key_count; ++k) {
+    const Key& key = keys[k];
+    const bool null = reinterpret_cast<const unsigned char*>(key.nulls)[r] != 0;
+    WriteFixed(key.data, static_cast<int>(key.type), r,
+               null ? 0 : reinterpret_cast<const long long*>(key.values)[r]);
+    if (null) {
+      atomicAdd(null_counts + k, 1ull);
+    } else {
+      atomicOr(reinterpret_cast<unsigned int*>(key.validity) + (r >> 5), 1u << (r & 31));
+    }
+  }
+  for (int f = 0; f < header.function_count; ++f) {
+    const Function& fn = functions[f];
+    const int kind = static_cast<int>(fn.kind);
+    const long long value = reinterpret_cast<const long long*>(fn.value)[r];
+    bool valid = true;
+    if (kind != kCountRows && kind != kCount) {
+      valid = reinterpret_cast<const unsigned int*>(fn.seen)[r] != 0;
+      if (valid && (kind == kSumInt || kind == kSumDecimal)) {
+        const long long high = reinterpret_cast<const long long*>(fn.high)[r];
+        bool overflow = high != (value < 0 ? -1ll : 0ll);
+        if (kind == kSumDecimal && !overflow) {
+          long long limit = 1;
+          for (long long p = 0; p < fn.extra; ++p) limit *= 10;
+          overflow = value >= limit || value <= -limit;
+        }
+        if (overflow) {
+          if (ansi) {
+            atomicMin(error, (static_cast<unsigned long long>(r) << kErrorRowShift) |
+                                 (kind == kSumInt ? kArithmeticOverflow : kDecimalOverflow));
+          }
+          if (kind == kSumDecimal) valid = false;  // ints wrap
+        }
+      }
+    }
+    WriteFixed(fn.data, static_cast<int>(fn.type), r, valid ? value : 0);
+    if (valid) {
+      atomicOr(reinterpret_cast<unsigned int*>(fn.validity) + (r >> 5), 1u << (r & 31));
+    } else {
+      atomicAdd(null_counts + header.key_count + f, 1ull);
+    }
+  }
+}
