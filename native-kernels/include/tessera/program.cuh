@@ -47,6 +47,8 @@ enum class Opcode : int {
   NEG_F64 = 33,
   ABS_F32 = 34,
   ABS_F64 = 35,
+  NORMALIZE_F32 = 36,
+  NORMALIZE_F64 = 37,
   RESCALE_DECIMAL = 40,
   ADD_DECIMAL = 41,
   SUB_DECIMAL = 42,
@@ -790,6 +792,30 @@ __device__ __forceinline__ void ExecuteInstruction(const ProgramView& program, O
         return;
       }
       Set(d, op == Opcode::NEG_F64 ? (x.value ^ kSignBit) : (x.value & ~kSignBit), x.error);
+      return;
+    }
+    case Opcode::NORMALIZE_F32: {
+      // Java's Float.NaN (0x7fc00000) for every NaN, 0.0 for -0.0: the bits Spark groups by.
+      constexpr long long kCanonicalNaN = 0x7fc00000ll;
+      constexpr long long kF32Bits = 0xffffffffll;
+      const Register x = regs[a];
+      if (!x.valid) {
+        SetNull(d, x.error);
+        return;
+      }
+      const float f = F32(x);
+      Set(d, f != f ? kCanonicalNaN : (f == 0.0f ? 0ll : (x.value & kF32Bits)), x.error);
+      return;
+    }
+    case Opcode::NORMALIZE_F64: {
+      constexpr long long kCanonicalNaN = 0x7ff8000000000000ll;  // Java's Double.NaN
+      const Register x = regs[a];
+      if (!x.valid) {
+        SetNull(d, x.error);
+        return;
+      }
+      const double f = F64(x);
+      Set(d, f != f ? kCanonicalNaN : (f == 0.0 ? 0ll : x.value), x.error);
       return;
     }
     case Opcode::RESCALE_DECIMAL: {

@@ -174,6 +174,25 @@ public abstract class FilterProjectContractTest {
   }
 
   @Test
+  void normalizingGivesOneNaNAndNoNegativeZero() {
+    Input in = Input.of(ColumnType.DOUBLE, Double.longBitsToDouble(0x7ff0000000000123L), -0.0,
+        1.5, null);
+    List<Object> out = project(in, false, LONG, b -> b.emitNew(Opcode.CAST_F64_TO_INT,
+        b.emitNew(Opcode.NORMALIZE_F64, b.loadColumn(0), 0, 0), 0, 64));
+    assertEquals(Arrays.asList(0L, 0L, 1L, null), out);
+    List<Object> bits = project(in, false, ColumnType.DOUBLE,
+        b -> b.emitNew(Opcode.NORMALIZE_F64, b.loadColumn(0), 0, 0));
+    assertEquals(Double.doubleToRawLongBits(Double.NaN),
+        Double.doubleToRawLongBits((Double) bits.get(0)));
+    assertEquals(Double.doubleToRawLongBits(0.0), Double.doubleToRawLongBits((Double) bits.get(1)));
+    Input f = Input.of(ColumnType.FLOAT, Float.intBitsToFloat(0xffc00001), -0.0f);
+    List<Object> fbits = project(f, false, ColumnType.FLOAT,
+        b -> b.emitNew(Opcode.NORMALIZE_F32, b.loadColumn(0), 0, 0));
+    assertEquals(Float.floatToRawIntBits(Float.NaN), Float.floatToRawIntBits((Float) fbits.get(0)));
+    assertEquals(0, Float.floatToRawIntBits((Float) fbits.get(1)));
+  }
+
+  @Test
   void doubleDivisionByZeroIsNull() {
     Input in = Input.of(ColumnType.DOUBLE, 1.0, -0.0, 6.0);
     assertEquals(Arrays.asList(null, null, null), project(in, false, ColumnType.DOUBLE,

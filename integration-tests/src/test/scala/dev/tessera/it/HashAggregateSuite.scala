@@ -38,6 +38,14 @@ class HashAggregateSuite extends AnyFunSuite with GpuQueryTest {
     checkAggregate("SELECT k2, k % 10 AS m, sum(id), count(1) FROM a WHERE v > 0 GROUP BY k2, m")
   }
 
+  test("floating point keys group NaN together and -0.0 with 0.0, as Spark does") {
+    spark.sql("SELECT * FROM VALUES (double('NaN'), 1), (-0.0, 2), (0.0, 3), (double('NaN'), 4)," +
+      " (1.5, 5), (CAST(NULL AS DOUBLE), 6) AS x(f, n)").repartition(3)
+      .createOrReplaceTempView("fk")
+    checkAggregate("SELECT f, sum(n), count(*) FROM fk GROUP BY f")
+    checkAggregate("SELECT d, max(id) FROM a GROUP BY d")
+  }
+
   test("global aggregates, also over an empty input") {
     checkAggregate("SELECT count(*), sum(v), max(id) FROM a")
     checkAggregate("SELECT count(*), sum(v), max(id) FROM a WHERE id < 0")

@@ -56,7 +56,9 @@ final class SupportedOperators {
       "StartsWith", "startswith(s, prefix) or s LIKE 'prefix%'",
       "EndsWith", "endswith(s, suffix) or s LIKE '%suffix'",
       "Contains", "contains(s, part) or s LIKE '%part%'",
-      "Length", "length(s)");
+      "Length", "length(s)",
+      "NormalizeNaNAndZero", "one NaN and no -0.0 in floating point grouping keys",
+      "KnownFloatingPointNormalized", "marks normalized floating point keys");
 
   private static Map<String, String> ordered(String... nameThenDescription) {
     Map<String, String> map = new LinkedHashMap<>();

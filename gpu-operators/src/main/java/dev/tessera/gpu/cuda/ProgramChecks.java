@@ -138,7 +138,7 @@ final class ProgramChecks {
           numbers(a, b);
           return Kind.NUMBER;
         }
-        case NEG_F32, NEG_F64, ABS_F32, ABS_F64, NOT, CAST_INT_TO_F32, CAST_INT_TO_F64,
+        case NEG_F32, NEG_F64, ABS_F32, ABS_F64, NORMALIZE_F32, NORMALIZE_F64, NOT, CAST_INT_TO_F32, CAST_INT_TO_F64,
             CAST_F32_TO_F64, CAST_F64_TO_F32, CAST_INT_TO_BOOL, CAST_F32_TO_BOOL,
             CAST_F64_TO_BOOL, YEAR, MONTH, DAY_OF_MONTH -> {
           number(a);

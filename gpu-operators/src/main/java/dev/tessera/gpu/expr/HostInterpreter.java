@@ -125,6 +125,19 @@ public final class HostInterpreter {
           set(d, Double.doubleToRawLongBits(op == Opcode.NEG_F64 ? -x : Math.abs(x)), error[a]);
         }
       }
+      case NORMALIZE_F32 -> {
+        if (!unaryNull(d, a)) {
+          float x = f32(a);
+          set(d, f32Bits(Float.isNaN(x) ? Float.NaN : x == 0.0f ? 0.0f : x), error[a]);
+        }
+      }
+      case NORMALIZE_F64 -> {
+        if (!unaryNull(d, a)) {
+          double x = f64(a);
+          set(d, Double.doubleToRawLongBits(Double.isNaN(x) ? Double.NaN : x == 0.0 ? 0.0 : x),
+              error[a]);
+        }
+      }
       case RESCALE_DECIMAL -> {
         if (!unaryNull(d, a)) {
           decimalResult(d, Decimals.rescale(value[a], b >> 8, b & 0xff), c, error[a]);

@@ -79,6 +79,9 @@ public enum Opcode {
   NEG_F64(33),
   ABS_F32(34),
   ABS_F64(35),
+  /** dst = a with every NaN made the one canonical NaN and -0.0 made 0.0 (Spark's grouping keys). */
+  NORMALIZE_F32(36),
+  NORMALIZE_F64(37),
 
   // ---- decimals: INT unscaled values ------------------------------------------------------------
   /**

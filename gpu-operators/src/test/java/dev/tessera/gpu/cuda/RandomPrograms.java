@@ -326,8 +326,11 @@ final class RandomPrograms {
     private void floatUnary() {
       ColumnType t = pick(FLOATS);
       boolean f32 = t.id() == TypeId.FLOAT;
-      Opcode op = random.nextBoolean() ? (f32 ? Opcode.NEG_F32 : Opcode.NEG_F64)
-          : (f32 ? Opcode.ABS_F32 : Opcode.ABS_F64);
+      Opcode op = switch (random.nextInt(3)) {
+        case 0 -> f32 ? Opcode.NEG_F32 : Opcode.NEG_F64;
+        case 1 -> f32 ? Opcode.ABS_F32 : Opcode.ABS_F64;
+        default -> f32 ? Opcode.NORMALIZE_F32 : Opcode.NORMALIZE_F64;
+      };
       result(op, t, operand(t), 0, 0);
     }
 

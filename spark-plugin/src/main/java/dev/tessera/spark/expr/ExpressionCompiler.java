@@ -42,6 +42,7 @@ import org.apache.spark.sql.catalyst.expressions.In;
 import org.apache.spark.sql.catalyst.expressions.InSet;
 import org.apache.spark.sql.catalyst.expressions.IsNotNull;
 import org.apache.spark.sql.catalyst.expressions.IsNull;
+import org.apache.spark.sql.catalyst.expressions.KnownFloatingPointNormalized;
 import org.apache.spark.sql.catalyst.expressions.Length;
 import org.apache.spark.sql.catalyst.expressions.LessThan;
 import org.apache.spark.sql.catalyst.expressions.LessThanOrEqual;
@@ -56,6 +57,7 @@ import org.apache.spark.sql.catalyst.expressions.StartsWith;
 import org.apache.spark.sql.catalyst.expressions.Subtract;
 import org.apache.spark.sql.catalyst.expressions.UnaryMinus;
 import org.apache.spark.sql.catalyst.expressions.Year;
+import org.apache.spark.sql.catalyst.optimizer.NormalizeNaNAndZero;
 import org.apache.spark.sql.types.BooleanType$;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.Decimal;
@@ -180,6 +182,15 @@ public final class ExpressionCompiler {
       return binary(Opcode.ENDS_WITH, s.left(), s.right(), BooleanType$.MODULE$);
     } else if (e instanceof Contains s) {
       return binary(Opcode.CONTAINS, s.left(), s.right(), BooleanType$.MODULE$);
+    } else if (e instanceof KnownFloatingPointNormalized k) {
+      return compile(k.child()); // a tag only: the child normalizes
+    } else if (e instanceof NormalizeNaNAndZero n) {
+      DataType t = n.child().dataType();
+      Opcode op = isFloat(t) ? Opcode.NORMALIZE_F32 : isDouble(t) ? Opcode.NORMALIZE_F64 : null;
+      if (op == null) {
+        throw new Unsupported("normalizing " + t.sql() + " is not supported on the GPU");
+      }
+      return unary(op, n.child(), t);
     } else if (e instanceof Length l) {
       if (!(l.child().dataType() instanceof StringType)) {
         throw new Unsupported("length of " + l.child().dataType().sql() + " is not supported");
