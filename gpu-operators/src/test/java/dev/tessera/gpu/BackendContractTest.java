@@ -17,11 +17,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.stream.Stream;
 import org.apache.arrow.memory.ArrowBuf;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -31,37 +27,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * a GPU is present, on CUDA. Every test must leave the device pool, the pinned pool and the
  * staging allocator empty.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-public abstract class BackendContractTest {
-  protected Backend backend;
-  protected GpuStream stream;
-
-  /** Opens the backend under test (skipping the class, with a reason, if it cannot be). */
-  protected abstract Backend openBackend(RuntimeOptions options);
-
-  @BeforeAll
-  void open() {
-    backend = openBackend(RuntimeOptions.defaults().withDeviceMemoryCap(2L << 30));
-    stream = backend.newStream();
-  }
-
-  @AfterAll
-  void close() {
-    if (stream != null) {
-      stream.close();
-    }
-    if (backend != null) {
-      backend.close();
-    }
-  }
-
-  @AfterEach
-  void poolsAreEmpty() {
-    assertEquals(0, backend.stagingAllocator().getAllocatedMemory(), "staging buffers leaked");
-    assertEquals(0, backend.pinnedMemory().bytesInUse(), "pinned memory leaked");
-    assertEquals(0, backend.deviceMemory().bytesInUse(), "device memory leaked");
-  }
-
+public abstract class BackendContractTest extends BackendTestBase {
   static Stream<ColumnType> allTypes() {
     return TestColumns.ALL_TYPES.stream();
   }

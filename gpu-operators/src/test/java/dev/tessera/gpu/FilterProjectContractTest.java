@@ -20,45 +20,13 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.function.Function;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 
 /**
  * Hand-checked semantics of the filter-project operator, the same on every backend: Spark's
  * results for overflow, division by zero, NULLs, NaN and -0.0, decimals, dates and strings.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-public abstract class FilterProjectContractTest {
-  protected Backend backend;
-  private GpuStream stream;
-
-  protected abstract Backend openBackend(RuntimeOptions options);
-
-  @BeforeAll
-  void open() {
-    backend = openBackend(RuntimeOptions.defaults().withDeviceMemoryCap(1L << 30));
-    stream = backend.newStream();
-  }
-
-  @AfterAll
-  void close() {
-    if (stream != null) {
-      stream.close();
-    }
-    if (backend != null) {
-      backend.close();
-    }
-  }
-
-  @AfterEach
-  void poolsAreEmpty() {
-    assertEquals(0, backend.stagingAllocator().getAllocatedMemory(), "staging buffers leaked");
-    assertEquals(0, backend.deviceMemory().bytesInUse(), "device memory leaked");
-  }
-
+public abstract class FilterProjectContractTest extends BackendTestBase {
   /** Input columns as Java values (null = SQL NULL). */
   private record Input(ColumnType type, List<Object> values) {
     static Input of(ColumnType type, Object... values) {

@@ -23,45 +23,13 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 
 /** The hash aggregation's results, the same on every backend, checked against plain Java. */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-public abstract class HashAggregateContractTest {
-  protected Backend backend;
-  private GpuStream stream;
-
-  protected abstract Backend openBackend(RuntimeOptions options);
-
+public abstract class HashAggregateContractTest extends BackendTestBase {
   /** Whether the backend groups by strings (CUDA does not yet, and must say so). */
   protected boolean groupsByStrings() {
     return true;
-  }
-
-  @BeforeAll
-  void open() {
-    backend = openBackend(RuntimeOptions.defaults().withDeviceMemoryCap(2L << 30));
-    stream = backend.newStream();
-  }
-
-  @AfterAll
-  void close() {
-    if (stream != null) {
-      stream.close();
-    }
-    if (backend != null) {
-      backend.close();
-    }
-  }
-
-  @AfterEach
-  void poolsAreEmpty() {
-    assertEquals(0, backend.stagingAllocator().getAllocatedMemory(), "staging buffers leaked");
-    assertEquals(0, backend.deviceMemory().bytesInUse(), "device memory leaked");
   }
 
   private static final ColumnType LONG = ColumnType.LONG;
