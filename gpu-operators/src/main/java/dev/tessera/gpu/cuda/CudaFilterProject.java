@@ -462,24 +462,7 @@ final class CudaFilterProject implements FilterProjectKernel {
     }
 
     private void closeTemporaries(Throwable failure) {
-      RuntimeException closing = null;
-      for (AutoCloseable resource : temporaries) {
-        try {
-          resource.close();
-        } catch (Exception e) {
-          if (failure != null) {
-            failure.addSuppressed(e);
-          } else if (closing == null) {
-            closing = new IllegalStateException("freeing a temporary buffer failed", e);
-          } else {
-            closing.addSuppressed(e);
-          }
-        }
-      }
-      temporaries.clear();
-      if (closing != null) {
-        throw closing;
-      }
+      Closing.closeAll(temporaries, failure);
     }
   }
 

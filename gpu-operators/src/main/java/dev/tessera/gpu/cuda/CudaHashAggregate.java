@@ -299,10 +299,10 @@ final class CudaHashAggregate implements HashAggregateKernel {
         }
         closeQuietly(nextGroups, e);
         closeQuietly(nextSlots, e);
-        closeAll(temporaries, e);
+        Closing.closeAll(temporaries, e);
         throw e;
       }
-      closeAll(temporaries, null);
+      Closing.closeAll(temporaries, null);
       DeviceBuffer oldGroups = groups;
       DeviceBuffer oldSlots = slots;
       groups = nextGroups;
@@ -391,10 +391,10 @@ final class CudaHashAggregate implements HashAggregateKernel {
             e.addSuppressed(suppressed);
           }
         }
-        closeAll(temporaries, e);
+        Closing.closeAll(temporaries, e);
         throw e;
       }
-      closeAll(temporaries, null);
+      Closing.closeAll(temporaries, null);
     }
 
     @Override
@@ -464,7 +464,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
             }
           }
         }
-        closeAll(temporaries, null);
+        Closing.closeAll(temporaries, null);
         List<DeviceColumn> columns = new ArrayList<>(outputs);
         for (int o = 0; o < outputs; o++) {
           if (nulls[o] == 0) {
@@ -490,7 +490,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
           closeQuietly(data[o], e);
           closeQuietly(validity[o], e);
         }
-        closeAll(temporaries, e);
+        Closing.closeAll(temporaries, e);
         throw e;
       }
     }
@@ -529,27 +529,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
       resource.close();
     } catch (Exception e) {
       failure.addSuppressed(e);
-    }
-  }
-
-  private static void closeAll(List<AutoCloseable> resources, Throwable failure) {
-    RuntimeException closing = null;
-    for (AutoCloseable resource : resources) {
-      try {
-        resource.close();
-      } catch (Exception e) {
-        if (failure != null) {
-          failure.addSuppressed(e);
-        } else if (closing == null) {
-          closing = new IllegalStateException("freeing a temporary buffer failed", e);
-        } else {
-          closing.addSuppressed(e);
-        }
-      }
-    }
-    resources.clear();
-    if (closing != null) {
-      throw closing;
     }
   }
 }

@@ -2,6 +2,7 @@ package dev.tessera.gpu.expr;
 
 import dev.tessera.gpu.column.ColumnType;
 import java.io.Serializable;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -48,6 +49,20 @@ public record Program(
     }
     inputTypes = List.copyOf(inputTypes);
     outputs = List.copyOf(outputs);
+  }
+
+  /** Programs are values: equal when their instructions, constants and layout are. */
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof Program p && Arrays.equals(code, p.code)
+        && Arrays.equals(constants, p.constants) && Arrays.equals(strings, p.strings)
+        && registerCount == p.registerCount && inputTypes.equals(p.inputTypes)
+        && filterRegister == p.filterRegister && outputs.equals(p.outputs) && ansi == p.ansi;
+  }
+
+  @Override
+  public int hashCode() {
+    return Arrays.hashCode(code) * 31 + Long.hashCode(constants.length) * 17 + outputs.hashCode();
   }
 
   public int instructionCount() {

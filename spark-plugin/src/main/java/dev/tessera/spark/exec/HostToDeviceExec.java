@@ -12,7 +12,6 @@ import dev.tessera.spark.TesseraRuntime;
 import dev.tessera.spark.expr.SparkTypes;
 import dev.tessera.spark.expr.Unsupported;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -98,34 +97,13 @@ public final class HostToDeviceExec extends TesseraUnaryExec {
   }
 
   @Override
-  public int productArity() {
-    return 3;
-  }
-
-  @Override
-  public Object productElement(int n) {
-    return switch (n) {
-      case 0 -> child();
-      case 1 -> ordinals;
-      case 2 -> targetBatchBytes;
-      default -> throw new IndexOutOfBoundsException(String.valueOf(n));
-    };
+  protected List<Object> arguments() {
+    return List.of(ordinals, targetBatchBytes);
   }
 
   @Override
   public String simpleString(int maxFields) {
     return "HostToDeviceExec " + CollectionConverters.asJava(output());
-  }
-
-  @Override
-  public boolean equals(Object o) {
-    return super.equals(o) && Arrays.equals(ordinals, ((HostToDeviceExec) o).ordinals)
-        && targetBatchBytes == ((HostToDeviceExec) o).targetBatchBytes;
-  }
-
-  @Override
-  public int hashCode() {
-    return super.hashCode() * 31 + Arrays.hashCode(ordinals);
   }
 
   /** Pulls Spark batches, fills staging builders up to the target size, uploads each batch. */

@@ -95,35 +95,13 @@ public final class TesseraFilterProjectExec extends TesseraUnaryExec {
   }
 
   @Override
-  public int productArity() {
-    return 4;
-  }
-
-  @Override
-  public Object productElement(int n) {
-    return switch (n) {
-      case 0 -> child();
-      case 1 -> program;
-      case 2 -> output;
-      case 3 -> steps;
-      default -> throw new IndexOutOfBoundsException(String.valueOf(n));
-    };
+  protected List<Object> arguments() {
+    return List.of(program, output, steps);
   }
 
   @Override
   public String simpleString(int maxFields) {
     return "TesseraFilterProjectExec " + steps + " -> " + output;
-  }
-
-  @Override
-  public boolean equals(Object o) {
-    return super.equals(o) && steps.equals(((TesseraFilterProjectExec) o).steps)
-        && output.equals(((TesseraFilterProjectExec) o).output);
-  }
-
-  @Override
-  public int hashCode() {
-    return super.hashCode() * 31 + steps.hashCode();
   }
 
   /** Runs the kernel on each input batch, closing it, and passes the result on. */

@@ -117,19 +117,8 @@ public final class TesseraHashAggregateExec extends TesseraUnaryExec {
   }
 
   @Override
-  public int productArity() {
-    return 4;
-  }
-
-  @Override
-  public Object productElement(int n) {
-    return switch (n) {
-      case 0 -> child();
-      case 1 -> spec;
-      case 2 -> output;
-      case 3 -> description;
-      default -> throw new IndexOutOfBoundsException(String.valueOf(n));
-    };
+  protected List<Object> arguments() {
+    return List.of(spec, output, description);
   }
 
   @Override
@@ -137,14 +126,4 @@ public final class TesseraHashAggregateExec extends TesseraUnaryExec {
     return "TesseraHashAggregateExec " + description + " -> " + output;
   }
 
-  @Override
-  public boolean equals(Object o) {
-    return super.equals(o) && spec.equals(((TesseraHashAggregateExec) o).spec)
-        && output.equals(((TesseraHashAggregateExec) o).output);
-  }
-
-  @Override
-  public int hashCode() {
-    return super.hashCode() * 31 + spec.hashCode();
-  }
 }

@@ -1,5 +1,6 @@
 package dev.tessera.spark.exec;
 
+import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
@@ -9,8 +10,8 @@ import scala.collection.immutable.Seq;
 
 /**
  * The Java side of a Scala case class with one child: what TreeNode needs (children, Product
- * members) for a Tessera exec node. Subclasses hold their other constructor arguments and list
- * them, after the child, in {@link #productElement}.
+ * members, equality) for a Tessera exec node. Subclasses list their other constructor arguments,
+ * in constructor order after the child, in {@link #arguments()}.
  */
 public abstract class TesseraUnaryExec extends SparkPlan implements UnaryExecNode {
   private static final long serialVersionUID = 1L;
@@ -52,9 +53,14 @@ public abstract class TesseraUnaryExec extends SparkPlan implements UnaryExecNod
     return withNewChildInternal(newChildren.apply(0));
   }
 
+  /** The constructor arguments after the child, in order (what makes two nodes equal). */
+  protected List<Object> arguments() {
+    return List.of();
+  }
+
   @Override
   public int productArity() {
-    return 1;
+    return 1 + arguments().size();
   }
 
   @Override
@@ -62,7 +68,11 @@ public abstract class TesseraUnaryExec extends SparkPlan implements UnaryExecNod
     if (n == 0) {
       return child;
     }
-    throw new IndexOutOfBoundsException(String.valueOf(n));
+    List<Object> arguments = arguments();
+    if (n < 1 || n > arguments.size()) {
+      throw new IndexOutOfBoundsException(String.valueOf(n));
+    }
+    return arguments.get(n - 1);
   }
 
   @Override
@@ -72,11 +82,16 @@ public abstract class TesseraUnaryExec extends SparkPlan implements UnaryExecNod
 
   @Override
   public boolean equals(Object o) {
-    return o != null && o.getClass() == getClass() && child.equals(((TesseraUnaryExec) o).child);
+    return o != null && o.getClass() == getClass() && child.equals(((TesseraUnaryExec) o).child)
+        && deepEquals(arguments(), ((TesseraUnaryExec) o).arguments());
   }
 
   @Override
   public int hashCode() {
     return getClass().hashCode() * 31 + child.hashCode();
+  }
+
+  private static boolean deepEquals(List<Object> a, List<Object> b) {
+    return java.util.Arrays.deepEquals(a.toArray(), b.toArray());
   }
 }
