@@ -3,6 +3,7 @@ package dev.tessera.gpu.agg;
 import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.DeviceColumn;
+import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.memory.ArenaPool;
 
 /**
@@ -15,8 +16,25 @@ public interface HashAggregateKernel {
 
   /** The state of one aggregation. */
   interface Aggregation extends AutoCloseable {
-    /** Adds a batch (owned by the caller) to the groups. */
+    /**
+     * Adds a batch (owned by the caller) to the groups: its columns are the aggregation's input
+     * columns, keys first. The same as {@link #update(Program, ColumnBatch)} with a program that
+     * loads every column and has no filter.
+     */
     void update(ColumnBatch<DeviceColumn> batch);
+
+    /**
+     * Adds the rows of {@code input} (owned by the caller) that {@code program}'s filter keeps;
+     * the program's outputs, in order, are the aggregation's input columns (keys first), so
+     * their types are the spec's input types. This is the fused pipeline (DESIGN.md §3): on CUDA
+     * one kernel per batch evaluates the program and updates the groups from registers, writing
+     * nothing in between.
+     *
+     * @throws dev.tessera.gpu.expr.RowErrorException when a row the filter keeps (or the filter
+     *     itself) raised an ANSI-mode error; it names the first such row of the batch. The
+     *     groups may then hold part of the batch: the caller abandons the aggregation.
+     */
+    void update(Program program, ColumnBatch<DeviceColumn> input);
 
     /**
      * The groups (keys, then one column per function), in no particular order.

@@ -9,6 +9,7 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.column.TypeId;
 import dev.tessera.gpu.column.Validity;
+import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.RowError;
 import dev.tessera.gpu.expr.RowErrorException;
 import dev.tessera.gpu.memory.ArenaPool;
@@ -73,10 +74,12 @@ final class CudaHashAggregate implements HashAggregateKernel {
   private static final long MIN_GROUP_CAPACITY = 1024;
   private static final int THREADS = LaunchShape.BLOCK_THREADS;
 
+  private final CudaBackend backend;
   private final CudaDevice device;
   private final BufferAllocator staging;
 
   CudaHashAggregate(CudaBackend backend) {
+    this.backend = backend;
     this.device = backend.device();
     this.staging = backend.stagingAllocator();
   }
@@ -314,6 +317,15 @@ final class CudaHashAggregate implements HashAggregateKernel {
       }
       if (oldSlots != null) {
         oldSlots.close();
+      }
+    }
+
+    /** Not fused yet: the filter/project kernel materialises the program's output first. */
+    @Override
+    public void update(Program program, ColumnBatch<DeviceColumn> input) {
+      try (ColumnBatch<DeviceColumn> projected =
+          backend.filterProjectKernel().run(program, input, pool, stream)) {
+        update(projected);
       }
     }
 

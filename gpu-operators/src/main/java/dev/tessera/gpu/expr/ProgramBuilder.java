@@ -98,4 +98,17 @@ public final class ProgramBuilder {
     return new Program(words, pool, strings.toByteArray(), registers, inputTypes, filterRegister,
         outputs, ansi);
   }
+
+  /**
+   * The program that outputs every input column unchanged and has no filter: what an operator
+   * that takes a program runs over a batch that needs no filter or projection.
+   */
+  public static Program identity(List<ColumnType> types, boolean ansi) {
+    ProgramBuilder b = new ProgramBuilder(types, ansi);
+    List<Program.Output> outputs = new ArrayList<>();
+    for (int c = 0; c < types.size(); c++) {
+      outputs.add(new Program.Output(b.loadColumn(c), types.get(c)));
+    }
+    return b.build(-1, outputs);
+  }
 }

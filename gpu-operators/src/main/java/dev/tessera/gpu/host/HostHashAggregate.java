@@ -8,6 +8,7 @@ import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.column.TypeId;
+import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.RowError;
 import dev.tessera.gpu.expr.RowErrorException;
 import dev.tessera.gpu.expr.SparkOrder;
@@ -54,6 +55,15 @@ final class HostHashAggregate implements HashAggregateKernel {
     HostAggregation(AggregateSpec spec, ArenaPool pool) {
       this.spec = spec;
       this.pool = pool;
+    }
+
+    /** The reference: the program's output batch, materialised, then aggregated. */
+    @Override
+    public void update(Program program, ColumnBatch<DeviceColumn> input) {
+      try (ColumnBatch<DeviceColumn> projected =
+          new HostFilterProject().run(program, input, pool, null)) {
+        update(projected);
+      }
     }
 
     @Override
