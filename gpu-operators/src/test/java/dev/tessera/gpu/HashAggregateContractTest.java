@@ -14,6 +14,10 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.column.TestColumns;
+import dev.tessera.gpu.expr.Comparison;
+import dev.tessera.gpu.expr.Opcode;
+import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.expr.ProgramBuilder;
 import dev.tessera.gpu.expr.RowError;
 import dev.tessera.gpu.expr.RowErrorException;
 import java.math.BigDecimal;
@@ -36,20 +40,33 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
 
   /** Aggregates the batches (each a list of columns of Java values) and returns rows as lists. */
   private List<List<Object>> aggregate(AggregateSpec spec, List<List<List<Object>>> batches) {
+    return aggregate(spec, null, spec.inputTypes(), batches);
+  }
+
+  /**
+   * The same through {@code update(program, batch)} when {@code program} is not null: the
+   * batches' columns then have {@code batchTypes}, the program's input types.
+   */
+  private List<List<Object>> aggregate(AggregateSpec spec, Program program,
+      List<ColumnType> batchTypes, List<List<List<Object>>> batches) {
     HashAggregateKernel kernel = backend.hashAggregateKernel();
     try (HashAggregateKernel.Aggregation aggregation =
         kernel.open(spec, backend.deviceMemory(), stream)) {
       for (List<List<Object>> columns : batches) {
         List<HostColumn> host = new ArrayList<>();
         for (int c = 0; c < columns.size(); c++) {
-          host.add(TestColumns.build(spec.inputTypes().get(c), columns.get(c),
+          host.add(TestColumns.build(batchTypes.get(c), columns.get(c),
               backend.stagingAllocator()));
         }
         try (ColumnBatch<HostColumn> h = new ColumnBatch<>(host, columns.get(0).size());
             ColumnBatch<DeviceColumn> d =
                 ColumnTransfer.toDeviceAsync(h, backend.deviceMemory(), stream)) {
           stream.synchronize();
-          aggregation.update(d);
+          if (program == null) {
+            aggregation.update(d);
+          } else {
+            aggregation.update(program, d);
+          }
         }
       }
       try (ColumnBatch<DeviceColumn> out = aggregation.finish();
@@ -187,5 +204,118 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
         aggregate(new AggregateSpec(List.of(ColumnType.INT, in), 1,
             List.of(new AggregateFunction(Kind.SUM_DECIMAL, 1, tight)), false),
             List.of(List.of(k, v))));
+  }
+
+  @Test
+  void decimalSumsAreNullOnOverflowEvenUnderAnsi() {
+    ColumnType in = ColumnType.decimal(3, 1);
+    List<Object> k = Arrays.asList(1, 1, 2);
+    List<Object> v = Arrays.asList(new BigDecimal("99.9"), new BigDecimal("99.9"),
+        new BigDecimal("-0.9"));
+    assertEquals(List.of(Arrays.asList(1, null), Arrays.asList(2, new BigDecimal("-0.9"))),
+        aggregate(new AggregateSpec(List.of(ColumnType.INT, in), 1,
+            List.of(new AggregateFunction(Kind.SUM_DECIMAL, 1, ColumnType.decimal(3, 1))), true),
+            List.of(List.of(k, v))));
+  }
+
+  @Test
+  void emptyGroupsOfSumsGiveZeroWhenAsked() {
+    ColumnType dec = ColumnType.decimal(5, 2);
+    AggregateSpec spec = new AggregateSpec(List.of(ColumnType.INT, LONG, dec), 1, List.of(
+        new AggregateFunction(Kind.SUM_INT, 1, LONG, true),
+        new AggregateFunction(Kind.SUM_INT, 1, LONG, false),
+        new AggregateFunction(Kind.SUM_INT, 1, ColumnType.DOUBLE, true),
+        new AggregateFunction(Kind.SUM_DECIMAL, 2, ColumnType.decimal(15, 2), true),
+        new AggregateFunction(Kind.SUM_DECIMAL, 2, ColumnType.decimal(15, 2), false)), false);
+    List<Object> k = Arrays.asList(1, 2, 2);
+    List<Object> v = Arrays.asList(null, 3L, 4L);
+    List<Object> d = Arrays.asList(null, new BigDecimal("1.25"), null);
+    assertEquals(List.of(Arrays.asList(1, 0L, null, 0.0, new BigDecimal("0.00"), null),
+        Arrays.asList(2, 7L, 7L, 7.0, new BigDecimal("1.25"), new BigDecimal("1.25"))),
+        aggregate(spec, List.of(List.of(k, v, d))));
+    AggregateSpec global = new AggregateSpec(List.of(LONG), 0, List.of(
+        new AggregateFunction(Kind.SUM_INT, 0, LONG, true),
+        new AggregateFunction(Kind.SUM_INT, 0, ColumnType.DOUBLE, true)), false);
+    assertEquals(List.of(Arrays.asList(0L, 0.0)), aggregate(global, List.of(List.of(List.of()))));
+  }
+
+  @Test
+  void integerSumsToDoubleAreExactThenRoundedOnce() {
+    // 2^53 + 1 + 1: a running double sum would lose both ones; the exact sum is 2^53 + 2.
+    double big = 9007199254740992.0;
+    AggregateSpec fromDoubles = new AggregateSpec(List.of(ColumnType.INT, ColumnType.DOUBLE), 1,
+        List.of(new AggregateFunction(Kind.SUM_INT, 1, ColumnType.DOUBLE, true)), false);
+    assertEquals(List.of(Arrays.asList(1, big + 2), Arrays.asList(2, -3.0)),
+        aggregate(fromDoubles, List.of(List.of(Arrays.asList(1, 1, 1, 2, 2, 2),
+            Arrays.asList(big, 1.0, 1.0, -1.0, -2.0, null)))));
+    AggregateSpec fromLongs = new AggregateSpec(List.of(ColumnType.INT, LONG), 1,
+        List.of(new AggregateFunction(Kind.SUM_INT, 1, ColumnType.DOUBLE, true)), true);
+    // Past the int64 range: no wrap and no error for a DOUBLE result, even under ANSI.
+    assertEquals(List.of(Arrays.asList(1, 2.0 * Long.MAX_VALUE)),
+        aggregate(fromLongs, List.of(List.of(Arrays.asList(1, 1),
+            Arrays.asList(Long.MAX_VALUE, Long.MAX_VALUE)))));
+  }
+
+  @Test
+  void booleanMinAndMaxOrderFalseBeforeTrue() {
+    AggregateSpec spec = new AggregateSpec(List.of(ColumnType.INT, ColumnType.BOOLEAN), 1,
+        List.of(new AggregateFunction(Kind.MIN, 1, ColumnType.BOOLEAN),
+            new AggregateFunction(Kind.MAX, 1, ColumnType.BOOLEAN)), false);
+    List<Object> k = Arrays.asList(1, 1, 2, 2, 3, 3);
+    List<Object> b = Arrays.asList(true, false, true, null, null, null);
+    assertEquals(List.of(Arrays.asList(1, false, true), Arrays.asList(2, true, true),
+        Arrays.asList(3, null, null)), aggregate(spec, List.of(List.of(k, b))));
+  }
+
+  /**
+   * SELECT k + 1, sum(x * 2), count(*) WHERE x <> 5 GROUP BY k + 1, over (k LONG, x LONG): a
+   * filter, a computed key and a computed input.
+   */
+  private static Program filteredProgram(boolean ansi) {
+    ProgramBuilder b = new ProgramBuilder(List.of(LONG, LONG), ansi);
+    int k = b.loadColumn(0);
+    int x = b.loadColumn(1);
+    int key = b.emitNew(Opcode.ADD_INT, k, b.loadConstant(1), 64);
+    int doubled = b.emitNew(Opcode.MUL_INT, x, b.loadConstant(2), 64);
+    int five = b.emitNew(Opcode.CMP_INT, x, b.loadConstant(5), Comparison.EQ.code());
+    int keep = b.emitNew(Opcode.NOT, five, 0, 0);
+    return b.build(keep, List.of(new Program.Output(key, LONG), new Program.Output(doubled, LONG)));
+  }
+
+  private static AggregateSpec filteredSpec(boolean ansi) {
+    return new AggregateSpec(List.of(LONG, LONG), 1, List.of(
+        new AggregateFunction(Kind.SUM_INT, 1, LONG),
+        new AggregateFunction(Kind.COUNT_ROWS, -1, LONG)), ansi);
+  }
+
+  @Test
+  void theProgramFiltersAndComputesKeysAndInputs() {
+    List<Object> k = Arrays.asList(1L, 1L, 2L, 2L, null, 3L);
+    List<Object> x = Arrays.asList(5L, 10L, 5L, 5L, 7L, null);
+    // Two batches: the aggregation keeps its groups across update(program, batch) calls.
+    // x <> 5 drops the rows where x is 5 or NULL (so the group of k = 3 never starts).
+    assertEquals(List.of(Arrays.asList(2L, 40L, 2L), Arrays.asList(null, 28L, 2L)),
+        aggregate(filteredSpec(false), filteredProgram(false), List.of(LONG, LONG),
+            List.of(List.of(k, x), List.of(k, x))));
+  }
+
+  @Test
+  void anAnsiErrorInAKeptRowNamesTheRowAndOneInADroppedRowIsNoError() {
+    long huge = Long.MAX_VALUE / 2 + 1; // huge * 2 overflows
+    List<Object> k = Arrays.asList(1L, 1L, 1L, 1L);
+    List<Object> dropped = Arrays.asList(1L, 5L, 2L, 5L);
+    assertEquals(List.of(Arrays.asList(2L, 6L, 2L)),
+        aggregate(filteredSpec(true), filteredProgram(true), List.of(LONG, LONG),
+            List.of(List.of(k, dropped))));
+    List<Object> kept = Arrays.asList(1L, 5L, huge, huge);
+    RowErrorException e = assertThrows(RowErrorException.class, () -> aggregate(
+        filteredSpec(true), filteredProgram(true), List.of(LONG, LONG),
+        List.of(List.of(k, kept))));
+    assertEquals(RowError.ARITHMETIC_OVERFLOW, e.error());
+    assertEquals(2, e.row());
+    // Without ANSI the same row wraps.
+    assertEquals(List.of(Arrays.asList(2L, 2L + 2 * 2 * huge, 3L)),
+        aggregate(filteredSpec(false), filteredProgram(false), List.of(LONG, LONG),
+            List.of(List.of(k, kept))));
   }
 }

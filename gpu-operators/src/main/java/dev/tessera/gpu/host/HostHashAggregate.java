@@ -13,6 +13,7 @@ import dev.tessera.gpu.expr.RowError;
 import dev.tessera.gpu.expr.RowErrorException;
 import dev.tessera.gpu.expr.SparkOrder;
 import dev.tessera.gpu.memory.ArenaPool;
+import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -40,11 +41,15 @@ final class HostHashAggregate implements HashAggregateKernel {
     }
   }
 
-  /** One function's state in one group. */
+  /**
+   * One function's state in one group: counts and MIN/MAX in {@code value}; sums exactly in
+   * {@code sum} (a BigInteger never overflows, so every rule of the contract about leaving the
+   * result type is applied once, to the total, in finish()).
+   */
   private static final class Accumulator {
     long value;
+    BigInteger sum = BigInteger.ZERO;
     boolean seen;
-    boolean overflowed;
   }
 
   private static final class HostAggregation implements Aggregation {
@@ -108,13 +113,7 @@ final class HostHashAggregate implements HashAggregateKernel {
       long v = HostColumns.fixed(in, row);
       switch (f.kind()) {
         case COUNT -> a.value++;
-        case SUM_INT, SUM_DECIMAL -> {
-          long sum = a.value + v;
-          if (((a.value ^ sum) & (v ^ sum)) < 0) {
-            a.overflowed = true; // wrapped past the int64 range
-          }
-          a.value = sum;
-        }
+        case SUM_INT, SUM_DECIMAL -> a.sum = a.sum.add(exact(in.type().id(), v));
         case MIN, MAX -> {
           int order = a.seen ? compare(in.type().id(), v, a.value) : 0;
           if (!a.seen || (f.kind() == AggregateFunction.Kind.MIN ? order < 0 : order > 0)) {
@@ -124,6 +123,18 @@ final class HostHashAggregate implements HashAggregateKernel {
         default -> throw new IllegalStateException(f.kind().toString());
       }
       a.seen = true;
+    }
+
+    /** An input of a sum as an exact integer (DOUBLE inputs hold whole numbers). */
+    private static BigInteger exact(TypeId type, long v) {
+      if (type != TypeId.DOUBLE) {
+        return BigInteger.valueOf(v);
+      }
+      double d = Double.longBitsToDouble(v);
+      if (Double.isNaN(d) || Double.isInfinite(d) || d != Math.rint(d)) {
+        throw new IllegalArgumentException("SUM_INT of the DOUBLE " + d + ", not a whole number");
+      }
+      return new BigDecimal(d).toBigIntegerExact();
     }
 
     private static int compare(TypeId type, long x, long y) {
@@ -169,16 +180,20 @@ final class HostHashAggregate implements HashAggregateKernel {
           boolean[] valid = new boolean[rows];
           for (int r = 0; r < rows; r++) {
             Accumulator a = accumulators.get(r)[f];
-            boolean counts = function.kind() == AggregateFunction.Kind.COUNT
-                || function.kind() == AggregateFunction.Kind.COUNT_ROWS;
             values[r] = a.value;
-            valid[r] = counts || a.seen;
-            if (valid[r] && !counts && overflows(function, a)) {
-              if (spec.ansi()) {
-                throw new RowErrorException(function.kind() == AggregateFunction.Kind.SUM_INT
-                    ? RowError.ARITHMETIC_OVERFLOW : RowError.DECIMAL_OVERFLOW, r);
+            valid[r] = a.seen;
+            switch (function.kind()) {
+              case COUNT, COUNT_ROWS -> valid[r] = true;
+              case SUM_INT -> {
+                valid[r] = a.seen || function.zeroWhenEmpty();
+                values[r] = sumInt(function, a.sum, r);
               }
-              valid[r] = function.kind() == AggregateFunction.Kind.SUM_INT; // ints wrap
+              case SUM_DECIMAL -> {
+                valid[r] = (a.seen || function.zeroWhenEmpty())
+                    && fitsPrecision(a.sum, function.resultType().precision());
+                values[r] = valid[r] ? a.sum.longValueExact() : 0;
+              }
+              default -> { }
             }
           }
           columns.add(HostColumns.write(function.resultType(), rows, values, null, valid, pool));
@@ -190,16 +205,23 @@ final class HostHashAggregate implements HashAggregateKernel {
       return new ColumnBatch<>(columns, rows);
     }
 
-    /** Whether a sum left its result type: int64 for ints, the precision for decimals. */
-    private static boolean overflows(AggregateFunction f, Accumulator a) {
-      if (f.kind() == AggregateFunction.Kind.SUM_INT) {
-        return a.overflowed;
+    /**
+     * A SUM_INT total as its result type: DOUBLE rounds the exact sum once; LONG wraps, or under
+     * ANSI raises ARITHMETIC_OVERFLOW naming the output row.
+     */
+    private long sumInt(AggregateFunction f, BigInteger sum, int row) {
+      if (f.resultType().id() == TypeId.DOUBLE) {
+        return Double.doubleToRawLongBits(sum.doubleValue());
       }
-      if (f.kind() == AggregateFunction.Kind.SUM_DECIMAL) {
-        BigInteger limit = BigInteger.TEN.pow(f.resultType().precision());
-        return a.overflowed || BigInteger.valueOf(a.value).abs().compareTo(limit) >= 0;
+      if (sum.bitLength() > 63 && spec.ansi()) {
+        throw new RowErrorException(RowError.ARITHMETIC_OVERFLOW, row);
       }
-      return false;
+      return sum.longValue(); // the low 64 bits: the wrapped sum
+    }
+
+    /** Whether a decimal's unscaled value has at most {@code precision} digits. */
+    private static boolean fitsPrecision(BigInteger unscaled, int precision) {
+      return unscaled.abs().compareTo(BigInteger.TEN.pow(precision)) < 0;
     }
 
     @Override
