@@ -33,6 +33,9 @@ public interface HashAggregateKernel {
      * @throws dev.tessera.gpu.expr.RowErrorException when a row the filter keeps (or the filter
      *     itself) raised an ANSI-mode error; it names the first such row of the batch. The
      *     groups may then hold part of the batch: the caller abandons the aggregation.
+     * @throws dev.tessera.gpu.memory.PoolExhaustedException when device memory for the batch or
+     *     for growing the groups runs out. The groups are then as they were before the call, so
+     *     a partial aggregation may finish() them, and redo the batch in a fresh aggregation.
      */
     void update(Program program, ColumnBatch<DeviceColumn> input);
 

@@ -15,6 +15,8 @@ final class ExecMetrics {
   static final String COPY_TIME = "copyTime";
   static final String BYTES_TO_DEVICE = "bytesToDevice";
   static final String BYTES_TO_HOST = "bytesToHost";
+  static final String BYTES_READ = "gpuBytesRead";
+  static final String TABLE_FLUSHES = "tableFlushes";
 
   private ExecMetrics() {}
 
@@ -29,6 +31,9 @@ final class ExecMetrics {
         case COPY_TIME -> SQLMetrics.createNanoTimingMetric(sc, "host-device copy time", -1L);
         case BYTES_TO_DEVICE -> SQLMetrics.createSizeMetric(sc, "bytes copied host to device", -1L);
         case BYTES_TO_HOST -> SQLMetrics.createSizeMetric(sc, "bytes copied device to host", -1L);
+        case BYTES_READ -> SQLMetrics.createSizeMetric(sc, "bytes the GPU kernel read", -1L);
+        case TABLE_FLUSHES -> SQLMetrics.createMetric(sc,
+            "table flushes (device memory ran out)");
         default -> throw new IllegalArgumentException("no metric " + name);
       });
     }

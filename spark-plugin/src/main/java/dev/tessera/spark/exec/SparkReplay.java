@@ -1,5 +1,10 @@
 package dev.tessera.spark.exec;
 
+import dev.tessera.gpu.Backend;
+import dev.tessera.gpu.GpuStream;
+import dev.tessera.gpu.column.ColumnBatch;
+import dev.tessera.gpu.column.ColumnTransfer;
+import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.expr.RowErrorException;
 import dev.tessera.spark.expr.FilterProjectStep;
 import java.util.ArrayList;
@@ -13,6 +18,7 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.package$;
 import org.apache.spark.sql.catalyst.expressions.Predicate;
 import org.apache.spark.sql.catalyst.expressions.BasePredicate;
+import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -24,6 +30,23 @@ import scala.jdk.javaapi.CollectionConverters;
  */
 final class SparkReplay {
   private SparkReplay() {}
+
+  /**
+   * Spark's error for a device batch (still owned by the caller) in which a GPU program over
+   * {@code input} reported {@code gpuError}: the batch is copied to the host and replayed.
+   */
+  static RuntimeException raiseForDeviceBatch(ColumnarBatch deviceBatch, List<Attribute> input,
+      List<FilterProjectStep> steps, RowErrorException gpuError, Backend backend,
+      GpuStream stream) {
+    try (ColumnBatch<HostColumn> batch = ColumnTransfer.toHost(DeviceBatches.view(deviceBatch),
+        backend.stagingAllocator(), stream)) {
+      ColumnVector[] vectors = new ColumnVector[batch.columns().size()];
+      for (int i = 0; i < vectors.length; i++) {
+        vectors[i] = HostColumnVector.view(input.get(i).dataType(), batch.column(i));
+      }
+      return raise(new ColumnarBatch(vectors, batch.rowCount()), input, steps, gpuError);
+    }
+  }
 
   /** Throws Spark's error for {@code batch} (rows over {@code input}); never returns normally. */
   static RuntimeException raise(ColumnarBatch batch, List<Attribute> input,

@@ -3,9 +3,7 @@ package dev.tessera.spark.exec;
 import dev.tessera.gpu.Backend;
 import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.column.ColumnBatch;
-import dev.tessera.gpu.column.ColumnTransfer;
 import dev.tessera.gpu.column.DeviceColumn;
-import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.RowErrorException;
 import dev.tessera.gpu.kernels.FilterProjectKernel;
@@ -20,7 +18,6 @@ import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
-import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
@@ -149,15 +146,7 @@ public final class TesseraFilterProjectExec extends TesseraUnaryExec {
     }
 
     private RuntimeException replayOnCpu(ColumnarBatch in, RowErrorException error) {
-      try (ColumnBatch<HostColumn> batch = ColumnTransfer.toHost(DeviceBatches.view(in),
-          backend.stagingAllocator(), stream)) {
-        ColumnVector[] vectors = new ColumnVector[batch.columns().size()];
-        for (int i = 0; i < vectors.length; i++) {
-          vectors[i] = HostColumnVector.view(inputAttributes.get(i).dataType(), batch.column(i));
-        }
-        return SparkReplay.raise(new ColumnarBatch(vectors, batch.rowCount()), inputAttributes,
-            steps, error);
-      }
+      return SparkReplay.raiseForDeviceBatch(in, inputAttributes, steps, error, backend, stream);
     }
   }
 }

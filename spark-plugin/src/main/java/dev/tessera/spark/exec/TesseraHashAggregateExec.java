@@ -3,19 +3,15 @@ package dev.tessera.spark.exec;
 import dev.tessera.gpu.Backend;
 import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.agg.AggregateSpec;
-import dev.tessera.gpu.agg.HashAggregateKernel;
-import dev.tessera.gpu.column.ColumnBatch;
-import dev.tessera.gpu.column.DeviceColumn;
-import dev.tessera.gpu.expr.RowError;
-import dev.tessera.gpu.expr.RowErrorException;
+import dev.tessera.gpu.expr.Program;
 import dev.tessera.spark.TesseraRuntime;
+import dev.tessera.spark.expr.FilterProjectStep;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
-import org.apache.spark.sql.errors.QueryExecutionErrors;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -23,26 +19,50 @@ import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * Hash aggregation on the GPU: one aggregation state per task takes every device batch of the
- * partition, and the groups are emitted once at the end as one device batch.
+ * Hash aggregation on the GPU, fused with the filters and projections below it (DESIGN.md §3):
+ * each device batch of the child goes through {@code program} (the filters, the grouping keys
+ * and the functions' inputs) straight into the groups, one kernel per batch on CUDA. One
+ * aggregation state per task takes every batch, and the groups come out once at the end (more
+ * than once for a partial aggregation that ran out of device memory, see
+ * {@link AggregationRunner}).
  */
 public final class TesseraHashAggregateExec extends TesseraUnaryExec {
   private static final long serialVersionUID = 1L;
+  private final Program program;
+  private final List<FilterProjectStep> steps;
   private final AggregateSpec spec;
   private final List<Attribute> output;
+  private final boolean partial;
   private final String description;
 
   /**
-   * @param spec the aggregation over the child's columns (keys first)
+   * @param program the fused filter/project over the child's columns; its outputs are the
+   *     aggregation's input columns (keys first)
+   * @param steps the Spark filters and projections the program evaluates (explain; replaying a
+   *     batch on the CPU for Spark's own ANSI error)
+   * @param spec the aggregation over the program's outputs
    * @param output the attributes of the keys, then of the functions
+   * @param partial whether the groups are partial aggregates, merged again after a shuffle (then
+   *     a task may emit a key more than once)
    * @param description the Spark aggregate this replaces, for plans and explain
    */
-  public TesseraHashAggregateExec(SparkPlan child, AggregateSpec spec, List<Attribute> output,
-      String description) {
+  public TesseraHashAggregateExec(SparkPlan child, Program program, List<FilterProjectStep> steps,
+      AggregateSpec spec, List<Attribute> output, boolean partial, String description) {
     super(child);
+    this.program = program;
+    this.steps = List.copyOf(steps);
     this.spec = spec;
     this.output = List.copyOf(output);
+    this.partial = partial;
     this.description = description;
+  }
+
+  public List<FilterProjectStep> steps() {
+    return steps;
+  }
+
+  public AggregateSpec spec() {
+    return spec;
   }
 
   @Override
@@ -58,7 +78,7 @@ public final class TesseraHashAggregateExec extends TesseraUnaryExec {
   @Override
   protected String[] metricNames() {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
-        ExecMetrics.KERNEL_TIME};
+        ExecMetrics.KERNEL_TIME, ExecMetrics.BYTES_READ, ExecMetrics.TABLE_FLUSHES};
   }
 
   @Override
@@ -68,62 +88,44 @@ public final class TesseraHashAggregateExec extends TesseraUnaryExec {
 
   @Override
   public RDD<ColumnarBatch> doExecuteColumnar() {
-    AggregateSpec s = spec;
+    Program p = program;
+    List<FilterProjectStep> s = steps;
+    AggregateSpec a = spec;
     List<Attribute> out = output;
+    List<Attribute> in = CollectionConverters.asJava(child().output());
+    boolean isPartial = partial;
     Map<String, SQLMetric> m = metricMap();
     return child().executeColumnar().toJavaRDD().mapPartitions(
-        (Iterator<ColumnarBatch> batches) -> List.of(aggregate(batches, s, out, m)).iterator())
-        .rdd();
-  }
-
-  private static ColumnarBatch aggregate(Iterator<ColumnarBatch> batches, AggregateSpec spec,
-      List<Attribute> output, Map<String, SQLMetric> metrics) {
-    Backend backend = TesseraRuntime.backend();
-    HashAggregateKernel kernel = backend.hashAggregateKernel();
-    long started = System.nanoTime();
-    try (GpuStream stream = backend.newStream();
-        HashAggregateKernel.Aggregation aggregation =
-            kernel.open(spec, backend.deviceMemory(), stream)) {
-      while (batches.hasNext()) {
-        try (ColumnarBatch batch = batches.next()) {
-          aggregation.update(DeviceBatches.view(batch));
-        }
-      }
-      ColumnBatch<DeviceColumn> groups;
-      try {
-        groups = aggregation.finish();
-      } catch (RowErrorException e) {
-        throw sparkError(e);
-      }
-      metrics.get(ExecMetrics.KERNEL_TIME).add(System.nanoTime() - started);
-      metrics.get(ExecMetrics.OUTPUT_ROWS).add(groups.rowCount());
-      metrics.get(ExecMetrics.OUTPUT_BATCHES).add(1);
-      return DeviceBatches.wrap(groups, output);
-    }
-  }
-
-  /** Spark's error for an overflowing sum, as Spark's own Sum raises it under ANSI. */
-  private static RuntimeException sparkError(RowErrorException e) {
-    if (e.error() == RowError.ARITHMETIC_OVERFLOW) {
-      return (RuntimeException) QueryExecutionErrors.arithmeticOverflowError("long overflow",
-          "try_sum", null);
-    }
-    return e;
+        (Iterator<ColumnarBatch> batches) -> {
+          Backend backend = TesseraRuntime.backend();
+          GpuStream stream = backend.newStream();
+          AggregationRunner runner = new AggregationRunner(batches,
+              () -> backend.hashAggregateKernel().open(a, backend.deviceMemory(), stream), p,
+              isPartial, out,
+              (batch, e) -> SparkReplay.raiseForDeviceBatch(batch, in, s, e, backend, stream), m);
+          TaskResources.closeAtTaskEnd(() -> {
+            try (stream) {
+              runner.close();
+            }
+          });
+          return (Iterator<ColumnarBatch>) runner;
+        }).rdd();
   }
 
   @Override
   public SparkPlan withNewChildInternal(SparkPlan newChild) {
-    return new TesseraHashAggregateExec(newChild, spec, output, description);
+    return new TesseraHashAggregateExec(newChild, program, steps, spec, output, partial,
+        description);
   }
 
   @Override
   protected List<Object> arguments() {
-    return List.of(spec, output, description);
+    return List.of(program, steps, spec, output, partial, description);
   }
 
   @Override
   public String simpleString(int maxFields) {
-    return "TesseraHashAggregateExec " + description + " -> " + output;
+    return "TesseraHashAggregateExec " + description + (partial ? " (partial)" : "")
+        + " fused " + steps + " -> " + output;
   }
-
 }
