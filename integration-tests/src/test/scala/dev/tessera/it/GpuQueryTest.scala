@@ -92,6 +92,16 @@ trait GpuQueryTest extends BeforeAndAfterAll { self: Suite =>
     expected
   }
 
+  /** Runs `body` with the session setting `kv`, restoring the setting afterwards. */
+  protected def withConf[T](kv: (String, String))(body: => T): T = {
+    val before = spark.conf.getOption(kv._1)
+    spark.conf.set(kv._1, kv._2)
+    try body finally before match {
+      case Some(v) => spark.conf.set(kv._1, v)
+      case None => spark.conf.unset(kv._1)
+    }
+  }
+
   /** The GPU transitions are in the plan exactly where the GPU part begins and ends. */
   protected def assertTransitions(df: DataFrame): Unit = {
     val all = nodes(finalPlan(df))

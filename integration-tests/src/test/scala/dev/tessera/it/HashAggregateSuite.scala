@@ -1,11 +1,11 @@
 package dev.tessera.it
 
-import dev.tessera.spark.exec.TesseraHashAggregateExec
+import dev.tessera.spark.exec.{HostToDeviceExec, TesseraHashAggregateExec}
+import dev.tessera.spark.rewrite.FilterProjectRewriter.CPU_REASON
 import org.apache.spark.sql.DataFrame
-import org.scalatest.funsuite.AnyFunSuite
 
 /** Hash aggregates on the GPU against Spark's own results. */
-class HashAggregateSuite extends AnyFunSuite with GpuQueryTest {
+class HashAggregateSuite extends GpuQueryTest with org.scalatest.funsuite.AnyFunSuiteLike {
   override protected def sessionSettings: Seq[(String, String)] =
     Seq("spark.sql.ansi.enabled" -> "false")
 
@@ -18,51 +18,201 @@ class HashAggregateSuite extends AnyFunSuite with GpuQueryTest {
       "CASE WHEN id % 11 = 0 THEN NULL ELSE CAST(id * 7 % 10007 - 5000 AS INT) END AS v",
       "CAST(id % 97 AS DOUBLE) / 3 AS d",
       "CAST(id % 5 AS DECIMAL(9, 2)) AS dec").createOrReplaceTempView("a")
+    // One column of every supported type, with NULLs; f and g also hold NaN, -0.0 and 0.0.
+    spark.range(0, 20000, 1, 3).selectExpr(
+      "CAST(id % 4 AS INT) AS grp",
+      "CASE WHEN id % 17 = 0 THEN NULL ELSE id % 3 = 0 END AS bo",
+      "CASE WHEN id % 17 = 1 THEN NULL ELSE CAST(id % 200 - 100 AS TINYINT) END AS by",
+      "CASE WHEN id % 17 = 2 THEN NULL ELSE CAST(id * 31 % 3000 - 1500 AS SMALLINT) END AS sh",
+      "CASE WHEN id % 17 = 3 THEN NULL ELSE CAST(id * 7919 % 100003 AS INT) END AS i",
+      "CASE WHEN id % 17 = 4 THEN NULL ELSE id * 1000003 % 9999991 - 5000000 END AS l",
+      "CASE WHEN id % 17 = 5 THEN NULL WHEN id % 19 = 0 THEN float('NaN')" +
+        " WHEN id % 23 = 0 THEN float(-0.0) ELSE CAST(id % 50 AS FLOAT) / 4 END AS f",
+      "CASE WHEN id % 17 = 6 THEN NULL WHEN id % 19 = 0 THEN double('NaN')" +
+        " WHEN id % 23 = 0 THEN -0.0 ELSE CAST(id % 70 AS DOUBLE) / 8 END AS g",
+      "CASE WHEN id % 17 = 7 THEN NULL ELSE date_add(DATE'2020-01-01', CAST(id % 400 AS INT))" +
+        " END AS dt",
+      "CASE WHEN id % 17 = 8 THEN NULL ELSE timestamp_seconds(1600000000 + id % 300 * 3607)" +
+        " END AS ts",
+      "CASE WHEN id % 17 = 9 THEN NULL ELSE CAST(id % 1000 AS DECIMAL(8, 2)) / 7 END AS de",
+      "CASE WHEN id % 17 = 10 THEN NULL ELSE concat('s', CAST(id % 50 AS STRING)) END AS s")
+      .createOrReplaceTempView("typed")
   }
 
-  private def aggregateNodes(df: DataFrame): Int =
-    nodes(finalPlan(df)).count(_.isInstanceOf[TesseraHashAggregateExec])
+  private def sql(query: String): DataFrame = spark.sql(query)
 
-  /** Checks the result against Spark and that the partial and final aggregates ran on the GPU. */
-  private def checkAggregate(query: String, gpuAggregates: Int = 2): Unit = {
-    val df = checkGpu(spark.sql(query), gpuNodeCount = -1)
-    assert(aggregateNodes(df) == gpuAggregates, s"\n${finalPlan(df)}")
+  private def aggregates(df: DataFrame): Seq[TesseraHashAggregateExec] =
+    nodes(finalPlan(df)).collect { case a: TesseraHashAggregateExec => a }
+
+  /**
+   * Checks the result against Spark, that `gpuAggregates` aggregates ran on the GPU, and that
+   * each reads its batches straight from the host: the filter and projection below it are
+   * fused into it, not a node of their own.
+   */
+  private def checkAggregate(query: String, gpuAggregates: Int = 2): DataFrame = {
+    val df = checkGpu(sql(query), gpuNodeCount = 0)
+    val gpu = aggregates(df)
+    assert(gpu.size == gpuAggregates, s"\n${finalPlan(df)}")
+    gpu.foreach(a => assert(a.child.isInstanceOf[HostToDeviceExec], s"\n${finalPlan(df)}"))
+    df
   }
+
+  private def cpuReasons(df: DataFrame): Seq[String] =
+    nodes(finalPlan(df)).flatMap(_.getTagValue(CPU_REASON))
 
   test("count, sum, min and max grouped by a long key with nulls, across a shuffle") {
     checkAggregate("SELECT k, count(*), count(v), sum(v), min(v), max(v), min(d), max(dec)" +
       " FROM a GROUP BY k")
   }
 
-  test("several keys, and a filter fused below the aggregate") {
-    checkAggregate("SELECT k2, k % 10 AS m, sum(id), count(1) FROM a WHERE v > 0 GROUP BY k2, m")
+  test("several keys, and a filter and computed keys fused into the aggregate") {
+    val df = checkAggregate(
+      "SELECT k2, k % 10 AS m, sum(id), count(1) FROM a WHERE v > 0 GROUP BY k2, m")
+    assert(aggregates(df).exists(_.steps.exists(_.isFilter)), s"\n${finalPlan(df)}")
+  }
+
+  test("from one group to a million, and a skewed hot key") {
+    for (groups <- Seq(1, 1000, 1000000)) {
+      checkAggregate(s"SELECT id % $groups AS g, count(*), sum(id), max(id)" +
+        " FROM range(0, 1000000, 1, 4) GROUP BY g")
+    }
+    checkAggregate("SELECT CASE WHEN id % 10 < 9 THEN 0 ELSE id END AS hot, count(*), sum(id)" +
+      " FROM range(0, 300000, 1, 4) GROUP BY hot")
+  }
+
+  test("every supported type as a grouping key") {
+    for (key <- Seq("bo", "by", "sh", "i", "l", "f", "g", "dt", "ts", "de", "s")) {
+      checkAggregate(s"SELECT $key, count(*), sum(i), min(l) FROM typed GROUP BY $key")
+    }
+    checkAggregate("SELECT s, bo, dt, count(*) FROM typed GROUP BY s, bo, dt")
+  }
+
+  test("every supported type as a value: count, min and max; sum and avg of numbers") {
+    for (v <- Seq("bo", "by", "sh", "i", "l", "f", "g", "dt", "ts", "de")) {
+      checkAggregate(s"SELECT grp, count($v), min($v), max($v) FROM typed GROUP BY grp")
+    }
+    checkAggregate("SELECT grp, count(s) FROM typed GROUP BY grp")
+    for (v <- Seq("by", "sh", "i", "l", "de")) {
+      checkAggregate(s"SELECT grp, sum($v), avg($v) FROM typed GROUP BY grp")
+      checkAggregate(s"SELECT sum($v), avg($v), count($v) FROM typed")
+    }
+  }
+
+  test("all-null and mixed-null keys and values") {
+    checkAggregate("SELECT CAST(NULL AS INT) AS n, count(*), sum(v) FROM a GROUP BY n")
+    checkAggregate("SELECT k2, sum(CAST(NULL AS BIGINT)), avg(CAST(NULL AS INT))," +
+      " max(CAST(NULL AS DOUBLE)), sum(CAST(NULL AS DECIMAL(5, 2))), count(CAST(NULL AS INT))" +
+      " FROM a GROUP BY k2")
+    checkAggregate("SELECT k, v, count(*), sum(dec), avg(dec) FROM a WHERE id < 5000" +
+      " GROUP BY k, v")
   }
 
   test("floating point keys group NaN together and -0.0 with 0.0, as Spark does") {
-    spark.sql("SELECT * FROM VALUES (double('NaN'), 1), (-0.0, 2), (0.0, 3), (double('NaN'), 4)," +
+    sql("SELECT * FROM VALUES (double('NaN'), 1), (-0.0, 2), (0.0, 3), (double('NaN'), 4)," +
       " (1.5, 5), (CAST(NULL AS DOUBLE), 6) AS x(f, n)").repartition(3)
       .createOrReplaceTempView("fk")
     checkAggregate("SELECT f, sum(n), count(*) FROM fk GROUP BY f")
     checkAggregate("SELECT d, max(id) FROM a GROUP BY d")
   }
 
-  test("global aggregates, also over an empty input") {
+  test("global and grouped aggregates over an empty input give Spark's initial values") {
     checkAggregate("SELECT count(*), sum(v), max(id) FROM a")
-    checkAggregate("SELECT count(*), sum(v), max(id) FROM a WHERE id < 0")
+    val functions = "count(*), count(v), sum(v), sum(dec), avg(v), avg(dec), min(d), max(dec)"
+    checkAggregate(s"SELECT $functions FROM a WHERE id < 0")
+    checkAggregate(s"SELECT k2, $functions FROM a WHERE id < 0 GROUP BY k2")
   }
 
-  test("integer sums wrap without ANSI") {
-    // A computed input keeps the partial aggregate on the CPU; the final one runs on the GPU.
-    checkAggregate("SELECT k2, sum(id * 46116860184273879) FROM a GROUP BY k2", gpuAggregates = 1)
+  test("many batches per task, and adaptive execution off") {
+    withConf("spark.tessera.batchSizeBytes" -> "16k") {
+      checkAggregate("SELECT k2, count(*), sum(v), avg(dec), min(d) FROM a GROUP BY k2")
+      checkAggregate("SELECT count(*), sum(dec), avg(v) FROM a WHERE k > 100")
+    }
+    withConf("spark.sql.adaptive.enabled" -> "false") {
+      checkAggregate("SELECT k, sum(dec), avg(v) FROM a GROUP BY k")
+    }
+  }
+
+  test("integer sums wrap without ANSI; computed inputs run in the fused projection") {
+    checkAggregate("SELECT k2, sum(id * 46116860184273879) FROM a GROUP BY k2")
     checkAggregate("SELECT k2, sum(big) FROM (SELECT k2, id * 46116860184273879 AS big FROM a)" +
       " GROUP BY k2")
+    checkAggregate("SELECT k2, sum(v * k2), avg(v + 1), sum(dec * 2) FROM a GROUP BY k2")
+  }
+
+  test("ANSI mode: overflow raises Spark's error, also in the fused projection") {
+    withConf("spark.sql.ansi.enabled" -> "true") {
+      // The sum's total overflows.
+      assert(checkSameError(sql("SELECT k2, sum(9223372036854775807 - id) FROM a GROUP BY k2"))
+        == "ARITHMETIC_OVERFLOW")
+      // The computed input overflows: the batch is replayed through Spark's expressions.
+      assert(checkSameError(sql("SELECT k2, sum(id * 46116860184273879) FROM a GROUP BY k2"))
+        == "ARITHMETIC_OVERFLOW")
+      // No error where the filter drops the overflowing rows first.
+      checkAggregate("SELECT k2, sum(v + 2147483647), count(*) FROM a WHERE v < 0 GROUP BY k2")
+      checkAggregate("SELECT k2, count(*), sum(v), avg(v), sum(dec), avg(dec), min(d)" +
+        " FROM a GROUP BY k2")
+    }
+  }
+
+  test("avg of integers and decimals") {
+    checkAggregate("SELECT k, avg(v), avg(dec), avg(id) FROM a GROUP BY k")
+    checkAggregate("SELECT avg(v), avg(dec) FROM a")
+  }
+
+  test("count(DISTINCT), alone and with other aggregates") {
+    // Partial and PartialMerge over (k2, k), then Partial and Final of the distinct count.
+    checkAggregate("SELECT k2, count(DISTINCT k) FROM a GROUP BY k2", gpuAggregates = 4)
+    checkAggregate("SELECT k2, count(DISTINCT k), sum(v), max(d) FROM a GROUP BY k2",
+      gpuAggregates = 4)
+    checkAggregate("SELECT count(DISTINCT k2), count(*) FROM a", gpuAggregates = 4)
+  }
+
+  test("a TPC-H Q1-like query") {
+    spark.range(0, 100000, 1, 4).selectExpr(
+      "CASE id % 3 WHEN 0 THEN 'A' WHEN 1 THEN 'N' ELSE 'R' END AS l_returnflag",
+      "CASE WHEN id % 7 < 4 THEN 'F' ELSE 'O' END AS l_linestatus",
+      "CAST(id % 50 + 1 AS DECIMAL(7, 2)) AS l_quantity",
+      "CAST(id * 37 % 100000 AS DECIMAL(7, 2)) AS l_extendedprice",
+      "CAST(id % 11 AS DECIMAL(7, 2)) AS l_discount_amount",
+      "date_add(DATE'1992-01-01', CAST(id % 2500 AS INT)) AS l_shipdate")
+      .createOrReplaceTempView("lineitem")
+    val df = checkAggregate("""
+      SELECT l_returnflag, l_linestatus, sum(l_quantity) AS sum_qty,
+        sum(l_extendedprice) AS sum_base_price,
+        sum(l_extendedprice - l_discount_amount) AS sum_disc_price,
+        avg(l_quantity) AS avg_qty, avg(l_extendedprice) AS avg_price, count(*) AS count_order
+      FROM lineitem WHERE l_shipdate <= date_sub(DATE'1998-12-01', 90)
+      GROUP BY l_returnflag, l_linestatus""")
+    assert(aggregates(df).exists(_.steps.exists(_.isFilter)), s"\n${finalPlan(df)}")
+  }
+
+  test("SSB-like queries") {
+    spark.range(0, 100000, 1, 4).selectExpr(
+      "CAST(id * 7919 % 100000 AS INT) AS lo_extendedprice",
+      "CAST(id % 11 AS INT) AS lo_discount",
+      "CAST(id % 50 + 1 AS INT) AS lo_quantity",
+      "date_add(DATE'1992-01-01', CAST(id % 2500 AS INT)) AS lo_orderdate",
+      "concat('MFGR#22', CAST(id % 40 AS STRING)) AS p_brand1",
+      "CAST(id * 13 % 1000 AS INT) AS lo_revenue").createOrReplaceTempView("lineorder")
+    checkAggregate("SELECT sum(lo_extendedprice * lo_discount) AS revenue FROM lineorder" +
+      " WHERE year(lo_orderdate) = 1993 AND lo_discount BETWEEN 1 AND 3 AND lo_quantity < 25")
+    checkAggregate("SELECT year(lo_orderdate) AS y, p_brand1, sum(lo_revenue) FROM lineorder" +
+      " WHERE p_brand1 >= 'MFGR#2221' GROUP BY y, p_brand1")
   }
 
   test("unsupported aggregates stay on the CPU with a reason") {
-    val df = checkGpu(spark.sql("SELECT k2, avg(v) FROM a GROUP BY k2"), gpuNodeCount = -1)
-    assert(aggregateNodes(df) == 0)
-    val reasons = nodes(finalPlan(df)).flatMap(_.getTagValue(
-      dev.tessera.spark.rewrite.FilterProjectRewriter.CPU_REASON))
-    assert(reasons.exists(_.contains("avg")), reasons)
+    def reasonsOf(query: String): Seq[String] = {
+      val df = checkGpu(sql(query), gpuNodeCount = -1)
+      assert(aggregates(df).isEmpty, s"\n${finalPlan(df)}")
+      cpuReasons(df)
+    }
+    assert(reasonsOf("SELECT k2, sum(d) FROM a GROUP BY k2")
+      .exists(_.contains("floating point sum depends on the order")))
+    assert(reasonsOf("SELECT k2, avg(d) FROM a GROUP BY k2")
+      .exists(_.contains("floating point sum depends on the order")))
+    assert(reasonsOf("SELECT k2, try_sum(v) FROM a GROUP BY k2").exists(_.contains("try_sum")))
+    assert(reasonsOf("SELECT k2, sum(CAST(v AS DECIMAL(12, 2))) FROM a GROUP BY k2")
+      .exists(_.contains("decimal(22,2)")))
+    assert(reasonsOf("SELECT k2, first(v) FROM a GROUP BY k2").exists(_.contains("first")))
   }
 }
