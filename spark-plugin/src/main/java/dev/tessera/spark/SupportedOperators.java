@@ -58,7 +58,8 @@ final class SupportedOperators {
       "Contains", "contains(s, part) or s LIKE '%part%'",
       "Length", "length(s)",
       "NormalizeNaNAndZero", "one NaN and no -0.0 in floating point grouping keys",
-      "KnownFloatingPointNormalized", "marks normalized floating point keys");
+      "KnownFloatingPointNormalized", "marks normalized floating point keys",
+      "UnscaledValue", "a decimal's unscaled value (Spark sums and averages small decimals so)");
 
   private static Map<String, String> ordered(String... nameThenDescription) {
     Map<String, String> map = new LinkedHashMap<>();

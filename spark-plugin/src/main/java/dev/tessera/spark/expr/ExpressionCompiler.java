@@ -18,6 +18,7 @@ import java.util.function.Predicate;
 import org.apache.spark.sql.catalyst.expressions.Abs;
 import org.apache.spark.sql.catalyst.expressions.Add;
 import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.UnscaledValue;
 import org.apache.spark.sql.catalyst.expressions.And;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
@@ -191,6 +192,9 @@ public final class ExpressionCompiler {
         throw new Unsupported("normalizing " + t.sql() + " is not supported on the GPU");
       }
       return unary(op, n.child(), t);
+    } else if (e instanceof UnscaledValue u) {
+      // A decimal register holds the unscaled value already: only the type changes.
+      return new Value(compile(u.child()).register(), u.dataType());
     } else if (e instanceof Length l) {
       if (!(l.child().dataType() instanceof StringType)) {
         throw new Unsupported("length of " + l.child().dataType().sql() + " is not supported");
