@@ -154,7 +154,7 @@ class TesseraConfTest {
     for (String name : SupportedOperators.EXPRESSIONS.keySet()) {
       assertTrue(TesseraConf.from(Map.of()).isExpressionEnabled(name), name);
     }
-    assertEquals(36, SupportedOperators.EXPRESSIONS.size());
+    assertEquals(37, SupportedOperators.EXPRESSIONS.size());
   }
 
   @Test
