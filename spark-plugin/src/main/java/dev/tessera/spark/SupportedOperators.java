@@ -19,7 +19,8 @@ final class SupportedOperators {
   static final Map<String, String> EXECS = ordered(
       "FilterExec", "WHERE and HAVING conditions",
       "ProjectExec", "SELECT lists: computed columns",
-      "HashAggregateExec", "GROUP BY and global aggregates: count, sum of integers, min, max");
+      "HashAggregateExec", "GROUP BY and global aggregates: count, count(DISTINCT), sum and avg"
+          + " of integers and decimals, min, max");
 
   /** Expression simple class name -> what it computes. */
   static final Map<String, String> EXPRESSIONS = ordered(
