@@ -70,6 +70,12 @@ class HashAggregateSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQuer
     val df = checkAggregate(
       "SELECT k2, k % 10 AS m, sum(id), count(1) FROM a WHERE v > 0 GROUP BY k2, m")
     assert(aggregates(df).exists(_.steps.stream().anyMatch(_.isFilter)), s"\n${finalPlan(df)}")
+    // Explain shows the fused program; the metrics count what ran.
+    assert(finalPlan(df).toString.contains("fused [Filter"), s"\n${finalPlan(df)}")
+    val partial = aggregates(df).find(_.steps.stream().anyMatch(_.isFilter)).get
+    assert(partial.metrics()("numOutputRows").value > 0)
+    assert(partial.metrics()("gpuBytesRead").value > 0)
+    assert(partial.metrics()("tableFlushes").value == 0)
   }
 
   test("from one group to a million, and a skewed hot key") {
@@ -184,6 +190,10 @@ class HashAggregateSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQuer
     checkAggregate("SELECT k2, count(DISTINCT k), sum(v), max(d) FROM a GROUP BY k2",
       gpuAggregates = 4)
     checkAggregate("SELECT count(DISTINCT k2), count(*) FROM a", gpuAggregates = 4)
+    // Several distinct columns: Spark expands the rows; whatever stays on the CPU, the result
+    // is Spark's.
+    checkGpu(sql("SELECT k2, count(DISTINCT k), count(DISTINCT v), sum(v) FROM a GROUP BY k2"),
+      gpuNodeCount = -1)
   }
 
   test("a TPC-H Q1-like query") {
