@@ -25,15 +25,15 @@ constexpr int kBoolean = 0, kByte = 1, kShort = 2, kInt = 3, kLong = 4, kFloat =
 // AggregateFunction.Kind ordinals.
 constexpr int kCountRows = 0, kCount = 1, kSumInt = 2, kSumDecimal = 3, kMin = 4, kMax = 5;
 // RowError codes.
-constexpr unsigned long long kArithmeticOverflow = 1, kDecimalOverflow = 4;
+constexpr unsigned long long kArithmeticOverflow = 1;
 constexpr int kErrorRowShift = 8;
 
 constexpr int kEmpty = -1;
 constexpr int kBusy = -2;
 
-// The plan: 64-bit words. Header, then 8 words per key column, then 8 words per function.
+// The plan: 64-bit words. Header, then 12 words per key column, then 12 words per function.
 constexpr int kHeaderWords = 8;
-constexpr int kColumnWords = 8;
+constexpr int kColumnWords = 12;
 struct Header {
   long long rows;
   long long key_count;
@@ -50,18 +50,20 @@ struct Key {
   long long type;               // TypeId
   unsigned long long values;    // per group int64
   unsigned long long nulls;     // per group uint8 (1 = NULL)
-  long long reserved2;
-  long long reserved0, reserved1;
+  long long reserved[7];
 };
 struct Function {
   long long kind;
   unsigned long long data;      // input column (update) / output data (finish)
   unsigned long long validity;  // input validity / output validity
-  long long type;               // input TypeId (update) / result TypeId (finish)
-  unsigned long long value;     // per group uint64
-  unsigned long long high;      // per group uint64 (sums)
+  long long type;               // input TypeId
+  unsigned long long value;     // per group uint64 (sums: the low word of the int128)
+  unsigned long long high;      // per group uint64 (sums: the high word of the int128)
   unsigned long long seen;      // per group uint32
-  long long extra;              // finish: the result precision (SUM_DECIMAL)
+  long long precision;          // finish: the result precision (SUM_DECIMAL)
+  long long result_type;        // finish: the result TypeId
+  long long zero_when_empty;    // finish: 1 when a group without input gives 0, not NULL
+  long long reserved[2];
 };
 static_assert(sizeof(Header) == kHeaderWords * 8, "header");
 static_assert(sizeof(Key) == kColumnWords * 8, "key");
@@ -137,6 +139,85 @@ __device__ __forceinline__ long long Identity(int kind, int type) {
   if (type == kFloat) return static_cast<long long>(static_cast<int>(0xff800000u));  // -inf
   if (type == kDouble) return static_cast<long long>(0xfff0000000000000ull);  // -inf
   return static_cast<long long>(0x8000000000000000ull);
+}
+
+// ---- exact 128-bit sums ------------------------------------------------------------------------
+
+// A two's complement int128 as its two words.
+struct Int128 {
+  unsigned long long low;
+  unsigned long long high;
+};
+
+__device__ __forceinline__ Int128 Negate(Int128 x) {
+  const unsigned long long low = ~x.low + 1ull;
+  return {low, ~x.high + (low == 0 ? 1ull : 0ull)};
+}
+
+// A DOUBLE holding a whole number, exactly (AggregateFunction.SUM_INT over DOUBLE: the sum buffers
+// of Spark's avg over integers, whole numbers whose magnitude may pass 2^63). The value is
+// mantissa * 2^shift. Fractions, non-finite values and magnitudes from 2^126 on are outside the
+// contract: the result is then defined (no undefined shifts) but meaningless.
+__device__ __forceinline__ Int128 WholeDoubleToInt128(double d) {
+  const unsigned long long bits = static_cast<unsigned long long>(__double_as_longlong(d));
+  const int biased = static_cast<int>((bits >> 52) & 0x7ff);
+  if (biased == 0) return {0, 0};  // +-0 and subnormals (|d| < 1)
+  const unsigned long long mantissa = (bits & ((1ull << 52) - 1)) | (1ull << 52);
+  const int shift = biased - 1075;  // d = mantissa * 2^shift
+  Int128 magnitude;
+  if (shift <= -64) {
+    magnitude = {0, 0};
+  } else if (shift < 0) {
+    magnitude = {mantissa >> -shift, 0};
+  } else if (shift == 0) {
+    magnitude = {mantissa, 0};
+  } else if (shift < 64) {
+    magnitude = {mantissa << shift, mantissa >> (64 - shift)};
+  } else {
+    magnitude = {0, shift < 128 ? mantissa << (shift - 64) : 0};
+  }
+  return (bits >> 63) != 0 ? Negate(magnitude) : magnitude;
+}
+
+// The int128 rounded once to the nearest double, ties to even (as BigInteger.doubleValue).
+__device__ __forceinline__ double Int128ToDouble(Int128 x) {
+  const bool negative = static_cast<long long>(x.high) < 0;
+  const Int128 m = negative ? Negate(x) : x;  // |INT128_MIN| = 2^127 still fits unsigned
+  double magnitude;
+  if (m.high == 0) {
+    magnitude = __ull2double_rn(m.low);
+  } else {
+    // Keep the top 64 significant bits, OR-ing every dropped bit into the lowest kept bit (a
+    // "sticky" bit): the double keeps 53 bits, so the rounding point is 11 bits above the
+    // sticky bit, and a tie stays a tie only when every dropped bit was 0.
+    const int drop = 64 - __clzll(static_cast<long long>(m.high));  // 1 .. 64
+    unsigned long long top;
+    bool sticky;
+    if (drop == 64) {
+      top = m.high;
+      sticky = m.low != 0;
+    } else {
+      top = (m.high << (64 - drop)) | (m.low >> drop);
+      sticky = (m.low << (64 - drop)) != 0;
+    }
+    magnitude = scalbn(__ull2double_rn(top | (sticky ? 1ull : 0ull)), drop);  // exact scaling
+  }
+  return negative ? -magnitude : magnitude;
+}
+
+// Adds an int128 to a group's (low, high) words with two atomics: the carry out of the low word
+// goes into the high word, so the total is exact once every addition has landed, whatever the
+// order.
+__device__ __forceinline__ void AtomicAdd128(unsigned long long* low, unsigned long long* high,
+                                             Int128 add) {
+  const unsigned long long old = atomicAdd(low, add.low);
+  const unsigned long long carry = (old + add.low < old) ? 1ull : 0ull;
+  const unsigned long long high_add = add.high + carry;
+  if (high_add != 0) atomicAdd(high, high_add);
+}
+
+__device__ __forceinline__ Int128 SignExtend(long long v) {
+  return {static_cast<unsigned long long>(v), v < 0 ? ~0ull : 0ull};
 }
 
 __device__ __forceinline__ unsigned long long HashRow(const Key* keys, int key_count,
@@ -219,12 +300,9 @@ __device__ __forceinline__ void Accumulate(const Function& f, int group, long lo
       break;
     case kSumInt:
     case kSumDecimal: {
-      // Exact 128-bit sum: low word here, carries and the sign extension into the high word.
-      const unsigned long long add = static_cast<unsigned long long>(v);
-      const unsigned long long old = atomicAdd(value, add);
-      const unsigned long long carry = (old + add < old) ? 1ull : 0ull;
-      const unsigned long long high_add = (v < 0 ? ~0ull : 0ull) + carry;
-      if (high_add != 0) atomicAdd(reinterpret_cast<unsigned long long*>(f.high) + group, high_add);
+      const Int128 add = type == kDouble ? WholeDoubleToInt128(__longlong_as_double(v))
+                                         : SignExtend(v);
+      AtomicAdd128(value, reinterpret_cast<unsigned long long*>(f.high) + group, add);
       break;
     }
     case kMin:
@@ -243,6 +321,50 @@ __device__ __forceinline__ void Accumulate(const Function& f, int group, long lo
     default:
       break;
   }
+}
+
+// 10^precision for the decimal precisions of ColumnType (at most 18).
+__device__ __forceinline__ long long DecimalLimit(int precision) {
+  long long limit = 1;
+  for (int p = 0; p < precision; ++p) limit *= 10;
+  return limit;
+}
+
+// The result of function fn for group r, as AggregateFunction's javadoc defines it: counts are
+// never NULL; other functions are NULL without input unless zero_when_empty (sums give 0). A
+// SUM_INT to LONG wraps, and under ANSI reports ARITHMETIC_OVERFLOW when the exact sum leaves
+// int64; a SUM_INT to DOUBLE is the exact sum rounded once (never an error); a SUM_DECIMAL that
+// leaves the result precision is NULL (never an error: Spark raises it later, if at all).
+__device__ __forceinline__ long long FinalValue(const Function& fn, long long r, bool ansi,
+                                                unsigned long long* error, bool* valid) {
+  const int kind = static_cast<int>(fn.kind);
+  const long long value = reinterpret_cast<const long long*>(fn.value)[r];
+  if (kind == kCountRows || kind == kCount) {
+    *valid = true;
+    return value;
+  }
+  const bool seen = reinterpret_cast<const unsigned int*>(fn.seen)[r] != 0;
+  if (kind == kMin || kind == kMax) {
+    *valid = seen;
+    return value;
+  }
+  // Sums: without input the words still hold 0, which zero_when_empty turns into the result.
+  *valid = seen || fn.zero_when_empty != 0;
+  const Int128 sum = {static_cast<unsigned long long>(value),
+                      reinterpret_cast<const unsigned long long*>(fn.high)[r]};
+  const bool fits_int64 = static_cast<long long>(sum.high) == (value < 0 ? -1ll : 0ll);
+  if (kind == kSumDecimal) {
+    const long long limit = DecimalLimit(static_cast<int>(fn.precision));
+    if (!fits_int64 || value >= limit || value <= -limit) *valid = false;
+    return value;
+  }
+  if (static_cast<int>(fn.result_type) == kDouble) {
+    return __double_as_longlong(Int128ToDouble(sum));
+  }
+  if (!fits_int64 && ansi) {
+    atomicMin(error, (static_cast<unsigned long long>(r) << kErrorRowShift) | kArithmeticOverflow);
+  }
+  return value;  // the low word: the int64 wrap
 }
 
 }  // namespace hash_aggregate
@@ -298,9 +420,8 @@ tessera_hash_aggregate_init(const unsigned long long* __restrict__ plan, long lo
   }
 }
 
-// Groups [0, rows) into the outputs. For functions, `extra` is the result precision (decimals).
-// Output validity bitmaps arrive zeroed; null_counts (one per output column, keys first) arrive
-// zeroed; the error word arrives as all ones.
+// Groups [0, rows) into the outputs. Output validity bitmaps arrive zeroed; null_counts (one per
+// output column, keys first) arrive zeroed; the error word arrives as all ones.
 extern "C" __global__ void __launch_bounds__(tessera::kBlockThreads)
 tessera_hash_aggregate_finish(const unsigned long long* __restrict__ plan, int ansi,
                               unsigned long long* __restrict__ error,
@@ -325,29 +446,9 @@ tessera_hash_aggregate_finish(const unsigned long long* __restrict__ plan, int a
   }
   for (int f = 0; f < header.function_count; ++f) {
     const Function& fn = functions[f];
-    const int kind = static_cast<int>(fn.kind);
-    const long long value = reinterpret_cast<const long long*>(fn.value)[r];
-    bool valid = true;
-    if (kind != kCountRows && kind != kCount) {
-      valid = reinterpret_cast<const unsigned int*>(fn.seen)[r] != 0;
-      if (valid && (kind == kSumInt || kind == kSumDecimal)) {
-        const long long high = reinterpret_cast<const long long*>(fn.high)[r];
-        bool overflow = high != (value < 0 ? -1ll : 0ll);
-        if (kind == kSumDecimal && !overflow) {
-          long long limit = 1;
-          for (long long p = 0; p < fn.extra; ++p) limit *= 10;
-          overflow = value >= limit || value <= -limit;
-        }
-        if (overflow) {
-          if (ansi) {
-            atomicMin(error, (static_cast<unsigned long long>(r) << kErrorRowShift) |
-                                 (kind == kSumInt ? kArithmeticOverflow : kDecimalOverflow));
-          }
-          if (kind == kSumDecimal) valid = false;  // ints wrap
-        }
-      }
-    }
-    WriteFixed(fn.data, static_cast<int>(fn.type), r, valid ? value : 0);
+    bool valid;
+    const long long value = FinalValue(fn, r, ansi != 0, error, &valid);
+    WriteFixed(fn.data, static_cast<int>(fn.result_type), r, valid ? value : 0);
     if (valid) {
       atomicOr(reinterpret_cast<unsigned int*>(fn.validity) + (r >> 5), 1u << (r & 31));
     } else {

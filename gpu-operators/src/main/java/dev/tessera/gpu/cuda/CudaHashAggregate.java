@@ -28,7 +28,9 @@ import org.apache.arrow.memory.BufferAllocator;
  * word, a high word (sums are exact 128-bit) and a seen flag. Before each batch the group arrays
  * are grown (copied into bigger ones and rehashed) so that groups + rows of the batch fit; the
  * table has twice as many slots as the group arrays have room for, so probes always end. Sums
- * overflow when the exact sum leaves int64 (SUM_INT) or the result precision (SUM_DECIMAL).
+ * overflow when the exact sum leaves int64 (SUM_INT to LONG: wraps, or the ANSI error) or the
+ * result precision (SUM_DECIMAL: NULL, never an error); a SUM_INT to DOUBLE is the exact sum
+ * rounded once. DOUBLE inputs of SUM_INT are whole numbers, converted exactly to int128.
  *
  * <p>STRING keys (and STRING inputs of functions) are not supported yet: {@link #open} rejects
  * them.
@@ -41,7 +43,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
 
   // ---- the plan layout of hash_aggregate.cu (64-bit words) ----
   private static final int HEADER_WORDS = 8;
-  private static final int COLUMN_WORDS = 8;
+  private static final int COLUMN_WORDS = 12;
   // Header
   private static final int H_ROWS = 0;
   private static final int H_KEY_COUNT = 1;
@@ -64,7 +66,9 @@ final class CudaHashAggregate implements HashAggregateKernel {
   private static final int F_VALUE = 4;
   private static final int F_HIGH = 5;
   private static final int F_SEEN = 6;
-  private static final int F_EXTRA = 7;
+  private static final int F_PRECISION = 7;
+  private static final int F_RESULT_TYPE = 8;
+  private static final int F_ZERO_WHEN_EMPTY = 9;
 
   private static final int ERROR_ROW_SHIFT = 8;
   private static final long NO_ERROR = -1L;
@@ -101,6 +105,16 @@ final class CudaHashAggregate implements HashAggregateKernel {
       }
       if (f.resultType().isString()) {
         throw new IllegalArgumentException("string results are not supported (" + f + ")");
+      }
+      if (f.kind() == AggregateFunction.Kind.SUM_INT) {
+        TypeId in = spec.inputTypes().get(f.input()).id();
+        TypeId out = f.resultType().id();
+        boolean integral = in == TypeId.BYTE || in == TypeId.SHORT || in == TypeId.INT
+            || in == TypeId.LONG;
+        if (!(integral || in == TypeId.DOUBLE) || !(out == TypeId.LONG || out == TypeId.DOUBLE)) {
+          throw new IllegalArgumentException("SUM_INT sums BYTE, SHORT, INT, LONG or whole-number "
+              + "DOUBLE inputs into LONG or DOUBLE, not " + in + " into " + out + " (" + f + ")");
+        }
       }
     }
     return new CudaAggregation(spec, pool, cuda);
@@ -217,7 +231,9 @@ final class CudaHashAggregate implements HashAggregateKernel {
         word(host, base + F_VALUE, g + l.value[f]);
         word(host, base + F_HIGH, g + l.high[f]);
         word(host, base + F_SEEN, g + l.seen[f]);
-        word(host, base + F_EXTRA, fn.resultType().precision());
+        word(host, base + F_PRECISION, fn.resultType().precision());
+        word(host, base + F_RESULT_TYPE, fn.resultType().id().ordinal());
+        word(host, base + F_ZERO_WHEN_EMPTY, fn.zeroWhenEmpty() ? 1 : 0);
       }
     }
 
@@ -445,9 +461,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
             long base = HEADER_WORDS + (long) COLUMN_WORDS * o;
             word(host, base + (o < keyCount ? K_DATA : F_DATA), data[o].address());
             word(host, base + (o < keyCount ? K_VALIDITY : F_VALIDITY), validity[o].address());
-            if (o >= keyCount) {
-              word(host, base + F_TYPE, types[o].id().ordinal());
-            }
           }
           queued = true;
           stream.copyHostToDevice(host.memoryAddress(), plan.address(), planBytes());

@@ -20,6 +20,7 @@ import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.column.TestColumns;
 import dev.tessera.gpu.expr.RowErrorException;
 import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -162,6 +163,132 @@ class CudaHashAggregateDifferentialTest {
       }
       System.err.println(message);
       fail(message.toString());
+    }
+  }
+
+  /** Runs the batches (lists of columns of Java values) through both backends and compares. */
+  private void assertSameOnBoth(AggregateSpec spec, List<List<List<Object>>> batches,
+      String scenario) {
+    List<List<Object>> want = aggregate(host, hostStream, spec, batches);
+    List<List<Object>> got = aggregate(cuda, cudaStream, spec, batches);
+    assertSameRows(want, got, spec, scenario);
+  }
+
+  private static List<List<Object>> aggregate(Backend backend, GpuStream stream,
+      AggregateSpec spec, List<List<List<Object>>> batches) {
+    try (HashAggregateKernel.Aggregation aggregation =
+        backend.hashAggregateKernel().open(spec, backend.deviceMemory(), stream)) {
+      for (List<List<Object>> columns : batches) {
+        feed(backend, stream, aggregation, spec.inputTypes(), columns, columns.get(0).size());
+      }
+      return finish(backend, stream, aggregation);
+    }
+  }
+
+  private static void assertSameRows(List<List<Object>> want, List<List<Object>> got,
+      AggregateSpec spec, String scenario) {
+    if (want.equals(got)) {
+      return;
+    }
+    StringBuilder message = new StringBuilder("CUDA differs from the host for " + spec
+        + " (scenario " + scenario + "): host " + want.size() + " groups, CUDA " + got.size());
+    for (int i = 0, shown = 0; i < Math.min(want.size(), got.size()) && shown < 5; i++) {
+      if (!want.get(i).equals(got.get(i))) {
+        message.append("\n  row ").append(i).append(": host ").append(want.get(i))
+            .append(", CUDA ").append(got.get(i));
+        shown++;
+      }
+    }
+    System.err.println(message);
+    fail(message.toString());
+  }
+
+  /**
+   * The extended contract: SUM_INT over whole-number DOUBLEs (beyond 2^63) to DOUBLE and to LONG,
+   * SUM_INT over LONG to DOUBLE, zeroWhenEmpty, SUM_DECIMAL overflow (NULL, ANSI or not), MIN and
+   * MAX over BOOLEAN. Every fifth group has only NULL inputs. Scenario: groups, ansi.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"1:false", "1:true", "37:false", "5000:true", "200000:false"})
+  void extendedContractMatchesTheHostReference(String scenario) {
+    String[] parts = scenario.split(":");
+    int groups = Integer.parseInt(parts[0]);
+    boolean ansi = Boolean.parseBoolean(parts[1]);
+    ColumnType decimal = ColumnType.decimal(12, 1);
+    List<ColumnType> types = List.of(ColumnType.LONG, ColumnType.DOUBLE, ColumnType.DOUBLE,
+        ColumnType.LONG, ColumnType.INT, decimal, ColumnType.BOOLEAN);
+    List<AggregateFunction> functions = new ArrayList<>(List.of(
+        new AggregateFunction(Kind.SUM_INT, 1, ColumnType.DOUBLE),
+        new AggregateFunction(Kind.SUM_INT, 1, ColumnType.DOUBLE, true),
+        new AggregateFunction(Kind.SUM_INT, 3, ColumnType.DOUBLE),
+        new AggregateFunction(Kind.SUM_INT, 4, ColumnType.LONG, true),
+        new AggregateFunction(Kind.SUM_INT, 2, ColumnType.LONG), // small: never overflows
+        new AggregateFunction(Kind.SUM_DECIMAL, 5, ColumnType.decimal(12, 1)),
+        new AggregateFunction(Kind.SUM_DECIMAL, 5, ColumnType.decimal(18, 1), true),
+        new AggregateFunction(Kind.MIN, 6, ColumnType.BOOLEAN),
+        new AggregateFunction(Kind.MAX, 6, ColumnType.BOOLEAN),
+        new AggregateFunction(Kind.COUNT, 6, ColumnType.LONG)));
+    if (!ansi) {
+      functions.add(new AggregateFunction(Kind.SUM_INT, 1, ColumnType.LONG)); // wraps
+    }
+    AggregateSpec spec = new AggregateSpec(types, 1, functions, ansi);
+    Random random = new Random(scenario.hashCode());
+    List<List<List<Object>>> batches = new ArrayList<>();
+    for (int b = 0; b < 3; b++) {
+      int n = 100_000 + b * 7_777;
+      List<List<Object>> columns = new ArrayList<>();
+      for (int c = 0; c < types.size(); c++) {
+        columns.add(new ArrayList<>(n));
+      }
+      for (int r = 0; r < n; r++) {
+        int g = random.nextInt(groups);
+        boolean empty = g % 5 == 4; // only NULL inputs in this group
+        columns.get(0).add((long) g * 1_000_003L);
+        // Whole numbers up to about 2^93 (Spark's avg buffers over longs), either sign.
+        double big = (double) random.nextLong() * Math.scalb(1.0, random.nextInt(31));
+        columns.get(1).add(empty || random.nextInt(9) == 0 ? null : big);
+        columns.get(2).add(empty ? null : (double) (random.nextInt(2_000_001) - 1_000_000));
+        columns.get(3).add(empty ? null : random.nextLong());
+        columns.get(4).add(empty ? null : random.nextInt());
+        long unscaled = (random.nextBoolean() ? 1 : -1) * (random.nextInt(4) == 0
+            ? 999_999_999_999L - random.nextInt(1000) : random.nextInt(1_000_000));
+        columns.get(5).add(empty || random.nextInt(7) == 0 ? null
+            : BigDecimal.valueOf(unscaled, decimal.scale()));
+        columns.get(6).add(empty || random.nextInt(5) == 0 ? null : random.nextInt(97) == 0);
+      }
+      batches.add(columns);
+    }
+    assertSameOnBoth(spec, batches, scenario);
+  }
+
+  /**
+   * Sums to DOUBLE are exact, then rounded once, half to even: checked against BigInteger (no
+   * host reference needed). Each case sums its values in one group and in a global aggregate.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"9007199254740992 1", "9007199254740992 3", "-9007199254740992 -1",
+      "1.2676506002282294E30 1.2676506002282294E30 1 -1.2676506002282294E30",
+      "9.223372036854775807E18 9.223372036854775807E18 9.223372036854775807E18",
+      "-4.253529586511731E37 1e20 -1e20 0 -0.0"})
+  void doubleSumsAreExactThenRoundedOnce(String values) {
+    List<Object> doubles = new ArrayList<>();
+    BigInteger exact = BigInteger.ZERO;
+    for (String v : values.split(" ")) {
+      double d = Double.parseDouble(v);
+      doubles.add(d);
+      exact = exact.add(new BigDecimal(d).toBigIntegerExact());
+    }
+    List<Object> keys = new ArrayList<>();
+    for (int i = 0; i < doubles.size(); i++) {
+      keys.add(7);
+    }
+    double want = exact.doubleValue();
+    for (int keyCount = 0; keyCount <= 1; keyCount++) {
+      AggregateSpec spec = new AggregateSpec(List.of(ColumnType.INT, ColumnType.DOUBLE), keyCount,
+          List.of(new AggregateFunction(Kind.SUM_INT, 1, ColumnType.DOUBLE)), false);
+      List<List<Object>> rows = aggregate(cuda, cudaStream, spec, List.of(List.of(keys, doubles)));
+      List<Object> expected = keyCount == 0 ? List.of(want) : List.of(7, want);
+      assertEquals(List.of(expected), rows, values + " sums to " + exact);
     }
   }
 
