@@ -18,6 +18,10 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.column.TestColumns;
+import dev.tessera.gpu.expr.Comparison;
+import dev.tessera.gpu.expr.Opcode;
+import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.expr.ProgramBuilder;
 import dev.tessera.gpu.expr.RowErrorException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
@@ -289,6 +293,132 @@ class CudaHashAggregateDifferentialTest {
       List<List<Object>> rows = aggregate(cuda, cudaStream, spec, List.of(List.of(keys, doubles)));
       List<Object> expected = keyCount == 0 ? List.of(want) : List.of(7, want);
       assertEquals(List.of(expected), rows, values + " sums to " + exact);
+    }
+  }
+
+  /**
+   * The fused pipeline: update(program, batch) against the host, which materialises the
+   * program's output and aggregates it. The program filters on a > threshold, groups by k and
+   * a % 5 (REM_INT) and aggregates a + b (ADD_INT, 32 bits: wraps, or under ANSI raises for the
+   * rows where it overflows) and d. Scenario: groups, ansi, overflow (whether some rows overflow:
+   * under ANSI, both must raise naming the same first kept row; a filtered-out row's overflow
+   * must not count), identity (update(batch) with the identity program instead).
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"1:false:false", "1:false:true", "100:true:false", "100:true:true",
+      "100000:false:true", "3000000:false:false", "50:true:filtered"})
+  void fusedPipelineMatchesTheHostReference(String scenario) {
+    String[] parts = scenario.split(":");
+    int groups = Integer.parseInt(parts[0]);
+    boolean ansi = Boolean.parseBoolean(parts[1]);
+    String overflow = parts[2];
+    List<ColumnType> inputs = List.of(ColumnType.LONG, ColumnType.INT, ColumnType.INT,
+        ColumnType.DOUBLE);
+    ProgramBuilder b = new ProgramBuilder(inputs, ansi);
+    int k = b.loadColumn(0);
+    int a = b.loadColumn(1);
+    int bb = b.loadColumn(2);
+    int d = b.loadColumn(3);
+    int threshold = b.loadConstant(-500_000);
+    int keep = b.emitNew(Opcode.CMP_INT, a, threshold, Comparison.GT.code());
+    int five = b.loadConstant(5);
+    int bucket = b.emitNew(Opcode.REM_INT, a, five, 32);
+    int sum = b.emitNew(Opcode.ADD_INT, a, bb, 32);
+    Program program = b.build(keep, List.of(new Program.Output(k, ColumnType.LONG),
+        new Program.Output(bucket, ColumnType.INT), new Program.Output(sum, ColumnType.INT),
+        new Program.Output(d, ColumnType.DOUBLE)));
+    AggregateSpec spec = new AggregateSpec(program.outputs().stream().map(Program.Output::type)
+        .toList(), 2, List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM_INT, 2, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, 2, ColumnType.INT),
+        new AggregateFunction(Kind.MAX, 2, ColumnType.INT),
+        new AggregateFunction(Kind.COUNT, 3, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, 3, ColumnType.DOUBLE),
+        new AggregateFunction(Kind.MAX, 3, ColumnType.DOUBLE),
+        new AggregateFunction(Kind.SUM_INT, 3, ColumnType.DOUBLE, true)), ansi);
+    Random random = new Random(scenario.hashCode());
+    List<List<List<Object>>> batches = new ArrayList<>();
+    for (int batch = 0; batch < 4; batch++) {
+      int n = batch == 3 ? 777 : 400_000 + batch;
+      List<List<Object>> columns = List.of(new ArrayList<>(), new ArrayList<>(),
+          new ArrayList<>(), new ArrayList<>());
+      for (int r = 0; r < n; r++) {
+        int g = random.nextInt(groups);
+        columns.get(0).add(random.nextInt(100) == 0 ? null : (long) g * 31L);
+        int av = random.nextInt(2_000_001) - 1_000_000;
+        int bv = random.nextInt(2_000_001) - 1_000_000;
+        boolean big = batch >= 1 && random.nextInt(50_000) == 0;
+        if (big && overflow.equals("true")) {
+          av = Integer.MAX_VALUE - random.nextInt(10); // kept, and a + b overflows if b > 10
+          bv = 1_000_000;
+        } else if (big && overflow.equals("filtered")) {
+          av = Integer.MIN_VALUE + random.nextInt(10); // filtered out; a + b overflows
+          bv = -1_000_000;
+        }
+        columns.get(1).add(random.nextInt(30) == 0 ? null : av);
+        columns.get(2).add(random.nextInt(30) == 0 ? null : bv);
+        columns.get(3).add(random.nextInt(10) == 0 ? null
+            : (double) (random.nextInt(2001) - 1000));
+      }
+      batches.add(columns);
+    }
+    List<List<Object>> want = aggregateWithProgram(host, hostStream, spec, program, batches);
+    List<List<Object>> got = aggregateWithProgram(cuda, cudaStream, spec, program, batches);
+    assertSameRows(want, got, spec, scenario);
+  }
+
+  /** update(batch) goes through the same fused kernel as update(identity program, batch). */
+  @ParameterizedTest
+  @ValueSource(ints = {1, 1000, 300_000})
+  void updateOfABatchEqualsTheIdentityProgram(int groups) {
+    List<ColumnType> types = List.of(ColumnType.INT, ColumnType.LONG, ColumnType.SHORT);
+    AggregateSpec spec = new AggregateSpec(types, 1, List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM_INT, 1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM_INT, 2, ColumnType.DOUBLE),
+        new AggregateFunction(Kind.MIN, 2, ColumnType.SHORT),
+        new AggregateFunction(Kind.MAX, 1, ColumnType.LONG)), false);
+    Random random = new Random(groups);
+    List<List<List<Object>>> batches = new ArrayList<>();
+    for (int batch = 0; batch < 3; batch++) {
+      List<List<Object>> columns = List.of(new ArrayList<>(), new ArrayList<>(),
+          new ArrayList<>());
+      for (int r = 0; r < 500_000; r++) {
+        columns.get(0).add(random.nextInt(40) == 0 ? null : random.nextInt(groups));
+        columns.get(1).add(random.nextInt(9) == 0 ? null : random.nextLong());
+        columns.get(2).add(random.nextInt(9) == 0 ? null : (short) random.nextInt());
+      }
+      batches.add(columns);
+    }
+    Program identity = ProgramBuilder.identity(types, false);
+    List<List<Object>> viaProgram = aggregateWithProgram(cuda, cudaStream, spec, identity,
+        batches);
+    assertSameRows(aggregate(host, hostStream, spec, batches), viaProgram, spec, "identity");
+    assertSameRows(viaProgram, aggregate(cuda, cudaStream, spec, batches), spec, "batch");
+  }
+
+  /** The rows, or one row naming the error (and its row) the first failing update raised. */
+  private static List<List<Object>> aggregateWithProgram(Backend backend, GpuStream stream,
+      AggregateSpec spec, Program program, List<List<List<Object>>> batches) {
+    try (HashAggregateKernel.Aggregation aggregation =
+        backend.hashAggregateKernel().open(spec, backend.deviceMemory(), stream)) {
+      for (List<List<Object>> columns : batches) {
+        List<HostColumn> hostColumns = new ArrayList<>();
+        for (int c = 0; c < columns.size(); c++) {
+          hostColumns.add(TestColumns.build(program.inputTypes().get(c), columns.get(c),
+              backend.stagingAllocator()));
+        }
+        try (ColumnBatch<HostColumn> h = new ColumnBatch<>(hostColumns, columns.get(0).size());
+            ColumnBatch<DeviceColumn> d =
+                ColumnTransfer.toDeviceAsync(h, backend.deviceMemory(), stream)) {
+          stream.synchronize();
+          aggregation.update(program, d);
+        } catch (RowErrorException e) {
+          return List.of(List.of("error " + e.error() + " at row " + e.row()));
+        }
+      }
+      return finish(backend, stream, aggregation);
     }
   }
 
