@@ -122,12 +122,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
   @Override
   public Aggregation open(AggregateSpec spec, ArenaPool pool, GpuStream stream) {
     CudaStream cuda = CudaBackend.cudaStream(stream);
-    for (int k = 0; k < spec.keyCount(); k++) {
-      if (spec.inputTypes().get(k).isString()) {
-        throw new IllegalArgumentException(
-            "string keys are not supported on CUDA yet (hash aggregation key " + k + ")");
-      }
-    }
     for (AggregateFunction f : spec.functions()) {
       if (f.kind() != AggregateFunction.Kind.COUNT_ROWS
           && spec.inputTypes().get(f.input()).isString()) {

@@ -398,6 +398,121 @@ class CudaHashAggregateDifferentialTest {
     assertSameRows(viaProgram, aggregate(cuda, cudaStream, spec, batches), spec, "batch");
   }
 
+  /**
+   * String keys: hashed by their UTF-8 bytes, compared byte by byte, copied into the device key
+   * heap (which grows across batches). NULL groups as one key, the empty string is not NULL.
+   * Scenario: distinct strings, the longest string's length, key layout (0: STRING; 1: STRING,
+   * INT; 2: INT, STRING, STRING, LONG).
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"1:0:0", "3:5:0", "1000:20:0", "200000:12:0", "50:5000:0",
+      "2000:64:1", "300:3:2", "100000:40:2"})
+  void stringKeysMatchTheHostReference(String scenario) {
+    String[] parts = scenario.split(":");
+    int distinct = Integer.parseInt(parts[0]);
+    int longest = Integer.parseInt(parts[1]);
+    int layout = Integer.parseInt(parts[2]);
+    List<ColumnType> keyTypes = switch (layout) {
+      case 0 -> List.of(ColumnType.STRING);
+      case 1 -> List.of(ColumnType.STRING, ColumnType.INT);
+      default -> List.of(ColumnType.INT, ColumnType.STRING, ColumnType.STRING, ColumnType.LONG);
+    };
+    List<ColumnType> types = new ArrayList<>(keyTypes);
+    int valueCol = types.size();
+    types.add(ColumnType.LONG);
+    AggregateSpec spec = new AggregateSpec(types, keyTypes.size(), List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM_INT, valueCol, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, valueCol, ColumnType.LONG),
+        new AggregateFunction(Kind.COUNT, valueCol, ColumnType.LONG)), false);
+    Random random = new Random(scenario.hashCode());
+    String[] pool = new String[distinct];
+    for (int i = 0; i < distinct; i++) {
+      pool[i] = randomString(random, i, longest);
+    }
+    List<List<List<Object>>> batches = new ArrayList<>();
+    for (int batch = 0; batch < 4; batch++) {
+      int n = longest >= 1000 ? 20_000 : 250_000 + batch * 13;
+      List<List<Object>> columns = new ArrayList<>();
+      for (int c = 0; c < types.size(); c++) {
+        columns.add(new ArrayList<>(n));
+      }
+      for (int r = 0; r < n; r++) {
+        // Later batches reach further into the pool: new groups in every batch (heap growth).
+        int s = random.nextInt(Math.max(1, distinct * (batch + 1) / 4));
+        for (int k = 0; k < keyTypes.size(); k++) {
+          Object key = switch (keyTypes.get(k).id()) {
+            case STRING -> random.nextInt(60) == 0 ? null
+                : k == keyTypes.size() - 2 && layout == 2 ? pool[(s * 7 + 1) % distinct]
+                : pool[s];
+            case INT -> random.nextInt(60) == 0 ? null : s % 3;
+            default -> (long) (s % 2);
+          };
+          columns.get(k).add(key);
+        }
+        columns.get(valueCol).add(random.nextInt(8) == 0 ? null
+            : (long) random.nextInt(2_000_001) - 1_000_000);
+      }
+      batches.add(columns);
+    }
+    assertSameOnBoth(spec, batches, scenario);
+  }
+
+  /** A string for pool index i: "" for 0, else up to maxLength bytes, some non-ASCII. */
+  private static String randomString(Random random, int i, int maxLength) {
+    if (i == 0 || maxLength == 0) {
+      return "";
+    }
+    StringBuilder b = new StringBuilder();
+    b.append(i); // distinct by construction
+    int length = random.nextInt(maxLength + 1);
+    while (b.length() < length) {
+      b.append(random.nextInt(7) == 0 ? "ü" : String.valueOf((char) ('a' + random.nextInt(26))));
+    }
+    return b.toString();
+  }
+
+  /**
+   * String keys made by the program (string-pool constants through COALESCE, with a filter):
+   * the key heap is bounded by the constants too, and with two keys each row may copy one.
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {1, 2})
+  void programMadeStringKeysMatchTheHostReference(int keyCount) {
+    List<ColumnType> inputs = List.of(ColumnType.STRING, ColumnType.INT);
+    ProgramBuilder b = new ProgramBuilder(inputs, false);
+    int s = b.loadColumn(0);
+    int i = b.loadColumn(1);
+    int fallback = b.loadString("no name, a constant of the string pool".getBytes(
+        java.nio.charset.StandardCharsets.UTF_8));
+    int name = b.emitNew(Opcode.COALESCE, s, fallback, 0);
+    int zero = b.loadConstant(0);
+    int keep = b.emitNew(Opcode.CMP_INT, i, zero, Comparison.GE.code());
+    List<Program.Output> outputs = new ArrayList<>();
+    outputs.add(new Program.Output(name, ColumnType.STRING));
+    if (keyCount == 2) {
+      outputs.add(new Program.Output(i, ColumnType.INT));
+    }
+    outputs.add(new Program.Output(i, ColumnType.INT));
+    Program program = b.build(keep, outputs);
+    AggregateSpec spec = new AggregateSpec(outputs.stream().map(Program.Output::type).toList(),
+        keyCount, List.of(new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM_INT, keyCount, ColumnType.LONG)), false);
+    Random random = new Random(keyCount);
+    List<List<List<Object>>> batches = new ArrayList<>();
+    for (int batch = 0; batch < 3; batch++) {
+      List<List<Object>> columns = List.of(new ArrayList<>(), new ArrayList<>());
+      for (int r = 0; r < 100_000; r++) {
+        columns.get(0).add(random.nextInt(3) == 0 ? null : "s" + random.nextInt(500));
+        columns.get(1).add(random.nextInt(20_000) - 1000);
+      }
+      batches.add(columns);
+    }
+    assertSameRows(aggregateWithProgram(host, hostStream, spec, program, batches),
+        aggregateWithProgram(cuda, cudaStream, spec, program, batches), spec,
+        "program-made string keys, " + keyCount + " keys");
+  }
+
   /** The rows, or one row naming the error (and its row) the first failing update raised. */
   private static List<List<Object>> aggregateWithProgram(Backend backend, GpuStream stream,
       AggregateSpec spec, Program program, List<List<List<Object>>> batches) {
