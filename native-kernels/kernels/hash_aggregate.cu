@@ -19,7 +19,8 @@
 // of groups it cannot hold go to the global accumulators; at the end the block merges its table
 // into the global accumulators, one atomic per (entry, function). The host guarantees
 // groups + rows <= group capacity, table capacity >= 2 x group capacity (so a probe always ends)
-// and room in the key heap for every string key byte the batch may insert.
+// and room in the key heap for every string key byte the batch may insert. With small dense
+// integer keys a direct group map (Crystal's SSB group-by, see below) goes in front of the table.
 // tessera_hash_aggregate_rehash: reinserts groups [0, count) into a fresh (all kEmpty) table.
 // tessera_hash_aggregate_init: sets accumulators of groups [from, to) to their identity.
 // tessera_hash_aggregate_finish: writes groups [0, rows) into the output columns (string keys:
@@ -62,7 +63,8 @@ struct Header {
   unsigned long long output_registers;  // update: int32 register of each program output
   long long output_count;               // update: program outputs (= the spec's input columns)
   long long local_entries;  // update: entries of the per-block table (a power of two; 0: none)
-  long long reserved[3];
+  unsigned long long direct;  // update: the direct group map, int32 per slot (0: none)
+  long long reserved[2];
 };
 struct Key {
   unsigned long long data;      // finish: output column data (fixed width)
@@ -74,7 +76,9 @@ struct Key {
   unsigned long long lengths;   // strings: per group int32 byte length
   unsigned long long string_lengths;  // finish, strings: per output row int32 length
   unsigned long long string_sources;  // finish, strings: per output row address of the bytes
-  long long reserved[3];
+  long long direct_min;   // update, direct map: the smallest value of the key's range
+  long long direct_span;  // update, direct map: values in the range + 1 (the last: NULL)
+  long long reserved;
 };
 struct Function {
   long long kind;
@@ -366,6 +370,51 @@ __device__ int FindOrInsert(const Header& header, const Key* keys, const Registe
   }
 }
 
+// ---- the direct group map (Crystal's SSB group-by) ---------------------------------------------
+// When every key is an integer with a small dense range (the host decides, from the groups of the
+// first batch), a slot per key tuple in the range, numbered mixed-radix: key k's digit is
+// value - direct_min, or direct_span - 1 for NULL. The map caches the group of a slot in front of
+// the hash table: a hit skips hashing and probing; a row outside the range, or whose slot is still
+// empty, finds its group in the hash table (which holds every group, so a later batch that leaves
+// the range stays correct) and stores it in the slot. Every writer of a slot writes the same
+// group, and a reader that sees a stale kEmpty only takes the hash table path, so plain loads and
+// stores suffice.
+
+// The slot of the row's key tuple, or -1 outside the range.
+__device__ __forceinline__ long long DirectSlot(const Key* keys, int key_count,
+                                                const Register* regs) {
+  long long slot = 0;
+  for (int k = 0; k < key_count; ++k) {
+    const Key& key = keys[k];
+    const Register& r = regs[key.reg];
+    long long digit = key.direct_span - 1;  // NULL
+    if (r.valid) {
+      const long long v = Canonical(static_cast<int>(key.type), r.value);
+      if (v < key.direct_min) return -1;
+      const unsigned long long offset =
+          static_cast<unsigned long long>(v) - static_cast<unsigned long long>(key.direct_min);
+      if (offset >= static_cast<unsigned long long>(key.direct_span - 1)) return -1;
+      digit = static_cast<long long>(offset);
+    }
+    slot = slot * key.direct_span + digit;
+  }
+  return slot;
+}
+
+// The row's group: through the direct map when there is one, else (or on a miss) the hash table.
+__device__ __forceinline__ int FindGroup(const Header& header, const Key* keys,
+                                         const Register* regs, unsigned long long* heap_overflow) {
+  if (header.direct == 0) return FindOrInsert(header, keys, regs, heap_overflow);
+  const long long slot = DirectSlot(keys, static_cast<int>(header.key_count), regs);
+  if (slot < 0) return FindOrInsert(header, keys, regs, heap_overflow);
+  int* direct = reinterpret_cast<int*>(header.direct);
+  const int cached = __ldcg(direct + slot);
+  if (cached >= 0) return cached;
+  const int group = FindOrInsert(header, keys, regs, heap_overflow);
+  direct[slot] = group;
+  return group;
+}
+
 // ---- accumulators -------------------------------------------------------------------------------
 
 // MIN/MAX by compare-and-swap in Spark's order (global or shared memory: generic addresses).
@@ -594,7 +643,7 @@ tessera_hash_aggregate_update(const int* __restrict__ code, int instruction_coun
         continue;
       }
       if (!keep) continue;
-      const int group = key_count > 0 ? FindOrInsert(header, keys, row_regs, heap_overflow) : 0;
+      const int group = key_count > 0 ? FindGroup(header, keys, row_regs, heap_overflow) : 0;
       const int entry = local.Find(group);
       for (int f = 0; f < function_count; ++f) {
         const Function& fn = functions[f];

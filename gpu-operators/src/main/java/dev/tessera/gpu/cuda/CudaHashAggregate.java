@@ -65,6 +65,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
   private static final int H_OUTPUT_REGISTERS = 10;
   private static final int H_OUTPUT_COUNT = 11;
   private static final int H_LOCAL_ENTRIES = 12;
+  private static final int H_DIRECT = 13;
   // Key
   private static final int K_DATA = 0;
   private static final int K_VALIDITY = 1;
@@ -75,6 +76,8 @@ final class CudaHashAggregate implements HashAggregateKernel {
   private static final int K_LENGTHS = 6;
   private static final int K_STRING_LENGTHS = 7;
   private static final int K_STRING_SOURCES = 8;
+  private static final int K_DIRECT_MIN = 9;
+  private static final int K_DIRECT_SPAN = 10;
   // Function
   private static final int F_KIND = 0;
   private static final int F_DATA = 1;
@@ -93,6 +96,15 @@ final class CudaHashAggregate implements HashAggregateKernel {
   private static final int LOCAL_ENTRY_FUNCTION_BYTES = 2 * Long.BYTES + Integer.BYTES;
   private static final int LOCAL_TABLE_BYTES = 16 << 10;
   private static final int MAX_LOCAL_ENTRIES = 256;
+  /**
+   * The direct group map: decided once, from the groups after the first batch, when there are at
+   * most this many (their keys are read back) ...
+   */
+  private static final long DIRECT_DECISION_MAX_GROUPS = 1 << 16;
+  /** ... and the key tuples' range has at most this many slots (int32 each) ... */
+  private static final long DIRECT_MAX_SLOTS = 1 << 22;
+  /** ... and at most this many slots per group (dense). */
+  private static final long DIRECT_SLOTS_PER_GROUP = 64;
   /** Blocks per multiprocessor of the update's grid (blocks take tiles grid-stride). */
   private static final int BLOCKS_PER_MULTIPROCESSOR = 8;
 
@@ -255,6 +267,11 @@ final class CudaHashAggregate implements HashAggregateKernel {
     /** The key heap (string keys only) and the bytes of it in use (the device counter's copy). */
     private DeviceBuffer heap;
     private long heapUsed;
+    /** The direct group map (null: none), per key its range's minimum and span (+1 for NULL). */
+    private DeviceBuffer direct;
+    private long[] directMin;
+    private long[] directSpan;
+    private boolean directDecided;
     /** The identity program of the last batch's column types (update(batch)). */
     private Program identity;
     private boolean closed;
@@ -301,8 +318,13 @@ final class CudaHashAggregate implements HashAggregateKernel {
       word(host, H_HEAP_USED, g + l.counters + Long.BYTES);
       word(host, H_HEAP_CAPACITY, heap == null ? 0 : heap.size());
       word(host, H_LOCAL_ENTRIES, localEntries);
+      word(host, H_DIRECT, direct == null ? 0 : direct.address());
       for (int k = 0; k < keyCount; k++) {
         long base = keyBase(k);
+        if (direct != null) {
+          word(host, base + K_DIRECT_MIN, directMin[k]);
+          word(host, base + K_DIRECT_SPAN, directSpan[k]);
+        }
         word(host, base + K_TYPE, spec.inputTypes().get(k).id().ordinal());
         word(host, base + K_VALUES, g + l.keyValues[k]);
         word(host, base + K_NULLS, g + l.keyNulls[k]);
@@ -510,6 +532,103 @@ final class CudaHashAggregate implements HashAggregateKernel {
         ensureHeap(heapBound(program, input));
       }
       new Update(program, input).run();
+      if (!directDecided) {
+        directDecided = true;
+        decideDirect();
+      }
+    }
+
+    /**
+     * Crystal's SSB group-by (see hash_aggregate.cu, "the direct group map"): after the first
+     * batch, when every key is an integer and the groups' key tuples span a small dense range,
+     * a map from each tuple of the range to its group goes in front of the hash table. Later
+     * batches may leave the range: their rows outside it use the hash table, which still holds
+     * every group.
+     */
+    private void decideDirect() {
+      if (keyCount == 0 || groupCount == 0 || groupCount > DIRECT_DECISION_MAX_GROUPS) {
+        return;
+      }
+      for (ColumnType t : spec.keyTypes()) {
+        if (t.isString() || t.id() == TypeId.FLOAT || t.id() == TypeId.DOUBLE) {
+          return;
+        }
+      }
+      long[] min = new long[keyCount];
+      long[] span = new long[keyCount];
+      if (!readKeyRanges(min, span)) {
+        return;
+      }
+      long slots = 1;
+      for (long s : span) {
+        slots *= s; // each factor and the product stay <= DIRECT_MAX_SLOTS: no overflow
+        if (slots > DIRECT_MAX_SLOTS) {
+          return;
+        }
+      }
+      if (slots > DIRECT_SLOTS_PER_GROUP * Math.max(groupCount, 1024)) {
+        return;
+      }
+      DeviceBuffer map = DeviceBuffer.allocate(pool, Integer.BYTES * slots);
+      try {
+        stream.fill(map.address(), map.size(), (byte) 0xff); // every slot kEmpty (-1)
+        stream.synchronize();
+      } catch (RuntimeException | Error e) {
+        synchronizeAfter(e);
+        closeQuietly(map, e);
+        throw e;
+      }
+      direct = map;
+      directMin = min;
+      directSpan = span;
+    }
+
+    /**
+     * Reads the groups' keys back and fills each key's minimum and span (values of its range + 1
+     * for NULL); false when a range is too wide (more than DIRECT_MAX_SLOTS values).
+     */
+    private boolean readKeyRanges(long[] min, long[] span) {
+      int groupsNow = (int) groupCount;
+      long perKey = (long) Long.BYTES * groupsNow + groupsNow;
+      try (ArrowBuf host = staging.buffer(perKey * keyCount)) {
+        try {
+          for (int k = 0; k < keyCount; k++) {
+            long at = host.memoryAddress() + perKey * k;
+            stream.copyDeviceToHost(groups.address() + layout.keyValues[k], at,
+                (long) Long.BYTES * groupsNow);
+            stream.copyDeviceToHost(groups.address() + layout.keyNulls[k],
+                at + (long) Long.BYTES * groupsNow, groupsNow);
+          }
+          stream.synchronize();
+        } catch (RuntimeException | Error e) {
+          synchronizeAfter(e);
+          throw e;
+        }
+        for (int k = 0; k < keyCount; k++) {
+          long lo = Long.MAX_VALUE;
+          long hi = Long.MIN_VALUE;
+          for (int g = 0; g < groupsNow; g++) {
+            if (host.getByte(perKey * k + (long) Long.BYTES * groupsNow + g) != 0) {
+              continue; // NULL
+            }
+            long v = host.getLong(perKey * k + (long) Long.BYTES * g);
+            lo = Math.min(lo, v);
+            hi = Math.max(hi, v);
+          }
+          if (lo > hi) { // only NULLs: the range is empty, the NULL slot remains
+            min[k] = 0;
+            span[k] = 1;
+            continue;
+          }
+          // hi - lo + 1 values (computed without overflow), + 1 for NULL.
+          if (hi - lo < 0 || hi - lo >= DIRECT_MAX_SLOTS) {
+            return false;
+          }
+          min[k] = lo;
+          span[k] = hi - lo + 2;
+        }
+        return true;
+      }
     }
 
     /** The program reads the batch's columns and writes the aggregation's input columns. */
@@ -913,10 +1032,11 @@ final class CudaHashAggregate implements HashAggregateKernel {
         return;
       }
       closed = true;
-      DeviceBuffer[] owned = {groups, slots, heap};
+      DeviceBuffer[] owned = {groups, slots, heap, direct};
       groups = null;
       slots = null;
       heap = null;
+      direct = null;
       layout = null;
       RuntimeException failure = null;
       for (DeviceBuffer b : owned) {

@@ -513,6 +513,62 @@ class CudaHashAggregateDifferentialTest {
         "program-made string keys, " + keyCount + " keys");
   }
 
+  /**
+   * The direct group map (Crystal's SSB group-by): small dense integer keys (SSB-like: a year, a
+   * nation code) decided from the first batch; later batches leave the range (values below and
+   * above it, and NULLs), which must go through the hash table and still group with the rest.
+   * Scenario: key layout (0: INT year; 1: INT year, SHORT nation, BOOLEAN; 2: LONG near
+   * Long.MIN_VALUE, later also near 0: offsets past 2^63; 3: LONG spread over 10^16, too wide for
+   * a map), ansi.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"0:false", "1:false", "1:true", "2:false", "3:false"})
+  void denseIntegerKeysMatchTheHostReference(String scenario) {
+    int layout = Integer.parseInt(scenario.split(":")[0]);
+    boolean ansi = Boolean.parseBoolean(scenario.split(":")[1]);
+    List<ColumnType> keyTypes = switch (layout) {
+      case 0 -> List.of(ColumnType.INT);
+      case 1 -> List.of(ColumnType.INT, ColumnType.SHORT, ColumnType.BOOLEAN);
+      default -> List.of(ColumnType.LONG);
+    };
+    List<ColumnType> types = new ArrayList<>(keyTypes);
+    int valueCol = types.size();
+    types.add(ColumnType.INT);
+    AggregateSpec spec = new AggregateSpec(types, keyTypes.size(), List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM_INT, valueCol, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, valueCol, ColumnType.INT),
+        new AggregateFunction(Kind.MAX, valueCol, ColumnType.INT)), ansi);
+    Random random = new Random(scenario.hashCode());
+    List<List<List<Object>>> batches = new ArrayList<>();
+    for (int batch = 0; batch < 5; batch++) {
+      int n = 300_000 + batch;
+      List<List<Object>> columns = new ArrayList<>();
+      for (int c = 0; c < types.size(); c++) {
+        columns.add(new ArrayList<>(n));
+      }
+      for (int r = 0; r < n; r++) {
+        // Batch 0 sees years 1992..1998 only; later batches also 1990..2001 and NULL.
+        boolean wide = batch > 0 && random.nextInt(20) == 0;
+        int year = wide ? 1990 + random.nextInt(12) : 1992 + random.nextInt(7);
+        for (int k = 0; k < keyTypes.size(); k++) {
+          Object key = switch (keyTypes.get(k).id()) {
+            case INT -> batch > 0 && random.nextInt(100) == 0 ? null : year;
+            case SHORT -> (short) (wide ? random.nextInt(30) - 2 : random.nextInt(25));
+            case BOOLEAN -> batch > 1 && random.nextInt(50) == 0 ? null : random.nextBoolean();
+            default -> layout == 3 ? (year - 1990) * 1_000_000_000_000_000L
+                : Long.MIN_VALUE + (wide ? Long.MAX_VALUE : 0L) + year;
+          };
+          columns.get(k).add(key);
+        }
+        columns.get(valueCol).add(random.nextInt(10) == 0 ? null
+            : random.nextInt(2_000_001) - 1_000_000);
+      }
+      batches.add(columns);
+    }
+    assertSameOnBoth(spec, batches, scenario);
+  }
+
   /** The rows, or one row naming the error (and its row) the first failing update raised. */
   private static List<List<Object>> aggregateWithProgram(Backend backend, GpuStream stream,
       AggregateSpec spec, Program program, List<List<List<Object>>> batches) {
