@@ -38,7 +38,9 @@ import org.apache.arrow.memory.BufferAllocator;
  *
  * <p>Every update is the fused kernel: {@link #update(ColumnBatch)} runs it with the identity
  * program, so there is one code path. Each block pre-aggregates in a small shared-memory table
- * (see {@link #localEntries}) before it touches the global accumulators.
+ * (see {@link #localEntries}) before it touches the global accumulators. With small dense
+ * integer keys (seen in the first batch's groups) a direct group map, Crystal's SSB group-by,
+ * sits in front of the hash table (see {@code decideDirect}).
  *
  * <p>STRING inputs of functions are not supported (MIN/MAX of strings is outside the contract).
  */
