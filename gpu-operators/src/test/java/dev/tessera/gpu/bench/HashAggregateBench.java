@@ -19,6 +19,7 @@ import dev.tessera.gpu.expr.Comparison;
 import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
@@ -30,7 +31,9 @@ import java.util.Random;
  *   <li>"long keys": update(batch) (the fused kernel with the identity program);
  *   <li>"filter v > 0": the same with {@code WHERE v > 0}, update(program, batch): the filter,
  *       projection and aggregation in one kernel;
- *   <li>"string keys": k as a STRING ("key-" + number), up to 10^6 groups.
+ *   <li>"string keys": k as a STRING ("key-" + number), up to 10^6 groups;
+ *   <li>"long keys, 8 batches": the rows in 8 batches of one aggregation, so that the direct
+ *       group map (decided after the first batch, for small dense integer keys) serves the rest.
  * </ul>
  * Prints the median wall time of update + finish (each synchronizes) over the runs, and the
  * bandwidth floor (every input read once, every group's five values written once).
@@ -53,8 +56,10 @@ public final class HashAggregateBench {
     try (Backend backend = Backends.open(kind, options); GpuStream stream = backend.newStream()) {
       System.out.println("hash aggregate benchmark on " + backend.description() + ", " + rows
           + " rows");
-      for (String form : List.of("long keys", "filter v > 0", "string keys")) {
+      for (String form : List.of("long keys", "filter v > 0", "string keys",
+          "long keys, 8 batches")) {
         boolean strings = form.equals("string keys");
+        int batches = form.equals("long keys, 8 batches") ? 8 : 1;
         ColumnType keyType = strings ? ColumnType.STRING : ColumnType.LONG;
         AggregateSpec spec = spec(keyType);
         Program program = form.equals("filter v > 0") ? positiveValues() : null;
@@ -62,12 +67,23 @@ public final class HashAggregateBench {
         System.out.println("groups        median ms   G rows/s   floor ms   x floor");
         for (long groups = 1; groups <= (strings ? MAX_STRING_GROUPS : 10_000_000L);
             groups *= 10) {
-          try (ColumnBatch<DeviceColumn> input = upload(backend, stream, rows, groups, strings)) {
+          List<ColumnBatch<DeviceColumn>> inputs = new ArrayList<>();
+          try {
             long inputBytes = 0;
-            for (DeviceColumn c : input.columns()) {
-              inputBytes += c.dataBytes() + (c.offsets() == null ? 0 : 4L * (rows + 1));
+            for (int b = 0; b < batches; b++) {
+              int from = (int) ((long) rows * b / batches);
+              int to = (int) ((long) rows * (b + 1) / batches);
+              ColumnBatch<DeviceColumn> input =
+                  upload(backend, stream, from, to, groups, strings);
+              inputs.add(input);
+              for (DeviceColumn c : input.columns()) {
+                inputBytes += c.dataBytes()
+                    + (c.offsets() == null ? 0 : 4L * (input.rowCount() + 1));
+              }
             }
-            measure(backend, stream, spec, program, input, inputBytes, deviceGBps);
+            measure(backend, stream, spec, program, inputs, rows, inputBytes, deviceGBps);
+          } finally {
+            inputs.forEach(ColumnBatch::close);
           }
         }
       }
@@ -94,18 +110,20 @@ public final class HashAggregateBench {
   }
 
   private static void measure(Backend backend, GpuStream stream, AggregateSpec spec,
-      Program program, ColumnBatch<DeviceColumn> input, long inputBytes, double deviceGBps) {
+      Program program, List<ColumnBatch<DeviceColumn>> inputs, int rows, long inputBytes,
+      double deviceGBps) {
     HashAggregateKernel kernel = backend.hashAggregateKernel();
-    int rows = input.rowCount();
     double[] millis = new double[RUNS];
     long found = 0;
     for (int i = 0; i < WARM_UP + RUNS; i++) {
       long started = System.nanoTime();
       try (HashAggregateKernel.Aggregation a = kernel.open(spec, backend.deviceMemory(), stream)) {
-        if (program == null) {
-          a.update(input);
-        } else {
-          a.update(program, input);
+        for (ColumnBatch<DeviceColumn> input : inputs) {
+          if (program == null) {
+            a.update(input);
+          } else {
+            a.update(program, input);
+          }
         }
         try (ColumnBatch<DeviceColumn> out = a.finish()) {
           found = out.rowCount();
@@ -123,16 +141,18 @@ public final class HashAggregateBench {
         rows / median / 1e6, floor, median / floor);
   }
 
-  private static ColumnBatch<DeviceColumn> upload(Backend backend, GpuStream stream, int rows,
-      long groups, boolean strings) {
-    Random random = new Random(groups);
+  /** Rows [from, to) of the benchmark's input: row i < groups has key i, later rows random. */
+  private static ColumnBatch<DeviceColumn> upload(Backend backend, GpuStream stream, int from,
+      int to, long groups, boolean strings) {
+    Random random = new Random(groups * 31 + from);
+    int rows = to - from;
     HostColumn k;
     HostColumn v;
     try (HostColumnBuilder kb = new HostColumnBuilder(strings ? ColumnType.STRING : ColumnType.LONG,
             rows, backend.stagingAllocator());
         HostColumnBuilder vb = new HostColumnBuilder(ColumnType.LONG, rows,
             backend.stagingAllocator())) {
-      for (int i = 0; i < rows; i++) {
+      for (int i = from; i < to; i++) {
         long key = i < groups ? i : Math.floorMod(random.nextLong(), groups);
         if (strings) {
           kb.appendString("key-" + key);
