@@ -483,8 +483,8 @@ final class CudaHashAggregate implements HashAggregateKernel {
      * The most key heap bytes one batch can insert, for each string key: at most one new group
      * per row, whose key bytes come from one of the input's string columns or the program's
      * string pool (string registers only point into those). With a single key, each distinct
-     * string is inserted once, so the pool counts once; otherwise each row may copy the longest
-     * constant.
+     * string is inserted once, so each constant counts once; otherwise each row may copy the
+     * longest constant.
      */
     private long heapBound(Program program, ColumnBatch<DeviceColumn> input) {
       if (!stringKeys) {
@@ -496,7 +496,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
           columnBytes += c.dataBytes();
         }
       }
-      long constantBytes = keyCount == 1 ? program.strings().length
+      long constantBytes = keyCount == 1 ? stringConstantBytes(program)
           : Math.multiplyExact((long) input.rowCount(), longestStringConstant(program));
       long perKey = Math.addExact(columnBytes, constantBytes);
       long keys = spec.keyTypes().stream().filter(ColumnType::isString).count();
@@ -1059,6 +1059,18 @@ final class CudaHashAggregate implements HashAggregateKernel {
         throw failure;
       }
     }
+  }
+
+  /** The bytes of every LOAD_STRING_CONST of a program (constants may overlap in the pool). */
+  static long stringConstantBytes(Program program) {
+    long total = 0;
+    int[] code = program.code();
+    for (int pc = 0; pc + Program.WORDS <= code.length; pc += Program.WORDS) {
+      if (code[pc] == Opcode.LOAD_STRING_CONST.code()) {
+        total += code[pc + 3];
+      }
+    }
+    return total;
   }
 
   /** The longest LOAD_STRING_CONST of a program (its b operand is the byte length). */
