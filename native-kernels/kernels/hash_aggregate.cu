@@ -14,13 +14,15 @@
 // takes tiles of kTileItems rows (grid-stride), runs the expression program over the tile with
 // program.cuh's interpreter, and for each row the filter keeps finds or inserts its group and
 // accumulates every function straight from the program's registers. Pre-aggregation ("local
-// resolution, global propagation"): a small per-block table in shared memory, keyed by the global
-// group index, takes the accumulations of the groups it holds with shared-memory atomics; rows
-// of groups it cannot hold go to the global accumulators; at the end the block merges its table
-// into the global accumulators, one atomic per (entry, function). The host guarantees
-// groups + rows <= group capacity, table capacity >= 2 x group capacity (so a probe always ends)
-// and room in the key heap for every string key byte the batch may insert. With small dense
-// integer keys a direct group map (Crystal's SSB group-by, see below) goes in front of the table.
+// resolution, global propagation"): a warp whose rows all belong to one group first reduces them
+// with shuffles (one update for the warp); then a small per-block table in shared memory, keyed
+// by the global group index, takes the accumulations of the groups it holds with shared-memory
+// atomics; rows of groups it cannot hold go to the global accumulators; at the end the block
+// merges its table into the global accumulators, one atomic per (entry, function). The host
+// guarantees groups + rows <= group capacity, table capacity >= 2 x group capacity (so a probe
+// always ends) and room in the key heap for every string key byte the batch may insert. With
+// small dense integer keys a direct group map (Crystal's SSB group-by, see below) goes in front
+// of the table.
 // tessera_hash_aggregate_rehash: reinserts groups [0, count) into a fresh (all kEmpty) table.
 // tessera_hash_aggregate_init: sets accumulators of groups [from, to) to their identity.
 // tessera_hash_aggregate_finish: writes groups [0, rows) into the output columns (string keys:
@@ -28,6 +30,7 @@
 // counts nulls, and reports overflow (ANSI) as the smallest (row << 8 | RowError code).
 #include "tessera/config.cuh"
 #include "tessera/program.cuh"
+#include "tessera/scan.cuh"  // kWarpThreads, kFullWarpMask
 
 namespace tessera {
 namespace hash_aggregate {
@@ -537,6 +540,101 @@ struct LocalTable {
   }
 };
 
+// ---- warp-level resolution ---------------------------------------------------------------------
+// When every active lane of a warp holds a row of the same group (always for a global aggregate,
+// and for most warps when there are very few groups), the warp reduces its rows with shuffles and
+// one lane (the leader) accumulates the result once: 32 rows cost one shared (or global) update
+// per function instead of 32 contending ones. Exact: counts by popcount, int128 sums wrap mod
+// 2^128 like the accumulators, MIN/MAX by Spark's order. Every lane of the warp must call these.
+
+__device__ __forceinline__ Int128 WarpSum128(Int128 x) {
+#pragma unroll
+  for (int offset = kWarpThreads / 2; offset > 0; offset /= 2) {
+    const unsigned long long low = __shfl_xor_sync(kFullWarpMask, x.low, offset);
+    const unsigned long long high = __shfl_xor_sync(kFullWarpMask, x.high, offset);
+    const unsigned long long sum = x.low + low;
+    x.high = x.high + high + (sum < x.low ? 1ull : 0ull);
+    x.low = sum;
+  }
+  return x;
+}
+
+__device__ __forceinline__ long long WarpMinMax(int kind, int type, long long x) {
+#pragma unroll
+  for (int offset = kWarpThreads / 2; offset > 0; offset /= 2) {
+    const long long other = __shfl_xor_sync(kFullWarpMask, x, offset);
+    const int order = Compare(type, other, x);
+    if (kind == kMin ? order < 0 : order > 0) x = other;
+  }
+  return x;
+}
+
+// The warp's rows (active lanes, all of group `group`) reduced per function, then merged by the
+// leader lane into the group's per-block entry, or its global accumulators when the block's
+// table cannot hold it.
+__device__ __forceinline__ void AccumulateWarp(const Function* functions, int function_count,
+                                               const Register* row_regs, bool active, int leader,
+                                               int group, const LocalTable& local) {
+  const int lane = threadIdx.x % kWarpThreads;
+  const int entry = lane == leader ? local.Find(group) : -1;
+  for (int f = 0; f < function_count; ++f) {
+    const Function& fn = functions[f];
+    const int kind = static_cast<int>(fn.kind);
+    const int type = static_cast<int>(fn.type);
+    const Register* input = kind == kCountRows ? nullptr : row_regs + fn.reg;
+    const bool valid = active && (kind == kCountRows || input->valid);
+    const unsigned valid_lanes = __ballot_sync(kFullWarpMask, valid);
+    if (valid_lanes == 0) continue;  // the same on every lane
+    unsigned long long low = __popc(valid_lanes);  // COUNT_ROWS, COUNT
+    unsigned long long high = 0;
+    if (kind == kSumInt || kind == kSumDecimal) {
+      Int128 x = {0, 0};
+      if (valid) {
+        x = type == kDouble ? WholeDoubleToInt128(__longlong_as_double(input->value))
+                            : SignExtend(Canonical(type, input->value));
+      }
+      x = WarpSum128(x);
+      low = x.low;
+      high = x.high;
+    } else if (kind == kMin || kind == kMax) {
+      low = static_cast<unsigned long long>(
+          WarpMinMax(kind, type, valid ? Canonical(type, input->value) : Identity(kind, type)));
+    }
+    if (lane != leader) continue;
+    if (entry >= 0) {
+      const int at = f * local.entries + entry;
+      Merge(kind, type, low, high, 1u, local.values + at, local.highs + at, local.seen + at);
+    } else {
+      Merge(kind, type, low, high, 1u, reinterpret_cast<unsigned long long*>(fn.value) + group,
+            reinterpret_cast<unsigned long long*>(fn.high) + group,
+            reinterpret_cast<unsigned int*>(fn.seen) + group);
+    }
+  }
+}
+
+// One row (an active lane) accumulated on its own: into its group's per-block entry, or its
+// global accumulators.
+__device__ __forceinline__ void AccumulateRow(const Function* functions, int function_count,
+                                              const Register* row_regs, int group,
+                                              const LocalTable& local) {
+  const int entry = local.Find(group);
+  for (int f = 0; f < function_count; ++f) {
+    const Function& fn = functions[f];
+    const int kind = static_cast<int>(fn.kind);
+    const Register* input = kind == kCountRows ? nullptr : row_regs + fn.reg;
+    if (entry >= 0) {
+      const int at = f * local.entries + entry;
+      Accumulate(kind, static_cast<int>(fn.type), input, local.values + at, local.highs + at,
+                 local.seen + at);
+    } else {
+      Accumulate(kind, static_cast<int>(fn.type), input,
+                 reinterpret_cast<unsigned long long*>(fn.value) + group,
+                 reinterpret_cast<unsigned long long*>(fn.high) + group,
+                 reinterpret_cast<unsigned int*>(fn.seen) + group);
+    }
+  }
+}
+
 // 10^precision for the decimal precisions of ColumnType (at most 18).
 __device__ __forceinline__ long long DecimalLimit(int precision) {
   long long limit = 1;
@@ -625,40 +723,37 @@ tessera_hash_aggregate_update(const int* __restrict__ code, int instruction_coun
     const int num_tile_items = remaining < kTileItems ? static_cast<int>(remaining) : kTileItems;
     ResetRegisters<kItemsPerThread>(regs, register_count);
     RunProgram<kBlockThreads, kItemsPerThread>(program, regs, tile_offset, num_tile_items);
+    // Uniform: every lane runs every item (the warp-level step needs the whole warp).
 #pragma unroll 1
     for (int item = 0; item < kItemsPerThread; ++item) {
       const int index = threadIdx.x + item * kBlockThreads;
-      if (index >= num_tile_items) continue;
       const Register* row_regs = regs[item];
-      const bool keep = filter_register < 0 ||
-                        (row_regs[filter_register].valid && row_regs[filter_register].value != 0);
-      // HostFilterProject's order: the filter's error, then each output's, if the row is kept.
-      int error = filter_register >= 0 ? row_regs[filter_register].error : 0;
-      for (int o = 0; error == 0 && keep && o < output_count; ++o) {
-        error = row_regs[output_registers[o]].error;
-      }
-      if (error != 0) {
-        const unsigned long long row = static_cast<unsigned long long>(tile_offset + index);
-        atomicMin(first_error, (row << kErrorRowShift) | static_cast<unsigned long long>(error));
-        continue;
-      }
-      if (!keep) continue;
-      const int group = key_count > 0 ? FindGroup(header, keys, row_regs, heap_overflow) : 0;
-      const int entry = local.Find(group);
-      for (int f = 0; f < function_count; ++f) {
-        const Function& fn = functions[f];
-        const int kind = static_cast<int>(fn.kind);
-        const Register* input = kind == kCountRows ? nullptr : row_regs + fn.reg;
-        if (entry >= 0) {
-          const int at = f * local.entries + entry;
-          Accumulate(kind, static_cast<int>(fn.type), input, local.values + at, local.highs + at,
-                     local.seen + at);
-        } else {
-          Accumulate(kind, static_cast<int>(fn.type), input,
-                     reinterpret_cast<unsigned long long*>(fn.value) + group,
-                     reinterpret_cast<unsigned long long*>(fn.high) + group,
-                     reinterpret_cast<unsigned int*>(fn.seen) + group);
+      bool active = false;  // a row the filter keeps, without an error
+      int group = 0;
+      if (index < num_tile_items) {
+        const bool keep = filter_register < 0 || (row_regs[filter_register].valid &&
+                                                  row_regs[filter_register].value != 0);
+        // HostFilterProject's order: the filter's error, then each output's, if the row is kept.
+        int error = filter_register >= 0 ? row_regs[filter_register].error : 0;
+        for (int o = 0; error == 0 && keep && o < output_count; ++o) {
+          error = row_regs[output_registers[o]].error;
         }
+        if (error != 0) {
+          const unsigned long long row = static_cast<unsigned long long>(tile_offset + index);
+          atomicMin(first_error, (row << kErrorRowShift) | static_cast<unsigned long long>(error));
+        } else if (keep) {
+          active = true;
+          group = key_count > 0 ? FindGroup(header, keys, row_regs, heap_overflow) : 0;
+        }
+      }
+      const unsigned active_lanes = __ballot_sync(kFullWarpMask, active);
+      if (active_lanes == 0) continue;  // the same on every lane
+      const int leader = __ffs(active_lanes) - 1;
+      const int leader_group = __shfl_sync(kFullWarpMask, group, leader);
+      if (__all_sync(kFullWarpMask, !active || group == leader_group)) {
+        AccumulateWarp(functions, function_count, row_regs, active, leader, leader_group, local);
+      } else if (active) {
+        AccumulateRow(functions, function_count, row_regs, group, local);
       }
     }
   }
@@ -672,7 +767,8 @@ tessera_hash_aggregate_update(const int* __restrict__ code, int instruction_coun
       const Function& fn = functions[f];
       const int at = f * local.entries + e;
       Merge(static_cast<int>(fn.kind), static_cast<int>(fn.type), local.values[at],
-            local.highs[at], local.seen[at], reinterpret_cast<unsigned long long*>(fn.value) + group,
+            local.highs[at], local.seen[at],
+            reinterpret_cast<unsigned long long*>(fn.value) + group,
             reinterpret_cast<unsigned long long*>(fn.high) + group,
             reinterpret_cast<unsigned int*>(fn.seen) + group);
     }

@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
  * struct, and the struct sizes agree. Runs without a GPU.
  */
 class HashAggregateAbiTest {
-  private static final Pattern MEMBER =
-      Pattern.compile("^\\s*(?:unsigned\\s+)?long\\s+long\\s+(\\w+)(?:\\[(\\d+)\\])?;", Pattern.MULTILINE);
+  private static final Pattern MEMBER = Pattern.compile(
+      "^\\s*(?:unsigned\\s+)?long\\s+long\\s+(\\w+)(?:\\[(\\d+)\\])?;", Pattern.MULTILINE);
 
   private static String source() throws IOException {
     for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
