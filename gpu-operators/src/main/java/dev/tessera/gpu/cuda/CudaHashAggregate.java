@@ -9,7 +9,9 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.column.TypeId;
 import dev.tessera.gpu.column.Validity;
+import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.expr.ProgramBuilder;
 import dev.tessera.gpu.expr.RowError;
 import dev.tessera.gpu.expr.RowErrorException;
 import dev.tessera.gpu.memory.ArenaPool;
@@ -24,14 +26,23 @@ import org.apache.arrow.memory.BufferAllocator;
  * {@code HostHashAggregate} produces (group order aside).
  *
  * <p>The state is a device hash table (open addressing, linear probing, int32 group indexes in
- * the slots) plus per-group arrays: hash, key values and null flags, and per function a value
- * word, a high word (sums are exact 128-bit) and a seen flag. Before each batch the group arrays
- * are grown (copied into bigger ones and rehashed) so that groups + rows of the batch fit; the
- * table has twice as many slots as the group arrays have room for, so probes always end. Sums
- * overflow when the exact sum leaves int64 (SUM_INT) or the result precision (SUM_DECIMAL).
+ * the slots) plus per-group arrays: hash, key values and null flags (string keys: an offset into
+ * a device key heap and a byte length), and per function a value word, a high word (sums are
+ * exact 128-bit) and a seen flag. Before each batch the group arrays are grown (copied into bigger
+ * ones and rehashed) so that groups + rows of the batch fit, and the key heap is grown (copied:
+ * groups hold offsets relative to its base) so that every string key byte the batch may insert
+ * fits; the table has twice as many slots as the group arrays have room for, so probes always
+ * end. Sums overflow when the exact sum leaves int64 (SUM_INT to LONG: wraps, or the ANSI error)
+ * or the result precision (SUM_DECIMAL: NULL, never an error); a SUM_INT to DOUBLE is the exact
+ * sum rounded once. DOUBLE inputs of SUM_INT are whole numbers, converted exactly to int128.
  *
- * <p>STRING keys (and STRING inputs of functions) are not supported yet: {@link #open} rejects
- * them.
+ * <p>Every update is the fused kernel: {@link #update(ColumnBatch)} runs it with the identity
+ * program, so there is one code path. Each block pre-aggregates in a small shared-memory table
+ * (see {@link #localEntries}) before it touches the global accumulators. With small dense
+ * integer keys (seen in the first batch's groups) a direct group map, Crystal's SSB group-by,
+ * sits in front of the hash table (see {@code decideDirect}).
+ *
+ * <p>STRING inputs of functions are not supported (MIN/MAX of strings is outside the contract).
  */
 final class CudaHashAggregate implements HashAggregateKernel {
   static final String UPDATE_KERNEL = "tessera_hash_aggregate_update";
@@ -40,8 +51,8 @@ final class CudaHashAggregate implements HashAggregateKernel {
   static final String FINISH_KERNEL = "tessera_hash_aggregate_finish";
 
   // ---- the plan layout of hash_aggregate.cu (64-bit words) ----
-  private static final int HEADER_WORDS = 8;
-  private static final int COLUMN_WORDS = 8;
+  private static final int HEADER_WORDS = 16;
+  private static final int COLUMN_WORDS = 12;
   // Header
   private static final int H_ROWS = 0;
   private static final int H_KEY_COUNT = 1;
@@ -50,12 +61,25 @@ final class CudaHashAggregate implements HashAggregateKernel {
   private static final int H_SLOTS = 4;
   private static final int H_HASHES = 5;
   private static final int H_GROUP_COUNT = 6;
+  private static final int H_HEAP = 7;
+  private static final int H_HEAP_USED = 8;
+  private static final int H_HEAP_CAPACITY = 9;
+  private static final int H_OUTPUT_REGISTERS = 10;
+  private static final int H_OUTPUT_COUNT = 11;
+  private static final int H_LOCAL_ENTRIES = 12;
+  private static final int H_DIRECT = 13;
   // Key
   private static final int K_DATA = 0;
   private static final int K_VALIDITY = 1;
   private static final int K_TYPE = 2;
   private static final int K_VALUES = 3;
   private static final int K_NULLS = 4;
+  private static final int K_REGISTER = 5;
+  private static final int K_LENGTHS = 6;
+  private static final int K_STRING_LENGTHS = 7;
+  private static final int K_STRING_SOURCES = 8;
+  private static final int K_DIRECT_MIN = 9;
+  private static final int K_DIRECT_SPAN = 10;
   // Function
   private static final int F_KIND = 0;
   private static final int F_DATA = 1;
@@ -64,7 +88,27 @@ final class CudaHashAggregate implements HashAggregateKernel {
   private static final int F_VALUE = 4;
   private static final int F_HIGH = 5;
   private static final int F_SEEN = 6;
-  private static final int F_EXTRA = 7;
+  private static final int F_PRECISION = 7;
+  private static final int F_RESULT_TYPE = 8;
+  private static final int F_ZERO_WHEN_EMPTY = 9;
+  private static final int F_REGISTER = 10;
+
+  /** Per-block pre-aggregation table: shared-memory bytes of one entry and of the table. */
+  private static final int LOCAL_ENTRY_FIXED_BYTES = Integer.BYTES;
+  private static final int LOCAL_ENTRY_FUNCTION_BYTES = 2 * Long.BYTES + Integer.BYTES;
+  private static final int LOCAL_TABLE_BYTES = 16 << 10;
+  private static final int MAX_LOCAL_ENTRIES = 256;
+  /**
+   * The direct group map: decided once, from the groups after the first batch, when there are at
+   * most this many (their keys are read back) ...
+   */
+  private static final long DIRECT_DECISION_MAX_GROUPS = 1 << 16;
+  /** ... and the key tuples' range has at most this many slots (int32 each) ... */
+  private static final long DIRECT_MAX_SLOTS = 1 << 22;
+  /** ... and at most this many slots per group (dense). */
+  private static final long DIRECT_SLOTS_PER_GROUP = 64;
+  /** Blocks per multiprocessor of the update's grid (blocks take tiles grid-stride). */
+  private static final int BLOCKS_PER_MULTIPROCESSOR = 8;
 
   private static final int ERROR_ROW_SHIFT = 8;
   private static final long NO_ERROR = -1L;
@@ -72,7 +116,12 @@ final class CudaHashAggregate implements HashAggregateKernel {
   /** Group indexes are int32; the table holds twice the group capacity. */
   private static final long MAX_GROUP_CAPACITY = 1L << 30;
   private static final long MIN_GROUP_CAPACITY = 1024;
+  private static final long MIN_HEAP_CAPACITY = 64 << 10;
+  /** Offsets of a string column are int32 (Arrow's layout). */
+  private static final long MAX_STRING_BYTES = Integer.MAX_VALUE;
   private static final int THREADS = LaunchShape.BLOCK_THREADS;
+  /** program.cuh struct InputColumn (CudaFilterProject writes the same layout). */
+  private static final int INPUT_COLUMN_BYTES = CudaFilterProject.INPUT_COLUMN_BYTES;
 
   private final CudaBackend backend;
   private final CudaDevice device;
@@ -87,20 +136,24 @@ final class CudaHashAggregate implements HashAggregateKernel {
   @Override
   public Aggregation open(AggregateSpec spec, ArenaPool pool, GpuStream stream) {
     CudaStream cuda = CudaBackend.cudaStream(stream);
-    for (int k = 0; k < spec.keyCount(); k++) {
-      if (spec.inputTypes().get(k).isString()) {
-        throw new IllegalArgumentException(
-            "string keys are not supported on CUDA yet (hash aggregation key " + k + ")");
-      }
-    }
     for (AggregateFunction f : spec.functions()) {
       if (f.kind() != AggregateFunction.Kind.COUNT_ROWS
           && spec.inputTypes().get(f.input()).isString()) {
         throw new IllegalArgumentException(
-            "string inputs of aggregates are not supported on CUDA yet (" + f + ")");
+            "string inputs of aggregates are not supported on CUDA (" + f + ")");
       }
       if (f.resultType().isString()) {
         throw new IllegalArgumentException("string results are not supported (" + f + ")");
+      }
+      if (f.kind() == AggregateFunction.Kind.SUM_INT) {
+        TypeId in = spec.inputTypes().get(f.input()).id();
+        TypeId out = f.resultType().id();
+        boolean integral = in == TypeId.BYTE || in == TypeId.SHORT || in == TypeId.INT
+            || in == TypeId.LONG;
+        if (!(integral || in == TypeId.DOUBLE) || !(out == TypeId.LONG || out == TypeId.DOUBLE)) {
+          throw new IllegalArgumentException("SUM_INT sums BYTE, SHORT, INT, LONG or whole-number "
+              + "DOUBLE inputs into LONG or DOUBLE, not " + in + " into " + out + " (" + f + ")");
+        }
       }
     }
     return new CudaAggregation(spec, pool, cuda);
@@ -118,45 +171,84 @@ final class CudaHashAggregate implements HashAggregateKernel {
     return new LaunchShape((int) blocks, THREADS, 0);
   }
 
+  /**
+   * Entries of the per-block pre-aggregation table: the largest power of two whose entries fit
+   * {@link #LOCAL_TABLE_BYTES} (16 KiB keeps about 8 blocks a multiprocessor), at most
+   * {@link #MAX_LOCAL_ENTRIES}; 1 for a global aggregate (one group); 0 without functions.
+   */
+  static int localEntries(int keyCount, int functionCount) {
+    if (functionCount == 0) {
+      return 0;
+    }
+    int entryBytes = LOCAL_ENTRY_FIXED_BYTES + LOCAL_ENTRY_FUNCTION_BYTES * functionCount;
+    int entries = Integer.highestOneBit(Math.max(1, LOCAL_TABLE_BYTES / entryBytes));
+    if (entries * entryBytes > LOCAL_TABLE_BYTES) {
+      return 0; // one entry does not fit: go straight to the global accumulators
+    }
+    return keyCount == 0 ? 1 : Math.min(entries, MAX_LOCAL_ENTRIES);
+  }
+
+  /** Dynamic shared memory of the update for a local table of {@code entries}. */
+  static int localTableBytes(int entries, int functionCount) {
+    long bytes = (long) entries
+        * (LOCAL_ENTRY_FIXED_BYTES + (long) LOCAL_ENTRY_FUNCTION_BYTES * functionCount);
+    return (int) ((bytes + Long.BYTES - 1) / Long.BYTES * Long.BYTES);
+  }
+
+  /** Byte offsets of the sections of one buffer, each aligned to {@link #ALIGN}. */
+  private static final class Sections {
+    private long size;
+
+    long add(long bytes) {
+      long at = alignUp(size);
+      size = at + bytes;
+      return at;
+    }
+
+    long size() {
+      return size;
+    }
+  }
+
   /** Byte offsets of the sections of the group buffer for a group capacity. */
   private static final class Layout {
+    /** The device counters: group count, then bytes of the key heap in use. */
+    static final long COUNTERS_BYTES = 2L * Long.BYTES;
+
     final long capacity;
-    final long counter;
+    final long counters;
     final long hashes;
     final long[] keyValues;
     final long[] keyNulls;
+    final long[] keyLengths; // string keys only (-1 otherwise)
     final long[] value;
     final long[] high;
     final long[] seen;
     final long size;
 
-    Layout(long capacity, int keys, int functions) {
+    Layout(long capacity, List<ColumnType> keyTypes, int functions) {
       this.capacity = capacity;
-      long at = 0;
-      counter = at;
-      at = alignUp(at + Long.BYTES);
-      hashes = at;
-      at = alignUp(at + Long.BYTES * capacity);
+      int keys = keyTypes.size();
+      Sections s = new Sections();
+      counters = s.add(COUNTERS_BYTES);
+      hashes = s.add(Long.BYTES * capacity);
       keyValues = new long[keys];
       keyNulls = new long[keys];
+      keyLengths = new long[keys];
       for (int k = 0; k < keys; k++) {
-        keyValues[k] = at;
-        at = alignUp(at + Long.BYTES * capacity);
-        keyNulls[k] = at;
-        at = alignUp(at + capacity);
+        keyValues[k] = s.add(Long.BYTES * capacity);
+        keyNulls[k] = s.add(capacity);
+        keyLengths[k] = keyTypes.get(k).isString() ? s.add(Integer.BYTES * capacity) : -1;
       }
       value = new long[functions];
       high = new long[functions];
       seen = new long[functions];
       for (int f = 0; f < functions; f++) {
-        value[f] = at;
-        at = alignUp(at + Long.BYTES * capacity);
-        high[f] = at;
-        at = alignUp(at + Long.BYTES * capacity);
-        seen[f] = at;
-        at = alignUp(at + Integer.BYTES * capacity);
+        value[f] = s.add(Long.BYTES * capacity);
+        high[f] = s.add(Long.BYTES * capacity);
+        seen[f] = s.add(Integer.BYTES * capacity);
       }
-      size = at;
+      size = s.size();
     }
   }
 
@@ -166,12 +258,24 @@ final class CudaHashAggregate implements HashAggregateKernel {
     private final CudaStream stream;
     private final int keyCount;
     private final int functionCount;
+    private final int localEntries;
+    private final boolean stringKeys;
 
     private Layout layout;
     private DeviceBuffer groups;
     private DeviceBuffer slots;
     private long tableCapacity;
     private long groupCount;
+    /** The key heap (string keys only) and the bytes of it in use (the device counter's copy). */
+    private DeviceBuffer heap;
+    private long heapUsed;
+    /** The direct group map (null: none), per key its range's minimum and span (+1 for NULL). */
+    private DeviceBuffer direct;
+    private long[] directMin;
+    private long[] directSpan;
+    private boolean directDecided;
+    /** The identity program of the last batch's column types (update(batch)). */
+    private Program identity;
     private boolean closed;
 
     CudaAggregation(AggregateSpec spec, ArenaPool pool, CudaStream stream) {
@@ -180,6 +284,8 @@ final class CudaHashAggregate implements HashAggregateKernel {
       this.stream = stream;
       this.keyCount = spec.keyCount();
       this.functionCount = spec.functions().size();
+      this.localEntries = localEntries(keyCount, functionCount);
+      this.stringKeys = spec.keyTypes().stream().anyMatch(ColumnType::isString);
     }
 
     private long planBytes() {
@@ -190,7 +296,15 @@ final class CudaHashAggregate implements HashAggregateKernel {
       host.setLong(Long.BYTES * index, value);
     }
 
-    /** The header and the state's pointers; column pointers are filled by the caller. */
+    private static long keyBase(int k) {
+      return HEADER_WORDS + (long) COLUMN_WORDS * k;
+    }
+
+    private long functionBase(int f) {
+      return HEADER_WORDS + (long) COLUMN_WORDS * (keyCount + f);
+    }
+
+    /** The header and the state's pointers; per-call columns are filled by the caller. */
     private void writeState(ArrowBuf host, long rows, Layout l, DeviceBuffer groupBuffer,
         DeviceBuffer slotBuffer, long tableMask) {
       host.setZero(0, planBytes());
@@ -201,23 +315,36 @@ final class CudaHashAggregate implements HashAggregateKernel {
       word(host, H_TABLE_MASK, tableMask);
       word(host, H_SLOTS, slotBuffer == null ? 0 : slotBuffer.address());
       word(host, H_HASHES, g + l.hashes);
-      word(host, H_GROUP_COUNT, g + l.counter);
+      word(host, H_GROUP_COUNT, g + l.counters);
+      word(host, H_HEAP, heap == null ? 0 : heap.address());
+      word(host, H_HEAP_USED, g + l.counters + Long.BYTES);
+      word(host, H_HEAP_CAPACITY, heap == null ? 0 : heap.size());
+      word(host, H_LOCAL_ENTRIES, localEntries);
+      word(host, H_DIRECT, direct == null ? 0 : direct.address());
       for (int k = 0; k < keyCount; k++) {
-        long base = HEADER_WORDS + (long) COLUMN_WORDS * k;
+        long base = keyBase(k);
+        if (direct != null) {
+          word(host, base + K_DIRECT_MIN, directMin[k]);
+          word(host, base + K_DIRECT_SPAN, directSpan[k]);
+        }
         word(host, base + K_TYPE, spec.inputTypes().get(k).id().ordinal());
         word(host, base + K_VALUES, g + l.keyValues[k]);
         word(host, base + K_NULLS, g + l.keyNulls[k]);
+        word(host, base + K_LENGTHS, l.keyLengths[k] < 0 ? 0 : g + l.keyLengths[k]);
       }
       for (int f = 0; f < functionCount; f++) {
         AggregateFunction fn = spec.functions().get(f);
-        long base = HEADER_WORDS + (long) COLUMN_WORDS * (keyCount + f);
+        long base = functionBase(f);
         word(host, base + F_KIND, fn.kind().ordinal());
         word(host, base + F_TYPE, fn.kind() == AggregateFunction.Kind.COUNT_ROWS
             ? TypeId.LONG.ordinal() : spec.inputTypes().get(fn.input()).id().ordinal());
         word(host, base + F_VALUE, g + l.value[f]);
         word(host, base + F_HIGH, g + l.high[f]);
         word(host, base + F_SEEN, g + l.seen[f]);
-        word(host, base + F_EXTRA, fn.resultType().precision());
+        word(host, base + F_PRECISION, fn.resultType().precision());
+        word(host, base + F_RESULT_TYPE, fn.resultType().id().ordinal());
+        word(host, base + F_ZERO_WHEN_EMPTY, fn.zeroWhenEmpty() ? 1 : 0);
+        word(host, base + F_REGISTER, -1);
       }
     }
 
@@ -237,7 +364,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
         throw new IllegalStateException("the CUDA hash aggregation holds at most "
             + MAX_GROUP_CAPACITY + " groups, " + needed + " may be needed");
       }
-      Layout next = new Layout(capacity, keyCount, functionCount);
+      Layout next = new Layout(capacity, spec.keyTypes(), functionCount);
       long nextTable = keyCount == 0 ? 0 : capacity * 2;
       List<AutoCloseable> temporaries = new ArrayList<>();
       DeviceBuffer nextGroups = null;
@@ -258,24 +385,9 @@ final class CudaHashAggregate implements HashAggregateKernel {
         queued = true;
         stream.copyHostToDevice(host.memoryAddress(), plan.address(), planBytes());
         if (layout == null) {
-          stream.fill(base + next.counter, Long.BYTES, (byte) 0);
+          stream.fill(base + next.counters, Layout.COUNTERS_BYTES, (byte) 0);
         } else {
-          long old = groups.address();
-          stream.copyDeviceToDevice(old + layout.counter, base + next.counter, Long.BYTES);
-          stream.copyDeviceToDevice(old + layout.hashes, base + next.hashes, Long.BYTES * copied);
-          for (int k = 0; k < keyCount; k++) {
-            stream.copyDeviceToDevice(old + layout.keyValues[k], base + next.keyValues[k],
-                Long.BYTES * copied);
-            stream.copyDeviceToDevice(old + layout.keyNulls[k], base + next.keyNulls[k], copied);
-          }
-          for (int f = 0; f < functionCount; f++) {
-            stream.copyDeviceToDevice(old + layout.value[f], base + next.value[f],
-                Long.BYTES * copied);
-            stream.copyDeviceToDevice(old + layout.high[f], base + next.high[f],
-                Long.BYTES * copied);
-            stream.copyDeviceToDevice(old + layout.seen[f], base + next.seen[f],
-                Integer.BYTES * copied);
-          }
+          copyGroups(groups.address(), layout, base, next, copied);
         }
         KernelModule kernels = device.kernels();
         if (capacity > copied) {
@@ -294,11 +406,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
         queued = false;
       } catch (RuntimeException | Error e) {
         if (queued) {
-          try {
-            stream.synchronize();
-          } catch (RuntimeException suppressed) {
-            e.addSuppressed(suppressed);
-          }
+          synchronizeAfter(e);
         }
         closeQuietly(nextGroups, e);
         closeQuietly(nextSlots, e);
@@ -320,13 +428,79 @@ final class CudaHashAggregate implements HashAggregateKernel {
       }
     }
 
-    /** Not fused yet: the filter/project kernel materialises the program's output first. */
-    @Override
-    public void update(Program program, ColumnBatch<DeviceColumn> input) {
-      try (ColumnBatch<DeviceColumn> projected =
-          backend.filterProjectKernel().run(program, input, pool, stream)) {
-        update(projected);
+    /** Queues the copy of groups [0, count) (and the counters) from one layout to another. */
+    private void copyGroups(long from, Layout old, long to, Layout next, long count) {
+      stream.copyDeviceToDevice(from + old.counters, to + next.counters, Layout.COUNTERS_BYTES);
+      stream.copyDeviceToDevice(from + old.hashes, to + next.hashes, Long.BYTES * count);
+      for (int k = 0; k < keyCount; k++) {
+        stream.copyDeviceToDevice(from + old.keyValues[k], to + next.keyValues[k],
+            Long.BYTES * count);
+        stream.copyDeviceToDevice(from + old.keyNulls[k], to + next.keyNulls[k], count);
+        if (old.keyLengths[k] >= 0) {
+          stream.copyDeviceToDevice(from + old.keyLengths[k], to + next.keyLengths[k],
+              Integer.BYTES * count);
+        }
       }
+      for (int f = 0; f < functionCount; f++) {
+        stream.copyDeviceToDevice(from + old.value[f], to + next.value[f], Long.BYTES * count);
+        stream.copyDeviceToDevice(from + old.high[f], to + next.high[f], Long.BYTES * count);
+        stream.copyDeviceToDevice(from + old.seen[f], to + next.seen[f], Integer.BYTES * count);
+      }
+    }
+
+    /**
+     * Makes room in the key heap for {@code bytes} more (growing it by copy: groups hold offsets
+     * relative to its base, so nothing else changes).
+     */
+    private void ensureHeap(long bytes) {
+      long needed = heapUsed + bytes;
+      if (heap != null && needed <= heap.size()) {
+        return;
+      }
+      long capacity = Math.max(MIN_HEAP_CAPACITY, needed);
+      if (heap != null) {
+        capacity = Math.max(capacity, heap.size() * 2);
+      }
+      DeviceBuffer next = DeviceBuffer.allocate(pool, capacity);
+      if (heap != null && heapUsed > 0) {
+        try {
+          stream.copyDeviceToDevice(heap.address(), next.address(), heapUsed);
+          stream.synchronize();
+        } catch (RuntimeException | Error e) {
+          synchronizeAfter(e);
+          closeQuietly(next, e);
+          throw e;
+        }
+      }
+      DeviceBuffer old = heap;
+      heap = next;
+      if (old != null) {
+        old.close();
+      }
+    }
+
+    /**
+     * The most key heap bytes one batch can insert, for each string key: at most one new group
+     * per row, whose key bytes come from one of the input's string columns or the program's
+     * string pool (string registers only point into those). With a single key, each distinct
+     * string is inserted once, so each constant counts once; otherwise each row may copy the
+     * longest constant.
+     */
+    private long heapBound(Program program, ColumnBatch<DeviceColumn> input) {
+      if (!stringKeys) {
+        return 0;
+      }
+      long columnBytes = 0;
+      for (DeviceColumn c : input.columns()) {
+        if (c.type().isString()) {
+          columnBytes += c.dataBytes();
+        }
+      }
+      long constantBytes = keyCount == 1 ? stringConstantBytes(program)
+          : Math.multiplyExact((long) input.rowCount(), longestStringConstant(program));
+      long perKey = Math.addExact(columnBytes, constantBytes);
+      long keys = spec.keyTypes().stream().filter(ColumnType::isString).count();
+      return Math.multiplyExact(perKey, keys);
     }
 
     @Override
@@ -336,77 +510,297 @@ final class CudaHashAggregate implements HashAggregateKernel {
         throw new IllegalArgumentException("the aggregation reads " + spec.inputTypes().size()
             + " columns, the batch has " + batch.columns().size());
       }
-      int rows = batch.rowCount();
+      List<ColumnType> types = new ArrayList<>(batch.columns().size());
       for (int i = 0; i < batch.columns().size(); i++) {
-        DeviceColumn column = batch.column(i);
-        if (column.type().id() != spec.inputTypes().get(i).id()) {
-          throw new IllegalArgumentException("input column " + i + " is " + column.type()
-              + ", the aggregation expects " + spec.inputTypes().get(i));
-        }
-        if (column.rowCount() != rows) {
-          throw new IllegalArgumentException("input column " + i + " has " + column.rowCount()
-              + " rows, the batch " + rows);
-        }
+        types.add(batch.column(i).type());
       }
+      if (identity == null || !identity.inputTypes().equals(types)) {
+        identity = ProgramBuilder.identity(types, spec.ansi());
+      }
+      update(identity, batch);
+    }
+
+    @Override
+    public void update(Program program, ColumnBatch<DeviceColumn> input) {
+      checkOpen();
+      checkProgram(program, input);
+      ProgramChecks.check(program);
+      int rows = input.rowCount();
       if (rows == 0) {
         return;
       }
       ensureCapacity(keyCount == 0 ? 1 : groupCount + rows);
-      List<AutoCloseable> temporaries = new ArrayList<>();
-      boolean queued = false;
+      if (stringKeys) {
+        ensureHeap(heapBound(program, input));
+      }
+      new Update(program, input).run();
+      if (!directDecided) {
+        directDecided = true;
+        decideDirect();
+      }
+    }
+
+    /**
+     * Crystal's SSB group-by (see hash_aggregate.cu, "the direct group map"): after the first
+     * batch, when every key is an integer and the groups' key tuples span a small dense range,
+     * a map from each tuple of the range to its group goes in front of the hash table. Later
+     * batches may leave the range: their rows outside it use the hash table, which still holds
+     * every group.
+     */
+    private void decideDirect() {
+      if (keyCount == 0 || groupCount == 0 || groupCount > DIRECT_DECISION_MAX_GROUPS) {
+        return;
+      }
+      for (ColumnType t : spec.keyTypes()) {
+        if (t.isString() || t.id() == TypeId.FLOAT || t.id() == TypeId.DOUBLE) {
+          return;
+        }
+      }
+      long[] min = new long[keyCount];
+      long[] span = new long[keyCount];
+      if (!readKeyRanges(min, span)) {
+        return;
+      }
+      long slots = 1;
+      for (long s : span) {
+        slots *= s; // each factor and the product stay <= DIRECT_MAX_SLOTS: no overflow
+        if (slots > DIRECT_MAX_SLOTS) {
+          return;
+        }
+      }
+      if (slots > DIRECT_SLOTS_PER_GROUP * Math.max(groupCount, 1024)) {
+        return;
+      }
+      DeviceBuffer map = DeviceBuffer.allocate(pool, Integer.BYTES * slots);
       try {
-        DeviceBuffer plan = DeviceBuffer.allocate(pool, planBytes());
-        temporaries.add(plan);
-        long readbackAt = alignUp(planBytes());
-        ArrowBuf host = staging.buffer(readbackAt + Long.BYTES);
-        temporaries.add(host);
-        writeState(host, rows, layout, groups, slots, tableCapacity - 1);
+        stream.fill(map.address(), map.size(), (byte) 0xff); // every slot kEmpty (-1)
+        stream.synchronize();
+      } catch (RuntimeException | Error e) {
+        synchronizeAfter(e);
+        closeQuietly(map, e);
+        throw e;
+      }
+      direct = map;
+      directMin = min;
+      directSpan = span;
+    }
+
+    /**
+     * Reads the groups' keys back and fills each key's minimum and span (values of its range + 1
+     * for NULL); false when a range is too wide (more than DIRECT_MAX_SLOTS values).
+     */
+    private boolean readKeyRanges(long[] min, long[] span) {
+      int groupsNow = (int) groupCount;
+      long perKey = (long) Long.BYTES * groupsNow + groupsNow;
+      try (ArrowBuf host = staging.buffer(perKey * keyCount)) {
+        try {
+          for (int k = 0; k < keyCount; k++) {
+            long at = host.memoryAddress() + perKey * k;
+            stream.copyDeviceToHost(groups.address() + layout.keyValues[k], at,
+                (long) Long.BYTES * groupsNow);
+            stream.copyDeviceToHost(groups.address() + layout.keyNulls[k],
+                at + (long) Long.BYTES * groupsNow, groupsNow);
+          }
+          stream.synchronize();
+        } catch (RuntimeException | Error e) {
+          synchronizeAfter(e);
+          throw e;
+        }
         for (int k = 0; k < keyCount; k++) {
-          long base = HEADER_WORDS + (long) COLUMN_WORDS * k;
-          DeviceColumn c = batch.column(k);
-          word(host, base + K_DATA, c.data().address());
-          word(host, base + K_VALIDITY, c.validity() == null ? 0 : c.validity().address());
+          long lo = Long.MAX_VALUE;
+          long hi = Long.MIN_VALUE;
+          for (int g = 0; g < groupsNow; g++) {
+            if (host.getByte(perKey * k + (long) Long.BYTES * groupsNow + g) != 0) {
+              continue; // NULL
+            }
+            long v = host.getLong(perKey * k + (long) Long.BYTES * g);
+            lo = Math.min(lo, v);
+            hi = Math.max(hi, v);
+          }
+          if (lo > hi) { // only NULLs: the range is empty, the NULL slot remains
+            min[k] = 0;
+            span[k] = 1;
+            continue;
+          }
+          // hi - lo + 1 values (computed without overflow), + 1 for NULL.
+          if (hi - lo < 0 || hi - lo >= DIRECT_MAX_SLOTS) {
+            return false;
+          }
+          min[k] = lo;
+          span[k] = hi - lo + 2;
+        }
+        return true;
+      }
+    }
+
+    /** The program reads the batch's columns and writes the aggregation's input columns. */
+    private void checkProgram(Program program, ColumnBatch<DeviceColumn> input) {
+      if (input.columns().size() != program.inputTypes().size()) {
+        throw new IllegalArgumentException("the program reads " + program.inputTypes().size()
+            + " columns, the batch has " + input.columns().size());
+      }
+      for (int i = 0; i < input.columns().size(); i++) {
+        DeviceColumn column = input.column(i);
+        if (!column.type().equals(program.inputTypes().get(i))) {
+          throw new IllegalArgumentException("input column " + i + " is " + column.type()
+              + ", the program expects " + program.inputTypes().get(i));
+        }
+        if (column.rowCount() != input.rowCount()) {
+          throw new IllegalArgumentException("input column " + i + " has " + column.rowCount()
+              + " rows, the batch " + input.rowCount());
+        }
+      }
+      if (program.outputs().size() != spec.inputTypes().size()) {
+        throw new IllegalArgumentException("the aggregation reads " + spec.inputTypes().size()
+            + " columns, the program writes " + program.outputs().size());
+      }
+      for (int o = 0; o < program.outputs().size(); o++) {
+        ColumnType type = program.outputs().get(o).type();
+        if (type.id() != spec.inputTypes().get(o).id()) {
+          throw new IllegalArgumentException("program output " + o + " is " + type
+              + ", the aggregation expects " + spec.inputTypes().get(o));
+        }
+      }
+    }
+
+    /** One launch of the fused update over one non-empty batch; owns its temporaries. */
+    private final class Update {
+      private final Program program;
+      private final ColumnBatch<DeviceColumn> input;
+      private final List<AutoCloseable> temporaries = new ArrayList<>();
+      private boolean queued;
+
+      Update(Program program, ColumnBatch<DeviceColumn> input) {
+        this.program = program;
+        this.input = input;
+      }
+
+      void run() {
+        try {
+          execute();
+        } catch (RuntimeException | Error e) {
+          if (queued) {
+            synchronizeAfter(e);
+          }
+          Closing.closeAll(temporaries, e);
+          throw e;
+        }
+        Closing.closeAll(temporaries, null);
+      }
+
+      private void execute() {
+        int rows = input.rowCount();
+        List<Program.Output> outputs = program.outputs();
+        Sections plan = new Sections();
+        long stateAt = plan.add(planBytes());
+        long registersAt = plan.add((long) Integer.BYTES * outputs.size());
+        long inputsAt = plan.add((long) INPUT_COLUMN_BYTES * input.columns().size());
+        long codeAt = plan.add((long) Integer.BYTES * program.code().length);
+        long constantsAt = plan.add((long) Long.BYTES * program.constants().length);
+        long stringsAt = plan.add(program.strings().length);
+        // Status: first error, heap overflow flag.
+        long statusBytes = 2L * Long.BYTES;
+        DeviceBuffer planBuffer = temporary(DeviceBuffer.allocate(pool, plan.size()));
+        DeviceBuffer status = temporary(DeviceBuffer.allocate(pool, statusBytes));
+        long planAddress = planBuffer.address();
+        // Staging: the plan, then the status and the two counters read back.
+        long readbackAt = alignUp(plan.size());
+        ArrowBuf host = temporary(staging.buffer(readbackAt + statusBytes
+            + Layout.COUNTERS_BYTES));
+
+        ArrowBuf state = host.slice(stateAt, planBytes());
+        writeState(state, 0, layout, groups, slots, tableCapacity - 1);
+        word(state, H_OUTPUT_REGISTERS, planAddress + registersAt);
+        word(state, H_OUTPUT_COUNT, outputs.size());
+        for (int k = 0; k < keyCount; k++) {
+          word(state, keyBase(k) + K_REGISTER, outputs.get(k).register());
         }
         for (int f = 0; f < functionCount; f++) {
           AggregateFunction fn = spec.functions().get(f);
-          if (fn.kind() == AggregateFunction.Kind.COUNT_ROWS) {
-            continue;
+          if (fn.kind() != AggregateFunction.Kind.COUNT_ROWS) {
+            word(state, functionBase(f) + F_REGISTER, outputs.get(fn.input()).register());
           }
-          long base = HEADER_WORDS + (long) COLUMN_WORDS * (keyCount + f);
-          DeviceColumn c = batch.column(fn.input());
-          word(host, base + F_DATA, c.data().address());
-          word(host, base + F_VALIDITY, c.validity() == null ? 0 : c.validity().address());
         }
+        for (int o = 0; o < outputs.size(); o++) {
+          host.setInt(registersAt + (long) Integer.BYTES * o, outputs.get(o).register());
+        }
+        writeInputs(host, inputsAt);
+        int[] code = program.code();
+        for (int i = 0; i < code.length; i++) {
+          host.setInt(codeAt + (long) Integer.BYTES * i, code[i]);
+        }
+        long[] constants = program.constants();
+        for (int i = 0; i < constants.length; i++) {
+          host.setLong(constantsAt + (long) Long.BYTES * i, constants[i]);
+        }
+        host.setBytes(stringsAt, program.strings());
+
+        LaunchShape tiles = LaunchShape.tilesFor(rows);
+        int blocks = (int) Math.min(tiles.gridBlocks(),
+            (long) device.multiprocessors() * BLOCKS_PER_MULTIPROCESSOR);
+        LaunchShape shape = new LaunchShape(Math.max(1, blocks), LaunchShape.BLOCK_THREADS,
+            localTableBytes(localEntries, functionCount));
         queued = true;
-        stream.copyHostToDevice(host.memoryAddress(), plan.address(), planBytes());
-        device.kernels().launch(UPDATE_KERNEL, LaunchShape.tilesFor(rows), stream,
-            new KernelArgs().address(plan.address()));
-        stream.copyDeviceToHost(groups.address() + layout.counter,
-            host.memoryAddress() + readbackAt, Long.BYTES);
+        stream.copyHostToDevice(host.memoryAddress(), planAddress, plan.size());
+        stream.fill(status.address(), Long.BYTES, (byte) 0xff);
+        stream.fill(status.address() + Long.BYTES, Long.BYTES, (byte) 0);
+        device.kernels().launch(UPDATE_KERNEL, shape, stream, new KernelArgs()
+            .address(planAddress + codeAt)
+            .i32(program.instructionCount())
+            .i32(program.registerCount())
+            .address(planAddress + constantsAt)
+            .address(planAddress + stringsAt)
+            .address(planAddress + inputsAt)
+            .i32(program.filterRegister())
+            .i32(program.ansi() ? 1 : 0)
+            .i32(rows)
+            .address(planAddress + stateAt)
+            .address(status.address())
+            .address(status.address() + Long.BYTES));
+        stream.copyDeviceToHost(status.address(), host.memoryAddress() + readbackAt, statusBytes);
+        stream.copyDeviceToHost(groups.address() + layout.counters,
+            host.memoryAddress() + readbackAt + statusBytes, Layout.COUNTERS_BYTES);
         stream.synchronize();
         queued = false;
-        if (keyCount > 0) {
-          long count = host.getLong(readbackAt);
-          if (count < groupCount || count > layout.capacity) {
-            throw new IllegalStateException(UPDATE_KERNEL + " reported " + count
-                + " groups, outside [" + groupCount + ", " + layout.capacity + "]: a kernel bug");
-          }
-          groupCount = count;
-        } else {
-          groupCount = 1;
+
+        long count = host.getLong(readbackAt + statusBytes);
+        long used = host.getLong(readbackAt + statusBytes + Long.BYTES);
+        if (keyCount > 0 && (count < groupCount || count > layout.capacity)) {
+          throw new IllegalStateException(UPDATE_KERNEL + " reported " + count
+              + " groups, outside [" + groupCount + ", " + layout.capacity + "]: a kernel bug");
         }
-      } catch (RuntimeException | Error e) {
-        if (queued) {
-          try {
-            stream.synchronize();
-          } catch (RuntimeException suppressed) {
-            e.addSuppressed(suppressed);
-          }
+        if (host.getLong(readbackAt + Long.BYTES) != 0) {
+          throw new IllegalStateException(UPDATE_KERNEL + " ran out of key heap (" + used
+              + " bytes wanted, " + (heap == null ? 0 : heap.size())
+              + " reserved): the heap bound is wrong, a bug");
         }
-        Closing.closeAll(temporaries, e);
-        throw e;
+        groupCount = keyCount > 0 ? count : 1;
+        heapUsed = used;
+        long firstError = host.getLong(readbackAt);
+        if (firstError != NO_ERROR) {
+          throw new RowErrorException(
+              RowError.ofCode((int) (firstError & ((1 << ERROR_ROW_SHIFT) - 1))),
+              firstError >>> ERROR_ROW_SHIFT);
+        }
       }
-      Closing.closeAll(temporaries, null);
+
+      /** program.cuh's InputColumn per batch column (as CudaFilterProject writes them). */
+      private void writeInputs(ArrowBuf host, long inputsAt) {
+        for (int i = 0; i < input.columns().size(); i++) {
+          DeviceColumn column = input.column(i);
+          long at = inputsAt + (long) INPUT_COLUMN_BYTES * i;
+          host.setLong(at, column.data().address());
+          host.setLong(at + 8, column.validity() == null ? 0 : column.validity().address());
+          host.setLong(at + 16, column.offsets() == null ? 0 : column.offsets().address());
+          host.setInt(at + 24, column.type().id().ordinal());
+          host.setInt(at + 28, 0);
+        }
+      }
+
+      private <T extends AutoCloseable> T temporary(T resource) {
+        temporaries.add(resource);
+        return resource;
+      }
     }
 
     @Override
@@ -416,67 +810,78 @@ final class CudaHashAggregate implements HashAggregateKernel {
         ensureCapacity(1); // a global aggregate always has one row
         groupCount = 1;
       }
-      int rows = Math.toIntExact(groupCount);
-      int outputs = keyCount + functionCount;
-      DeviceBuffer[] data = new DeviceBuffer[outputs];
-      DeviceBuffer[] validity = new DeviceBuffer[outputs];
-      ColumnType[] types = new ColumnType[outputs];
-      List<AutoCloseable> temporaries = new ArrayList<>();
-      boolean queued = false;
-      try {
+      return new Finish(Math.toIntExact(groupCount)).run();
+    }
+
+    /** Writes the groups into new columns; owns them until it hands them over. */
+    private final class Finish {
+      private final int rows;
+      private final int outputs;
+      private final DeviceBuffer[] data;
+      private final DeviceBuffer[] validity;
+      private final DeviceBuffer[] offsets;
+      private final ColumnType[] types;
+      private final List<AutoCloseable> temporaries = new ArrayList<>();
+      private boolean queued;
+
+      Finish(int rows) {
+        this.rows = rows;
+        this.outputs = keyCount + functionCount;
+        this.data = new DeviceBuffer[outputs];
+        this.validity = new DeviceBuffer[outputs];
+        this.offsets = new DeviceBuffer[outputs];
+        this.types = new ColumnType[outputs];
         for (int o = 0; o < outputs; o++) {
           types[o] = o < keyCount ? spec.inputTypes().get(o)
               : spec.functions().get(o - keyCount).resultType();
-          data[o] = DeviceBuffer.allocate(pool, types[o].fixedDataBytes(rows));
+        }
+      }
+
+      ColumnBatch<DeviceColumn> run() {
+        try {
+          ColumnBatch<DeviceColumn> result = execute();
+          Closing.closeAll(temporaries, null);
+          return result;
+        } catch (RuntimeException | Error e) {
+          if (queued) {
+            synchronizeAfter(e);
+          }
+          for (DeviceBuffer[] buffers : List.of(data, validity, offsets)) {
+            for (DeviceBuffer b : buffers) {
+              closeQuietly(b, e);
+            }
+          }
+          Closing.closeAll(temporaries, e);
+          throw e;
+        }
+      }
+
+      private ColumnBatch<DeviceColumn> execute() {
+        for (int o = 0; o < outputs; o++) {
           validity[o] = DeviceBuffer.allocate(pool, Validity.bytesFor(rows));
+          if (types[o].isString()) {
+            offsets[o] = DeviceBuffer.allocate(pool, Integer.BYTES * (rows + 1L));
+          } else {
+            data[o] = DeviceBuffer.allocate(pool, types[o].fixedDataBytes(rows));
+          }
         }
         long[] nulls = new long[outputs];
+        long[] stringBytes = new long[outputs];
         if (rows > 0) {
-          DeviceBuffer plan = DeviceBuffer.allocate(pool, planBytes());
-          temporaries.add(plan);
-          long statusBytes = (long) Long.BYTES * (1 + outputs);
-          DeviceBuffer status = DeviceBuffer.allocate(pool, statusBytes);
-          temporaries.add(status);
-          long readbackAt = alignUp(planBytes());
-          ArrowBuf host = staging.buffer(readbackAt + statusBytes);
-          temporaries.add(host);
-          writeState(host, rows, layout, groups, slots, tableCapacity - 1);
+          launch(nulls, stringBytes);
+        } else {
           for (int o = 0; o < outputs; o++) {
-            long base = HEADER_WORDS + (long) COLUMN_WORDS * o;
-            word(host, base + (o < keyCount ? K_DATA : F_DATA), data[o].address());
-            word(host, base + (o < keyCount ? K_VALIDITY : F_VALIDITY), validity[o].address());
-            if (o >= keyCount) {
-              word(host, base + F_TYPE, types[o].id().ordinal());
+            if (types[o].isString()) {
+              data[o] = DeviceBuffer.allocate(pool, 0);
+              queued = true;
+              stream.fill(offsets[o].address(), Integer.BYTES, (byte) 0); // the one offset: 0
             }
           }
-          queued = true;
-          stream.copyHostToDevice(host.memoryAddress(), plan.address(), planBytes());
-          for (int o = 0; o < outputs; o++) {
-            stream.fill(validity[o].address(), validity[o].size(), (byte) 0);
-          }
-          stream.fill(status.address(), statusBytes, (byte) 0);
-          stream.fill(status.address(), Long.BYTES, (byte) 0xff);
-          device.kernels().launch(FINISH_KERNEL, threadsFor(rows), stream, new KernelArgs()
-              .address(plan.address()).i32(spec.ansi() ? 1 : 0).address(status.address())
-              .address(status.address() + Long.BYTES));
-          stream.copyDeviceToHost(status.address(), host.memoryAddress() + readbackAt,
-              statusBytes);
-          stream.synchronize();
-          queued = false;
-          long error = host.getLong(readbackAt);
-          if (error != NO_ERROR) {
-            throw new RowErrorException(RowError.ofCode((int) (error & ((1 << ERROR_ROW_SHIFT) - 1))),
-                error >>> ERROR_ROW_SHIFT);
-          }
-          for (int o = 0; o < outputs; o++) {
-            nulls[o] = host.getLong(readbackAt + (long) Long.BYTES * (1 + o));
-            if (nulls[o] < 0 || nulls[o] > rows) {
-              throw new IllegalStateException(FINISH_KERNEL + " reported " + nulls[o]
-                  + " nulls of " + rows + " rows: a kernel bug");
-            }
+          if (queued) {
+            stream.synchronize();
+            queued = false;
           }
         }
-        Closing.closeAll(temporaries, null);
         List<DeviceColumn> columns = new ArrayList<>(outputs);
         for (int o = 0; o < outputs; o++) {
           if (nulls[o] == 0) {
@@ -484,26 +889,136 @@ final class CudaHashAggregate implements HashAggregateKernel {
             validity[o] = null;
             unused.close();
           }
-          columns.add(new DeviceColumn(types[o], rows, (int) nulls[o], data[o], validity[o], null,
-              types[o].fixedDataBytes(rows)));
+          long dataBytes = types[o].isString() ? stringBytes[o] : types[o].fixedDataBytes(rows);
+          columns.add(new DeviceColumn(types[o], rows, (int) nulls[o], data[o], validity[o],
+              offsets[o], dataBytes));
           data[o] = null;
           validity[o] = null;
+          offsets[o] = null;
         }
         return new ColumnBatch<>(columns, rows);
-      } catch (RuntimeException | Error e) {
-        if (queued) {
-          try {
-            stream.synchronize();
-          } catch (RuntimeException suppressed) {
-            e.addSuppressed(suppressed);
+      }
+
+      /** The finish kernel, then per string key the offsets scan and the byte gather. */
+      private void launch(long[] nulls, long[] stringBytes) {
+        LaunchShape tiles = LaunchShape.tilesFor(rows);
+        Sections work = new Sections();
+        // Status: error, one null count per output, then per string key the scan's counters
+        // (tile counter, total bytes) and tile states: all zeroed but the error. The scan reads
+        // the row count from the plan's header (H_ROWS).
+        long statusBytes = (long) Long.BYTES * (1 + outputs);
+        long statusAt = work.add(statusBytes);
+        long[] scanAt = new long[outputs];
+        long[] tileStatusAt = new long[outputs];
+        for (int o = 0; o < keyCount; o++) {
+          if (types[o].isString()) {
+            scanAt[o] = work.add(2L * Long.BYTES);
+            tileStatusAt[o] = work.add((long) Long.BYTES * tiles.gridBlocks());
           }
         }
-        for (int o = 0; o < outputs; o++) {
-          closeQuietly(data[o], e);
-          closeQuietly(validity[o], e);
+        long zeroedBytes = work.size();
+        long[] lengthsAt = new long[outputs];
+        long[] sourcesAt = new long[outputs];
+        for (int o = 0; o < keyCount; o++) {
+          if (types[o].isString()) {
+            lengthsAt[o] = work.add((long) Integer.BYTES * rows);
+            sourcesAt[o] = work.add((long) Long.BYTES * rows);
+          }
         }
-        Closing.closeAll(temporaries, e);
-        throw e;
+        DeviceBuffer plan = temporary(DeviceBuffer.allocate(pool, planBytes()));
+        DeviceBuffer workBuffer = temporary(DeviceBuffer.allocate(pool, work.size()));
+        long w = workBuffer.address();
+        long readbackAt = alignUp(planBytes());
+        ArrowBuf host = temporary(staging.buffer(readbackAt + zeroedBytes));
+        writeState(host, rows, layout, groups, slots, tableCapacity - 1);
+        for (int o = 0; o < outputs; o++) {
+          boolean key = o < keyCount;
+          long base = key ? keyBase(o) : functionBase(o - keyCount);
+          word(host, base + (key ? K_DATA : F_DATA), data[o] == null ? 0 : data[o].address());
+          word(host, base + (key ? K_VALIDITY : F_VALIDITY), validity[o].address());
+          if (key && types[o].isString()) {
+            word(host, base + K_STRING_LENGTHS, w + lengthsAt[o]);
+            word(host, base + K_STRING_SOURCES, w + sourcesAt[o]);
+          }
+        }
+        queued = true;
+        stream.copyHostToDevice(host.memoryAddress(), plan.address(), planBytes());
+        for (int o = 0; o < outputs; o++) {
+          stream.fill(validity[o].address(), validity[o].size(), (byte) 0);
+        }
+        stream.fill(w, zeroedBytes, (byte) 0);
+        stream.fill(w + statusAt, Long.BYTES, (byte) 0xff);
+        KernelModule kernels = device.kernels();
+        kernels.launch(FINISH_KERNEL, threadsFor(rows), stream, new KernelArgs()
+            .address(plan.address()).i32(spec.ansi() ? 1 : 0).address(w + statusAt)
+            .address(w + statusAt + Long.BYTES));
+        for (int o = 0; o < keyCount; o++) {
+          if (types[o].isString()) {
+            long scan = w + scanAt[o];
+            kernels.launch(CudaFilterProject.STRING_OFFSETS_KERNEL, tiles, stream,
+                new KernelArgs()
+                    .address(w + lengthsAt[o])
+                    .address(offsets[o].address())
+                    .address(plan.address() + (long) Long.BYTES * H_ROWS)
+                    .address(scan)
+                    .address(w + tileStatusAt[o])
+                    .address(scan + Long.BYTES));
+          }
+        }
+        stream.copyDeviceToHost(w, host.memoryAddress() + readbackAt, zeroedBytes);
+        stream.synchronize();
+        queued = false;
+
+        long error = host.getLong(readbackAt + statusAt);
+        if (error != NO_ERROR) {
+          throw new RowErrorException(
+              RowError.ofCode((int) (error & ((1 << ERROR_ROW_SHIFT) - 1))),
+              error >>> ERROR_ROW_SHIFT);
+        }
+        for (int o = 0; o < outputs; o++) {
+          nulls[o] = host.getLong(readbackAt + statusAt + (long) Long.BYTES * (1 + o));
+          if (nulls[o] < 0 || nulls[o] > rows) {
+            throw new IllegalStateException(FINISH_KERNEL + " reported " + nulls[o]
+                + " nulls of " + rows + " rows: a kernel bug");
+          }
+        }
+        for (int o = 0; o < keyCount; o++) {
+          if (!types[o].isString()) {
+            continue;
+          }
+          stringBytes[o] = host.getLong(readbackAt + scanAt[o] + Long.BYTES);
+          if (stringBytes[o] < 0 || stringBytes[o] > MAX_STRING_BYTES) {
+            throw new IllegalStateException("a string column holds at most 2 GiB of text");
+          }
+          data[o] = DeviceBuffer.allocate(pool, stringBytes[o]);
+          if (stringBytes[o] > 0) {
+            queued = true;
+            kernels.launch(CudaFilterProject.STRING_GATHER_KERNEL, tiles, stream,
+                new KernelArgs()
+                    .address(offsets[o].address())
+                    .address(w + sourcesAt[o])
+                    .address(data[o].address())
+                    .i32(rows));
+          }
+        }
+        if (queued) {
+          stream.synchronize();
+          queued = false;
+        }
+      }
+
+      private <T extends AutoCloseable> T temporary(T resource) {
+        temporaries.add(resource);
+        return resource;
+      }
+    }
+
+    /** After a failure: waits for queued work on our buffers, its own error suppressed. */
+    private void synchronizeAfter(Throwable failure) {
+      try {
+        stream.synchronize();
+      } catch (RuntimeException suppressed) {
+        failure.addSuppressed(suppressed);
       }
     }
 
@@ -519,18 +1034,55 @@ final class CudaHashAggregate implements HashAggregateKernel {
         return;
       }
       closed = true;
-      DeviceBuffer g = groups;
-      DeviceBuffer s = slots;
+      DeviceBuffer[] owned = {groups, slots, heap, direct};
       groups = null;
       slots = null;
+      heap = null;
+      direct = null;
       layout = null;
-      if (g != null) {
-        g.close();
+      RuntimeException failure = null;
+      for (DeviceBuffer b : owned) {
+        if (b == null) {
+          continue;
+        }
+        try {
+          b.close();
+        } catch (RuntimeException e) {
+          if (failure == null) {
+            failure = e;
+          } else {
+            failure.addSuppressed(e);
+          }
+        }
       }
-      if (s != null) {
-        s.close();
+      if (failure != null) {
+        throw failure;
       }
     }
+  }
+
+  /** The bytes of every LOAD_STRING_CONST of a program (constants may overlap in the pool). */
+  static long stringConstantBytes(Program program) {
+    long total = 0;
+    int[] code = program.code();
+    for (int pc = 0; pc + Program.WORDS <= code.length; pc += Program.WORDS) {
+      if (code[pc] == Opcode.LOAD_STRING_CONST.code()) {
+        total += code[pc + 3];
+      }
+    }
+    return total;
+  }
+
+  /** The longest LOAD_STRING_CONST of a program (its b operand is the byte length). */
+  static int longestStringConstant(Program program) {
+    int longest = 0;
+    int[] code = program.code();
+    for (int pc = 0; pc + Program.WORDS <= code.length; pc += Program.WORDS) {
+      if (code[pc] == Opcode.LOAD_STRING_CONST.code()) {
+        longest = Math.max(longest, code[pc + 3]);
+      }
+    }
+    return longest;
   }
 
   private static void closeQuietly(AutoCloseable resource, Throwable failure) {

@@ -15,21 +15,35 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.column.HostColumnBuilder;
+import dev.tessera.gpu.expr.Comparison;
+import dev.tessera.gpu.expr.Opcode;
+import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.expr.ProgramBuilder;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 
 /**
  * Benchmark (not a test) of the hash aggregation: {@code SELECT k, count(*), sum(v), min(v),
- * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts. Prints the median
- * wall time of update + finish (each synchronizes) over the runs, and the bandwidth floor
- * (every input read once, every group's five values written once).
+ * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in three forms:
+ * <ul>
+ *   <li>"long keys": update(batch) (the fused kernel with the identity program);
+ *   <li>"filter v > 0": the same with {@code WHERE v > 0}, update(program, batch): the filter,
+ *       projection and aggregation in one kernel;
+ *   <li>"string keys": k as a STRING ("key-" + number), up to 10^6 groups;
+ *   <li>"long keys, 8 batches": the rows in 8 batches of one aggregation, so that the direct
+ *       group map (decided after the first batch, for small dense integer keys) serves the rest.
+ * </ul>
+ * Prints the median wall time of update + finish (each synchronizes) over the runs, and the
+ * bandwidth floor (every input read once, every group's five values written once).
  *
  * <pre>run-bench.sh dev.tessera.gpu.bench.HashAggregateBench [rows] [deviceGBps] [backend]</pre>
  */
 public final class HashAggregateBench {
   private static final int WARM_UP = 1;
   private static final int RUNS = 5;
+  private static final long MAX_STRING_GROUPS = 1_000_000L;
 
   private HashAggregateBench() {}
 
@@ -39,55 +53,112 @@ public final class HashAggregateBench {
     BackendKind kind = BackendKind.fromConfigValue("backend", args.length > 2 ? args[2] : "cuda");
     RuntimeOptions options = RuntimeOptions.defaults().withDeviceMemoryCap(16L << 30)
         .withPinnedMemoryCap(4L << 30);
-    AggregateSpec spec = new AggregateSpec(List.of(ColumnType.LONG, ColumnType.LONG), 1, List.of(
-        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
-        new AggregateFunction(Kind.SUM_INT, 1, ColumnType.LONG),
-        new AggregateFunction(Kind.MIN, 1, ColumnType.LONG),
-        new AggregateFunction(Kind.MAX, 1, ColumnType.LONG)), false);
     try (Backend backend = Backends.open(kind, options); GpuStream stream = backend.newStream()) {
       System.out.println("hash aggregate benchmark on " + backend.description() + ", " + rows
           + " rows");
-      System.out.println("groups        median ms   G rows/s   floor ms   x floor");
-      for (long groups = 1; groups <= 10_000_000L; groups *= 10) {
-        try (ColumnBatch<DeviceColumn> input = upload(backend, stream, rows, groups)) {
-          HashAggregateKernel kernel = backend.hashAggregateKernel();
-          double[] millis = new double[RUNS];
-          long found = 0;
-          for (int i = 0; i < WARM_UP + RUNS; i++) {
-            long started = System.nanoTime();
-            try (HashAggregateKernel.Aggregation a =
-                    kernel.open(spec, backend.deviceMemory(), stream)) {
-              a.update(input);
-              try (ColumnBatch<DeviceColumn> out = a.finish()) {
-                found = out.rowCount();
+      for (String form : List.of("long keys", "filter v > 0", "string keys",
+          "long keys, 8 batches")) {
+        boolean strings = form.equals("string keys");
+        int batches = form.equals("long keys, 8 batches") ? 8 : 1;
+        ColumnType keyType = strings ? ColumnType.STRING : ColumnType.LONG;
+        AggregateSpec spec = spec(keyType);
+        Program program = form.equals("filter v > 0") ? positiveValues() : null;
+        System.out.println(form);
+        System.out.println("groups        median ms   G rows/s   floor ms   x floor");
+        for (long groups = 1; groups <= (strings ? MAX_STRING_GROUPS : 10_000_000L);
+            groups *= 10) {
+          List<ColumnBatch<DeviceColumn>> inputs = new ArrayList<>();
+          try {
+            long inputBytes = 0;
+            for (int b = 0; b < batches; b++) {
+              int from = (int) ((long) rows * b / batches);
+              int to = (int) ((long) rows * (b + 1) / batches);
+              ColumnBatch<DeviceColumn> input =
+                  upload(backend, stream, from, to, groups, strings);
+              inputs.add(input);
+              for (DeviceColumn c : input.columns()) {
+                inputBytes += c.dataBytes()
+                    + (c.offsets() == null ? 0 : 4L * (input.rowCount() + 1));
               }
             }
-            if (i >= WARM_UP) {
-              millis[i - WARM_UP] = (System.nanoTime() - started) / 1e6;
-            }
+            measure(backend, stream, spec, program, inputs, rows, inputBytes, deviceGBps);
+          } finally {
+            inputs.forEach(ColumnBatch::close);
           }
-          Arrays.sort(millis);
-          double median = millis[RUNS / 2];
-          long bytes = rows * 16L + found * 40L;
-          double floor = bytes / (deviceGBps * 1e9) * 1e3;
-          System.out.printf("%,12d  %9.3f  %9.2f  %9.3f  %8.1f%n", found, median,
-              rows / median / 1e6, floor, median / floor);
         }
       }
     }
   }
 
-  private static ColumnBatch<DeviceColumn> upload(Backend backend, GpuStream stream, int rows,
-      long groups) {
-    Random random = new Random(groups);
+  private static AggregateSpec spec(ColumnType keyType) {
+    return new AggregateSpec(List.of(keyType, ColumnType.LONG), 1, List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM_INT, 1, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, 1, ColumnType.LONG),
+        new AggregateFunction(Kind.MAX, 1, ColumnType.LONG)), false);
+  }
+
+  /** k, v WHERE v > 0 (about half of the rows). */
+  private static Program positiveValues() {
+    ProgramBuilder b = new ProgramBuilder(List.of(ColumnType.LONG, ColumnType.LONG), false);
+    int k = b.loadColumn(0);
+    int v = b.loadColumn(1);
+    int zero = b.loadConstant(0);
+    int keep = b.emitNew(Opcode.CMP_INT, v, zero, Comparison.GT.code());
+    return b.build(keep, List.of(new Program.Output(k, ColumnType.LONG),
+        new Program.Output(v, ColumnType.LONG)));
+  }
+
+  private static void measure(Backend backend, GpuStream stream, AggregateSpec spec,
+      Program program, List<ColumnBatch<DeviceColumn>> inputs, int rows, long inputBytes,
+      double deviceGBps) {
+    HashAggregateKernel kernel = backend.hashAggregateKernel();
+    double[] millis = new double[RUNS];
+    long found = 0;
+    for (int i = 0; i < WARM_UP + RUNS; i++) {
+      long started = System.nanoTime();
+      try (HashAggregateKernel.Aggregation a = kernel.open(spec, backend.deviceMemory(), stream)) {
+        for (ColumnBatch<DeviceColumn> input : inputs) {
+          if (program == null) {
+            a.update(input);
+          } else {
+            a.update(program, input);
+          }
+        }
+        try (ColumnBatch<DeviceColumn> out = a.finish()) {
+          found = out.rowCount();
+        }
+      }
+      if (i >= WARM_UP) {
+        millis[i - WARM_UP] = (System.nanoTime() - started) / 1e6;
+      }
+    }
+    Arrays.sort(millis);
+    double median = millis[RUNS / 2];
+    long bytes = inputBytes + found * 40L;
+    double floor = bytes / (deviceGBps * 1e9) * 1e3;
+    System.out.printf("%,12d  %9.3f  %9.2f  %9.3f  %8.1f%n", found, median,
+        rows / median / 1e6, floor, median / floor);
+  }
+
+  /** Rows [from, to) of the benchmark's input: row i < groups has key i, later rows random. */
+  private static ColumnBatch<DeviceColumn> upload(Backend backend, GpuStream stream, int from,
+      int to, long groups, boolean strings) {
+    Random random = new Random(groups * 31 + from);
+    int rows = to - from;
     HostColumn k;
     HostColumn v;
-    try (HostColumnBuilder kb = new HostColumnBuilder(ColumnType.LONG, rows,
-            backend.stagingAllocator());
+    try (HostColumnBuilder kb = new HostColumnBuilder(strings ? ColumnType.STRING : ColumnType.LONG,
+            rows, backend.stagingAllocator());
         HostColumnBuilder vb = new HostColumnBuilder(ColumnType.LONG, rows,
             backend.stagingAllocator())) {
-      for (int i = 0; i < rows; i++) {
-        kb.appendLong(i < groups ? i : Math.floorMod(random.nextLong(), groups));
+      for (int i = from; i < to; i++) {
+        long key = i < groups ? i : Math.floorMod(random.nextLong(), groups);
+        if (strings) {
+          kb.appendString("key-" + key);
+        } else {
+          kb.appendLong(key);
+        }
         vb.appendLong(random.nextInt());
       }
       k = kb.build();

@@ -15,6 +15,6 @@ class CudaHashAggregateContractTest extends HashAggregateContractTest {
 
   @Override
   protected boolean groupsByStrings() {
-    return false;
+    return true;
   }
 }

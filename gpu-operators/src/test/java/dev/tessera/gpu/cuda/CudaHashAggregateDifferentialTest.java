@@ -18,8 +18,13 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.column.TestColumns;
+import dev.tessera.gpu.expr.Comparison;
+import dev.tessera.gpu.expr.Opcode;
+import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.expr.ProgramBuilder;
 import dev.tessera.gpu.expr.RowErrorException;
 import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -162,6 +167,429 @@ class CudaHashAggregateDifferentialTest {
       }
       System.err.println(message);
       fail(message.toString());
+    }
+  }
+
+  /** Runs the batches (lists of columns of Java values) through both backends and compares. */
+  private void assertSameOnBoth(AggregateSpec spec, List<List<List<Object>>> batches,
+      String scenario) {
+    List<List<Object>> want = aggregate(host, hostStream, spec, batches);
+    List<List<Object>> got = aggregate(cuda, cudaStream, spec, batches);
+    assertSameRows(want, got, spec, scenario);
+  }
+
+  private static List<List<Object>> aggregate(Backend backend, GpuStream stream,
+      AggregateSpec spec, List<List<List<Object>>> batches) {
+    try (HashAggregateKernel.Aggregation aggregation =
+        backend.hashAggregateKernel().open(spec, backend.deviceMemory(), stream)) {
+      for (List<List<Object>> columns : batches) {
+        feed(backend, stream, aggregation, spec.inputTypes(), columns, columns.get(0).size());
+      }
+      return finish(backend, stream, aggregation);
+    }
+  }
+
+  private static void assertSameRows(List<List<Object>> want, List<List<Object>> got,
+      AggregateSpec spec, String scenario) {
+    if (want.equals(got)) {
+      return;
+    }
+    StringBuilder message = new StringBuilder("CUDA differs from the host for " + spec
+        + " (scenario " + scenario + "): host " + want.size() + " groups, CUDA " + got.size());
+    for (int i = 0, shown = 0; i < Math.min(want.size(), got.size()) && shown < 5; i++) {
+      if (!want.get(i).equals(got.get(i))) {
+        message.append("\n  row ").append(i).append(": host ").append(want.get(i))
+            .append(", CUDA ").append(got.get(i));
+        shown++;
+      }
+    }
+    System.err.println(message);
+    fail(message.toString());
+  }
+
+  /**
+   * The extended contract: SUM_INT over whole-number DOUBLEs (beyond 2^63) to DOUBLE and to LONG,
+   * SUM_INT over LONG to DOUBLE, zeroWhenEmpty, SUM_DECIMAL overflow (NULL, ANSI or not), MIN and
+   * MAX over BOOLEAN. Every fifth group has only NULL inputs. Scenario: groups, ansi.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"1:false", "1:true", "37:false", "5000:true", "200000:false"})
+  void extendedContractMatchesTheHostReference(String scenario) {
+    String[] parts = scenario.split(":");
+    int groups = Integer.parseInt(parts[0]);
+    boolean ansi = Boolean.parseBoolean(parts[1]);
+    ColumnType decimal = ColumnType.decimal(12, 1);
+    List<ColumnType> types = List.of(ColumnType.LONG, ColumnType.DOUBLE, ColumnType.DOUBLE,
+        ColumnType.LONG, ColumnType.INT, decimal, ColumnType.BOOLEAN);
+    List<AggregateFunction> functions = new ArrayList<>(List.of(
+        new AggregateFunction(Kind.SUM_INT, 1, ColumnType.DOUBLE),
+        new AggregateFunction(Kind.SUM_INT, 1, ColumnType.DOUBLE, true),
+        new AggregateFunction(Kind.SUM_INT, 3, ColumnType.DOUBLE),
+        new AggregateFunction(Kind.SUM_INT, 4, ColumnType.LONG, true),
+        new AggregateFunction(Kind.SUM_INT, 2, ColumnType.LONG), // small: never overflows
+        new AggregateFunction(Kind.SUM_DECIMAL, 5, ColumnType.decimal(12, 1)),
+        new AggregateFunction(Kind.SUM_DECIMAL, 5, ColumnType.decimal(18, 1), true),
+        new AggregateFunction(Kind.MIN, 6, ColumnType.BOOLEAN),
+        new AggregateFunction(Kind.MAX, 6, ColumnType.BOOLEAN),
+        new AggregateFunction(Kind.COUNT, 6, ColumnType.LONG)));
+    if (!ansi) {
+      functions.add(new AggregateFunction(Kind.SUM_INT, 1, ColumnType.LONG)); // wraps
+    }
+    AggregateSpec spec = new AggregateSpec(types, 1, functions, ansi);
+    Random random = new Random(scenario.hashCode());
+    List<List<List<Object>>> batches = new ArrayList<>();
+    for (int b = 0; b < 3; b++) {
+      int n = 100_000 + b * 7_777;
+      List<List<Object>> columns = new ArrayList<>();
+      for (int c = 0; c < types.size(); c++) {
+        columns.add(new ArrayList<>(n));
+      }
+      for (int r = 0; r < n; r++) {
+        int g = random.nextInt(groups);
+        boolean empty = g % 5 == 4; // only NULL inputs in this group
+        columns.get(0).add((long) g * 1_000_003L);
+        // Whole numbers up to about 2^93 (Spark's avg buffers over longs), either sign.
+        double big = (double) random.nextLong() * Math.scalb(1.0, random.nextInt(31));
+        columns.get(1).add(empty || random.nextInt(9) == 0 ? null : big);
+        columns.get(2).add(empty ? null : (double) (random.nextInt(2_000_001) - 1_000_000));
+        columns.get(3).add(empty ? null : random.nextLong());
+        columns.get(4).add(empty ? null : random.nextInt());
+        long unscaled = (random.nextBoolean() ? 1 : -1) * (random.nextInt(4) == 0
+            ? 999_999_999_999L - random.nextInt(1000) : random.nextInt(1_000_000));
+        columns.get(5).add(empty || random.nextInt(7) == 0 ? null
+            : BigDecimal.valueOf(unscaled, decimal.scale()));
+        columns.get(6).add(empty || random.nextInt(5) == 0 ? null : random.nextInt(97) == 0);
+      }
+      batches.add(columns);
+    }
+    assertSameOnBoth(spec, batches, scenario);
+  }
+
+  /**
+   * Sums to DOUBLE are exact, then rounded once, half to even: checked against BigInteger (no
+   * host reference needed). Each case sums its values in one group and in a global aggregate.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"9007199254740992 1", "9007199254740992 3", "-9007199254740992 -1",
+      "1.2676506002282294E30 1.2676506002282294E30 1 -1.2676506002282294E30",
+      "9.223372036854775807E18 9.223372036854775807E18 9.223372036854775807E18",
+      "-4.253529586511731E37 1e20 -1e20 0 -0.0"})
+  void doubleSumsAreExactThenRoundedOnce(String values) {
+    List<Object> doubles = new ArrayList<>();
+    BigInteger exact = BigInteger.ZERO;
+    for (String v : values.split(" ")) {
+      double d = Double.parseDouble(v);
+      doubles.add(d);
+      exact = exact.add(new BigDecimal(d).toBigIntegerExact());
+    }
+    List<Object> keys = new ArrayList<>();
+    for (int i = 0; i < doubles.size(); i++) {
+      keys.add(7);
+    }
+    double want = exact.doubleValue();
+    for (int keyCount = 0; keyCount <= 1; keyCount++) {
+      AggregateSpec spec = new AggregateSpec(List.of(ColumnType.INT, ColumnType.DOUBLE), keyCount,
+          List.of(new AggregateFunction(Kind.SUM_INT, 1, ColumnType.DOUBLE)), false);
+      List<List<Object>> rows = aggregate(cuda, cudaStream, spec, List.of(List.of(keys, doubles)));
+      List<Object> expected = keyCount == 0 ? List.of(want) : List.of(7, want);
+      assertEquals(List.of(expected), rows, values + " sums to " + exact);
+    }
+  }
+
+  /**
+   * The fused pipeline: update(program, batch) against the host, which materialises the
+   * program's output and aggregates it. The program filters on a > threshold, groups by k and
+   * a % 5 (REM_INT) and aggregates a + b (ADD_INT, 32 bits: wraps, or under ANSI raises for the
+   * rows where it overflows) and d. Scenario: groups, ansi, overflow (whether some rows overflow:
+   * under ANSI, both must raise naming the same first kept row; a filtered-out row's overflow
+   * must not count), identity (update(batch) with the identity program instead).
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"1:false:false", "1:false:true", "100:true:false", "100:true:true",
+      "100000:false:true", "3000000:false:false", "50:true:filtered"})
+  void fusedPipelineMatchesTheHostReference(String scenario) {
+    String[] parts = scenario.split(":");
+    int groups = Integer.parseInt(parts[0]);
+    boolean ansi = Boolean.parseBoolean(parts[1]);
+    String overflow = parts[2];
+    List<ColumnType> inputs = List.of(ColumnType.LONG, ColumnType.INT, ColumnType.INT,
+        ColumnType.DOUBLE);
+    ProgramBuilder b = new ProgramBuilder(inputs, ansi);
+    int k = b.loadColumn(0);
+    int a = b.loadColumn(1);
+    int bb = b.loadColumn(2);
+    int d = b.loadColumn(3);
+    int threshold = b.loadConstant(-500_000);
+    int keep = b.emitNew(Opcode.CMP_INT, a, threshold, Comparison.GT.code());
+    int five = b.loadConstant(5);
+    int bucket = b.emitNew(Opcode.REM_INT, a, five, 32);
+    int sum = b.emitNew(Opcode.ADD_INT, a, bb, 32);
+    Program program = b.build(keep, List.of(new Program.Output(k, ColumnType.LONG),
+        new Program.Output(bucket, ColumnType.INT), new Program.Output(sum, ColumnType.INT),
+        new Program.Output(d, ColumnType.DOUBLE)));
+    AggregateSpec spec = new AggregateSpec(program.outputs().stream().map(Program.Output::type)
+        .toList(), 2, List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM_INT, 2, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, 2, ColumnType.INT),
+        new AggregateFunction(Kind.MAX, 2, ColumnType.INT),
+        new AggregateFunction(Kind.COUNT, 3, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, 3, ColumnType.DOUBLE),
+        new AggregateFunction(Kind.MAX, 3, ColumnType.DOUBLE),
+        new AggregateFunction(Kind.SUM_INT, 3, ColumnType.DOUBLE, true)), ansi);
+    Random random = new Random(scenario.hashCode());
+    List<List<List<Object>>> batches = new ArrayList<>();
+    for (int batch = 0; batch < 4; batch++) {
+      int n = batch == 3 ? 777 : 400_000 + batch;
+      List<List<Object>> columns = List.of(new ArrayList<>(), new ArrayList<>(),
+          new ArrayList<>(), new ArrayList<>());
+      for (int r = 0; r < n; r++) {
+        int g = random.nextInt(groups);
+        columns.get(0).add(random.nextInt(100) == 0 ? null : (long) g * 31L);
+        int av = random.nextInt(2_000_001) - 1_000_000;
+        int bv = random.nextInt(2_000_001) - 1_000_000;
+        boolean big = batch >= 1 && random.nextInt(50_000) == 0;
+        if (big && overflow.equals("true")) {
+          av = Integer.MAX_VALUE - random.nextInt(10); // kept, and a + b overflows if b > 10
+          bv = 1_000_000;
+        } else if (big && overflow.equals("filtered")) {
+          av = Integer.MIN_VALUE + random.nextInt(10); // filtered out; a + b overflows
+          bv = -1_000_000;
+        }
+        columns.get(1).add(random.nextInt(30) == 0 ? null : av);
+        columns.get(2).add(random.nextInt(30) == 0 ? null : bv);
+        columns.get(3).add(random.nextInt(10) == 0 ? null
+            : (double) (random.nextInt(2001) - 1000));
+      }
+      batches.add(columns);
+    }
+    List<List<Object>> want = aggregateWithProgram(host, hostStream, spec, program, batches);
+    List<List<Object>> got = aggregateWithProgram(cuda, cudaStream, spec, program, batches);
+    assertSameRows(want, got, spec, scenario);
+  }
+
+  /** update(batch) goes through the same fused kernel as update(identity program, batch). */
+  @ParameterizedTest
+  @ValueSource(ints = {1, 1000, 300_000})
+  void updateOfABatchEqualsTheIdentityProgram(int groups) {
+    List<ColumnType> types = List.of(ColumnType.INT, ColumnType.LONG, ColumnType.SHORT);
+    AggregateSpec spec = new AggregateSpec(types, 1, List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM_INT, 1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM_INT, 2, ColumnType.DOUBLE),
+        new AggregateFunction(Kind.MIN, 2, ColumnType.SHORT),
+        new AggregateFunction(Kind.MAX, 1, ColumnType.LONG)), false);
+    Random random = new Random(groups);
+    List<List<List<Object>>> batches = new ArrayList<>();
+    for (int batch = 0; batch < 3; batch++) {
+      List<List<Object>> columns = List.of(new ArrayList<>(), new ArrayList<>(),
+          new ArrayList<>());
+      for (int r = 0; r < 500_000; r++) {
+        columns.get(0).add(random.nextInt(40) == 0 ? null : random.nextInt(groups));
+        columns.get(1).add(random.nextInt(9) == 0 ? null : random.nextLong());
+        columns.get(2).add(random.nextInt(9) == 0 ? null : (short) random.nextInt());
+      }
+      batches.add(columns);
+    }
+    Program identity = ProgramBuilder.identity(types, false);
+    List<List<Object>> viaProgram = aggregateWithProgram(cuda, cudaStream, spec, identity,
+        batches);
+    assertSameRows(aggregate(host, hostStream, spec, batches), viaProgram, spec, "identity");
+    assertSameRows(viaProgram, aggregate(cuda, cudaStream, spec, batches), spec, "batch");
+  }
+
+  /**
+   * String keys: hashed by their UTF-8 bytes, compared byte by byte, copied into the device key
+   * heap (which grows across batches). NULL groups as one key, the empty string is not NULL.
+   * Scenario: distinct strings, the longest string's length, key layout (0: STRING; 1: STRING,
+   * INT; 2: INT, STRING, STRING, LONG).
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"1:0:0", "3:5:0", "1000:20:0", "200000:12:0", "50:5000:0",
+      "2000:64:1", "300:3:2", "100000:40:2"})
+  void stringKeysMatchTheHostReference(String scenario) {
+    String[] parts = scenario.split(":");
+    int distinct = Integer.parseInt(parts[0]);
+    int longest = Integer.parseInt(parts[1]);
+    int layout = Integer.parseInt(parts[2]);
+    List<ColumnType> keyTypes = switch (layout) {
+      case 0 -> List.of(ColumnType.STRING);
+      case 1 -> List.of(ColumnType.STRING, ColumnType.INT);
+      default -> List.of(ColumnType.INT, ColumnType.STRING, ColumnType.STRING, ColumnType.LONG);
+    };
+    List<ColumnType> types = new ArrayList<>(keyTypes);
+    int valueCol = types.size();
+    types.add(ColumnType.LONG);
+    AggregateSpec spec = new AggregateSpec(types, keyTypes.size(), List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM_INT, valueCol, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, valueCol, ColumnType.LONG),
+        new AggregateFunction(Kind.COUNT, valueCol, ColumnType.LONG)), false);
+    Random random = new Random(scenario.hashCode());
+    String[] pool = new String[distinct];
+    for (int i = 0; i < distinct; i++) {
+      pool[i] = randomString(random, i, longest);
+    }
+    List<List<List<Object>>> batches = new ArrayList<>();
+    for (int batch = 0; batch < 4; batch++) {
+      int n = longest >= 1000 ? 20_000 : 250_000 + batch * 13;
+      List<List<Object>> columns = new ArrayList<>();
+      for (int c = 0; c < types.size(); c++) {
+        columns.add(new ArrayList<>(n));
+      }
+      for (int r = 0; r < n; r++) {
+        // Later batches reach further into the pool: new groups in every batch (heap growth).
+        int s = random.nextInt(Math.max(1, distinct * (batch + 1) / 4));
+        for (int k = 0; k < keyTypes.size(); k++) {
+          Object key = switch (keyTypes.get(k).id()) {
+            case STRING -> random.nextInt(60) == 0 ? null
+                : k == keyTypes.size() - 2 && layout == 2 ? pool[(s * 7 + 1) % distinct]
+                : pool[s];
+            case INT -> random.nextInt(60) == 0 ? null : s % 3;
+            default -> (long) (s % 2);
+          };
+          columns.get(k).add(key);
+        }
+        columns.get(valueCol).add(random.nextInt(8) == 0 ? null
+            : (long) random.nextInt(2_000_001) - 1_000_000);
+      }
+      batches.add(columns);
+    }
+    assertSameOnBoth(spec, batches, scenario);
+  }
+
+  /** A string for pool index i: "" for 0, else up to maxLength bytes, some non-ASCII. */
+  private static String randomString(Random random, int i, int maxLength) {
+    if (i == 0 || maxLength == 0) {
+      return "";
+    }
+    StringBuilder b = new StringBuilder();
+    b.append(i); // distinct by construction
+    int length = random.nextInt(maxLength + 1);
+    while (b.length() < length) {
+      b.append(random.nextInt(7) == 0 ? "ü" : String.valueOf((char) ('a' + random.nextInt(26))));
+    }
+    return b.toString();
+  }
+
+  /**
+   * String keys made by the program (string-pool constants through COALESCE, with a filter):
+   * the key heap is bounded by the constants too, and with two keys each row may copy one.
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {1, 2})
+  void programMadeStringKeysMatchTheHostReference(int keyCount) {
+    List<ColumnType> inputs = List.of(ColumnType.STRING, ColumnType.INT);
+    ProgramBuilder b = new ProgramBuilder(inputs, false);
+    int s = b.loadColumn(0);
+    int i = b.loadColumn(1);
+    int fallback = b.loadString("no name, a constant of the string pool".getBytes(
+        java.nio.charset.StandardCharsets.UTF_8));
+    int name = b.emitNew(Opcode.COALESCE, s, fallback, 0);
+    int zero = b.loadConstant(0);
+    int keep = b.emitNew(Opcode.CMP_INT, i, zero, Comparison.GE.code());
+    List<Program.Output> outputs = new ArrayList<>();
+    outputs.add(new Program.Output(name, ColumnType.STRING));
+    if (keyCount == 2) {
+      outputs.add(new Program.Output(i, ColumnType.INT));
+    }
+    outputs.add(new Program.Output(i, ColumnType.INT));
+    Program program = b.build(keep, outputs);
+    AggregateSpec spec = new AggregateSpec(outputs.stream().map(Program.Output::type).toList(),
+        keyCount, List.of(new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM_INT, keyCount, ColumnType.LONG)), false);
+    Random random = new Random(keyCount);
+    List<List<List<Object>>> batches = new ArrayList<>();
+    for (int batch = 0; batch < 3; batch++) {
+      List<List<Object>> columns = List.of(new ArrayList<>(), new ArrayList<>());
+      for (int r = 0; r < 100_000; r++) {
+        columns.get(0).add(random.nextInt(3) == 0 ? null : "s" + random.nextInt(500));
+        columns.get(1).add(random.nextInt(20_000) - 1000);
+      }
+      batches.add(columns);
+    }
+    assertSameRows(aggregateWithProgram(host, hostStream, spec, program, batches),
+        aggregateWithProgram(cuda, cudaStream, spec, program, batches), spec,
+        "program-made string keys, " + keyCount + " keys");
+  }
+
+  /**
+   * The direct group map (Crystal's SSB group-by): small dense integer keys (SSB-like: a year, a
+   * nation code) decided from the first batch; later batches leave the range (values below and
+   * above it, and NULLs), which must go through the hash table and still group with the rest.
+   * Scenario: key layout (0: INT year; 1: INT year, SHORT nation, BOOLEAN; 2: LONG near
+   * Long.MIN_VALUE, later also near 0: offsets past 2^63; 3: LONG spread over 10^16, too wide for
+   * a map), ansi.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"0:false", "1:false", "1:true", "2:false", "3:false"})
+  void denseIntegerKeysMatchTheHostReference(String scenario) {
+    int layout = Integer.parseInt(scenario.split(":")[0]);
+    boolean ansi = Boolean.parseBoolean(scenario.split(":")[1]);
+    List<ColumnType> keyTypes = switch (layout) {
+      case 0 -> List.of(ColumnType.INT);
+      case 1 -> List.of(ColumnType.INT, ColumnType.SHORT, ColumnType.BOOLEAN);
+      default -> List.of(ColumnType.LONG);
+    };
+    List<ColumnType> types = new ArrayList<>(keyTypes);
+    int valueCol = types.size();
+    types.add(ColumnType.INT);
+    AggregateSpec spec = new AggregateSpec(types, keyTypes.size(), List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM_INT, valueCol, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, valueCol, ColumnType.INT),
+        new AggregateFunction(Kind.MAX, valueCol, ColumnType.INT)), ansi);
+    Random random = new Random(scenario.hashCode());
+    List<List<List<Object>>> batches = new ArrayList<>();
+    for (int batch = 0; batch < 5; batch++) {
+      int n = 300_000 + batch;
+      List<List<Object>> columns = new ArrayList<>();
+      for (int c = 0; c < types.size(); c++) {
+        columns.add(new ArrayList<>(n));
+      }
+      for (int r = 0; r < n; r++) {
+        // Batch 0 sees years 1992..1998 only; later batches also 1990..2001 and NULL.
+        boolean wide = batch > 0 && random.nextInt(20) == 0;
+        int year = wide ? 1990 + random.nextInt(12) : 1992 + random.nextInt(7);
+        for (int k = 0; k < keyTypes.size(); k++) {
+          Object key = switch (keyTypes.get(k).id()) {
+            case INT -> batch > 0 && random.nextInt(100) == 0 ? null : year;
+            case SHORT -> (short) (wide ? random.nextInt(30) - 2 : random.nextInt(25));
+            case BOOLEAN -> batch > 1 && random.nextInt(50) == 0 ? null : random.nextBoolean();
+            default -> layout == 3 ? (year - 1990) * 1_000_000_000_000_000L
+                : Long.MIN_VALUE + (wide ? Long.MAX_VALUE : 0L) + year;
+          };
+          columns.get(k).add(key);
+        }
+        columns.get(valueCol).add(random.nextInt(10) == 0 ? null
+            : random.nextInt(2_000_001) - 1_000_000);
+      }
+      batches.add(columns);
+    }
+    assertSameOnBoth(spec, batches, scenario);
+  }
+
+  /** The rows, or one row naming the error (and its row) the first failing update raised. */
+  private static List<List<Object>> aggregateWithProgram(Backend backend, GpuStream stream,
+      AggregateSpec spec, Program program, List<List<List<Object>>> batches) {
+    try (HashAggregateKernel.Aggregation aggregation =
+        backend.hashAggregateKernel().open(spec, backend.deviceMemory(), stream)) {
+      for (List<List<Object>> columns : batches) {
+        List<HostColumn> hostColumns = new ArrayList<>();
+        for (int c = 0; c < columns.size(); c++) {
+          hostColumns.add(TestColumns.build(program.inputTypes().get(c), columns.get(c),
+              backend.stagingAllocator()));
+        }
+        try (ColumnBatch<HostColumn> h = new ColumnBatch<>(hostColumns, columns.get(0).size());
+            ColumnBatch<DeviceColumn> d =
+                ColumnTransfer.toDeviceAsync(h, backend.deviceMemory(), stream)) {
+          stream.synchronize();
+          aggregation.update(program, d);
+        } catch (RowErrorException e) {
+          return List.of(List.of("error " + e.error() + " at row " + e.row()));
+        }
+      }
+      return finish(backend, stream, aggregation);
     }
   }
 

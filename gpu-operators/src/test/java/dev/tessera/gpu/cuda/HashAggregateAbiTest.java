@@ -1,0 +1,97 @@
+package dev.tessera.gpu.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The plan layout CudaHashAggregate writes and hash_aggregate.cu reads: every word index the Java
+ * side names (H_*, K_*, F_*) is the index of the member of the same (snake_case) name in the CUDA
+ * struct, and the struct sizes agree. Runs without a GPU.
+ */
+class HashAggregateAbiTest {
+  private static final Pattern MEMBER = Pattern.compile(
+      "^\\s*(?:unsigned\\s+)?long\\s+long\\s+(\\w+)(?:\\[(\\d+)\\])?;", Pattern.MULTILINE);
+
+  private static String source() throws IOException {
+    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+      Path candidate = dir.resolve("native-kernels/kernels/hash_aggregate.cu");
+      if (Files.isRegularFile(candidate)) {
+        return Files.readString(candidate);
+      }
+    }
+    throw new IllegalStateException("native-kernels/kernels/hash_aggregate.cu not found");
+  }
+
+  /** Member name to word index of a CUDA struct of 64-bit members; "#words" is its size. */
+  private static Map<String, Integer> struct(String source, String name) {
+    int start = source.indexOf("struct " + name + " {");
+    assertTrue(start >= 0, "struct " + name);
+    String body = source.substring(start, source.indexOf("};", start));
+    Map<String, Integer> members = new LinkedHashMap<>();
+    int word = 0;
+    Matcher m = MEMBER.matcher(body);
+    while (m.find()) {
+      members.put(m.group(1), word);
+      word += m.group(2) == null ? 1 : Integer.parseInt(m.group(2));
+    }
+    members.put("#words", word);
+    return members;
+  }
+
+  private static int constant(String source, String name) {
+    Matcher m = Pattern.compile("constexpr int " + name + " = (\\d+);").matcher(source);
+    assertTrue(m.find(), name);
+    return Integer.parseInt(m.group(1));
+  }
+
+  private static int javaConstant(String name) throws ReflectiveOperationException {
+    Field f = CudaHashAggregate.class.getDeclaredField(name);
+    f.setAccessible(true);
+    return f.getInt(null);
+  }
+
+  /** Every Java constant PREFIX + NAME equals the index of the CUDA member name (snake_case). */
+  private static void assertMatches(Map<String, Integer> cuda, String prefix,
+      Map<String, String> renamed) throws ReflectiveOperationException {
+    int checked = 0;
+    for (Field f : CudaHashAggregate.class.getDeclaredFields()) {
+      if (!f.getName().startsWith(prefix) || f.getType() != int.class) {
+        continue;
+      }
+      String member = f.getName().substring(prefix.length()).toLowerCase();
+      member = renamed.getOrDefault(member, member);
+      assertTrue(cuda.containsKey(member), f.getName() + " names no CUDA member " + member);
+      assertEquals(cuda.get(member), javaConstant(f.getName()), f.getName());
+      checked++;
+    }
+    assertTrue(checked > 3, "found the " + prefix + " constants");
+  }
+
+  @Test
+  void planLayoutMatchesHashAggregateCu() throws Exception {
+    String cu = source();
+    int headerWords = constant(cu, "kHeaderWords");
+    int columnWords = constant(cu, "kColumnWords");
+    assertEquals(headerWords, javaConstant("HEADER_WORDS"));
+    assertEquals(columnWords, javaConstant("COLUMN_WORDS"));
+    Map<String, Integer> header = struct(cu, "Header");
+    Map<String, Integer> key = struct(cu, "Key");
+    Map<String, Integer> function = struct(cu, "Function");
+    assertEquals(headerWords, header.get("#words"));
+    assertEquals(columnWords, key.get("#words"));
+    assertEquals(columnWords, function.get("#words"));
+    assertMatches(header, "H_", Map.of());
+    assertMatches(key, "K_", Map.of("register", "reg"));
+    assertMatches(function, "F_", Map.of("register", "reg"));
+  }
+}
