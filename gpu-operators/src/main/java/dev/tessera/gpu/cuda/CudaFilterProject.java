@@ -44,12 +44,6 @@ final class CudaFilterProject implements FilterProjectKernel {
   static final String STRING_GATHER_KERNEL = "tessera_string_gather";
 
   // ---- layouts shared with the kernels (ProgramAbiTest checks them against the CUDA sources) ----
-  /** program.cuh struct InputColumn: data, validity, offsets (8 bytes each), type, reserved. */
-  static final int INPUT_COLUMN_BYTES = 32;
-  private static final int INPUT_DATA = 0;
-  private static final int INPUT_VALIDITY = 8;
-  private static final int INPUT_OFFSETS = 16;
-  private static final int INPUT_TYPE = 24;
   /** filter_project.cu struct OutputColumn: data, validity, lengths, sources, reg, type. */
   static final int OUTPUT_COLUMN_BYTES = 40;
   private static final int OUTPUT_DATA = 0;
@@ -74,8 +68,6 @@ final class CudaFilterProject implements FilterProjectKernel {
   private static final byte ALL_ONES = (byte) 0xff;
   /** lookback.cuh: one 64-bit status word per tile. */
   private static final int TILE_STATUS_BYTES = Long.BYTES;
-  /** Every section of the plan and work buffers starts at a pool-aligned offset (coalescing). */
-  private static final long SECTION_ALIGNMENT = ArenaPool.ALIGNMENT;
   /** Offsets of a string column are int32 (Arrow's layout, HostColumn's). */
   private static final long MAX_STRING_BYTES = Integer.MAX_VALUE;
 
@@ -98,31 +90,12 @@ final class CudaFilterProject implements FilterProjectKernel {
   public ColumnBatch<DeviceColumn> run(Program program, ColumnBatch<DeviceColumn> input,
       ArenaPool pool, GpuStream stream) {
     CudaStream cuda = CudaBackend.cudaStream(stream);
-    checkInputs(program, input);
+    ProgramChecks.checkInputs(program, input);
     ProgramChecks.check(program);
     if (input.rowCount() == 0) {
       return emptyResult(program, pool, cuda);
     }
     return new Execution(program, input, pool, cuda).run();
-  }
-
-  /** The checks HostInterpreter makes, and equal row counts (the kernel reads every row). */
-  private static void checkInputs(Program program, ColumnBatch<DeviceColumn> input) {
-    if (input.columns().size() != program.inputTypes().size()) {
-      throw new IllegalArgumentException("the program reads " + program.inputTypes().size()
-          + " columns, the batch has " + input.columns().size());
-    }
-    for (int i = 0; i < input.columns().size(); i++) {
-      DeviceColumn column = input.column(i);
-      if (!column.type().equals(program.inputTypes().get(i))) {
-        throw new IllegalArgumentException("input column " + i + " is " + column.type()
-            + ", the program expects " + program.inputTypes().get(i));
-      }
-      if (column.rowCount() != input.rowCount()) {
-        throw new IllegalArgumentException("input column " + i + " has " + column.rowCount()
-            + " rows, the batch " + input.rowCount());
-      }
-    }
   }
 
   /** No rows: empty columns as HostFilterProject makes them, without a launch. */
@@ -158,25 +131,6 @@ final class CudaFilterProject implements FilterProjectKernel {
         }
       }
       throw e;
-    }
-  }
-
-  private static long alignUp(long offset) {
-    return (offset + SECTION_ALIGNMENT - 1) / SECTION_ALIGNMENT * SECTION_ALIGNMENT;
-  }
-
-  /** Byte offsets of the sections of one buffer, each aligned to {@link #SECTION_ALIGNMENT}. */
-  private static final class Sections {
-    private long size;
-
-    long add(long bytes) {
-      long at = alignUp(size);
-      size = at + bytes;
-      return at;
-    }
-
-    long size() {
-      return size;
     }
   }
 
@@ -252,11 +206,8 @@ final class CudaFilterProject implements FilterProjectKernel {
 
       // The plan: everything the kernel reads that the host writes.
       Sections plan = new Sections();
-      long inputsAt = plan.add((long) INPUT_COLUMN_BYTES * input.columns().size());
+      ProgramPlan programPlan = new ProgramPlan(plan, program, input);
       long outputsAt = plan.add((long) OUTPUT_COLUMN_BYTES * outputCount);
-      long codeAt = plan.add((long) Integer.BYTES * program.code().length);
-      long constantsAt = plan.add((long) Long.BYTES * program.constants().length);
-      long stringsAt = plan.add(program.strings().length);
       // The work buffer: status and tile states (zeroed), then the string temporaries.
       Sections work = new Sections();
       long statusBytes = STATUS_HEADER_BYTES + (long) OUTPUT_STATUS_BYTES * outputCount;
@@ -285,18 +236,10 @@ final class CudaFilterProject implements FilterProjectKernel {
       long outputStatusAddress = statusAddress + STATUS_HEADER_BYTES;
 
       // Staging: the plan, then room for the status read back.
-      long readbackAt = alignUp(plan.size());
+      long readbackAt = Sections.alignUp(plan.size());
       ArrowBuf host = temporary(staging.buffer(readbackAt + statusBytes));
       DeviceTimer timer = temporary(new DeviceTimer(device));
-      for (int i = 0; i < input.columns().size(); i++) {
-        DeviceColumn column = input.column(i);
-        long at = inputsAt + (long) INPUT_COLUMN_BYTES * i;
-        host.setLong(at + INPUT_DATA, column.data().address());
-        host.setLong(at + INPUT_VALIDITY, column.validity() == null ? 0 : column.validity().address());
-        host.setLong(at + INPUT_OFFSETS, column.offsets() == null ? 0 : column.offsets().address());
-        host.setInt(at + INPUT_TYPE, column.type().id().ordinal());
-        host.setInt(at + INPUT_TYPE + Integer.BYTES, 0);
-      }
+      programPlan.write(host);
       for (int o = 0; o < outputCount; o++) {
         Program.Output output = outputs.get(o);
         boolean string = output.type().isString();
@@ -308,15 +251,6 @@ final class CudaFilterProject implements FilterProjectKernel {
         host.setInt(at + OUTPUT_REGISTER, output.register());
         host.setInt(at + OUTPUT_TYPE, output.type().id().ordinal());
       }
-      int[] code = program.code();
-      for (int i = 0; i < code.length; i++) {
-        host.setInt(codeAt + (long) Integer.BYTES * i, code[i]);
-      }
-      long[] constants = program.constants();
-      for (int i = 0; i < constants.length; i++) {
-        host.setLong(constantsAt + (long) Long.BYTES * i, constants[i]);
-      }
-      host.setBytes(stringsAt, program.strings());
 
       // Phase 1 and the string offsets, then the status back.
       queued = true;
@@ -329,13 +263,7 @@ final class CudaFilterProject implements FilterProjectKernel {
       KernelModule kernels = device.kernels();
       lastKernelNanos = 0;
       timer.start(stream);
-      kernels.launch(FILTER_PROJECT_KERNEL, tileGrid, stream, new KernelArgs()
-          .address(planAddress + codeAt)
-          .i32(program.instructionCount())
-          .i32(program.registerCount())
-          .address(planAddress + constantsAt)
-          .address(planAddress + stringsAt)
-          .address(planAddress + inputsAt)
+      kernels.launch(FILTER_PROJECT_KERNEL, tileGrid, stream, programPlan.arguments(planAddress)
           .address(planAddress + outputsAt)
           .i32(outputCount)
           .i32(program.filterRegister())

@@ -112,7 +112,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
 
   private static final int ERROR_ROW_SHIFT = 8;
   private static final long NO_ERROR = -1L;
-  private static final long ALIGN = ArenaPool.ALIGNMENT;
   /** Group indexes are int32; the table holds twice the group capacity. */
   private static final long MAX_GROUP_CAPACITY = 1L << 30;
   private static final long MIN_GROUP_CAPACITY = 1024;
@@ -121,7 +120,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
   private static final long MAX_STRING_BYTES = Integer.MAX_VALUE;
   private static final int THREADS = LaunchShape.BLOCK_THREADS;
   /** program.cuh struct InputColumn (CudaFilterProject writes the same layout). */
-  private static final int INPUT_COLUMN_BYTES = CudaFilterProject.INPUT_COLUMN_BYTES;
 
   private final CudaBackend backend;
   private final CudaDevice device;
@@ -159,10 +157,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
     return new CudaAggregation(spec, pool, cuda);
   }
 
-  private static long alignUp(long offset) {
-    return (offset + ALIGN - 1) / ALIGN * ALIGN;
-  }
-
   private static LaunchShape threadsFor(long items) {
     long blocks = Math.max(1, (items + THREADS - 1) / THREADS);
     if (blocks > Integer.MAX_VALUE) {
@@ -193,21 +187,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
     long bytes = (long) entries
         * (LOCAL_ENTRY_FIXED_BYTES + (long) LOCAL_ENTRY_FUNCTION_BYTES * functionCount);
     return (int) ((bytes + Long.BYTES - 1) / Long.BYTES * Long.BYTES);
-  }
-
-  /** Byte offsets of the sections of one buffer, each aligned to {@link #ALIGN}. */
-  private static final class Sections {
-    private long size;
-
-    long add(long bytes) {
-      long at = alignUp(size);
-      size = at + bytes;
-      return at;
-    }
-
-    long size() {
-      return size;
-    }
   }
 
   /** Byte offsets of the sections of the group buffer for a group capacity. */
@@ -635,21 +614,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
 
     /** The program reads the batch's columns and writes the aggregation's input columns. */
     private void checkProgram(Program program, ColumnBatch<DeviceColumn> input) {
-      if (input.columns().size() != program.inputTypes().size()) {
-        throw new IllegalArgumentException("the program reads " + program.inputTypes().size()
-            + " columns, the batch has " + input.columns().size());
-      }
-      for (int i = 0; i < input.columns().size(); i++) {
-        DeviceColumn column = input.column(i);
-        if (!column.type().equals(program.inputTypes().get(i))) {
-          throw new IllegalArgumentException("input column " + i + " is " + column.type()
-              + ", the program expects " + program.inputTypes().get(i));
-        }
-        if (column.rowCount() != input.rowCount()) {
-          throw new IllegalArgumentException("input column " + i + " has " + column.rowCount()
-              + " rows, the batch " + input.rowCount());
-        }
-      }
+      ProgramChecks.checkInputs(program, input);
       if (program.outputs().size() != spec.inputTypes().size()) {
         throw new IllegalArgumentException("the aggregation reads " + spec.inputTypes().size()
             + " columns, the program writes " + program.outputs().size());
@@ -694,17 +659,14 @@ final class CudaHashAggregate implements HashAggregateKernel {
         Sections plan = new Sections();
         long stateAt = plan.add(planBytes());
         long registersAt = plan.add((long) Integer.BYTES * outputs.size());
-        long inputsAt = plan.add((long) INPUT_COLUMN_BYTES * input.columns().size());
-        long codeAt = plan.add((long) Integer.BYTES * program.code().length);
-        long constantsAt = plan.add((long) Long.BYTES * program.constants().length);
-        long stringsAt = plan.add(program.strings().length);
+        ProgramPlan programPlan = new ProgramPlan(plan, program, input);
         // Status: first error, heap overflow flag.
         long statusBytes = 2L * Long.BYTES;
         DeviceBuffer planBuffer = temporary(DeviceBuffer.allocate(pool, plan.size()));
         DeviceBuffer status = temporary(DeviceBuffer.allocate(pool, statusBytes));
         long planAddress = planBuffer.address();
         // Staging: the plan, then the status and the two counters read back.
-        long readbackAt = alignUp(plan.size());
+        long readbackAt = Sections.alignUp(plan.size());
         ArrowBuf host = temporary(staging.buffer(readbackAt + statusBytes
             + Layout.COUNTERS_BYTES));
 
@@ -724,16 +686,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
         for (int o = 0; o < outputs.size(); o++) {
           host.setInt(registersAt + (long) Integer.BYTES * o, outputs.get(o).register());
         }
-        writeInputs(host, inputsAt);
-        int[] code = program.code();
-        for (int i = 0; i < code.length; i++) {
-          host.setInt(codeAt + (long) Integer.BYTES * i, code[i]);
-        }
-        long[] constants = program.constants();
-        for (int i = 0; i < constants.length; i++) {
-          host.setLong(constantsAt + (long) Long.BYTES * i, constants[i]);
-        }
-        host.setBytes(stringsAt, program.strings());
+        programPlan.write(host);
 
         LaunchShape tiles = LaunchShape.tilesFor(rows);
         int blocks = (int) Math.min(tiles.gridBlocks(),
@@ -744,13 +697,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
         stream.copyHostToDevice(host.memoryAddress(), planAddress, plan.size());
         stream.fill(status.address(), Long.BYTES, (byte) 0xff);
         stream.fill(status.address() + Long.BYTES, Long.BYTES, (byte) 0);
-        device.kernels().launch(UPDATE_KERNEL, shape, stream, new KernelArgs()
-            .address(planAddress + codeAt)
-            .i32(program.instructionCount())
-            .i32(program.registerCount())
-            .address(planAddress + constantsAt)
-            .address(planAddress + stringsAt)
-            .address(planAddress + inputsAt)
+        device.kernels().launch(UPDATE_KERNEL, shape, stream, programPlan.arguments(planAddress)
             .i32(program.filterRegister())
             .i32(program.ansi() ? 1 : 0)
             .i32(rows)
@@ -781,19 +728,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
           throw new RowErrorException(
               RowError.ofCode((int) (firstError & ((1 << ERROR_ROW_SHIFT) - 1))),
               firstError >>> ERROR_ROW_SHIFT);
-        }
-      }
-
-      /** program.cuh's InputColumn per batch column (as CudaFilterProject writes them). */
-      private void writeInputs(ArrowBuf host, long inputsAt) {
-        for (int i = 0; i < input.columns().size(); i++) {
-          DeviceColumn column = input.column(i);
-          long at = inputsAt + (long) INPUT_COLUMN_BYTES * i;
-          host.setLong(at, column.data().address());
-          host.setLong(at + 8, column.validity() == null ? 0 : column.validity().address());
-          host.setLong(at + 16, column.offsets() == null ? 0 : column.offsets().address());
-          host.setInt(at + 24, column.type().id().ordinal());
-          host.setInt(at + 28, 0);
         }
       }
 
@@ -928,7 +862,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
         DeviceBuffer plan = temporary(DeviceBuffer.allocate(pool, planBytes()));
         DeviceBuffer workBuffer = temporary(DeviceBuffer.allocate(pool, work.size()));
         long w = workBuffer.address();
-        long readbackAt = alignUp(planBytes());
+        long readbackAt = Sections.alignUp(planBytes());
         ArrowBuf host = temporary(staging.buffer(readbackAt + zeroedBytes));
         writeState(host, rows, layout, groups, slots, tableCapacity - 1);
         for (int o = 0; o < outputs; o++) {

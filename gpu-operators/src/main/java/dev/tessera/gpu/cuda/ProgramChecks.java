@@ -1,6 +1,8 @@
 package dev.tessera.gpu.cuda;
 
+import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.expr.Comparison;
 import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
@@ -26,6 +28,25 @@ import dev.tessera.gpu.expr.Program;
  */
 final class ProgramChecks {
   private ProgramChecks() {}
+
+  /** The checks HostInterpreter makes, and equal row counts (the kernel reads every row). */
+  static void checkInputs(Program program, ColumnBatch<DeviceColumn> input) {
+    if (input.columns().size() != program.inputTypes().size()) {
+      throw new IllegalArgumentException("the program reads " + program.inputTypes().size()
+          + " columns, the batch has " + input.columns().size());
+    }
+    for (int i = 0; i < input.columns().size(); i++) {
+      DeviceColumn column = input.column(i);
+      if (!column.type().equals(program.inputTypes().get(i))) {
+        throw new IllegalArgumentException("input column " + i + " is " + column.type()
+            + ", the program expects " + program.inputTypes().get(i));
+      }
+      if (column.rowCount() != input.rowCount()) {
+        throw new IllegalArgumentException("input column " + i + " has " + column.rowCount()
+            + " rows, the batch " + input.rowCount());
+      }
+    }
+  }
 
   /** Bits of the widths integer instructions take (Opcode.java: c = 8, 16, 32 or 64). */
   private static final int[] WIDTHS = {8, 16, 32, 64};

@@ -112,7 +112,7 @@ class ProgramAbiTest {
 
   @Test
   void descriptorAndStatusLayoutsMatch() {
-    assertEquals(CudaFilterProject.INPUT_COLUMN_BYTES, cudaConstant(program, "kInputColumnBytes"));
+    assertEquals(ProgramPlan.INPUT_COLUMN_BYTES, cudaConstant(program, "kInputColumnBytes"));
     assertEquals(CudaFilterProject.OUTPUT_COLUMN_BYTES,
         cudaConstant(filterProject, "kOutputColumnBytes"));
     assertEquals(CudaFilterProject.STATUS_HEADER_BYTES,

@@ -1,0 +1,71 @@
+package dev.tessera.gpu.cuda;
+
+import dev.tessera.gpu.column.ColumnBatch;
+import dev.tessera.gpu.column.DeviceColumn;
+import dev.tessera.gpu.expr.Program;
+import org.apache.arrow.memory.ArrowBuf;
+
+/**
+ * The sections of a kernel's plan buffer that hold a {@link Program} and the input columns it
+ * reads (program.cuh's InputColumn), for every kernel that runs the interpreter: where they lie,
+ * how they are written, and the kernel arguments that point at them, which such kernels take
+ * first (code, instruction count, register count, constants, strings, inputs).
+ */
+final class ProgramPlan {
+  /** program.cuh struct InputColumn: data, validity, offsets (8 bytes each), type, reserved. */
+  static final int INPUT_COLUMN_BYTES = 32;
+  private static final int INPUT_DATA = 0;
+  private static final int INPUT_VALIDITY = 8;
+  private static final int INPUT_OFFSETS = 16;
+  private static final int INPUT_TYPE = 24;
+
+  private final Program program;
+  private final ColumnBatch<DeviceColumn> input;
+  private final long inputsAt;
+  private final long codeAt;
+  private final long constantsAt;
+  private final long stringsAt;
+
+  /** Reserves the program's sections in {@code plan}. */
+  ProgramPlan(Sections plan, Program program, ColumnBatch<DeviceColumn> input) {
+    this.program = program;
+    this.input = input;
+    inputsAt = plan.add((long) INPUT_COLUMN_BYTES * input.columns().size());
+    codeAt = plan.add((long) Integer.BYTES * program.code().length);
+    constantsAt = plan.add((long) Long.BYTES * program.constants().length);
+    stringsAt = plan.add(program.strings().length);
+  }
+
+  /** Writes the sections into the staging copy of the plan. */
+  void write(ArrowBuf host) {
+    for (int i = 0; i < input.columns().size(); i++) {
+      DeviceColumn column = input.column(i);
+      long at = inputsAt + (long) INPUT_COLUMN_BYTES * i;
+      host.setLong(at + INPUT_DATA, column.data().address());
+      host.setLong(at + INPUT_VALIDITY, column.validity() == null ? 0 : column.validity().address());
+      host.setLong(at + INPUT_OFFSETS, column.offsets() == null ? 0 : column.offsets().address());
+      host.setInt(at + INPUT_TYPE, column.type().id().ordinal());
+      host.setInt(at + INPUT_TYPE + Integer.BYTES, 0);
+    }
+    int[] code = program.code();
+    for (int i = 0; i < code.length; i++) {
+      host.setInt(codeAt + (long) Integer.BYTES * i, code[i]);
+    }
+    long[] constants = program.constants();
+    for (int i = 0; i < constants.length; i++) {
+      host.setLong(constantsAt + (long) Long.BYTES * i, constants[i]);
+    }
+    host.setBytes(stringsAt, program.strings());
+  }
+
+  /** The leading kernel arguments, for the plan uploaded at {@code planAddress}. */
+  KernelArgs arguments(long planAddress) {
+    return new KernelArgs()
+        .address(planAddress + codeAt)
+        .i32(program.instructionCount())
+        .i32(program.registerCount())
+        .address(planAddress + constantsAt)
+        .address(planAddress + stringsAt)
+        .address(planAddress + inputsAt);
+  }
+}
