@@ -21,6 +21,8 @@ import dev.tessera.gpu.column.HostColumnBuilder;
 import dev.tessera.gpu.column.TypeId;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
+import dev.tessera.gpu.memory.ArenaPool;
+import dev.tessera.gpu.memory.DeviceBuffer;
 import dev.tessera.gpu.memory.PoolExhaustedException;
 import dev.tessera.spark.TesseraConf;
 import java.math.BigDecimal;
@@ -58,6 +60,8 @@ class AggregationRunnerTest {
   private GpuStream stream;
   private final Map<String, SQLMetric> metrics = new TreeMap<>();
   private int updates;
+  /** Device buffers a test took to fill the pool; closed after it. */
+  private final List<DeviceBuffer> hog = new ArrayList<>();
   /** The runner's input; what a failed runner did not take is closed after the test. */
   private Iterator<ColumnarBatch> input;
 
@@ -76,6 +80,7 @@ class AggregationRunnerTest {
   @AfterEach
   void close() {
     input.forEachRemaining(ColumnarBatch::close);
+    hog.forEach(DeviceBuffer::close);
     stream.close();
     assertEquals(0, backend.deviceMemory().bytesInUse(), "device memory leaked");
     assertEquals(0, backend.stagingAllocator().getAllocatedMemory(), "staging memory leaked");
@@ -389,5 +394,35 @@ class AggregationRunnerTest {
     assertTrue(e.getMessage().contains(TesseraConf.DEVICE_CAP_BYTES.key()), e.getMessage());
     assertTrue(e.getMessage().contains("cannot be merged"), e.getMessage());
     assertEquals(0, metrics.get(ExecMetrics.TABLE_FLUSHES).value());
+  }
+
+  @Test
+  void mergedGroupsThatDoNotFitOnTheDeviceFailNamingTheSettings() {
+    AggregateSpec spec = finalSpec(1);
+    input = finalBatches(spec);
+    try (CpuGroupMerge merge = new CpuGroupMerge(spec, backend, stream);
+        HashAggregateKernel.Aggregation table =
+            backend.hashAggregateKernel().open(spec, backend.deviceMemory(), stream)) {
+      try (ColumnarBatch batch = input.next()) {
+        table.update(DeviceBatches.view(batch));
+      }
+      try (ColumnBatch<DeviceColumn> groups = table.finish()) {
+        merge.add(groups);
+      }
+      for (long size : new long[] {1 << 20, ArenaPool.ALIGNMENT}) {
+        try {
+          while (true) {
+            hog.add(DeviceBuffer.allocate(backend.deviceMemory(), size));
+          }
+        } catch (PoolExhaustedException full) {
+          // no block of this size is left
+        }
+      }
+      PoolExhaustedException e = assertThrows(PoolExhaustedException.class, merge::finish);
+      assertTrue(e.getMessage().contains("merged groups do not fit"), e.getMessage());
+      assertTrue(e.getMessage().contains(TesseraConf.DEVICE_CAP_BYTES.key()), e.getMessage());
+      assertTrue(e.getMessage().contains(TesseraConf.execEnabledKey("HashAggregateExec")),
+          e.getMessage());
+    }
   }
 }
