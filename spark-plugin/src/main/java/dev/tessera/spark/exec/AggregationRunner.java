@@ -25,11 +25,13 @@ import org.slf4j.LoggerFactory;
  * One task of a GPU hash aggregation: every device batch goes through the fused
  * filter/project/aggregate update, and the groups come out once at the end.
  *
- * <p>A partial aggregation that runs out of device memory while its table grows emits the groups
- * it has (a "table flush"), starts a fresh aggregation and redoes the batch: the final
- * aggregation after the shuffle merges a key that comes out more than once. A final or complete
- * aggregation cannot do that (its groups are results), so there the error names the setting to
- * raise.
+ * <p>When device memory runs out while the table grows (after at least one batch went in), the
+ * groups it has are emitted early (a "table flush"), a fresh aggregation starts and the batch is
+ * redone. A partial aggregation emits them as an output batch: the final aggregation after the
+ * shuffle merges a key that comes out more than once. A final or complete aggregation's groups are
+ * results, so it hands them to a {@link CpuGroupMerge}, which merges every flush and the last
+ * table on the CPU and gives the task's one output batch. When its functions cannot be merged
+ * (see {@link dev.tessera.gpu.agg.MergeSpec#whyNot}) the error names the setting to raise.
  */
 final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(AggregationRunner.class);
@@ -41,6 +43,8 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
   private final List<Attribute> output;
   private final BiFunction<ColumnarBatch, RowErrorException, RuntimeException> replay;
   private final Map<String, SQLMetric> metrics;
+  /** Where a final aggregation's flushes go; null for a partial aggregation. */
+  private final CpuGroupMerge cpuMerge;
 
   private HashAggregateKernel.Aggregation aggregation;
   /** No batch went into the current aggregation yet: a flush would not free anything. */
@@ -57,11 +61,17 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
    * @param output the attributes of the groups' columns
    * @param replay Spark's own error for a batch in which the program reported an ANSI error
    * @param metrics the node's metrics by {@link ExecMetrics} name
+   * @param cpuMerge for a final or complete aggregation, where its flushed groups are merged
+   *     (owned by the runner from here on); null for a partial one
    */
   AggregationRunner(Iterator<ColumnarBatch> input,
       Supplier<HashAggregateKernel.Aggregation> opener, Program program, boolean partial,
       List<Attribute> output, BiFunction<ColumnarBatch, RowErrorException, RuntimeException> replay,
-      Map<String, SQLMetric> metrics) {
+      Map<String, SQLMetric> metrics, CpuGroupMerge cpuMerge) {
+    if (partial != (cpuMerge == null)) {
+      throw new IllegalArgumentException("a CPU merge is for final aggregations only, and they"
+          + " need one");
+    }
     this.input = input;
     this.opener = opener;
     this.program = program;
@@ -69,6 +79,7 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
     this.output = output;
     this.replay = replay;
     this.metrics = metrics;
+    this.cpuMerge = cpuMerge;
   }
 
   @Override
@@ -91,18 +102,28 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
       try {
         add(batch);
       } catch (PoolExhaustedException e) {
-        if (!partial || fresh) {
+        if (fresh || (!partial && cpuMerge.whyNot().isPresent())) {
           batch.close();
           throw outOfMemory(e);
         }
         retry = batch;
         flushed(e);
-        return emit(false);
+        if (partial) {
+          return emit(false);
+        }
+        flushToCpu();
+        aggregation = opener.get();
+        fresh = true;
+        continue;
       } catch (RuntimeException e) {
         batch.close();
         throw e;
       }
       batch.close();
+    }
+    if (cpuMerge != null && cpuMerge.started()) {
+      flushToCpu();
+      return emitMerged();
     }
     return emit(true);
   }
@@ -122,10 +143,16 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
   }
 
   private ColumnarBatch emit(boolean last) {
+    ColumnBatch<DeviceColumn> groups = finishAggregation();
+    finished = last;
+    return wrap(groups);
+  }
+
+  /** The current aggregation's groups; the aggregation is closed (its table freed) after. */
+  private ColumnBatch<DeviceColumn> finishAggregation() {
     long started = System.nanoTime();
-    ColumnBatch<DeviceColumn> groups;
     try {
-      groups = aggregation.finish();
+      return aggregation.finish();
     } catch (RowErrorException e) {
       throw sparkError(e);
     } finally {
@@ -133,7 +160,40 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
       aggregation.close();
       aggregation = null;
     }
-    finished = last;
+  }
+
+  /**
+   * Moves the groups of a final aggregation off the device into the CPU merge; the aggregation is
+   * closed after.
+   */
+  private void flushToCpu() {
+    try (ColumnBatch<DeviceColumn> groups = finishAggregation()) {
+      cpuMerge.add(groups);
+    } catch (PoolExhaustedException e) {
+      // Emitting the groups needs device memory for them, and copying them staging memory.
+      throw new PoolExhaustedException("The final GPU hash aggregation ran out of memory while"
+          + " moving its groups to the CPU merge (it does that when device memory runs out)."
+          + " Raise " + TesseraConf.DEVICE_CAP_BYTES.key() + " or "
+          + TesseraConf.PINNED_CAP_BYTES.key() + ", use smaller batches ("
+          + TesseraConf.BATCH_SIZE_BYTES.key() + "), or run it on the CPU with "
+          + TesseraConf.execEnabledKey("HashAggregateExec") + "=false", e);
+    }
+  }
+
+  /** The CPU merge's groups, back on the device, as the task's one output batch. */
+  private ColumnarBatch emitMerged() {
+    metrics.get(ExecMetrics.CPU_MERGED_ROWS).add(cpuMerge.rowsAdded());
+    ColumnBatch<DeviceColumn> merged;
+    try {
+      merged = cpuMerge.finish();
+    } catch (RowErrorException e) {
+      throw sparkError(e);
+    }
+    finished = true;
+    return wrap(merged);
+  }
+
+  private ColumnarBatch wrap(ColumnBatch<DeviceColumn> groups) {
     metrics.get(ExecMetrics.OUTPUT_ROWS).add(groups.rowCount());
     metrics.get(ExecMetrics.OUTPUT_BATCHES).add(1);
     return DeviceBatches.wrap(groups, output);
@@ -141,17 +201,26 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
 
   private void flushed(PoolExhaustedException e) {
     metrics.get(ExecMetrics.TABLE_FLUSHES).add(1);
-    if (!warned) {
-      warned = true;
+    if (warned) {
+      return;
+    }
+    warned = true;
+    if (!partial) {
+      LOG.warn("Tessera: a final GPU hash aggregation ran out of device memory; it merges its"
+          + " groups on the CPU, which is slower (logged once per task; raise {} to avoid it): {}",
+          TesseraConf.DEVICE_CAP_BYTES.key(), e.getMessage());
+    } else {
       LOG.warn("Tessera: a partial GPU hash aggregation ran out of device memory; it emits its"
           + " groups and starts again, so the final aggregation merges more rows (logged once per"
           + " task; raise {} to avoid it): {}", TesseraConf.DEVICE_CAP_BYTES.key(), e.getMessage());
     }
   }
 
-  private static PoolExhaustedException outOfMemory(PoolExhaustedException e) {
+  private PoolExhaustedException outOfMemory(PoolExhaustedException e) {
+    String why = fresh ? "even for one batch in an empty table"
+        : "and it cannot emit them early: " + cpuMerge.whyNot().orElseThrow();
     return new PoolExhaustedException("The GPU hash aggregation ran out of device memory for its"
-        + " groups, and it cannot emit them early (only a partial aggregation can). Raise "
+        + " groups, " + why + ". Raise "
         + TesseraConf.DEVICE_CAP_BYTES.key() + ", use smaller batches ("
         + TesseraConf.BATCH_SIZE_BYTES.key() + "), or run it on the CPU with "
         + TesseraConf.execEnabledKey("HashAggregateExec") + "=false", e);
@@ -184,6 +253,9 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
     if (aggregation != null) {
       aggregation.close();
       aggregation = null;
+    }
+    if (cpuMerge != null) {
+      cpuMerge.close();
     }
   }
 }

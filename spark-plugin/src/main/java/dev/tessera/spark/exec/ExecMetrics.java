@@ -17,6 +17,7 @@ final class ExecMetrics {
   static final String BYTES_TO_HOST = "bytesToHost";
   static final String BYTES_READ = "gpuBytesRead";
   static final String TABLE_FLUSHES = "tableFlushes";
+  static final String CPU_MERGED_ROWS = "cpuMergedGroupRows";
 
   private ExecMetrics() {}
 
@@ -34,6 +35,8 @@ final class ExecMetrics {
         case BYTES_READ -> SQLMetrics.createSizeMetric(sc, "bytes the GPU kernel read", -1L);
         case TABLE_FLUSHES -> SQLMetrics.createMetric(sc,
             "table flushes (device memory ran out)");
+        case CPU_MERGED_ROWS -> SQLMetrics.createMetric(sc,
+            "group rows merged on the CPU (device memory ran out)");
         default -> throw new IllegalArgumentException("no metric " + name);
       });
     }

@@ -23,8 +23,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * each device batch of the child goes through {@code program} (the filters, the grouping keys
  * and the functions' inputs) straight into the groups, one kernel per batch on CUDA. One
  * aggregation state per task takes every batch, and the groups come out once at the end (more
- * than once for a partial aggregation that ran out of device memory, see
- * {@link AggregationRunner}).
+ * than once for a partial aggregation that ran out of device memory; a final one then merges
+ * them on the CPU: see {@link AggregationRunner}).
  */
 public final class TesseraHashAggregateExec extends TesseraUnaryExec {
   private static final long serialVersionUID = 1L;
@@ -78,7 +78,8 @@ public final class TesseraHashAggregateExec extends TesseraUnaryExec {
   @Override
   protected String[] metricNames() {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
-        ExecMetrics.KERNEL_TIME, ExecMetrics.BYTES_READ, ExecMetrics.TABLE_FLUSHES};
+        ExecMetrics.KERNEL_TIME, ExecMetrics.BYTES_READ, ExecMetrics.TABLE_FLUSHES,
+        ExecMetrics.CPU_MERGED_ROWS};
   }
 
   @Override
@@ -102,7 +103,8 @@ public final class TesseraHashAggregateExec extends TesseraUnaryExec {
           AggregationRunner runner = new AggregationRunner(batches,
               () -> backend.hashAggregateKernel().open(a, backend.deviceMemory(), stream), p,
               isPartial, out,
-              (batch, e) -> SparkReplay.raiseForDeviceBatch(batch, in, s, e, backend, stream), m);
+              (batch, e) -> SparkReplay.raiseForDeviceBatch(batch, in, s, e, backend, stream), m,
+              isPartial ? null : new CpuGroupMerge(a, backend, stream));
           TaskResources.closeAtTaskEnd(() -> {
             try (stream) {
               runner.close();

@@ -18,10 +18,14 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.column.HostColumnBuilder;
+import dev.tessera.gpu.column.TypeId;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
+import dev.tessera.gpu.memory.ArenaPool;
+import dev.tessera.gpu.memory.DeviceBuffer;
 import dev.tessera.gpu.memory.PoolExhaustedException;
 import dev.tessera.spark.TesseraConf;
+import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -56,6 +60,8 @@ class AggregationRunnerTest {
   private GpuStream stream;
   private final Map<String, SQLMetric> metrics = new TreeMap<>();
   private int updates;
+  /** Device buffers a test took to fill the pool; closed after it. */
+  private final List<DeviceBuffer> hog = new ArrayList<>();
   /** The runner's input; what a failed runner did not take is closed after the test. */
   private Iterator<ColumnarBatch> input;
 
@@ -65,7 +71,8 @@ class AggregationRunnerTest {
         RuntimeOptions.defaults().withDeviceMemoryCap(64L << 20));
     stream = backend.newStream();
     for (String name : List.of(ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
-        ExecMetrics.KERNEL_TIME, ExecMetrics.BYTES_READ, ExecMetrics.TABLE_FLUSHES)) {
+        ExecMetrics.KERNEL_TIME, ExecMetrics.BYTES_READ, ExecMetrics.TABLE_FLUSHES,
+        ExecMetrics.CPU_MERGED_ROWS)) {
       metrics.put(name, new SQLMetric("sum", 0L));
     }
   }
@@ -73,8 +80,10 @@ class AggregationRunnerTest {
   @AfterEach
   void close() {
     input.forEachRemaining(ColumnarBatch::close);
+    hog.forEach(DeviceBuffer::close);
     stream.close();
     assertEquals(0, backend.deviceMemory().bytesInUse(), "device memory leaked");
+    assertEquals(0, backend.stagingAllocator().getAllocatedMemory(), "staging memory leaked");
     backend.close();
   }
 
@@ -111,9 +120,14 @@ class AggregationRunnerTest {
 
   /** Aggregations of the host backend whose update calls number {@code failing} run out. */
   private Supplier<HashAggregateKernel.Aggregation> failingOn(int... failing) {
+    return failingOn(SPEC, failing);
+  }
+
+  private Supplier<HashAggregateKernel.Aggregation> failingOn(AggregateSpec spec,
+      int... failing) {
     return () -> {
       HashAggregateKernel.Aggregation real =
-          backend.hashAggregateKernel().open(SPEC, backend.deviceMemory(), stream);
+          backend.hashAggregateKernel().open(spec, backend.deviceMemory(), stream);
       return new HashAggregateKernel.Aggregation() {
         @Override
         public void update(ColumnBatch<DeviceColumn> batch) {
@@ -146,7 +160,8 @@ class AggregationRunnerTest {
 
   private AggregationRunner runner(boolean partial, Supplier<HashAggregateKernel.Aggregation> a) {
     input = batches();
-    return new AggregationRunner(input, a, PROGRAM, partial, output(), (b, e) -> e, metrics);
+    return new AggregationRunner(input, a, PROGRAM, partial, output(), (b, e) -> e, metrics,
+        partial ? null : new CpuGroupMerge(SPEC, backend, stream));
   }
 
   /** Every emitted group row, merged by key as the final aggregation would: key -> count, sum. */
@@ -207,10 +222,11 @@ class AggregationRunnerTest {
   }
 
   @Test
-  void aFinalAggregationFailsNamingTheSettingToRaise() {
-    try (AggregationRunner runner = runner(false, failingOn(2))) {
+  void aFinalAggregationWhoseFirstBatchDoesNotFitFailsNamingTheSettingToRaise() {
+    try (AggregationRunner runner = runner(false, failingOn(1))) {
       PoolExhaustedException e = assertThrows(PoolExhaustedException.class, runner::next);
       assertTrue(e.getMessage().contains(TesseraConf.DEVICE_CAP_BYTES.key()), e.getMessage());
+      assertTrue(e.getMessage().contains("even for one batch"), e.getMessage());
     }
   }
 
@@ -221,6 +237,192 @@ class AggregationRunnerTest {
       runner.next().close();
       PoolExhaustedException e = assertThrows(PoolExhaustedException.class, runner::next);
       assertTrue(e.getMessage().contains(TesseraConf.DEVICE_CAP_BYTES.key()), e.getMessage());
+    }
+  }
+
+  // ---- final aggregations that run out of device memory merge their groups on the CPU ---------
+
+  private static final ColumnType DEC_IN = ColumnType.decimal(4, 1);
+
+  /** Every kind over (key, long value, decimal value), the decimal sum able to overflow. */
+  private static AggregateSpec finalSpec(int keyCount) {
+    List<ColumnType> types = keyCount == 0 ? List.of(ColumnType.LONG, DEC_IN)
+        : List.of(ColumnType.LONG, ColumnType.LONG, DEC_IN);
+    int v = keyCount;
+    return new AggregateSpec(types, keyCount, List.of(
+        new AggregateFunction(AggregateFunction.Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(AggregateFunction.Kind.COUNT, v, ColumnType.LONG),
+        new AggregateFunction(AggregateFunction.Kind.SUM_INT, v, ColumnType.LONG),
+        new AggregateFunction(AggregateFunction.Kind.MIN, v, ColumnType.LONG),
+        new AggregateFunction(AggregateFunction.Kind.MAX, v, ColumnType.LONG),
+        new AggregateFunction(AggregateFunction.Kind.SUM_DECIMAL, v + 1,
+            ColumnType.decimal(5, 1), true)), false);
+  }
+
+  /**
+   * 4 batches of 1000 rows: key i % 10 (NULL for every 97th row), a long value (NULL for every
+   * 5th) and a decimal. Key 0's decimals in batch 1 sum past decimal(5, 1) on their own, so a
+   * flush after batch 1 sees the overflow in one chunk only; the other sums stay in range.
+   */
+  private Iterator<ColumnarBatch> finalBatches(AggregateSpec spec) {
+    List<ColumnarBatch> out = new ArrayList<>();
+    for (int b = 0; b < 4; b++) {
+      List<HostColumnBuilder> builders = new ArrayList<>();
+      try {
+        for (ColumnType t : spec.inputTypes()) {
+          builders.add(new HostColumnBuilder(t, 1000, backend.stagingAllocator()));
+        }
+        for (int i = b * 1000; i < (b + 1) * 1000; i++) {
+          int c = 0;
+          if (spec.keyCount() == 1) {
+            if (i % 97 == 0) {
+              builders.get(c++).appendNull();
+            } else {
+              builders.get(c++).appendLong(i % 10);
+            }
+          }
+          if (i % 5 == 0) {
+            builders.get(c++).appendNull();
+          } else {
+            builders.get(c++).appendLong(i * 7919L % 10007 - 5000);
+          }
+          builders.get(c).appendDecimal(b == 0 && i % 10 == 0 ? new BigDecimal("999.9")
+              : BigDecimal.valueOf(i % 7, 1));
+        }
+        List<HostColumn> columns = new ArrayList<>();
+        builders.forEach(x -> columns.add(x.build()));
+        try (ColumnBatch<HostColumn> host = new ColumnBatch<>(columns, 1000)) {
+          out.add(DeviceBatches.wrap(ColumnTransfer.toDeviceAsync(host, backend.deviceMemory(),
+              stream), attributes(columns.size())));
+        }
+      } finally {
+        builders.forEach(HostColumnBuilder::close);
+      }
+    }
+    return out.iterator();
+  }
+
+  /** Attributes for {@code n} columns; only their count matters here (batches are read raw). */
+  private static List<Attribute> attributes(int n) {
+    List<Attribute> out = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      out.add(new AttributeReference("c" + i, LongType$.MODULE$, true, Metadata.empty(),
+          NamedExpression$.MODULE$.newExprId(), scala.collection.immutable.List$.MODULE$.empty()));
+    }
+    return out;
+  }
+
+  /** Runs a final aggregation whose updates number {@code failing} run out; its sorted rows. */
+  private List<List<Object>> runFinal(AggregateSpec spec, int... failing) {
+    input = finalBatches(spec);
+    List<List<Object>> rows = new ArrayList<>();
+    int outputs = spec.keyCount() + spec.functions().size();
+    try (AggregationRunner runner = new AggregationRunner(input, failingOn(spec, failing),
+        ProgramBuilder.identity(spec.inputTypes(), false), false, attributes(outputs),
+        (b, e) -> e, metrics, new CpuGroupMerge(spec, backend, stream))) {
+      while (runner.hasNext()) {
+        try (ColumnarBatch batch = runner.next();
+            ColumnBatch<HostColumn> host = ColumnTransfer.toHost(DeviceBatches.view(batch),
+                backend.stagingAllocator(), stream)) {
+          for (int r = 0; r < host.rowCount(); r++) {
+            List<Object> row = new ArrayList<>();
+            for (HostColumn c : host.columns()) {
+              row.add(c.isNull(r) ? null
+                  : c.type().id() == TypeId.DECIMAL ? c.getDecimal(r) : (Object) c.getLong(r));
+            }
+            rows.add(row);
+          }
+        }
+      }
+    }
+    rows.sort((a, b) -> String.valueOf(a).compareTo(String.valueOf(b)));
+    return rows;
+  }
+
+  private void resetMetrics() {
+    metrics.values().forEach(SQLMetric::reset);
+    updates = 0;
+  }
+
+  @Test
+  void aFinalAggregationMergesItsFlushedGroupsOnTheCpuExactly() {
+    AggregateSpec spec = finalSpec(1);
+    List<List<Object>> want = runFinal(spec);
+    assertEquals(11, want.size());
+    assertTrue(want.stream().anyMatch(row -> Long.valueOf(0).equals(row.get(0))
+        && row.get(6) == null), "key 0's decimal sum overflows: " + want);
+    assertEquals(0, metrics.get(ExecMetrics.TABLE_FLUSHES).value());
+    input.forEachRemaining(ColumnarBatch::close);
+    resetMetrics();
+    // Batch 2 runs out (flush of batch 1, the chunk where key 0 overflows), is redone; batch 3
+    // runs out (flush of batch 2), is redone; batch 4 runs out (flush of batch 3), is redone.
+    assertEquals(want, runFinal(spec, 2, 4, 6));
+    assertEquals(3, metrics.get(ExecMetrics.TABLE_FLUSHES).value());
+    assertEquals(44, metrics.get(ExecMetrics.CPU_MERGED_ROWS).value(), "4 tables of 11 groups");
+    assertEquals(1, metrics.get(ExecMetrics.OUTPUT_BATCHES).value());
+    assertEquals(11, metrics.get(ExecMetrics.OUTPUT_ROWS).value());
+  }
+
+  @Test
+  void aFinalGlobalAggregateMergesToOneRow() {
+    AggregateSpec spec = finalSpec(0);
+    List<List<Object>> want = runFinal(spec);
+    assertEquals(1, want.size());
+    input.forEachRemaining(ColumnarBatch::close);
+    resetMetrics();
+    assertEquals(want, runFinal(spec, 3));
+    assertEquals(1, metrics.get(ExecMetrics.TABLE_FLUSHES).value());
+    assertEquals(2, metrics.get(ExecMetrics.CPU_MERGED_ROWS).value());
+  }
+
+  @Test
+  void aFinalBatchThatDoesNotFitAFreshTableAfterAFlushFails() {
+    try (AggregationRunner runner = runner(false, failingOn(2, 3))) {
+      PoolExhaustedException e = assertThrows(PoolExhaustedException.class, runner::next);
+      assertTrue(e.getMessage().contains(TesseraConf.DEVICE_CAP_BYTES.key()), e.getMessage());
+    }
+    assertEquals(1, metrics.get(ExecMetrics.TABLE_FLUSHES).value());
+  }
+
+  @Test
+  void aFinalAggregationWhoseSumsCannotBeMergedFailsSayingWhy() {
+    AggregateSpec ambiguous = new AggregateSpec(List.of(ColumnType.LONG, ColumnType.LONG, DEC_IN),
+        1, List.of(new AggregateFunction(AggregateFunction.Kind.SUM_DECIMAL, 2,
+            ColumnType.decimal(5, 1), false)), false);
+    PoolExhaustedException e = assertThrows(PoolExhaustedException.class,
+        () -> runFinal(ambiguous, 2));
+    assertTrue(e.getMessage().contains(TesseraConf.DEVICE_CAP_BYTES.key()), e.getMessage());
+    assertTrue(e.getMessage().contains("cannot be merged"), e.getMessage());
+    assertEquals(0, metrics.get(ExecMetrics.TABLE_FLUSHES).value());
+  }
+
+  @Test
+  void mergedGroupsThatDoNotFitOnTheDeviceFailNamingTheSettings() {
+    AggregateSpec spec = finalSpec(1);
+    input = finalBatches(spec);
+    try (CpuGroupMerge merge = new CpuGroupMerge(spec, backend, stream);
+        HashAggregateKernel.Aggregation table =
+            backend.hashAggregateKernel().open(spec, backend.deviceMemory(), stream)) {
+      try (ColumnarBatch batch = input.next()) {
+        table.update(DeviceBatches.view(batch));
+      }
+      try (ColumnBatch<DeviceColumn> groups = table.finish()) {
+        merge.add(groups);
+      }
+      for (long size : new long[] {1 << 20, ArenaPool.ALIGNMENT}) {
+        try {
+          while (true) {
+            hog.add(DeviceBuffer.allocate(backend.deviceMemory(), size));
+          }
+        } catch (PoolExhaustedException full) {
+          // no block of this size is left
+        }
+      }
+      PoolExhaustedException e = assertThrows(PoolExhaustedException.class, merge::finish);
+      assertTrue(e.getMessage().contains("merged groups do not fit"), e.getMessage());
+      assertTrue(e.getMessage().contains(TesseraConf.DEVICE_CAP_BYTES.key()), e.getMessage());
+      assertTrue(e.getMessage().contains(TesseraConf.execEnabledKey("HashAggregateExec")),
+          e.getMessage());
     }
   }
 }
