@@ -1,6 +1,7 @@
 package dev.tessera.gpu;
 
 import dev.tessera.gpu.agg.HashAggregateKernel;
+import dev.tessera.gpu.join.HashJoinKernel;
 import dev.tessera.gpu.kernels.FilterProjectKernel;
 import dev.tessera.gpu.kernels.SmokeKernel;
 import dev.tessera.gpu.memory.ArenaPool;
@@ -37,6 +38,9 @@ public interface Backend extends AutoCloseable {
 
   /** The hash aggregation operator on this backend. */
   HashAggregateKernel hashAggregateKernel();
+
+  /** The hash join operator: join tables and the 1:N probe. */
+  HashJoinKernel hashJoinKernel();
 
   /** Releases the pools and the device. Everything allocated from them must be closed first. */
   @Override

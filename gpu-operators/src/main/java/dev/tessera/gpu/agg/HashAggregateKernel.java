@@ -4,6 +4,8 @@ import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.join.JoinTable;
+import java.util.List;
 import dev.tessera.gpu.memory.ArenaPool;
 
 /**
@@ -37,7 +39,15 @@ public interface HashAggregateKernel {
      *     for growing the groups runs out. The groups are then as they were before the call, so
      *     a partial aggregation may finish() them, and redo the batch in a fresh aggregation.
      */
-    void update(Program program, ColumnBatch<DeviceColumn> input);
+    default void update(Program program, ColumnBatch<DeviceColumn> input) {
+      update(program, List.of(), input);
+    }
+
+    /**
+     * {@link #update(Program, ColumnBatch)} for a program that probes {@code tables} (in the
+     * order of {@link Program#tables()}): the fused filter -> probe -> project -> aggregate.
+     */
+    void update(Program program, List<JoinTable> tables, ColumnBatch<DeviceColumn> input);
 
     /**
      * The groups (keys, then one column per function), in no particular order.

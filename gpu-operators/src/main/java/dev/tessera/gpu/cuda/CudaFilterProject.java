@@ -1,6 +1,7 @@
 package dev.tessera.gpu.cuda;
 
 import dev.tessera.gpu.GpuStream;
+import dev.tessera.gpu.join.JoinTable;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
@@ -87,8 +88,12 @@ final class CudaFilterProject implements FilterProjectKernel {
   }
 
   @Override
-  public ColumnBatch<DeviceColumn> run(Program program, ColumnBatch<DeviceColumn> input,
-      ArenaPool pool, GpuStream stream) {
+  public ColumnBatch<DeviceColumn> run(Program program, List<JoinTable> tables,
+      ColumnBatch<DeviceColumn> input, ArenaPool pool, GpuStream stream) {
+    if (!tables.isEmpty()) {
+      throw new UnsupportedOperationException("programs that probe join tables are not supported"
+        + " on this backend yet (issue 5)");
+    }
     CudaStream cuda = CudaBackend.cudaStream(stream);
     ProgramChecks.checkInputs(program, input);
     ProgramChecks.check(program);

@@ -1,6 +1,7 @@
 package dev.tessera.gpu.cuda;
 
 import dev.tessera.gpu.GpuStream;
+import dev.tessera.gpu.join.JoinTable;
 import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.agg.HashAggregateKernel;
@@ -500,8 +501,13 @@ final class CudaHashAggregate implements HashAggregateKernel {
     }
 
     @Override
-    public void update(Program program, ColumnBatch<DeviceColumn> input) {
+    public void update(Program program, List<JoinTable> tables,
+        ColumnBatch<DeviceColumn> input) {
       checkOpen();
+      if (!tables.isEmpty()) {
+        throw new UnsupportedOperationException("programs that probe join tables are not supported"
+            + " on this backend yet (issue 5)");
+      }
       checkProgram(program, input);
       ProgramChecks.check(program);
       int rows = input.rowCount();

@@ -184,7 +184,23 @@ public enum Opcode {
    * dst = a IN (constants[b], ..., constants[b + (c & 0xffff) - 1]), INT constants sorted
    * ascending. Not found: false, or NULL when bit 16 of c says the list held a NULL.
    */
-  IN_SET_INT(120);
+  IN_SET_INT(120),
+
+  // ---- hash join probes (Program.tables(): the join tables the program reads) ---------------
+  /**
+   * dst = INT, the build row of join table {@code a} whose keys equal the registers listed in
+   * constants[{@code b} .. {@code b + c}) (register numbers, one per key column of the table, in
+   * order; INT keys compare as 64-bit integers, STR keys by bytes). With repeated keys, the
+   * smallest such build row. NULL when any key register is NULL or no build row matches. Never
+   * an error of its own.
+   */
+  PROBE(130),
+  /**
+   * dst = payload column {@code c} of join table {@code a} at the build row in register {@code b}
+   * (converted to its register kind as LOAD_COLUMN does); NULL when b is NULL or the payload
+   * value is NULL.
+   */
+  LOAD_BUILD(131);
 
   private final int code;
 
@@ -197,7 +213,7 @@ public enum Opcode {
     return code;
   }
 
-  private static final Opcode[] BY_CODE = new Opcode[128];
+  private static final Opcode[] BY_CODE = new Opcode[132];
 
   static {
     for (Opcode op : values()) {

@@ -3,6 +3,7 @@ package dev.tessera.gpu.expr;
 import dev.tessera.gpu.column.ColumnType;
 import java.io.Serializable;
 import java.util.Arrays;
+import dev.tessera.gpu.join.JoinTableSchema;
 import java.util.List;
 
 /**
@@ -20,6 +21,8 @@ import java.util.List;
  * @param outputs the projected columns: their registers and types
  * @param ansi Spark's ANSI mode: overflow and division by zero raise errors instead of wrapping or
  *     yielding NULL
+ * @param tables the join tables PROBE and LOAD_BUILD read, by index (the tables themselves are
+ *     given when the program runs, and must have these shapes)
  */
 public record Program(
     int[] code,
@@ -29,7 +32,8 @@ public record Program(
     List<ColumnType> inputTypes,
     int filterRegister,
     List<Output> outputs,
-    boolean ansi) implements Serializable {
+    boolean ansi,
+    List<JoinTableSchema> tables) implements Serializable {
 
   /** Registers one program may use (the CUDA interpreter keeps them per thread). */
   public static final int MAX_REGISTERS = 64;
@@ -49,6 +53,14 @@ public record Program(
     }
     inputTypes = List.copyOf(inputTypes);
     outputs = List.copyOf(outputs);
+    tables = List.copyOf(tables);
+  }
+
+  /** A program that probes no join table. */
+  public Program(int[] code, long[] constants, byte[] strings, int registerCount,
+      List<ColumnType> inputTypes, int filterRegister, List<Output> outputs, boolean ansi) {
+    this(code, constants, strings, registerCount, inputTypes, filterRegister, outputs, ansi,
+        List.of());
   }
 
   /** Programs are values: equal when their instructions, constants and layout are. */
@@ -57,7 +69,8 @@ public record Program(
     return o instanceof Program p && Arrays.equals(code, p.code)
         && Arrays.equals(constants, p.constants) && Arrays.equals(strings, p.strings)
         && registerCount == p.registerCount && inputTypes.equals(p.inputTypes)
-        && filterRegister == p.filterRegister && outputs.equals(p.outputs) && ansi == p.ansi;
+        && filterRegister == p.filterRegister && outputs.equals(p.outputs) && ansi == p.ansi
+        && tables.equals(p.tables);
   }
 
   @Override

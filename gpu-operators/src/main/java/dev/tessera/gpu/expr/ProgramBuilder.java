@@ -1,6 +1,7 @@
 package dev.tessera.gpu.expr;
 
 import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.join.JoinTableSchema;
 import java.io.ByteArrayOutputStream;
 import java.util.ArrayList;
 import java.util.List;
@@ -12,6 +13,7 @@ public final class ProgramBuilder {
   private final List<Integer> code = new ArrayList<>();
   private final List<Long> constants = new ArrayList<>();
   private final ByteArrayOutputStream strings = new ByteArrayOutputStream();
+  private final List<JoinTableSchema> tables = new ArrayList<>();
   private int registers;
 
   /** A builder for a program over input columns of {@code inputTypes} (more may be added). */
@@ -92,11 +94,17 @@ public final class ProgramBuilder {
     return emitNew(Opcode.LOAD_STRING_CONST, offset, utf8.length, 0);
   }
 
+  /** Adds a join table the program probes and returns its index (PROBE's and LOAD_BUILD's a). */
+  public int table(JoinTableSchema schema) {
+    tables.add(schema);
+    return tables.size() - 1;
+  }
+
   public Program build(int filterRegister, List<Program.Output> outputs) {
     int[] words = code.stream().mapToInt(Integer::intValue).toArray();
     long[] pool = constants.stream().mapToLong(Long::longValue).toArray();
     return new Program(words, pool, strings.toByteArray(), registers, inputTypes, filterRegister,
-        outputs, ansi);
+        outputs, ansi, tables);
   }
 
   /**

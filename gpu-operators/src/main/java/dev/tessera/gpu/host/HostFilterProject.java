@@ -1,6 +1,7 @@
 package dev.tessera.gpu.host;
 
 import dev.tessera.gpu.GpuStream;
+import dev.tessera.gpu.join.JoinTable;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.expr.HostInterpreter;
@@ -24,8 +25,12 @@ final class HostFilterProject implements FilterProjectKernel {
   }
 
   @Override
-  public ColumnBatch<DeviceColumn> run(Program program, ColumnBatch<DeviceColumn> input,
-      ArenaPool pool, GpuStream stream) {
+  public ColumnBatch<DeviceColumn> run(Program program, List<JoinTable> tables,
+      ColumnBatch<DeviceColumn> input, ArenaPool pool, GpuStream stream) {
+    if (!tables.isEmpty()) {
+      throw new UnsupportedOperationException("programs that probe join tables are not supported"
+        + " on this backend yet (issue 5)");
+    }
     long started = System.nanoTime();
     try {
       return evaluate(program, input, pool);

@@ -1,6 +1,7 @@
 package dev.tessera.gpu.host;
 
 import dev.tessera.gpu.GpuStream;
+import dev.tessera.gpu.join.JoinTable;
 import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.agg.HashAggregateKernel;
@@ -64,9 +65,10 @@ final class HostHashAggregate implements HashAggregateKernel {
 
     /** The reference: the program's output batch, materialised, then aggregated. */
     @Override
-    public void update(Program program, ColumnBatch<DeviceColumn> input) {
+    public void update(Program program, List<JoinTable> tables,
+        ColumnBatch<DeviceColumn> input) {
       try (ColumnBatch<DeviceColumn> projected =
-          new HostFilterProject().run(program, input, pool, null)) {
+          new HostFilterProject().run(program, tables, input, pool, null)) {
         update(projected);
       }
     }

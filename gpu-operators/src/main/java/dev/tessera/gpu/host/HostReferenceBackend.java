@@ -1,5 +1,6 @@
 package dev.tessera.gpu.host;
 
+import dev.tessera.gpu.join.HashJoinKernel;
 import dev.tessera.gpu.BackendKind;
 import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.PooledBackend;
@@ -64,6 +65,11 @@ public final class HostReferenceBackend extends PooledBackend {
   @Override
   public HashAggregateKernel hashAggregateKernel() {
     return new HostHashAggregate();
+  }
+
+  @Override
+  public HashJoinKernel hashJoinKernel() {
+    throw new UnsupportedOperationException("the host reference hash join is not built yet (issue 5)");
   }
 
   /** Off-heap chunks, over-allocated so the pool gets 256-byte aligned addresses. */

@@ -4,6 +4,8 @@ import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.join.JoinTable;
+import java.util.List;
 import dev.tessera.gpu.memory.ArenaPool;
 
 /**
@@ -19,8 +21,17 @@ public interface FilterProjectKernel {
    * @throws dev.tessera.gpu.expr.RowErrorException when a row the filter keeps (or the filter
    *     itself) raised an ANSI-mode error; it names the first such row
    */
-  ColumnBatch<DeviceColumn> run(Program program, ColumnBatch<DeviceColumn> input, ArenaPool pool,
-      GpuStream stream);
+  default ColumnBatch<DeviceColumn> run(Program program, ColumnBatch<DeviceColumn> input,
+      ArenaPool pool, GpuStream stream) {
+    return run(program, List.of(), input, pool, stream);
+  }
+
+  /**
+   * Runs {@code program}, which probes {@code tables} (in the order of {@link Program#tables()},
+   * with those shapes), as {@link #run(Program, ColumnBatch, ArenaPool, GpuStream)} does.
+   */
+  ColumnBatch<DeviceColumn> run(Program program, List<JoinTable> tables,
+      ColumnBatch<DeviceColumn> input, ArenaPool pool, GpuStream stream);
 
   /**
    * How long the last {@link #run}'s kernels took, in nanoseconds: measured with device events
