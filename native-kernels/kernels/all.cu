@@ -3,3 +3,4 @@
 #include "smoke.cu"
 #include "filter_project.cu"
 #include "hash_aggregate.cu"
+#include "hash_join.cu"

@@ -113,6 +113,7 @@ tessera_filter_project(const int* __restrict__ code, int instruction_count, int 
                        const long long* __restrict__ constants,
                        const unsigned char* __restrict__ strings,
                        const tessera::InputColumn* __restrict__ inputs,
+                       const tessera::JoinTableView* __restrict__ tables,
                        const tessera::filter_project::OutputColumn* __restrict__ outputs,
                        int output_count, int filter_register, int ansi, int rows,
                        tessera::filter_project::StatusHeader* status,
@@ -131,7 +132,8 @@ tessera_filter_project(const int* __restrict__ code, int instruction_count, int 
   const int num_tile_items = remaining < kTileItems ? static_cast<int>(remaining) : kTileItems;
   const long long last_tile = (static_cast<long long>(rows) - 1) / kTileItems;
 
-  const ProgramView program{code, instruction_count, constants, strings, inputs, ansi != 0};
+  const ProgramView program{code, instruction_count, constants, strings, inputs, ansi != 0,
+                            tables};
   Register regs[kItemsPerThread][kMaxRegisters];
   ResetRegisters<kItemsPerThread>(regs, register_count);
   RunProgram<kBlockThreads, kItemsPerThread>(program, regs, tile_offset, num_tile_items);

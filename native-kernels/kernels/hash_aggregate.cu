@@ -29,6 +29,7 @@
 // each group's length and byte address, for tessera_string_offsets and tessera_string_gather),
 // counts nulls, and reports overflow (ANSI) as the smallest (row << 8 | RowError code).
 #include "tessera/config.cuh"
+#include "tessera/hash.cuh"  // Mix, HashBytes
 #include "tessera/program.cuh"
 #include "tessera/scan.cuh"  // kWarpThreads, kFullWarpMask
 
@@ -118,15 +119,6 @@ __device__ __forceinline__ void WriteFixed(unsigned long long data, int type, lo
     case 4: reinterpret_cast<unsigned int*>(data)[row] = static_cast<unsigned int>(value); break;
     default: reinterpret_cast<long long*>(data)[row] = value; break;
   }
-}
-
-__device__ __forceinline__ unsigned long long Mix(unsigned long long x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
 }
 
 // Spark's order (SparkOrder): NaN largest and equal to NaN, -0.0 = 0.0. Returns <0, 0, >0.
@@ -253,20 +245,6 @@ __device__ __forceinline__ int LoadAcquire(const int* address) {
   int value;
   asm volatile("ld.acquire.gpu.s32 %0, [%1];" : "=r"(value) : "l"(address) : "memory");
   return value;
-}
-
-// The bytes of a string, 8 at a time into a word (addresses need not be aligned).
-__device__ __forceinline__ unsigned long long HashBytes(const unsigned char* bytes, int length) {
-  unsigned long long h = Mix(0x452821e638d01377ull + static_cast<unsigned long long>(length));
-  unsigned long long word = 0;
-  for (int i = 0; i < length; ++i) {
-    word |= static_cast<unsigned long long>(bytes[i]) << ((i & 7) * 8);
-    if ((i & 7) == 7) {
-      h = Mix(h ^ word);
-      word = 0;
-    }
-  }
-  return Mix(h ^ word);
 }
 
 __device__ __forceinline__ unsigned long long HashKeys(const Key* keys, int key_count,
@@ -692,7 +670,8 @@ extern "C" __global__ void __launch_bounds__(tessera::kBlockThreads)
 tessera_hash_aggregate_update(const int* __restrict__ code, int instruction_count,
                               int register_count, const long long* __restrict__ constants,
                               const unsigned char* __restrict__ strings,
-                              const tessera::InputColumn* __restrict__ inputs, int filter_register,
+                              const tessera::InputColumn* __restrict__ inputs,
+                       const tessera::JoinTableView* __restrict__ tables, int filter_register,
                               int program_ansi, int rows,
                               const unsigned long long* __restrict__ plan,
                               unsigned long long* first_error,
@@ -714,7 +693,8 @@ tessera_hash_aggregate_update(const int* __restrict__ code, int instruction_coun
   local.Reset(functions, function_count);
   __syncthreads();
 
-  const ProgramView program{code, instruction_count, constants, strings, inputs, program_ansi != 0};
+  const ProgramView program{code, instruction_count, constants, strings, inputs, program_ansi != 0,
+                            tables};
   Register regs[kItemsPerThread][kMaxRegisters];
   const long long tiles = (static_cast<long long>(rows) + kTileItems - 1) / kTileItems;
   for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {

@@ -13,6 +13,8 @@
 // immediates in their documented ranges, string operands holding strings.
 #pragma once
 
+#include "tessera/hash.cuh"  // PROBE hashes keys as hash_join.cu builds them
+
 namespace tessera {
 
 // ---- the shared numbering ---------------------------------------------------------------------
@@ -86,6 +88,8 @@ enum class Opcode : int {
   CONTAINS = 112,
   LENGTH = 113,
   IN_SET_INT = 120,
+  PROBE = 130,
+  LOAD_BUILD = 131,
 };
 
 // RowError.java is the source of truth: each number equals that RowError's code().
@@ -175,6 +179,27 @@ struct Register {
   unsigned char error;  // RowError code
 };
 
+// One join table as programs see it (hash_join.cu builds it; CudaHashJoin writes this descriptor,
+// 128 bytes, once per table into the table's memory, and ProgramPlan copies it into each plan).
+// Build row r's keys and payloads are row r of the table's own copies of the build columns. The
+// table is read-only while programs probe it (every task of an executor shares it).
+struct JoinTableView {
+  unsigned long long keys;          // const InputColumn[key_count]: the key columns
+  unsigned long long payloads;      // const InputColumn[payload_count]: the payload columns
+  unsigned long long slots;         // int32[slot_mask + 1]: a key's smallest build row, or -1
+  unsigned long long hashes;        // uint64[rows]: each build row's key hash (NULL keys: 0)
+  unsigned long long next;          // int32[rows]: the next larger build row of equal keys, or -1
+  unsigned long long group_sizes;   // int32[rows]: at a key's smallest row, its rows; else 0
+  long long slot_mask;              // slots - 1, a power of two minus one
+  long long rows;                   // build rows, NULL-key rows included
+  int key_count;
+  int payload_count;
+  long long reserved[7];
+};
+constexpr int kJoinTableViewBytes = 128;
+static_assert(sizeof(JoinTableView) == kJoinTableViewBytes, "CudaHashJoin.TABLE_VIEW_BYTES");
+constexpr int kNoBuildRow = -1;
+
 // What the interpreter reads besides the registers.
 struct ProgramView {
   const int* code;
@@ -183,6 +208,7 @@ struct ProgramView {
   const unsigned char* strings;  // the device copy of the string pool
   const InputColumn* inputs;
   bool ansi;
+  const JoinTableView* tables;  // Program.tables(), by index (null when it has none)
 };
 
 // ---- Java's integer arithmetic ------------------------------------------------------------------
@@ -702,6 +728,78 @@ __device__ __forceinline__ bool BinarySearchFound(const long long* constants, in
   return false;
 }
 
+// ---- join tables -------------------------------------------------------------------------------
+// A key value's hash: STRING columns by their bytes, every other key type by its 64-bit register
+// value (LoadColumn's canonical, sign-extended form), so that an INT key register matches a LONG
+// build column holding the same number.
+__device__ __forceinline__ unsigned long long JoinValueHash(const InputColumn& column,
+                                                            const Register& r) {
+  if (static_cast<TypeId>(column.type) == TypeId::STRING) {
+    return HashBytes(Bytes(r), r.length);
+  }
+  return static_cast<unsigned long long>(r.value);
+}
+
+// Whether non-NULL register r equals key column `column` at build row `row` (never NULL there:
+// rows with a NULL key are not in the slots).
+__device__ __forceinline__ bool JoinValueEquals(const InputColumn& column, long long row,
+                                                const Register& r) {
+  Register stored;
+  LoadColumn(column, row, stored);
+  if (static_cast<TypeId>(column.type) == TypeId::STRING) {
+    return stored.length == r.length && EqualBytes(Bytes(stored), Bytes(r), r.length);
+  }
+  return stored.value == r.value;
+}
+
+// The smallest build row whose keys equal the probe's key registers, or kNoBuildRow. KeyAt maps
+// a key number k to its register (by value); *error gets the first error among the key
+// registers and *any_null whether one is NULL (then there is no lookup: NULL never matches).
+// Shared by PROBE and hash_join.cu's expansion, so both find rows the same way.
+template <typename KeyAt>
+__device__ __forceinline__ int FindBuildRow(const JoinTableView& table, const KeyAt& key_at,
+                                            int* error, bool* any_null) {
+  const InputColumn* keys = reinterpret_cast<const InputColumn*>(table.keys);
+  *error = 0;
+  *any_null = false;
+  unsigned long long h = kKeyTupleSeed;
+  for (int k = 0; k < table.key_count; ++k) {
+    const Register r = key_at(k);
+    if (*error == 0) *error = r.error;
+    if (!r.valid) {
+      *any_null = true;
+    } else {
+      h = CombineKeyHash(h, JoinValueHash(keys[k], r), k);
+    }
+  }
+  if (*any_null) return kNoBuildRow;
+  const int* slots = reinterpret_cast<const int*>(table.slots);
+  const unsigned long long* hashes = reinterpret_cast<const unsigned long long*>(table.hashes);
+  const unsigned long long mask = static_cast<unsigned long long>(table.slot_mask);
+  // The build leaves at least half the slots empty, so this walk ends at an empty slot. The
+  // table was finished by earlier launches and is read-only now: plain (read-only cache) loads.
+  for (unsigned long long slot = h & mask;; slot = (slot + 1) & mask) {
+    const int row = __ldg(slots + slot);
+    if (row == kNoBuildRow) return kNoBuildRow;
+    if (__ldg(hashes + row) != h) continue;
+    bool equal = true;
+    for (int k = 0; k < table.key_count && equal; ++k) {
+      equal = JoinValueEquals(keys[k], row, key_at(k));
+    }
+    if (equal) return row;
+  }
+}
+
+// PROBE's keys: the registers named by constants[first .. first + key count).
+struct ProgramKeys {
+  const long long* constants;
+  int first;
+  const Register* regs;
+  __device__ __forceinline__ Register operator()(int k) const {
+    return regs[static_cast<int>(constants[first + k])];
+  }
+};
+
 // One instruction for one row: HostInterpreter.execute. regs is that row's register file.
 // Operands are copied out before dst is written, as the Java code reads them first.
 __device__ __forceinline__ void ExecuteInstruction(const ProgramView& program, Opcode op, int dst,
@@ -1079,6 +1177,35 @@ __device__ __forceinline__ void ExecuteInstruction(const ProgramView& program, O
       } else {
         SetNull(d, x.error);
       }
+      return;
+    }
+    case Opcode::PROBE: {
+      int error;
+      bool any_null;
+      const int row = FindBuildRow(program.tables[a], ProgramKeys{program.constants, b, regs},
+                                   &error, &any_null);
+      if (row == kNoBuildRow) {
+        SetNull(d, error);
+      } else {
+        Set(d, row, error);
+      }
+      return;
+    }
+    case Opcode::LOAD_BUILD: {
+      const Register row = regs[b];
+      if (!row.valid) {
+        SetNull(d, row.error);
+        return;
+      }
+      const JoinTableView& table = program.tables[a];
+      if (row.value < 0 || row.value >= table.rows) {
+        // ProgramChecks only lets PROBE results of this table reach b, so this is defensive: a
+        // row outside the table must not read outside its columns.
+        SetNull(d, row.error);
+        return;
+      }
+      LoadColumn(reinterpret_cast<const InputColumn*>(table.payloads)[c], row.value, d);
+      d.error = row.error;
       return;
     }
   }

@@ -90,17 +90,14 @@ final class CudaFilterProject implements FilterProjectKernel {
   @Override
   public ColumnBatch<DeviceColumn> run(Program program, List<JoinTable> tables,
       ColumnBatch<DeviceColumn> input, ArenaPool pool, GpuStream stream) {
-    if (!tables.isEmpty()) {
-      throw new UnsupportedOperationException("programs that probe join tables are not supported"
-        + " on this backend yet (issue 5)");
-    }
     CudaStream cuda = CudaBackend.cudaStream(stream);
     ProgramChecks.checkInputs(program, input);
     ProgramChecks.check(program);
+    ProgramChecks.checkTables(program, tables);
     if (input.rowCount() == 0) {
       return emptyResult(program, pool, cuda);
     }
-    return new Execution(program, input, pool, cuda).run();
+    return new Execution(program, tables, input, pool, cuda).run();
   }
 
   /** No rows: empty columns as HostFilterProject makes them, without a launch. */
@@ -142,6 +139,7 @@ final class CudaFilterProject implements FilterProjectKernel {
   /** One run over a non-empty batch; owns every buffer it allocates until it hands them over. */
   private final class Execution {
     private final Program program;
+    private final List<JoinTable> tables;
     private final ColumnBatch<DeviceColumn> input;
     private final ArenaPool pool;
     private final CudaStream stream;
@@ -158,9 +156,10 @@ final class CudaFilterProject implements FilterProjectKernel {
     /** Whether work may be queued on the stream that reads or writes our buffers. */
     private boolean queued;
 
-    Execution(Program program, ColumnBatch<DeviceColumn> input, ArenaPool pool,
-        CudaStream stream) {
+    Execution(Program program, List<JoinTable> tables, ColumnBatch<DeviceColumn> input,
+        ArenaPool pool, CudaStream stream) {
       this.program = program;
+      this.tables = tables;
       this.input = input;
       this.pool = pool;
       this.stream = stream;
@@ -211,7 +210,7 @@ final class CudaFilterProject implements FilterProjectKernel {
 
       // The plan: everything the kernel reads that the host writes.
       Sections plan = new Sections();
-      ProgramPlan programPlan = new ProgramPlan(plan, program, input);
+      ProgramPlan programPlan = new ProgramPlan(plan, program, input, tables);
       long outputsAt = plan.add((long) OUTPUT_COLUMN_BYTES * outputCount);
       // The work buffer: status and tile states (zeroed), then the string temporaries.
       Sections work = new Sections();

@@ -466,7 +466,8 @@ final class CudaHashAggregate implements HashAggregateKernel {
      * string is inserted once, so each constant counts once; otherwise each row may copy the
      * longest constant.
      */
-    private long heapBound(Program program, ColumnBatch<DeviceColumn> input) {
+    private long heapBound(Program program, List<JoinTable> tables,
+        ColumnBatch<DeviceColumn> input) {
       if (!stringKeys) {
         return 0;
       }
@@ -478,9 +479,25 @@ final class CudaHashAggregate implements HashAggregateKernel {
       }
       long constantBytes = keyCount == 1 ? stringConstantBytes(program)
           : Math.multiplyExact((long) input.rowCount(), longestStringConstant(program));
-      long perKey = Math.addExact(columnBytes, constantBytes);
+      long perKey = Math.addExact(Math.addExact(columnBytes, constantBytes),
+          joinPayloadBytes(tables, input.rowCount()));
       long keys = spec.keyTypes().stream().filter(ColumnType::isString).count();
       return Math.multiplyExact(perKey, keys);
+    }
+
+    /**
+     * Key bytes the batch may take from join tables' string payloads (LOAD_BUILD): with one key,
+     * each distinct payload string at most once (a group is inserted once); with several, a
+     * payload string per row, as long as the longest.
+     */
+    private long joinPayloadBytes(List<JoinTable> tables, long rows) {
+      long bytes = 0;
+      for (JoinTable table : tables) {
+        CudaJoinTable cuda = CudaJoinTable.of(table);
+        bytes = Math.addExact(bytes, keyCount == 1 ? cuda.stringPayloadBytes()
+            : Math.multiplyExact(rows, cuda.longestStringPayload()));
+      }
+      return bytes;
     }
 
     @Override
@@ -504,21 +521,18 @@ final class CudaHashAggregate implements HashAggregateKernel {
     public void update(Program program, List<JoinTable> tables,
         ColumnBatch<DeviceColumn> input) {
       checkOpen();
-      if (!tables.isEmpty()) {
-        throw new UnsupportedOperationException("programs that probe join tables are not supported"
-            + " on this backend yet (issue 5)");
-      }
       checkProgram(program, input);
       ProgramChecks.check(program);
+      ProgramChecks.checkTables(program, tables);
       int rows = input.rowCount();
       if (rows == 0) {
         return;
       }
       ensureCapacity(keyCount == 0 ? 1 : groupCount + rows);
       if (stringKeys) {
-        ensureHeap(heapBound(program, input));
+        ensureHeap(heapBound(program, tables, input));
       }
-      new Update(program, input).run();
+      new Update(program, tables, input).run();
       if (!directDecided) {
         directDecided = true;
         decideDirect();
@@ -637,12 +651,14 @@ final class CudaHashAggregate implements HashAggregateKernel {
     /** One launch of the fused update over one non-empty batch; owns its temporaries. */
     private final class Update {
       private final Program program;
+      private final List<JoinTable> tables;
       private final ColumnBatch<DeviceColumn> input;
       private final List<AutoCloseable> temporaries = new ArrayList<>();
       private boolean queued;
 
-      Update(Program program, ColumnBatch<DeviceColumn> input) {
+      Update(Program program, List<JoinTable> tables, ColumnBatch<DeviceColumn> input) {
         this.program = program;
+        this.tables = tables;
         this.input = input;
       }
 
@@ -665,7 +681,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
         Sections plan = new Sections();
         long stateAt = plan.add(planBytes());
         long registersAt = plan.add((long) Integer.BYTES * outputs.size());
-        ProgramPlan programPlan = new ProgramPlan(plan, program, input);
+        ProgramPlan programPlan = new ProgramPlan(plan, program, input, tables);
         // Status: first error, heap overflow flag.
         long statusBytes = 2L * Long.BYTES;
         DeviceBuffer planBuffer = temporary(DeviceBuffer.allocate(pool, plan.size()));

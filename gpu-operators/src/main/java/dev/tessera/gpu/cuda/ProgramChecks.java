@@ -6,6 +6,9 @@ import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.expr.Comparison;
 import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.join.JoinTable;
+import dev.tessera.gpu.join.JoinTableSchema;
+import java.util.List;
 
 /**
  * Checks a {@link Program} before the CUDA interpreter (native-kernels/include/tessera/program.cuh)
@@ -23,11 +26,31 @@ import dev.tessera.gpu.expr.Program;
  *   <li>a string operand or string output whose register may hold something other than a string
  *       (its value would be taken for an address), and a non-string operand, filter or output
  *       whose register may hold a string (its value would be an address, which differs between
- *       backends).
+ *       backends);
+ *   <li>join probes: PROBE's table number, key count and key registers (listed in the constants
+ *       pool, each of its key column's kind; float and boolean keys are refused, as the host
+ *       reference refuses them), and LOAD_BUILD's table number and payload column, with a build row that a
+ *       PROBE of the same table wrote (so the device never reads past the table's rows). The
+ *       tables given at run time must be CUDA tables of the program's schemas.
  * </ul>
  */
 final class ProgramChecks {
   private ProgramChecks() {}
+
+  /** The join tables a run is given: one CUDA table per Program.tables() entry, of its schema. */
+  static void checkTables(Program program, List<JoinTable> tables) {
+    if (tables.size() != program.tables().size()) {
+      throw new IllegalArgumentException("the program probes " + program.tables().size()
+          + " join tables, " + tables.size() + " were given");
+    }
+    for (int t = 0; t < tables.size(); t++) {
+      JoinTableSchema schema = CudaJoinTable.of(tables.get(t)).schema();
+      if (!schema.equals(program.tables().get(t))) {
+        throw new IllegalArgumentException("join table " + t + " is " + schema
+            + ", the program expects " + program.tables().get(t));
+      }
+    }
+  }
 
   /** The checks HostInterpreter makes, and equal row counts (the kernel reads every row). */
   static void checkInputs(Program program, ColumnBatch<DeviceColumn> input) {
@@ -80,6 +103,8 @@ final class ProgramChecks {
   private static final class Checker {
     private final Program program;
     private final Kind[] kinds;
+    /** Per register: the join table whose PROBE wrote it (MOVE keeps it), else -1. */
+    private final int[] probeOf;
     private int pc;
     private Opcode op;
 
@@ -87,6 +112,8 @@ final class ProgramChecks {
       this.program = program;
       this.kinds = new Kind[Math.max(0, program.registerCount())];
       java.util.Arrays.fill(kinds, Kind.UNWRITTEN);
+      this.probeOf = new int[kinds.length];
+      java.util.Arrays.fill(probeOf, -1);
     }
 
     void run() {
@@ -104,7 +131,10 @@ final class ProgramChecks {
         }
         int dst = code[at + 1];
         Kind result = instruction(code[at + 2], code[at + 3], code[at + 4]);
+        int probed = op == Opcode.PROBE ? code[at + 2]
+            : op == Opcode.MOVE ? probeOf[register(code[at + 2])] : -1;
         kinds[register(dst)] = result;
+        probeOf[dst] = probed;
       }
       op = null;
       if (program.hasFilter()) {
@@ -242,8 +272,56 @@ final class ProgramChecks {
           constantRange(b, c & IN_SET_COUNT_MASK);
           return Kind.NUMBER;
         }
+        case PROBE -> {
+          probeKeys(table(a), b, c);
+          return Kind.NUMBER;
+        }
+        case LOAD_BUILD -> {
+          JoinTableSchema schema = table(a);
+          number(b);
+          if (probeOf[b] != a) {
+            throw fail("reads build row register r" + b + ", which no PROBE of join table " + a
+                + " wrote");
+          }
+          if (c < 0 || c >= schema.payloadTypes().size()) {
+            throw fail("reads payload column " + c + " of join table " + a + "'s "
+                + schema.payloadTypes().size());
+          }
+          return schema.payloadTypes().get(c).isString() ? Kind.STRING : Kind.NUMBER;
+        }
       }
       throw fail("is not supported by the CUDA interpreter");
+    }
+
+    private JoinTableSchema table(int a) {
+      if (a < 0 || a >= program.tables().size()) {
+        throw fail("reads join table " + a + " of the program's " + program.tables().size());
+      }
+      return program.tables().get(a);
+    }
+
+    /** PROBE's key registers, constants[first .. first + count), against the table's keys. */
+    private void probeKeys(JoinTableSchema schema, int first, int count) {
+      List<ColumnType> keyTypes = schema.keyTypes();
+      if (count != keyTypes.size()) {
+        throw fail("gives " + count + " key registers for a table of " + keyTypes.size()
+            + " key columns");
+      }
+      constantRange(first, count);
+      for (int k = 0; k < count; k++) {
+        long r = program.constants()[first + k];
+        if (r < 0 || r >= kinds.length) {
+          throw fail("names key register " + r + ", outside the program's " + kinds.length
+              + " registers");
+        }
+        ColumnType type = keyTypes.get(k);
+        switch (type.id()) {
+          case FLOAT, DOUBLE, BOOLEAN -> throw fail("probes a " + type + " key: join keys are"
+              + " integral, date, timestamp, decimal or string");
+          case STRING -> string((int) r);
+          default -> number((int) r);
+        }
+      }
     }
 
     private int register(int r) {

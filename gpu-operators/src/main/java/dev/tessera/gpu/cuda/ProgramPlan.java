@@ -3,13 +3,18 @@ package dev.tessera.gpu.cuda;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.join.JoinTable;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
 
 /**
  * The sections of a kernel's plan buffer that hold a {@link Program} and the input columns it
  * reads (program.cuh's InputColumn), for every kernel that runs the interpreter: where they lie,
  * how they are written, and the kernel arguments that point at them, which such kernels take
- * first (code, instruction count, register count, constants, strings, inputs).
+ * first (code, instruction count, register count, constants, strings, inputs, tables). The tables
+ * section holds one program.cuh JoinTableView per entry of {@link Program#tables()}, copied from
+ * the join tables given at run time (PROBE and LOAD_BUILD index it by table number).
  */
 final class ProgramPlan {
   /** program.cuh struct InputColumn: data, validity, offsets (8 bytes each), type, reserved. */
@@ -25,15 +30,23 @@ final class ProgramPlan {
   private final long codeAt;
   private final long constantsAt;
   private final long stringsAt;
+  private final List<CudaJoinTable> tables;
+  private final long tablesAt;
 
-  /** Reserves the program's sections in {@code plan}. */
-  ProgramPlan(Sections plan, Program program, ColumnBatch<DeviceColumn> input) {
+  /** Reserves the program's sections in {@code plan}; {@code tables} as ProgramChecks accepted. */
+  ProgramPlan(Sections plan, Program program, ColumnBatch<DeviceColumn> input,
+      List<JoinTable> tables) {
     this.program = program;
     this.input = input;
+    this.tables = new ArrayList<>(tables.size());
+    for (JoinTable table : tables) {
+      this.tables.add(CudaJoinTable.of(table));
+    }
     inputsAt = plan.add((long) INPUT_COLUMN_BYTES * input.columns().size());
     codeAt = plan.add((long) Integer.BYTES * program.code().length);
     constantsAt = plan.add((long) Long.BYTES * program.constants().length);
     stringsAt = plan.add(program.strings().length);
+    tablesAt = plan.add((long) CudaJoinTable.TABLE_VIEW_BYTES * tables.size());
   }
 
   /** Writes the sections into the staging copy of the plan. */
@@ -56,6 +69,9 @@ final class ProgramPlan {
       host.setLong(constantsAt + (long) Long.BYTES * i, constants[i]);
     }
     host.setBytes(stringsAt, program.strings());
+    for (int t = 0; t < tables.size(); t++) {
+      tables.get(t).writeView(host, tablesAt + (long) CudaJoinTable.TABLE_VIEW_BYTES * t);
+    }
   }
 
   /** The leading kernel arguments, for the plan uploaded at {@code planAddress}. */
@@ -66,6 +82,7 @@ final class ProgramPlan {
         .i32(program.registerCount())
         .address(planAddress + constantsAt)
         .address(planAddress + stringsAt)
-        .address(planAddress + inputsAt);
+        .address(planAddress + inputsAt)
+        .address(tables.isEmpty() ? 0 : planAddress + tablesAt);
   }
 }

@@ -1,0 +1,41 @@
+// Hashing shared by the kernels that index keys: hash_aggregate.cu's group table and the join
+// tables that hash_join.cu builds and program.cuh's PROBE reads. Build and probe must hash a key
+// identically, so both go through these functions and nothing else.
+#pragma once
+
+namespace tessera {
+
+// splitmix64's finaliser: every input bit affects every output bit.
+__device__ __forceinline__ unsigned long long Mix(unsigned long long x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  return x;
+}
+
+// The bytes of a string, 8 at a time into a word (addresses need not be aligned).
+__device__ __forceinline__ unsigned long long HashBytes(const unsigned char* bytes, int length) {
+  unsigned long long h = Mix(0x452821e638d01377ull + static_cast<unsigned long long>(length));
+  unsigned long long word = 0;
+  for (int i = 0; i < length; ++i) {
+    word |= static_cast<unsigned long long>(bytes[i]) << ((i & 7) * 8);
+    if ((i & 7) == 7) {
+      h = Mix(h ^ word);
+      word = 0;
+    }
+  }
+  return Mix(h ^ word);
+}
+
+// Folds key column k's value hash into a running hash of a key tuple.
+__device__ __forceinline__ unsigned long long CombineKeyHash(unsigned long long h,
+                                                             unsigned long long value_hash,
+                                                             int k) {
+  return Mix(h ^ Mix(value_hash + static_cast<unsigned long long>(k)));
+}
+
+constexpr unsigned long long kKeyTupleSeed = 0x243f6a8885a308d3ull;
+
+}  // namespace tessera
