@@ -74,7 +74,7 @@ public final class CudaBackend extends PooledBackend {
 
   @Override
   public HashJoinKernel hashJoinKernel() {
-    throw new UnsupportedOperationException("the CUDA hash join is not built yet (issue 5)");
+    return new CudaHashJoin(this);
   }
 
   @Override

@@ -89,6 +89,13 @@ final class CudaJoinTable implements JoinTable {
     return viewAddress;
   }
 
+  /** The device address of the payload columns' InputColumns (JoinTableView.payloads). */
+  long payloadColumnsAddress() {
+    checkOpen();
+    return java.nio.ByteBuffer.wrap(view).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+        .getLong(VIEW_PAYLOADS);
+  }
+
   /** Copies the descriptor into a staging buffer (a plan's tables section). */
   void writeView(ArrowBuf host, long at) {
     checkOpen();

@@ -1,0 +1,404 @@
+package dev.tessera.gpu.cuda;
+
+import dev.tessera.gpu.GpuStream;
+import dev.tessera.gpu.column.ColumnBatch;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.column.DeviceColumn;
+import dev.tessera.gpu.column.Validity;
+import dev.tessera.gpu.join.HashJoinKernel;
+import dev.tessera.gpu.join.JoinTable;
+import dev.tessera.gpu.join.JoinTableSchema;
+import dev.tessera.gpu.memory.ArenaPool;
+import dev.tessera.gpu.memory.DeviceBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
+
+/**
+ * {@link HashJoinKernel} on CUDA: native-kernels/kernels/hash_join.cu. A table is built into
+ * memory of its own (the build batch may be closed afterwards), described by program.cuh's
+ * JoinTableView, which PROBE and LOAD_BUILD read inside the fused programs and
+ * {@link #expand} reads for the 1:N path. Produces what {@code HostHashJoin} produces.
+ *
+ * <p>Build: the build columns are copied; {@value #BUILD_HASH_KERNEL},
+ * {@value #BUILD_INSERT_KERNEL} and {@value #BUILD_HEADS_KERNEL} fill the slots with each
+ * distinct key's smallest build row and give each row its key's smallest row ("head"). The host
+ * then turns the heads into the chains of equal keys in ascending build-row order (one linear
+ * pass: rows arrive in order, so appending keeps the chain sorted) and the group sizes, and
+ * uploads them: the build happens once per broadcast, and the sequential pass is simple and
+ * obviously ordered, where a device sort per key would not be.
+ */
+final class CudaHashJoin implements HashJoinKernel {
+  static final String BUILD_HASH_KERNEL = "tessera_join_build_hash";
+  static final String BUILD_INSERT_KERNEL = "tessera_join_build_insert";
+  static final String BUILD_HEADS_KERNEL = "tessera_join_build_heads";
+  static final String LONGEST_STRING_KERNEL = "tessera_join_longest_string";
+  static final String EXPAND_COUNT_KERNEL = "tessera_join_expand_count";
+  static final String EXPAND_ROWS_KERNEL = "tessera_join_expand_rows";
+  static final String GATHER_KERNEL = "tessera_join_gather";
+
+  /**
+   * Build rows a table may hold: row numbers are int32 on the device and the slots (at least
+   * twice the rows, a power of two) must stay below 2^31.
+   */
+  static final int MAX_BUILD_ROWS = 1 << 29;
+  /** program.cuh kNoBuildRow: an empty slot, a NULL key's head, the end of a chain. */
+  private static final int NO_ROW = -1;
+  private static final byte ALL_ONES = (byte) 0xff;
+  private static final int INPUT_COLUMN_BYTES = ProgramPlan.INPUT_COLUMN_BYTES;
+
+  private final CudaDevice device;
+  private final BufferAllocator staging;
+
+  CudaHashJoin(CudaBackend backend) {
+    this.device = backend.device();
+    this.staging = backend.stagingAllocator();
+  }
+
+  // ---- build ----------------------------------------------------------------------------------
+
+  @Override
+  public JoinTable build(JoinTableSchema schema, ColumnBatch<DeviceColumn> build, ArenaPool pool,
+      GpuStream stream) {
+    checkBuild(schema, build);
+    return new Build(schema, build, pool, CudaBackend.cudaStream(stream)).run();
+  }
+
+  private static void checkBuild(JoinTableSchema schema, ColumnBatch<DeviceColumn> build) {
+    List<ColumnType> expected = new ArrayList<>(schema.keyTypes());
+    expected.addAll(schema.payloadTypes());
+    List<ColumnType> actual = build.columns().stream().map(DeviceColumn::type).toList();
+    if (!expected.equals(actual)) {
+      throw new IllegalArgumentException("the build batch has columns " + actual
+          + ", the join table schema says " + expected);
+    }
+    for (ColumnType type : schema.keyTypes()) {
+      checkKeyType(type);
+    }
+    for (int c = 0; c < build.columns().size(); c++) {
+      if (build.column(c).rowCount() != build.rowCount()) {
+        throw new IllegalArgumentException("build column " + c + " has "
+            + build.column(c).rowCount() + " rows, the batch " + build.rowCount());
+      }
+    }
+    if (build.rowCount() > MAX_BUILD_ROWS) {
+      throw new IllegalArgumentException("the CUDA hash join builds at most " + MAX_BUILD_ROWS
+          + " rows into one table, the build side has " + build.rowCount());
+    }
+  }
+
+  private static void checkKeyType(ColumnType type) {
+    switch (type.id()) {
+      case FLOAT, DOUBLE, BOOLEAN -> throw new IllegalArgumentException(type
+          + " is not a join key type: keys are integral, date, timestamp, decimal or string");
+      default -> { }
+    }
+  }
+
+  /** Slots for {@code rows} build rows: a power of two, at least twice the rows (and 2). */
+  static long slotCount(long rows) {
+    long slots = 2;
+    while (slots < 2 * rows) {
+      slots *= 2;
+    }
+    return slots;
+  }
+
+  /** One build; owns the table's buffers until the table takes them. */
+  private final class Build {
+    private final JoinTableSchema schema;
+    private final ColumnBatch<DeviceColumn> input;
+    private final ArenaPool pool;
+    private final CudaStream stream;
+    private final int rows;
+    private final List<DeviceBuffer> owned = new ArrayList<>();
+    private final List<AutoCloseable> temporaries = new ArrayList<>();
+    /** Per build column: the device address of its copied offsets (string columns), else 0. */
+    private final long[] copiedOffsets;
+    private boolean queued;
+
+    Build(JoinTableSchema schema, ColumnBatch<DeviceColumn> input, ArenaPool pool,
+        CudaStream stream) {
+      this.schema = schema;
+      this.input = input;
+      this.pool = pool;
+      this.stream = stream;
+      this.rows = input.rowCount();
+      this.copiedOffsets = new long[input.columns().size()];
+    }
+
+    JoinTable run() {
+      try {
+        JoinTable table = execute();
+        Closing.closeAll(temporaries, null);
+        return table;
+      } catch (RuntimeException | Error e) {
+        if (queued) {
+          try {
+            stream.synchronize();
+          } catch (RuntimeException suppressed) {
+            e.addSuppressed(suppressed);
+          }
+        }
+        temporaries.addAll(owned);
+        Closing.closeAll(temporaries, e);
+        throw e;
+      }
+    }
+
+    private DeviceBuffer own(long bytes) {
+      DeviceBuffer buffer = DeviceBuffer.allocate(pool, bytes);
+      owned.add(buffer);
+      return buffer;
+    }
+
+    private <T extends AutoCloseable> T temporary(T resource) {
+      temporaries.add(resource);
+      return resource;
+    }
+
+    private JoinTable execute() {
+      int columns = input.columns().size();
+      int keyCount = schema.keyTypes().size();
+      long slots = slotCount(rows);
+
+      // The descriptor: the view, then the InputColumns of the keys and of the payloads.
+      Sections layout = new Sections();
+      long viewAt = layout.add(CudaJoinTable.TABLE_VIEW_BYTES);
+      long columnsAt = layout.add((long) INPUT_COLUMN_BYTES * columns);
+      DeviceBuffer descriptor = own(layout.size());
+      DeviceBuffer slotBuffer = own(Integer.BYTES * slots);
+      DeviceBuffer hashes = own((long) Long.BYTES * rows);
+      DeviceBuffer next = own((long) Integer.BYTES * rows);
+      DeviceBuffer groupSizes = own((long) Integer.BYTES * rows);
+
+      // Work: key-null flags, slot per row, head per row, the duplicates flag and one longest
+      // string length per column.
+      Sections work = new Sections();
+      long flagsAt = work.add((long) Integer.BYTES * (1 + columns));
+      long keyNullAt = work.add(rows);
+      long slotOfAt = work.add((long) Integer.BYTES * rows);
+      long headsAt = work.add((long) Integer.BYTES * rows);
+      DeviceBuffer workBuffer = temporary(DeviceBuffer.allocate(pool, work.size()));
+      long workAddress = workBuffer.address();
+
+      // Staging: the descriptor up; flags and heads back; next and group sizes up.
+      Sections host = new Sections();
+      long hostDescriptorAt = host.add(layout.size());
+      long hostFlagsAt = host.add((long) Integer.BYTES * (1 + columns));
+      long hostHeadsAt = host.add((long) Integer.BYTES * rows);
+      long hostNextAt = host.add((long) Integer.BYTES * rows);
+      long hostSizesAt = host.add((long) Integer.BYTES * rows);
+      ArrowBuf staged = temporary(staging.buffer(Math.max(1, host.size())));
+
+      long descriptorAddress = descriptor.address();
+      long[] view = new long[CudaJoinTable.TABLE_VIEW_BYTES / Long.BYTES];
+      view[CudaJoinTable.VIEW_KEYS / Long.BYTES] = descriptorAddress + columnsAt;
+      view[CudaJoinTable.VIEW_PAYLOADS / Long.BYTES] =
+          descriptorAddress + columnsAt + (long) INPUT_COLUMN_BYTES * keyCount;
+      view[CudaJoinTable.VIEW_SLOTS / Long.BYTES] = slotBuffer.address();
+      view[CudaJoinTable.VIEW_HASHES / Long.BYTES] = hashes.address();
+      view[CudaJoinTable.VIEW_NEXT / Long.BYTES] = next.address();
+      view[CudaJoinTable.VIEW_GROUP_SIZES / Long.BYTES] = groupSizes.address();
+      view[CudaJoinTable.VIEW_SLOT_MASK / Long.BYTES] = slots - 1;
+      view[CudaJoinTable.VIEW_ROWS / Long.BYTES] = rows;
+      view[CudaJoinTable.VIEW_KEY_COUNT / Long.BYTES] =
+          (keyCount & 0xffffffffL) | ((long) (columns - keyCount) << 32);
+      for (int i = 0; i < view.length; i++) {
+        staged.setLong(hostDescriptorAt + (long) Long.BYTES * i, view[i]);
+      }
+      queued = true;
+      long[] stringBytes = new long[columns];
+      for (int c = 0; c < columns; c++) {
+        stringBytes[c] = copyColumn(c, staged,
+            hostDescriptorAt + columnsAt + (long) INPUT_COLUMN_BYTES * c);
+      }
+      stream.copyHostToDevice(staged.memoryAddress() + hostDescriptorAt, descriptorAddress,
+          layout.size());
+      stream.fill(slotBuffer.address(), slotBuffer.size(), ALL_ONES);
+      stream.fill(workAddress + flagsAt, (long) Integer.BYTES * (1 + columns), (byte) 0);
+
+      long viewAddress = descriptorAddress + viewAt;
+      KernelModule kernels = device.kernels();
+      if (rows > 0) {
+        LaunchShape grid = LaunchShape.tilesFor(rows);
+        kernels.launch(BUILD_HASH_KERNEL, grid, stream, new KernelArgs()
+            .address(viewAddress)
+            .address(workAddress + keyNullAt));
+        kernels.launch(BUILD_INSERT_KERNEL, grid, stream, new KernelArgs()
+            .address(viewAddress)
+            .address(workAddress + keyNullAt)
+            .address(workAddress + slotOfAt)
+            .address(workAddress + flagsAt));
+        kernels.launch(BUILD_HEADS_KERNEL, grid, stream, new KernelArgs()
+            .address(viewAddress)
+            .address(workAddress + slotOfAt)
+            .address(workAddress + headsAt));
+        for (int c = keyCount; c < columns; c++) {
+          if (input.column(c).type().isString()) {
+            kernels.launch(LONGEST_STRING_KERNEL, grid, stream, new KernelArgs()
+                .address(copiedOffsets[c])
+                .i64(rows)
+                .address(workAddress + flagsAt + (long) Integer.BYTES * (1 + c)));
+          }
+        }
+      }
+      stream.copyDeviceToHost(workAddress + flagsAt, staged.memoryAddress() + hostFlagsAt,
+          (long) Integer.BYTES * (1 + columns));
+      stream.copyDeviceToHost(workAddress + headsAt, staged.memoryAddress() + hostHeadsAt,
+          (long) Integer.BYTES * rows);
+      stream.synchronize();
+      queued = false;
+
+      boolean duplicates = staged.getInt(hostFlagsAt) != 0;
+      int[] heads = new int[rows];
+      for (int r = 0; r < rows; r++) {
+        heads[r] = staged.getInt(hostHeadsAt + (long) Integer.BYTES * r);
+      }
+      Chains chains = Chains.of(heads, duplicates);
+      for (int r = 0; r < rows; r++) {
+        staged.setInt(hostNextAt + (long) Integer.BYTES * r, chains.next[r]);
+        staged.setInt(hostSizesAt + (long) Integer.BYTES * r, chains.groupSizes[r]);
+      }
+      queued = true;
+      stream.copyHostToDevice(staged.memoryAddress() + hostNextAt, next.address(),
+          (long) Integer.BYTES * rows);
+      stream.copyHostToDevice(staged.memoryAddress() + hostSizesAt, groupSizes.address(),
+          (long) Integer.BYTES * rows);
+      stream.synchronize();
+      queued = false;
+
+      long payloadStringBytes = 0;
+      long longest = 0;
+      for (int c = keyCount; c < columns; c++) {
+        payloadStringBytes += stringBytes[c];
+        longest = Math.max(longest, staged.getInt(hostFlagsAt + (long) Integer.BYTES * (1 + c)));
+      }
+      byte[] viewBytes = new byte[CudaJoinTable.TABLE_VIEW_BYTES];
+      staged.getBytes(hostDescriptorAt + viewAt, viewBytes);
+      CudaJoinTable table = new CudaJoinTable(schema, rows, !duplicates, payloadStringBytes,
+          longest, viewBytes, viewAddress, owned);
+      owned.clear();
+      return table;
+    }
+
+    /**
+     * Copies build column {@code c} into the table's memory and writes its InputColumn at
+     * {@code at} of the staging buffer. Returns its data bytes when it is a string column, else 0.
+     */
+    private long copyColumn(int c, ArrowBuf staged, long at) {
+      DeviceColumn column = input.column(c);
+      long dataBytes = column.dataBytes();
+      DeviceBuffer data = own(dataBytes);
+      stream.copyDeviceToDevice(column.data().address(), data.address(), dataBytes);
+      long validityAddress = 0;
+      if (column.validity() != null) {
+        long bytes = Validity.bytesFor(rows);
+        DeviceBuffer validity = own(bytes);
+        stream.copyDeviceToDevice(column.validity().address(), validity.address(), bytes);
+        validityAddress = validity.address();
+      }
+      long offsetsAddress = 0;
+      if (column.type().isString()) {
+        long bytes = Integer.BYTES * (rows + 1L);
+        DeviceBuffer offsets = own(bytes);
+        stream.copyDeviceToDevice(column.offsets().address(), offsets.address(), bytes);
+        offsetsAddress = offsets.address();
+        copiedOffsets[c] = offsetsAddress;
+      }
+      staged.setLong(at, data.address());
+      staged.setLong(at + Long.BYTES, validityAddress);
+      staged.setLong(at + 2L * Long.BYTES, offsetsAddress);
+      staged.setInt(at + 3L * Long.BYTES, column.type().id().ordinal());
+      staged.setInt(at + 3L * Long.BYTES + Integer.BYTES, 0);
+      return column.type().isString() ? dataBytes : 0;
+    }
+  }
+
+  /**
+   * The chains of equal keys: next[r] = the next larger build row with row r's key (-1: none),
+   * groupSizes[h] = the rows of the key whose smallest row is h (0 for other rows). Checks what
+   * the kernels reported: a head is the smallest row of its key, and duplicates were flagged
+   * exactly when some key repeats.
+   */
+  record Chains(int[] next, int[] groupSizes) {
+    static Chains of(int[] heads, boolean duplicatesFlagged) {
+      int rows = heads.length;
+      int[] next = new int[rows];
+      int[] sizes = new int[rows];
+      int[] last = new int[rows]; // per head: the chain's current last row
+      Arrays.fill(next, NO_ROW);
+      boolean duplicates = false;
+      for (int r = 0; r < rows; r++) {
+        int h = heads[r];
+        if (h == NO_ROW) {
+          continue;
+        }
+        if (h < 0 || h > r || (h < r && sizes[h] == 0) || (h == r && sizes[h] != 0)) {
+          throw new IllegalStateException(BUILD_HEADS_KERNEL + " gave build row " + r
+              + " the head " + h + ", which is not the smallest row of its key: a kernel bug");
+        }
+        if (h != r) {
+          next[last[h]] = r;
+          duplicates = true;
+        }
+        last[h] = r;
+        sizes[h]++;
+      }
+      if (duplicates != duplicatesFlagged) {
+        throw new IllegalStateException(BUILD_INSERT_KERNEL + " reported duplicates="
+            + duplicatesFlagged + " but the heads say " + duplicates + ": a kernel bug");
+      }
+      return new Chains(next, sizes);
+    }
+  }
+
+  // ---- expand ---------------------------------------------------------------------------------
+
+  @Override
+  public List<ColumnBatch<DeviceColumn>> expand(JoinTable table, ColumnBatch<DeviceColumn> probe,
+      int[] probeKeys, boolean leftOuter, int maxRowsPerBatch, ArenaPool pool, GpuStream stream) {
+    if (maxRowsPerBatch < 1) {
+      throw new IllegalArgumentException("maxRowsPerBatch must be positive: " + maxRowsPerBatch);
+    }
+    CudaJoinTable cuda = CudaJoinTable.of(table);
+    checkProbeKeys(cuda.schema(), probe, probeKeys);
+    if (maxRowsPerBatch > CudaJoinExpand.MAX_ROWS_PER_BATCH) {
+      throw new IllegalArgumentException("maxRowsPerBatch " + maxRowsPerBatch + " is above the"
+          + " CUDA expand's limit of " + CudaJoinExpand.MAX_ROWS_PER_BATCH + " rows a batch");
+    }
+    if (probe.rowCount() == 0) {
+      return List.of();
+    }
+    return new CudaJoinExpand(device, staging, cuda, probe, probeKeys, leftOuter, maxRowsPerBatch,
+        pool, CudaBackend.cudaStream(stream)).run();
+  }
+
+  private static void checkProbeKeys(JoinTableSchema schema, ColumnBatch<DeviceColumn> probe,
+      int[] probeKeys) {
+    if (probeKeys.length != schema.keyTypes().size()) {
+      throw new IllegalArgumentException("the table has " + schema.keyTypes().size()
+          + " key columns, the probe names " + Arrays.toString(probeKeys));
+    }
+    for (int k = 0; k < probeKeys.length; k++) {
+      if (probeKeys[k] < 0 || probeKeys[k] >= probe.columns().size()) {
+        throw new IllegalArgumentException("probe key " + k + " is column " + probeKeys[k]
+            + " of a batch of " + probe.columns().size());
+      }
+      ColumnType probeType = probe.column(probeKeys[k]).type();
+      if (probeType.isString() != schema.keyTypes().get(k).isString()) {
+        throw new IllegalArgumentException("probe key column " + probeKeys[k] + " is "
+            + probeType + ", the table's key " + k + " is " + schema.keyTypes().get(k));
+      }
+      checkKeyType(probeType);
+    }
+    for (int c = 0; c < probe.columns().size(); c++) {
+      if (probe.column(c).rowCount() != probe.rowCount()) {
+        throw new IllegalArgumentException("probe column " + c + " has "
+            + probe.column(c).rowCount() + " rows, the batch " + probe.rowCount());
+      }
+    }
+  }
+}
