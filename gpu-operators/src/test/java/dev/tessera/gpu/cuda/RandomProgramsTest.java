@@ -76,7 +76,10 @@ class RandomProgramsTest {
       assertEquals(0, host.deviceMemory().bytesInUse(), "device memory leaked");
       assertEquals(0, host.stagingAllocator().getAllocatedMemory(), "staging leaked");
     }
-    assertEquals(EnumSet.allOf(Opcode.class), seen, "opcodes the generator never emitted");
+    // The generator makes programs without join tables; PROBE and LOAD_BUILD need tables and are
+    // covered by the join tests (CudaHashJoinDifferentialTest, ProgramChecksJoinTest).
+    Set<Opcode> expected = EnumSet.complementOf(EnumSet.of(Opcode.PROBE, Opcode.LOAD_BUILD));
+    assertEquals(expected, seen, "opcodes the generator never emitted");
     assertTrue(errors > PROGRAMS / 20 && results > PROGRAMS / 2,
         errors + " programs raised errors, " + results + " did not");
     assertTrue(filtered > PROGRAMS / 2 && filtered < PROGRAMS, filtered + " had filters");
