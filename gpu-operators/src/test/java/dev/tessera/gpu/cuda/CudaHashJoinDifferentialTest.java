@@ -1,0 +1,475 @@
+package dev.tessera.gpu.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tessera.gpu.Backend;
+import dev.tessera.gpu.BackendKind;
+import dev.tessera.gpu.Backends;
+import dev.tessera.gpu.GpuStream;
+import dev.tessera.gpu.RuntimeOptions;
+import dev.tessera.gpu.agg.AggregateFunction;
+import dev.tessera.gpu.agg.AggregateFunction.Kind;
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.agg.HashAggregateKernel;
+import dev.tessera.gpu.column.ColumnBatch;
+import dev.tessera.gpu.column.ColumnTransfer;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.column.DeviceColumn;
+import dev.tessera.gpu.column.HostColumn;
+import dev.tessera.gpu.column.TestColumns;
+import dev.tessera.gpu.expr.Opcode;
+import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.expr.ProgramBuilder;
+import dev.tessera.gpu.join.JoinTable;
+import dev.tessera.gpu.join.JoinTableSchema;
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Random;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The CUDA hash join against the host reference (HostHashJoin, the host interpreter's PROBE and
+ * LOAD_BUILD) on random data: every key type, multi-column keys, NULL keys, repeated keys, empty
+ * build and probe sides, semi / anti / outer probes as fused programs, a star join probing three
+ * tables then aggregating, and 1:N expansions split across batches. Keys are drawn from small
+ * domains so that probes hit, miss and repeat. Device memory must be back in the pools after
+ * every test.
+ */
+@RequiresCuda
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class CudaHashJoinDifferentialTest {
+  private static final long GiB = 1L << 30;
+
+  private Backend cuda;
+  private Backend host;
+  private GpuStream cudaStream;
+  private GpuStream hostStream;
+
+  @BeforeAll
+  void open() {
+    cuda = Backends.open(BackendKind.CUDA,
+        RuntimeOptions.defaults().withDeviceMemoryCap(4 * GiB).withPinnedMemoryCap(2 * GiB));
+    cudaStream = cuda.newStream();
+    host = Backends.open(BackendKind.HOST_REFERENCE, RuntimeOptions.defaults());
+    hostStream = host.newStream();
+  }
+
+  @AfterEach
+  void poolsAreEmpty() {
+    assertEquals(0, cuda.deviceMemory().bytesInUse(), "CUDA device memory leaked");
+    assertEquals(0, cuda.stagingAllocator().getAllocatedMemory(), "CUDA staging leaked");
+    assertEquals(0, host.deviceMemory().bytesInUse(), "host device memory leaked");
+  }
+
+  @AfterAll
+  void close() {
+    cudaStream.close();
+    cuda.close();
+    hostStream.close();
+    host.close();
+  }
+
+  // ---- data ---------------------------------------------------------------------------------
+
+  /** A key of {@code type} from a domain of {@code domain} values (null: SQL NULL). */
+  private static Object key(ColumnType type, int v) {
+    return switch (type.id()) {
+      case BYTE -> (byte) v;
+      case SHORT -> (short) (v * 7 - 300);
+      case INT -> v * 1_000_003 - 5;
+      case LONG -> (v % 2 == 0 ? 1L : -1L) * (v * 0x1_0000_0001L);
+      case DATE -> v - 50;
+      case TIMESTAMP -> v * 86_400_000_000L;
+      case DECIMAL -> BigDecimal.valueOf(v * 101L - 7, type.scale());
+      case STRING -> v % 5 == 0 ? "" : "k" + v + (v % 3 == 0 ? "-grüße" : "");
+      default -> throw new IllegalArgumentException(type.toString());
+    };
+  }
+
+  private static List<Object> keys(ColumnType type, int rows, int domain, double nulls,
+      Random random) {
+    List<Object> out = new ArrayList<>(rows);
+    for (int i = 0; i < rows; i++) {
+      out.add(random.nextDouble() < nulls ? null : key(type, random.nextInt(domain)));
+    }
+    return out;
+  }
+
+  /** Build keys 0 .. rows - 1 of the domain, each once: a table with unique keys. */
+  private static List<Object> uniqueKeys(ColumnType type, int rows) {
+    List<Object> out = new ArrayList<>(rows);
+    for (int i = 0; i < rows; i++) {
+      out.add(key(type, i));
+    }
+    return out;
+  }
+
+  private static ColumnType parse(String name) {
+    return switch (name) {
+      case "BYTE" -> ColumnType.BYTE;
+      case "SHORT" -> ColumnType.SHORT;
+      case "INT" -> ColumnType.INT;
+      case "LONG" -> ColumnType.LONG;
+      case "DATE" -> ColumnType.DATE;
+      case "TIMESTAMP" -> ColumnType.TIMESTAMP;
+      case "DECIMAL" -> ColumnType.decimal(12, 2);
+      case "STRING" -> ColumnType.STRING;
+      default -> throw new IllegalArgumentException(name);
+    };
+  }
+
+  // ---- both backends --------------------------------------------------------------------------
+
+  /** One backend's device batch of Java values; the caller closes it. */
+  private static ColumnBatch<DeviceColumn> device(Backend backend, GpuStream stream,
+      List<ColumnType> types, List<List<Object>> columns, int rows) {
+    List<HostColumn> hostColumns = new ArrayList<>();
+    for (int c = 0; c < types.size(); c++) {
+      hostColumns.add(TestColumns.build(types.get(c), columns.get(c),
+          backend.stagingAllocator()));
+    }
+    try (ColumnBatch<HostColumn> h = new ColumnBatch<>(hostColumns, rows)) {
+      ColumnBatch<DeviceColumn> d = ColumnTransfer.toDeviceAsync(h, backend.deviceMemory(), stream);
+      stream.synchronize();
+      return d;
+    }
+  }
+
+  private static List<List<Object>> rows(Backend backend, GpuStream stream,
+      ColumnBatch<DeviceColumn> batch) {
+    try (ColumnBatch<HostColumn> back =
+        ColumnTransfer.toHost(batch, backend.stagingAllocator(), stream)) {
+      List<List<Object>> rows = new ArrayList<>();
+      for (int r = 0; r < back.rowCount(); r++) {
+        rows.add(new ArrayList<>());
+      }
+      for (HostColumn c : back.columns()) {
+        List<Object> values = TestColumns.values(c.type(), c);
+        for (int r = 0; r < back.rowCount(); r++) {
+          rows.get(r).add(values.get(r));
+        }
+      }
+      return rows;
+    }
+  }
+
+  /** The same work on one backend: tables built from their columns, then {@code work}. */
+  private record Side(Backend backend, GpuStream stream) {}
+
+  private interface Work<T> {
+    T run(Side side, List<JoinTable> tables);
+  }
+
+  private record TableData(JoinTableSchema schema, List<List<Object>> columns, int rows) {}
+
+  private <T> T on(Side side, List<TableData> tables, Work<T> work) {
+    List<JoinTable> built = new ArrayList<>();
+    try {
+      for (TableData t : tables) {
+        List<ColumnType> types = new ArrayList<>(t.schema().keyTypes());
+        types.addAll(t.schema().payloadTypes());
+        try (ColumnBatch<DeviceColumn> build =
+            device(side.backend(), side.stream(), types, t.columns(), t.rows())) {
+          built.add(side.backend().hashJoinKernel().build(t.schema(), build,
+              side.backend().deviceMemory(), side.stream()));
+        }
+      }
+      return work.run(side, built);
+    } finally {
+      built.forEach(JoinTable::close);
+    }
+  }
+
+  private <T> void same(List<TableData> tables, Work<T> work) {
+    T expected = on(new Side(host, hostStream), tables, work);
+    T actual = on(new Side(cuda, cudaStream), tables, work);
+    assertEquals(expected, actual);
+  }
+
+  /** expand's batches as row lists (batch boundaries included in the comparison). */
+  private Work<List<List<List<Object>>>> expand(List<ColumnType> probeTypes,
+      List<List<Object>> probeColumns, int probeRows, int[] probeKeys, boolean leftOuter,
+      int maxRows) {
+    return (side, tables) -> {
+      try (ColumnBatch<DeviceColumn> probe =
+          device(side.backend(), side.stream(), probeTypes, probeColumns, probeRows)) {
+        List<ColumnBatch<DeviceColumn>> out = side.backend().hashJoinKernel().expand(
+            tables.get(0), probe, probeKeys, leftOuter, maxRows, side.backend().deviceMemory(),
+            side.stream());
+        List<List<List<Object>>> batches = new ArrayList<>();
+        for (ColumnBatch<DeviceColumn> batch : out) {
+          assertTrue(batch.rowCount() <= maxRows && batch.rowCount() > 0, "batch size");
+          batches.add(rows(side.backend(), side.stream(), batch));
+          batch.close();
+        }
+        return batches;
+      }
+    };
+  }
+
+  // ---- 1:N expand -----------------------------------------------------------------------------
+
+  @ParameterizedTest
+  @ValueSource(strings = {"BYTE", "SHORT", "INT", "LONG", "DATE", "TIMESTAMP", "DECIMAL",
+      "STRING"})
+  void expandMatchesTheHostForEveryKeyType(String name) {
+    ColumnType type = parse(name);
+    Random random = new Random(name.hashCode());
+    int buildRows = 3_000;
+    int probeRows = 20_000;
+    int domain = name.equals("BYTE") ? 200 : 2_500;
+    TableData table = new TableData(
+        new JoinTableSchema(List.of(type), List.of(ColumnType.LONG, ColumnType.STRING)),
+        List.of(keys(type, buildRows, domain, 0.05, random),
+            TestColumns.random(ColumnType.LONG, buildRows, 0.1, 1),
+            TestColumns.random(ColumnType.STRING, buildRows, 0.1, 2)),
+        buildRows);
+    List<ColumnType> probeTypes = List.of(ColumnType.INT, type, ColumnType.STRING);
+    List<List<Object>> probe = List.of(TestColumns.random(ColumnType.INT, probeRows, 0.1, 3),
+        keys(type, probeRows, domain, 0.05, random),
+        TestColumns.random(ColumnType.STRING, probeRows, 0.2, 4));
+    for (boolean outer : new boolean[] {false, true}) {
+      for (int maxRows : new int[] {1 << 20, 4_099, 1}) {
+        if (maxRows == 1 && !name.equals("INT")) {
+          continue; // one row a batch: once is enough (it makes tens of thousands of batches)
+        }
+        same(List.of(table), expand(probeTypes, probe, probeRows, new int[] {1}, outer, maxRows));
+      }
+    }
+    same(List.of(table), (side, tables) -> tables.get(0).uniqueKeys());
+  }
+
+  @Test
+  void heavilyRepeatedKeysExpandInBuildRowOrderAcrossBatches() {
+    // 5,000 build rows over 3 keys: each match expands ~1,700 rows, over many batches.
+    Random random = new Random(7);
+    int buildRows = 5_000;
+    TableData table = new TableData(
+        new JoinTableSchema(List.of(ColumnType.INT), List.of(ColumnType.INT)),
+        List.of(keys(ColumnType.INT, buildRows, 3, 0.01, random), sequence(buildRows)),
+        buildRows);
+    List<List<Object>> probe = List.of(keys(ColumnType.INT, 300, 4, 0.1, random));
+    same(List.of(table), expand(List.of(ColumnType.INT), probe, 300, new int[] {0}, true,
+        10_000));
+  }
+
+  @Test
+  void multiColumnKeysAndEmptySides() {
+    Random random = new Random(11);
+    int buildRows = 4_000;
+    JoinTableSchema schema = new JoinTableSchema(List.of(ColumnType.INT, ColumnType.STRING),
+        List.of(ColumnType.decimal(18, 4)));
+    TableData table = new TableData(schema,
+        List.of(keys(ColumnType.INT, buildRows, 40, 0.03, random),
+            keys(ColumnType.STRING, buildRows, 40, 0.03, random),
+            TestColumns.random(ColumnType.decimal(18, 4), buildRows, 0.1, 5)),
+        buildRows);
+    int probeRows = 10_000;
+    List<ColumnType> probeTypes = List.of(ColumnType.STRING, ColumnType.INT);
+    List<List<Object>> probe = List.of(keys(ColumnType.STRING, probeRows, 45, 0.03, random),
+        keys(ColumnType.INT, probeRows, 45, 0.03, random));
+    same(List.of(table), expand(probeTypes, probe, probeRows, new int[] {1, 0}, true, 3_000));
+    same(List.of(table), expand(probeTypes, List.of(List.of(), List.of()), 0, new int[] {1, 0},
+        true, 3_000));
+    TableData empty = new TableData(schema, List.of(List.of(), List.of(), List.of()), 0);
+    same(List.of(empty), expand(probeTypes, probe, probeRows, new int[] {1, 0}, false, 3_000));
+    same(List.of(empty), expand(probeTypes, probe, probeRows, new int[] {1, 0}, true, 3_000));
+    same(List.of(empty), (side, tables) -> tables.get(0).uniqueKeys());
+  }
+
+  private static List<Object> sequence(int rows) {
+    List<Object> out = new ArrayList<>(rows);
+    for (int i = 0; i < rows; i++) {
+      out.add(i);
+    }
+    return out;
+  }
+
+  // ---- the fused probe ------------------------------------------------------------------------
+
+  /** filter/project of {@code program} over the probe batch, as rows. */
+  private Work<List<List<Object>>> filterProject(Program program, List<List<Object>> columns,
+      int rows) {
+    return (side, tables) -> {
+      try (ColumnBatch<DeviceColumn> input =
+              device(side.backend(), side.stream(), program.inputTypes(), columns, rows);
+          ColumnBatch<DeviceColumn> out = side.backend().filterProjectKernel().run(program,
+              tables, input, side.backend().deviceMemory(), side.stream())) {
+        return rows(side.backend(), side.stream(), out);
+      }
+    };
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"INT", "LONG", "DATE", "DECIMAL", "STRING"})
+  void semiAntiAndOuterProbesMatchTheHost(String name) {
+    ColumnType type = parse(name);
+    Random random = new Random(name.hashCode() + 1);
+    int buildRows = 1_000;
+    JoinTableSchema schema = new JoinTableSchema(List.of(type),
+        List.of(ColumnType.STRING, ColumnType.LONG));
+    List<Object> buildKeys = uniqueKeys(type, buildRows);
+    buildKeys.set(17, null); // a NULL key is kept but never matches
+    TableData table = new TableData(schema, List.of(buildKeys,
+        TestColumns.random(ColumnType.STRING, buildRows, 0.1, 6),
+        TestColumns.random(ColumnType.LONG, buildRows, 0.1, 7)), buildRows);
+    int probeRows = 30_000;
+    List<List<Object>> probe = List.of(keys(type, probeRows, 1_500, 0.05, random),
+        TestColumns.random(ColumnType.INT, probeRows, 0.1, 8));
+    for (String join : List.of("semi", "anti", "outer", "inner")) {
+      same(List.of(table), filterProject(probeProgram(type, schema, join), probe, probeRows));
+    }
+    same(List.of(table), (side, tables) -> tables.get(0).uniqueKeys());
+  }
+
+  /** Probes table 0 by input column 0; semi/anti filter on a match, outer/inner load payloads. */
+  private static Program probeProgram(ColumnType keyType, JoinTableSchema schema, String join) {
+    ProgramBuilder b = new ProgramBuilder(List.of(keyType, ColumnType.INT), false);
+    int t = b.table(schema);
+    int key = b.loadColumn(0);
+    int other = b.loadColumn(1);
+    int row = b.emitNew(Opcode.PROBE, t, b.constant(key), 1);
+    List<Program.Output> outputs = new ArrayList<>(List.of(
+        new Program.Output(key, keyType), new Program.Output(other, ColumnType.INT)));
+    int filter = -1;
+    switch (join) {
+      case "semi" -> filter = b.emitNew(Opcode.IS_NOT_NULL, row, 0, 0);
+      case "anti" -> filter = b.emitNew(Opcode.IS_NULL, row, 0, 0);
+      default -> {
+        int s = b.emitNew(Opcode.LOAD_BUILD, t, row, 0);
+        int l = b.emitNew(Opcode.LOAD_BUILD, t, row, 1);
+        outputs.add(new Program.Output(s, ColumnType.STRING));
+        outputs.add(new Program.Output(l, ColumnType.LONG));
+        if (join.equals("inner")) {
+          filter = b.emitNew(Opcode.IS_NOT_NULL, row, 0, 0);
+        }
+      }
+    }
+    return b.build(filter, outputs);
+  }
+
+  // ---- a star join, fused with the aggregate ------------------------------------------------
+
+  @Test
+  void starJoinProbingThreeTablesThenAggregatingMatchesTheHost() {
+    // SSB-like: a fact (date key, customer key, part key, revenue) probes three dimensions and
+    // groups by (year from the date dimension, customer nation string) summing revenue.
+    Random random = new Random(21);
+    JoinTableSchema dates = new JoinTableSchema(List.of(ColumnType.INT), List.of(ColumnType.INT));
+    JoinTableSchema customers = new JoinTableSchema(List.of(ColumnType.INT),
+        List.of(ColumnType.STRING));
+    JoinTableSchema parts = new JoinTableSchema(List.of(ColumnType.LONG),
+        List.of(ColumnType.STRING));
+    int dateRows = 2_556;
+    int customerRows = 3_000;
+    int partRows = 2_000;
+    List<Object> years = new ArrayList<>();
+    for (int d = 0; d < dateRows; d++) {
+      years.add(1992 + d / 365);
+    }
+    List<Object> nations = new ArrayList<>();
+    for (int c = 0; c < customerRows; c++) {
+      nations.add("NATION" + (c % 25));
+    }
+    List<Object> brands = new ArrayList<>();
+    for (int p = 0; p < partRows; p++) {
+      brands.add("MFGR#" + (p % 40 == 0 ? "12" : Integer.toString(p % 40)));
+    }
+    List<TableData> tables = List.of(
+        new TableData(dates, List.of(sequenceFrom(19920101, dateRows), years), dateRows),
+        new TableData(customers, List.of(sequence(customerRows), nations), customerRows),
+        new TableData(parts, List.of(longs(partRows), brands), partRows));
+
+    int factRows = 200_000;
+    List<Object> factDate = new ArrayList<>();
+    List<Object> factCustomer = new ArrayList<>();
+    List<Object> factPart = new ArrayList<>();
+    for (int i = 0; i < factRows; i++) {
+      factDate.add(19920101 + random.nextInt(dateRows + 100)); // some miss
+      factCustomer.add(random.nextDouble() < 0.02 ? null : random.nextInt(customerRows));
+      factPart.add((long) random.nextInt(partRows + 50));
+    }
+    List<List<Object>> fact = List.of(factDate, factCustomer, factPart,
+        TestColumns.random(ColumnType.LONG, factRows, 0.05, 9).stream()
+            .map(v -> v == null ? null : (Object) (((Long) v) % 1_000_000)).toList());
+
+    ProgramBuilder b = new ProgramBuilder(List.of(ColumnType.INT, ColumnType.INT,
+        ColumnType.LONG, ColumnType.LONG), false);
+    int td = b.table(dates);
+    int tc = b.table(customers);
+    int tp = b.table(parts);
+    int dateRow = b.emitNew(Opcode.PROBE, td, b.constant(b.loadColumn(0)), 1);
+    int customerRow = b.emitNew(Opcode.PROBE, tc, b.constant(b.loadColumn(1)), 1);
+    int partRow = b.emitNew(Opcode.PROBE, tp, b.constant(b.loadColumn(2)), 1);
+    int revenue = b.loadColumn(3);
+    int year = b.emitNew(Opcode.LOAD_BUILD, td, dateRow, 0);
+    int nation = b.emitNew(Opcode.LOAD_BUILD, tc, customerRow, 0);
+    int brand = b.emitNew(Opcode.LOAD_BUILD, tp, partRow, 0);
+    int prefix = b.loadString("MFGR#1".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    int brandOk = b.emitNew(Opcode.STARTS_WITH, brand, prefix, 0);
+    int joined = b.emitNew(Opcode.AND, b.emitNew(Opcode.IS_NOT_NULL, dateRow, 0, 0),
+        b.emitNew(Opcode.IS_NOT_NULL, customerRow, 0, 0), 0);
+    int filter = b.emitNew(Opcode.AND, joined, brandOk, 0);
+    Program program = b.build(filter, List.of(new Program.Output(year, ColumnType.INT),
+        new Program.Output(nation, ColumnType.STRING),
+        new Program.Output(revenue, ColumnType.LONG)));
+    AggregateSpec spec = new AggregateSpec(
+        List.of(ColumnType.INT, ColumnType.STRING, ColumnType.LONG), 2,
+        List.of(new AggregateFunction(Kind.SUM_INT, 2, ColumnType.LONG),
+            new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG)), false);
+
+    Work<List<List<Object>>> starJoin = (side, built) -> {
+      HashAggregateKernel kernel = side.backend().hashAggregateKernel();
+      try (HashAggregateKernel.Aggregation agg =
+          kernel.open(spec, side.backend().deviceMemory(), side.stream())) {
+        int batch = 70_000; // several batches into one aggregation
+        for (int from = 0; from < factRows; from += batch) {
+          int to = Math.min(factRows, from + batch);
+          List<List<Object>> slice = new ArrayList<>();
+          for (List<Object> column : fact) {
+            slice.add(column.subList(from, to));
+          }
+          try (ColumnBatch<DeviceColumn> input = device(side.backend(), side.stream(),
+              program.inputTypes(), slice, to - from)) {
+            agg.update(program, built, input);
+          }
+        }
+        try (ColumnBatch<DeviceColumn> out = agg.finish()) {
+          List<List<Object>> rows = new ArrayList<>(rows(side.backend(), side.stream(), out));
+          rows.sort(Comparator.comparing((Function<List<Object>, String>) Object::toString));
+          return rows;
+        }
+      }
+    };
+    same(tables, starJoin);
+    List<List<Object>> groups = on(new Side(cuda, cudaStream), tables, starJoin);
+    assertFalse(groups.isEmpty(), "the star join keeps some rows");
+  }
+
+  private static List<Object> sequenceFrom(int first, int rows) {
+    List<Object> out = new ArrayList<>(rows);
+    for (int i = 0; i < rows; i++) {
+      out.add(first + i);
+    }
+    return out;
+  }
+
+  private static List<Object> longs(int rows) {
+    List<Object> out = new ArrayList<>(rows);
+    for (int i = 0; i < rows; i++) {
+      out.add((long) i);
+    }
+    return out;
+  }
+}
