@@ -365,15 +365,14 @@ final class CudaHashJoin implements HashJoinKernel {
     }
     CudaJoinTable cuda = CudaJoinTable.of(table);
     checkProbeKeys(cuda.schema(), probe, probeKeys);
-    if (maxRowsPerBatch > CudaJoinExpand.MAX_ROWS_PER_BATCH) {
-      throw new IllegalArgumentException("maxRowsPerBatch " + maxRowsPerBatch + " is above the"
-          + " CUDA expand's limit of " + CudaJoinExpand.MAX_ROWS_PER_BATCH + " rows a batch");
-    }
     if (probe.rowCount() == 0) {
       return List.of();
     }
-    return new CudaJoinExpand(device, staging, cuda, probe, probeKeys, leftOuter, maxRowsPerBatch,
-        pool, CudaBackend.cudaStream(stream)).run();
+    // Batches of at most 2^30 rows (int32 row indexes and offsets); a caller asking for larger
+    // ones still gets batches of at most what it asked for.
+    int batchRows = Math.min(maxRowsPerBatch, CudaJoinExpand.MAX_ROWS_PER_BATCH);
+    return new CudaJoinExpand(device, staging, cuda, probe, probeKeys, leftOuter, batchRows, pool,
+        CudaBackend.cudaStream(stream)).run();
   }
 
   private static void checkProbeKeys(JoinTableSchema schema, ColumnBatch<DeviceColumn> probe,
