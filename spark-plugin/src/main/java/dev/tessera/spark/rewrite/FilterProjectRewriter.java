@@ -19,6 +19,7 @@ import org.apache.spark.sql.execution.FilterExec;
 import org.apache.spark.sql.execution.ProjectExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.aggregate.HashAggregateExec;
+import org.apache.spark.sql.execution.joins.BroadcastHashJoinExec;
 import org.apache.spark.sql.internal.SQLConf;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -75,6 +76,9 @@ public final class FilterProjectRewriter implements PlanRewriter {
       }
       if (current instanceof HashAggregateExec aggregate) {
         return AggregateRewrite.toGpu(aggregate, this);
+      }
+      if (current instanceof BroadcastHashJoinExec join) {
+        return JoinRewrite.toGpu(join, this);
       }
       return current;
     }

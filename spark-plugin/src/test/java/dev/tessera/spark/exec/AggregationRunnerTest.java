@@ -20,6 +20,7 @@ import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.column.HostColumnBuilder;
 import dev.tessera.gpu.column.TypeId;
 import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.join.JoinTable;
 import dev.tessera.gpu.expr.ProgramBuilder;
 import dev.tessera.gpu.memory.ArenaPool;
 import dev.tessera.gpu.memory.DeviceBuffer;
@@ -135,14 +136,15 @@ class AggregationRunnerTest {
         }
 
         @Override
-        public void update(Program program, ColumnBatch<DeviceColumn> input) {
+        public void update(Program program, java.util.List<JoinTable> tables,
+            ColumnBatch<DeviceColumn> input) {
           int call = ++updates;
           for (int f : failing) {
             if (f == call) {
               throw new PoolExhaustedException("injected: device memory is exhausted");
             }
           }
-          real.update(program, input);
+          real.update(program, tables, input);
         }
 
         @Override
