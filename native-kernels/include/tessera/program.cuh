@@ -86,6 +86,10 @@ enum class Opcode : int {
   CONTAINS = 112,
   LENGTH = 113,
   IN_SET_INT = 120,
+  // Hash join probes: the numbers only, so the ABI matches Opcode.java. The CUDA interpreter
+  // does not run them yet (issue 5, the CUDA join kernel); ProgramChecks refuses them until then.
+  PROBE = 130,
+  LOAD_BUILD = 131,
 };
 
 // RowError.java is the source of truth: each number equals that RowError's code().
