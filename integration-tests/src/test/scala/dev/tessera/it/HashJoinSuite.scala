@@ -1,8 +1,10 @@
 package dev.tessera.it
 
-import dev.tessera.spark.exec.{TesseraBroadcastHashJoinExec, TesseraHashAggregateExec}
+import dev.tessera.spark.exec.{HostToDeviceExec, TesseraBroadcastHashJoinExec,
+  TesseraFilterProjectExec, TesseraHashAggregateExec}
 import dev.tessera.spark.rewrite.FilterProjectRewriter.CPU_REASON
 import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.SparkPlan
 
 /** Broadcast hash joins on the GPU against Spark's own results, with AQE on and off. */
 class HashJoinSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest {
@@ -103,6 +105,17 @@ class HashJoinSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest
       " JOIN dim d ON f.k = d.k")
   }
 
+  test("a filter and projection above a join read its device batches") {
+    for (aqe <- Seq("true", "false")) {
+      withConf("spark.sql.adaptive.enabled" -> aqe) {
+        val df = checkGpu(spark.sql("SELECT /*+ BROADCAST(d) */ f.id * 2 AS x, d.s FROM fact f" +
+          " JOIN dup d ON f.k = d.k AND f.v > d.p"), gpuNodeCount = -1)
+        assert(gpuNodes(df).exists(_.child.isInstanceOf[TesseraBroadcastHashJoinExec]),
+          s"AQE $aqe:\n${finalPlan(df)}")
+      }
+    }
+  }
+
   test("an inner join with a condition besides the keys runs on the GPU") {
     checkJoin("SELECT /*+ BROADCAST(d) */ f.id, d.name FROM fact f" +
       " JOIN dim d ON f.k = d.k AND f.v > d.cat * 100")
@@ -115,8 +128,27 @@ class HashJoinSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest
       " count(*), sum(f.v) FROM fact f JOIN dim a ON f.k = a.k JOIN dim b ON f.kl = b.kl" +
       " JOIN dim c ON f.dt = c.dt WHERE c.cat < 4 GROUP BY a.cat, b.s"
     checkJoin(query, gpuJoins = 3)
-    val df = checkGpu(spark.sql(query), gpuNodeCount = -1)
-    assert(nodes(finalPlan(df)).exists(_.isInstanceOf[TesseraHashAggregateExec]))
+    for (aqe <- Seq("true", "false")) {
+      withConf("spark.sql.adaptive.enabled" -> aqe) {
+        val df = checkGpu(spark.sql(query), gpuNodeCount = -1)
+        // The fact batches stay on the device: one upload, then the joins (and any projection
+        // between them) and the partial aggregate read each other's device batches.
+        val chains = nodes(finalPlan(df)).collect {
+          case a: TesseraHashAggregateExec if !a.child.isInstanceOf[HostToDeviceExec] =>
+            deviceChain(a.child)
+        }
+        assert(chains.size == 1, s"AQE $aqe:\n${finalPlan(df)}")
+        assert(chains.head.count(_.isInstanceOf[TesseraBroadcastHashJoinExec]) == 3 &&
+          chains.head.last.isInstanceOf[HostToDeviceExec], s"AQE $aqe:\n${finalPlan(df)}")
+      }
+    }
+  }
+
+  /** The GPU nodes from `plan` down its stream sides, then the first node that is not one. */
+  private def deviceChain(plan: SparkPlan): Seq[SparkPlan] = plan match {
+    case j: TesseraBroadcastHashJoinExec => j +: deviceChain(j.stream)
+    case g: TesseraFilterProjectExec => g +: deviceChain(g.child)
+    case other => Seq(other)
   }
 
   test("what stays on the CPU says why") {
