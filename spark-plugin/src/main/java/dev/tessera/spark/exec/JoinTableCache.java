@@ -18,18 +18,18 @@ public final class JoinTableCache {
   /** Idle tables kept: a few queries' worth of dimension tables. */
   static final int MAX_IDLE = 8;
 
-  private static final Map<Long, Entry> ENTRIES = new HashMap<>();
-  private static final Deque<Long> IDLE = new ArrayDeque<>();
+  private static final Map<String, Entry> ENTRIES = new HashMap<>();
+  private static final Deque<String> IDLE = new ArrayDeque<>();
 
   private JoinTableCache() {}
 
   /** A task's reference to a shared table; closing it releases the reference. */
   public static final class Handle implements AutoCloseable {
-    private final long broadcastId;
+    private final String broadcastId;
     private final JoinTable table;
     private boolean closed;
 
-    private Handle(long broadcastId, JoinTable table) {
+    private Handle(String broadcastId, JoinTable table) {
       this.broadcastId = broadcastId;
       this.table = table;
     }
@@ -55,8 +55,10 @@ public final class JoinTableCache {
   /**
    * A reference to the table of broadcast {@code broadcastId}, built with {@code build} if this
    * executor has none yet. Tasks asking at once wait for one build.
+   *
+   * @param broadcastId names the broadcast uniquely in this JVM: see {@link #key}
    */
-  public static Handle acquire(long broadcastId, Supplier<JoinTable> build) {
+  public static Handle acquire(String broadcastId, Supplier<JoinTable> build) {
     Entry entry;
     synchronized (JoinTableCache.class) {
       entry = ENTRIES.computeIfAbsent(broadcastId, id -> new Entry());
@@ -76,7 +78,7 @@ public final class JoinTableCache {
     }
   }
 
-  private static synchronized void release(long broadcastId) {
+  private static synchronized void release(String broadcastId) {
     Entry entry = ENTRIES.get(broadcastId);
     if (entry == null || --entry.references > 0) {
       return;
@@ -89,6 +91,14 @@ public final class JoinTableCache {
     while (IDLE.size() > MAX_IDLE) {
       ENTRIES.remove(IDLE.removeFirst()).table.close();
     }
+  }
+
+  /**
+   * The cache key of a broadcast: its id with the application's, since broadcast ids start again
+   * at 0 in each SparkContext, and a local JVM may run one after another.
+   */
+  public static String key(String applicationId, long broadcastId) {
+    return applicationId + "/" + broadcastId;
   }
 
   /** Closes every table; no task may hold one (the runtime is closing). */

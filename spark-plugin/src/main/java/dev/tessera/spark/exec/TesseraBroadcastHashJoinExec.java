@@ -153,6 +153,7 @@ public final class TesseraBroadcastHashJoinExec extends SparkPlan {
   public RDD<ColumnarBatch> doExecuteColumnar() {
     Broadcast<HashedRelation> relation = (Broadcast<HashedRelation>) (Broadcast<?>)
         build.executeBroadcast();
+    String tableKey = JoinTableCache.key(sparkContext().applicationId(), relation.id());
     Plan p = plan;
     List<Attribute> out = output;
     List<ColumnType> buildTypes = new ArrayList<>(p.schema().keyTypes());
@@ -164,7 +165,7 @@ public final class TesseraBroadcastHashJoinExec extends SparkPlan {
           GpuStream gpu = backend.newStream();
           JoinTableCache.Handle table;
           try {
-            table = JoinTableCache.acquire(relation.id(),
+            table = JoinTableCache.acquire(tableKey,
                 () -> buildTable(relation.value(), p, buildTypes, backend, gpu));
           } catch (RuntimeException e) {
             gpu.close();

@@ -47,6 +47,20 @@ class JoinTableCacheTest {
     return t;
   }
 
+  private static String key(long broadcast) {
+    return JoinTableCache.key("app", broadcast);
+  }
+
+  @Test
+  void broadcastsOfDifferentApplicationsDoNotShareTables() {
+    try (JoinTableCache.Handle a =
+            JoinTableCache.acquire(JoinTableCache.key("app-1", 0), this::build);
+        JoinTableCache.Handle b =
+            JoinTableCache.acquire(JoinTableCache.key("app-2", 0), this::build)) {
+      assertTrue(a.table() != b.table());
+    }
+  }
+
   @AfterEach
   void closeAll() {
     JoinTableCache.closeAll();
@@ -56,12 +70,12 @@ class JoinTableCacheTest {
 
   @Test
   void tasksOfOneBroadcastShareOneTable() {
-    try (JoinTableCache.Handle a = JoinTableCache.acquire(1, this::build);
-        JoinTableCache.Handle b = JoinTableCache.acquire(1, this::build)) {
+    try (JoinTableCache.Handle a = JoinTableCache.acquire(key(1), this::build);
+        JoinTableCache.Handle b = JoinTableCache.acquire(key(1), this::build)) {
       assertSame(a.table(), b.table());
     }
     // Idle now, but kept for the next wave of tasks.
-    try (JoinTableCache.Handle c = JoinTableCache.acquire(1, this::build)) {
+    try (JoinTableCache.Handle c = JoinTableCache.acquire(key(1), this::build)) {
       assertEquals(1, built.size());
       assertTrue(!built.get(0).closed);
     }
@@ -70,7 +84,7 @@ class JoinTableCacheTest {
   @Test
   void idleTablesBeyondTheLimitCloseOldestFirst() {
     for (long id = 0; id < JoinTableCache.MAX_IDLE + 2; id++) {
-      JoinTableCache.acquire(id, this::build).close();
+      JoinTableCache.acquire(key(id), this::build).close();
     }
     assertTrue(built.get(0).closed && built.get(1).closed);
     assertTrue(!built.get(2).closed);
@@ -79,9 +93,9 @@ class JoinTableCacheTest {
 
   @Test
   void aReferencedTableIsNeverEvicted() {
-    try (JoinTableCache.Handle held = JoinTableCache.acquire(100, this::build)) {
+    try (JoinTableCache.Handle held = JoinTableCache.acquire(key(100), this::build)) {
       for (long id = 0; id < JoinTableCache.MAX_IDLE + 2; id++) {
-        JoinTableCache.acquire(id, this::build).close();
+        JoinTableCache.acquire(key(id), this::build).close();
       }
       assertTrue(!((FakeTable) held.table()).closed);
     }
@@ -89,11 +103,11 @@ class JoinTableCacheTest {
 
   @Test
   void aFailedBuildLeavesNothingBehind() {
-    assertThrows(IllegalStateException.class, () -> JoinTableCache.acquire(7, () -> {
+    assertThrows(IllegalStateException.class, () -> JoinTableCache.acquire(key(7), () -> {
       throw new IllegalStateException("no memory");
     }));
     assertEquals(0, JoinTableCache.size());
-    try (JoinTableCache.Handle h = JoinTableCache.acquire(7, this::build)) {
+    try (JoinTableCache.Handle h = JoinTableCache.acquire(key(7), this::build)) {
       assertSame(built.get(0), h.table());
     }
   }
