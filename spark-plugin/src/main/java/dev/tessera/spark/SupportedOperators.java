@@ -20,7 +20,9 @@ final class SupportedOperators {
       "FilterExec", "WHERE and HAVING conditions",
       "ProjectExec", "SELECT lists: computed columns",
       "HashAggregateExec", "GROUP BY and global aggregates: count, count(DISTINCT), sum and avg"
-          + " of integers and decimals, min, max");
+          + " of integers and decimals, min, max",
+      "BroadcastHashJoinExec", "joins with a broadcast side: inner, left/right outer, left semi"
+          + " and anti, on integral, date, decimal and string keys");
 
   /** Expression simple class name -> what it computes. */
   static final Map<String, String> EXPRESSIONS = ordered(

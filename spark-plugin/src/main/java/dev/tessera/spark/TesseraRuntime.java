@@ -120,6 +120,8 @@ public final class TesseraRuntime {
       opened = null;
       if (closing != null && closing.backend() != null) {
         try {
+          // The executor's join tables live in the backend's device memory.
+          dev.tessera.spark.exec.JoinTableCache.closeAll();
           closing.backend().close();
         } catch (RuntimeException e) {
           LOG.warn("Tessera: closing {} failed", closing.backend().description(), e);

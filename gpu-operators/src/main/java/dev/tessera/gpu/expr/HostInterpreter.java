@@ -17,6 +17,9 @@ public final class HostInterpreter {
   private final long[] constants;
   private final long stringPool;
   private final ColumnReader[] columns;
+  private final HostProbeTable[] tables;
+  /** Per join table, a reader per payload column (LOAD_BUILD loads as LOAD_COLUMN does). */
+  private final ColumnReader[][] payloads;
 
   // The register file of the row being evaluated.
   private final long[] value;
@@ -29,6 +32,21 @@ public final class HostInterpreter {
    * @param stringPoolAddress where the program's string pool has been copied
    */
   public HostInterpreter(Program program, List<DeviceColumn> inputs, long stringPoolAddress) {
+    this(program, inputs, List.of(), stringPoolAddress);
+  }
+
+  /**
+   * @param inputs the input columns, in host-addressable memory
+   * @param tables the join tables PROBE and LOAD_BUILD read, in the order of
+   *     {@link Program#tables()}
+   * @param stringPoolAddress where the program's string pool has been copied
+   */
+  public HostInterpreter(Program program, List<DeviceColumn> inputs,
+      List<? extends HostProbeTable> tables, long stringPoolAddress) {
+    if (tables.size() != program.tables().size()) {
+      throw new IllegalArgumentException("the program probes " + program.tables().size()
+          + " join tables, " + tables.size() + " were given");
+    }
     if (inputs.size() != program.inputTypes().size()) {
       throw new IllegalArgumentException("the program reads " + program.inputTypes().size()
           + " columns, the batch has " + inputs.size());
@@ -44,6 +62,15 @@ public final class HostInterpreter {
             + ", the program expects " + program.inputTypes().get(i));
       }
       columns[i] = new ColumnReader(inputs.get(i));
+    }
+    this.tables = tables.toArray(new HostProbeTable[0]);
+    this.payloads = new ColumnReader[tables.size()][];
+    for (int t = 0; t < tables.size(); t++) {
+      List<ColumnType> types = program.tables().get(t).payloadTypes();
+      payloads[t] = new ColumnReader[types.size()];
+      for (int p = 0; p < types.size(); p++) {
+        payloads[t][p] = new ColumnReader(tables.get(t).payload(p));
+      }
     }
     int n = Math.max(1, program.registerCount());
     value = new long[n];
@@ -296,6 +323,41 @@ public final class HostInterpreter {
           setNull(d, error[a]);
         }
       }
+      case PROBE -> probe(d, a, b, c);
+      case LOAD_BUILD -> {
+        if (!unaryNull(d, b)) {
+          byte e = error[b];
+          payloads[a][c].load((int) value[b], d);
+          error[d] = e;
+        }
+      }
+    }
+  }
+
+  /** PROBE: the key registers are constants[b .. b + c); their first error carries over. */
+  private void probe(int d, int table, int b, int c) {
+    List<ColumnType> keyTypes = program.tables().get(table).keyTypes();
+    Object[] key = new Object[c];
+    byte e = 0;
+    boolean anyNull = false;
+    for (int k = 0; k < c; k++) {
+      int r = (int) constants[b + k];
+      e = e != 0 ? e : error[r];
+      if (!valid[r]) {
+        anyNull = true;
+      } else if (keyTypes.get(k).isString()) {
+        byte[] bytes = new byte[length[r]];
+        MemoryUtil.copyFromMemory(value[r], bytes, 0, bytes.length);
+        key[k] = bytes;
+      } else {
+        key[k] = value[r];
+      }
+    }
+    int row = anyNull ? -1 : tables[table].firstMatch(key);
+    if (row < 0) {
+      setNull(d, e);
+    } else {
+      set(d, row, e);
     }
   }
 

@@ -44,6 +44,30 @@ final class HostColumns {
   }
 
   /**
+   * A new column of {@code src}'s values at {@code rows[from .. to)}, in that order; a negative
+   * row gives NULL (the unmatched side of an outer join).
+   */
+  static DeviceColumn gather(DeviceColumn src, int[] rows, int from, int to, ArenaPool pool) {
+    int n = to - from;
+    long[] values = new long[n];
+    byte[][] strings = src.type().isString() ? new byte[n][] : null;
+    boolean[] valid = new boolean[n];
+    for (int i = 0; i < n; i++) {
+      int row = rows[from + i];
+      valid[i] = row >= 0 && !isNull(src, row);
+      if (!valid[i]) {
+        continue;
+      }
+      if (strings != null) {
+        strings[i] = utf8(src, row);
+      } else {
+        values[i] = fixed(src, row);
+      }
+    }
+    return write(src.type(), n, values, strings, valid, pool);
+  }
+
+  /**
    * A new device column of {@code rows} values; the validity bitmap is dropped when nothing is
    * NULL, as every operator does.
    *

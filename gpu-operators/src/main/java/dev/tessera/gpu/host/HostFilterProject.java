@@ -27,20 +27,28 @@ final class HostFilterProject implements FilterProjectKernel {
   @Override
   public ColumnBatch<DeviceColumn> run(Program program, List<JoinTable> tables,
       ColumnBatch<DeviceColumn> input, ArenaPool pool, GpuStream stream) {
-    if (!tables.isEmpty()) {
-      throw new UnsupportedOperationException("programs that probe join tables are not supported"
-        + " on this backend yet (issue 5)");
-    }
     long started = System.nanoTime();
     try {
-      return evaluate(program, input, pool);
+      return evaluate(program, tables, input, pool);
     } finally {
       lastKernelNanos = System.nanoTime() - started;
     }
   }
 
-  private ColumnBatch<DeviceColumn> evaluate(Program program, ColumnBatch<DeviceColumn> input,
-      ArenaPool pool) {
+  private ColumnBatch<DeviceColumn> evaluate(Program program, List<JoinTable> tables,
+      ColumnBatch<DeviceColumn> input, ArenaPool pool) {
+    // The host backend's tables are HostJoinTables: they expose their rows to the interpreter.
+    List<HostJoinTable> hostTables = new ArrayList<>(tables.size());
+    for (int i = 0; i < tables.size(); i++) {
+      if (!(tables.get(i) instanceof HostJoinTable h)) {
+        throw new IllegalArgumentException("a join table of another backend: " + tables.get(i));
+      }
+      if (i < program.tables().size() && !h.schema().equals(program.tables().get(i))) {
+        throw new IllegalArgumentException("join table " + i + " is " + h.schema()
+            + ", the program expects " + program.tables().get(i));
+      }
+      hostTables.add(h);
+    }
     int rows = input.rowCount();
     List<OutputWriter> writers = new ArrayList<>();
     try (DeviceBuffer strings = DeviceBuffer.allocate(pool, program.strings().length)) {
@@ -48,7 +56,7 @@ final class HostFilterProject implements FilterProjectKernel {
         MemoryUtil.copyToMemory(program.strings(), 0, strings.address(), program.strings().length);
       }
       HostInterpreter interpreter = new HostInterpreter(program, input.columns(),
-          strings.address());
+          hostTables, strings.address());
       int[] kept = new int[rows];
       int keptCount = 0;
       for (Program.Output output : program.outputs()) {

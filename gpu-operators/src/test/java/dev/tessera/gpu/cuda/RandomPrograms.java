@@ -1,11 +1,22 @@
 package dev.tessera.gpu.cuda;
 
+import dev.tessera.gpu.Backend;
+import dev.tessera.gpu.GpuStream;
+import dev.tessera.gpu.column.ColumnBatch;
+import dev.tessera.gpu.column.ColumnTransfer;
 import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.column.DeviceColumn;
+import dev.tessera.gpu.column.HostColumn;
+import dev.tessera.gpu.column.TestColumns;
 import dev.tessera.gpu.column.TypeId;
 import dev.tessera.gpu.expr.Comparison;
 import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
+import dev.tessera.gpu.join.JoinTable;
+import dev.tessera.gpu.join.JoinTableSchema;
+import java.math.BigDecimal;
+import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -19,9 +30,65 @@ import java.util.Random;
  * NULLs) and records its result's type. Now and then a result overwrites its first operand, to
  * exercise dst == a. The filter is a boolean register (or none), the outputs are random registers
  * with their types.
+ *
+ * <p>{@link #generateProbing} also probes small random join tables (PROBE, then LOAD_BUILD of
+ * their payloads), whose build columns it returns with the program.
  */
 final class RandomPrograms {
   private RandomPrograms() {}
+
+  /** Join key types besides decimals: what PROBE compares (64-bit integers or bytes). */
+  static final List<ColumnType> KEY_TYPES = List.of(ColumnType.BYTE, ColumnType.SHORT,
+      ColumnType.INT, ColumnType.LONG, ColumnType.DATE, ColumnType.TIMESTAMP, ColumnType.STRING);
+  private static final int MAX_TABLES = 3;
+  private static final int MAX_BUILD_ROWS = 12;
+
+  /** A join table's build side: its schema and columns (keys, then payload) as Java values. */
+  record JoinBuild(JoinTableSchema schema, List<List<Object>> columns) {
+    /** Builds the table on {@code backend}; the caller closes it. */
+    JoinTable build(Backend backend, GpuStream stream) {
+      List<ColumnType> types = new ArrayList<>(schema.keyTypes());
+      types.addAll(schema.payloadTypes());
+      List<HostColumn> host = new ArrayList<>();
+      for (int c = 0; c < types.size(); c++) {
+        host.add(TestColumns.build(types.get(c), columns.get(c), backend.stagingAllocator()));
+      }
+      try (ColumnBatch<HostColumn> h = new ColumnBatch<>(host, columns.get(0).size());
+          ColumnBatch<DeviceColumn> d =
+              ColumnTransfer.toDeviceAsync(h, backend.deviceMemory(), stream)) {
+        stream.synchronize();
+        return backend.hashJoinKernel().build(schema, d, backend.deviceMemory(), stream);
+      }
+    }
+  }
+
+  /** A program and the build sides of the join tables it probes (by index). */
+  record Probing(Program program, List<JoinBuild> tables) {
+    /** Builds every table on {@code backend}; the caller closes them. */
+    List<JoinTable> buildTables(Backend backend, GpuStream stream) {
+      List<JoinTable> built = new ArrayList<>();
+      try {
+        for (JoinBuild t : tables) {
+          built.add(t.build(backend, stream));
+        }
+      } catch (RuntimeException e) {
+        built.forEach(JoinTable::close);
+        throw e;
+      }
+      return built;
+    }
+  }
+
+  /**
+   * As {@link #generate}, but the program may also probe join tables (up to three, of up to a
+   * dozen rows with keys from the small ranges RandomBatches draws from, so probes do match).
+   */
+  static Probing generateProbing(List<ColumnType> inputTypes, boolean ansi, long seed) {
+    Generator g = new Generator(inputTypes, ansi, new Random(seed));
+    g.probes = true;
+    Program program = g.generate();
+    return new Probing(program, List.copyOf(g.joinTables));
+  }
 
   static final List<ColumnType> INTEGERS =
       List.of(ColumnType.BYTE, ColumnType.SHORT, ColumnType.INT, ColumnType.LONG);
@@ -68,6 +135,9 @@ final class RandomPrograms {
     private final List<ColumnType> types = new ArrayList<>();
     /** The register the last instruction wrote. */
     private int last = -1;
+    /** Whether steps may probe join tables, and the tables probed so far. */
+    private boolean probes;
+    private final List<JoinBuild> joinTables = new ArrayList<>();
 
     Generator(List<ColumnType> inputTypes, boolean ansi, Random random) {
       this.inputTypes = inputTypes;
@@ -264,6 +334,10 @@ final class RandomPrograms {
     // ---- steps ----------------------------------------------------------------------------------
 
     private void step() {
+      if (probes && random.nextInt(8) == 0 && types.size() < REGISTER_BUDGET - 8) {
+        probe();
+        return;
+      }
       switch (random.nextInt(21)) {
         case 0, 1 -> integerArithmetic();
         case 2 -> integerUnary();
@@ -423,6 +497,86 @@ final class RandomPrograms {
       ColumnType t = anyType();
       int a = operand(t);
       result(Opcode.COALESCE, t, a, operand(t), 0);
+    }
+
+    /**
+     * PROBE of a table (a fresh one, or one probed before with the same key types) with one or
+     * two key registers, then LOAD_BUILD of some of its payload columns.
+     */
+    private void probe() {
+      int keyCount = random.nextInt(3) == 0 ? 2 : 1;
+      int[] keys = new int[keyCount];
+      List<ColumnType> keyTypes = new ArrayList<>();
+      for (int k = 0; k < keyCount; k++) {
+        ColumnType t = random.nextInt(8) == 0 ? decimalOperandType(ColumnType.MAX_DECIMAL_PRECISION)
+            : pick(KEY_TYPES);
+        keys[k] = operand(t);
+        // An integer key may meet a wider table key: PROBE compares 64-bit values.
+        keyTypes.add(INTEGERS.contains(t) && random.nextInt(3) == 0 ? ColumnType.LONG : t);
+      }
+      int table = -1;
+      for (int i = 0; i < joinTables.size(); i++) {
+        if (joinTables.get(i).schema().keyTypes().equals(keyTypes) && random.nextBoolean()) {
+          table = i;
+        }
+      }
+      if (table < 0 && joinTables.size() < MAX_TABLES) {
+        table = builder.table(newTable(keyTypes).schema());
+      }
+      if (table < 0) {
+        nullTest();
+        return;
+      }
+      int first = builder.constant(keys[0]);
+      for (int k = 1; k < keyCount; k++) {
+        builder.constant(keys[k]);
+      }
+      int row = typed(builder.emitNew(Opcode.PROBE, table, first, keyCount), ColumnType.INT);
+      List<ColumnType> payload = joinTables.get(table).schema().payloadTypes();
+      for (int c = 0; c < payload.size(); c++) {
+        if (c == 0 || random.nextBoolean()) {
+          typed(builder.emitNew(Opcode.LOAD_BUILD, table, row, c), payload.get(c));
+        }
+      }
+    }
+
+    /** A new table's build side: random rows, repeated and NULL keys included; none sometimes. */
+    private JoinBuild newTable(List<ColumnType> keyTypes) {
+      List<ColumnType> payloadTypes = new ArrayList<>();
+      for (int c = random.nextInt(4); c > 0; c--) {
+        payloadTypes.add(randomType());
+      }
+      int rows = random.nextInt(6) == 0 ? 0 : 1 + random.nextInt(MAX_BUILD_ROWS);
+      List<List<Object>> columns = new ArrayList<>();
+      for (ColumnType t : keyTypes) {
+        List<Object> values = new ArrayList<>();
+        for (int r = 0; r < rows; r++) {
+          values.add(random.nextInt(10) == 0 ? null : smallKey(t));
+        }
+        columns.add(values);
+      }
+      for (ColumnType t : payloadTypes) {
+        columns.add(TestColumns.random(t, rows, 0.2, random.nextLong()));
+      }
+      JoinBuild build = new JoinBuild(new JoinTableSchema(keyTypes, payloadTypes), columns);
+      joinTables.add(build);
+      return build;
+    }
+
+    /** A key value where RandomBatches' small values and the constants often land. */
+    private Object smallKey(ColumnType type) {
+      int v = random.nextInt(21) - 10;
+      return switch (type.id()) {
+        case BYTE -> (byte) v;
+        case SHORT -> (short) v;
+        case INT -> v;
+        case LONG -> (long) v;
+        case DATE -> random.nextBoolean() ? v : random.nextInt(25_000) - 500;
+        case TIMESTAMP -> (long) (random.nextBoolean() ? v : random.nextInt(1000));
+        case DECIMAL -> new BigDecimal(BigInteger.valueOf(v), type.scale());
+        case STRING -> STRING_CONSTANTS[random.nextInt(STRING_CONSTANTS.length)];
+        default -> throw new IllegalArgumentException(type + " is not a join key type");
+      };
     }
 
     private void move() {

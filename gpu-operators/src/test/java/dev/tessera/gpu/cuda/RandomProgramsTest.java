@@ -17,6 +17,7 @@ import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.RowErrorException;
+import dev.tessera.gpu.join.JoinTable;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Random;
@@ -41,12 +42,20 @@ class RandomProgramsTest {
     int filtered = 0;
     int stringOutputs = 0;
     int ansi = 0;
+    int probedTables = 0;
     try (Backend host = Backends.open(BackendKind.HOST_REFERENCE, RuntimeOptions.defaults());
         GpuStream stream = host.newStream()) {
       for (int i = 0; i < PROGRAMS; i++) {
         Random random = new Random(i);
         List<ColumnType> types = RandomBatches.randomTypes(random, 1 + random.nextInt(5));
-        Program program = RandomPrograms.generate(types, random.nextBoolean(), random.nextLong());
+        // Half the programs probe join tables too; the other half are what generate() makes.
+        RandomPrograms.Probing probing = i % 2 == 0
+            ? RandomPrograms.generateProbing(types, random.nextBoolean(), random.nextLong())
+            : new RandomPrograms.Probing(
+                RandomPrograms.generate(types, random.nextBoolean(), random.nextLong()),
+                List.of());
+        Program program = probing.program();
+        probedTables += program.tables().size();
         for (int pc = 0; pc < program.code().length; pc += Program.WORDS) {
           seen.add(Opcode.ofCode(program.code()[pc]));
         }
@@ -59,31 +68,32 @@ class RandomProgramsTest {
           fail("seed " + i + ": the generator made a program ProgramChecks refuses: "
               + e.getMessage());
         }
+        List<JoinTable> tables = probing.buildTables(host, stream);
         try (ColumnBatch<HostColumn> input =
                  RandomBatches.build(types, ROWS, random.nextLong(), host.stagingAllocator());
             ColumnBatch<DeviceColumn> onDevice =
                 ColumnTransfer.toDeviceAsync(input, host.deviceMemory(), stream);
-            ColumnBatch<DeviceColumn> out = host.filterProjectKernel().run(program, onDevice,
-                host.deviceMemory(), stream)) {
+            ColumnBatch<DeviceColumn> out = host.filterProjectKernel().run(program, tables,
+                onDevice, host.deviceMemory(), stream)) {
           assertTrue(out.rowCount() <= ROWS, "more rows out than in");
           results++;
         } catch (RowErrorException e) {
           errors++;
         } catch (RuntimeException e) {
           throw new AssertionError("seed " + i + " on " + types + ":\n" + program.disassemble(), e);
+        } finally {
+          tables.forEach(JoinTable::close);
         }
       }
       assertEquals(0, host.deviceMemory().bytesInUse(), "device memory leaked");
       assertEquals(0, host.stagingAllocator().getAllocatedMemory(), "staging leaked");
     }
-    // The generator makes programs without join tables; PROBE and LOAD_BUILD need tables and are
-    // covered by the join tests (CudaHashJoinDifferentialTest, ProgramChecksJoinTest).
-    Set<Opcode> expected = EnumSet.complementOf(EnumSet.of(Opcode.PROBE, Opcode.LOAD_BUILD));
-    assertEquals(expected, seen, "opcodes the generator never emitted");
+    assertEquals(EnumSet.allOf(Opcode.class), seen, "opcodes the generator never emitted");
     assertTrue(errors > PROGRAMS / 20 && results > PROGRAMS / 2,
         errors + " programs raised errors, " + results + " did not");
     assertTrue(filtered > PROGRAMS / 2 && filtered < PROGRAMS, filtered + " had filters");
     assertTrue(stringOutputs > PROGRAMS / 20, stringOutputs + " had string outputs");
+    assertTrue(probedTables > PROGRAMS / 10, probedTables + " join tables probed");
     assertTrue(ansi > PROGRAMS / 3 && ansi < 2 * PROGRAMS / 3, ansi + " were ANSI");
   }
 }

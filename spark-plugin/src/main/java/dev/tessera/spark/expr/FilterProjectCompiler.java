@@ -37,8 +37,24 @@ public final class FilterProjectCompiler {
    */
   public static Compiled compile(List<FilterProjectStep> chain, List<Attribute> input,
       boolean ansi, Predicate<String> expressionEnabled) throws Unsupported {
+    return compile(chain, input, ansi, expressionEnabled, false);
+  }
+
+  /**
+   * As {@link #compile(List, List, boolean, Predicate)}; with {@code readAllInputs} the program
+   * reads every input column, in order (inputOrdinals is then 0 .. n-1), so it can run on a GPU
+   * node's batches as they are, without an upload that picks columns.
+   */
+  public static Compiled compile(List<FilterProjectStep> chain, List<Attribute> input,
+      boolean ansi, Predicate<String> expressionEnabled, boolean readAllInputs)
+      throws Unsupported {
     ProgramBuilder builder = new ProgramBuilder(ansi);
     ExpressionCompiler compiler = new ExpressionCompiler(builder, input, ansi, expressionEnabled);
+    if (readAllInputs) {
+      for (Attribute a : input) {
+        compiler.compile(a);
+      }
+    }
     int keep = -1;
     List<Attribute> output = input;
     for (FilterProjectStep step : chain) {

@@ -4,6 +4,7 @@ import dev.tessera.spark.ExplainLog;
 import dev.tessera.spark.TesseraConf;
 import dev.tessera.spark.exec.DeviceToHostExec;
 import dev.tessera.spark.exec.HostToDeviceExec;
+import dev.tessera.spark.exec.TesseraBroadcastHashJoinExec;
 import dev.tessera.spark.exec.TesseraFilterProjectExec;
 import dev.tessera.spark.expr.FilterProjectCompiler;
 import dev.tessera.spark.expr.FilterProjectStep;
@@ -19,6 +20,7 @@ import org.apache.spark.sql.execution.FilterExec;
 import org.apache.spark.sql.execution.ProjectExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.aggregate.HashAggregateExec;
+import org.apache.spark.sql.execution.joins.BroadcastHashJoinExec;
 import org.apache.spark.sql.internal.SQLConf;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -76,6 +78,9 @@ public final class FilterProjectRewriter implements PlanRewriter {
       if (current instanceof HashAggregateExec aggregate) {
         return AggregateRewrite.toGpu(aggregate, this);
       }
+      if (current instanceof BroadcastHashJoinExec join) {
+        return JoinRewrite.toGpu(join, this);
+      }
       return current;
     }
 
@@ -97,23 +102,53 @@ public final class FilterProjectRewriter implements PlanRewriter {
     /**
      * A GPU filter/project node computing {@code step} over {@code child}'s output, fused with
      * the GPU filter/project right below {@code child} if there is one (reading what it read).
+     * Above a GPU join the node reads the join's device batches directly, so the batches stay
+     * on the device from the scan's upload through the joins to the aggregate.
      */
     TesseraFilterProjectExec fused(SparkPlan child, FilterProjectStep step) throws Unsupported {
-      List<FilterProjectStep> chain = new ArrayList<>();
-      SparkPlan input = child;
-      if (child instanceof DeviceToHostExec d && d.child() instanceof TesseraFilterProjectExec g
-          && g.child() instanceof HostToDeviceExec h) {
-        chain.addAll(g.steps());
-        input = h.child();
+      if (child instanceof DeviceToHostExec d) {
+        SparkPlan below = d.child();
+        List<FilterProjectStep> chain = new ArrayList<>();
+        if (below instanceof TesseraFilterProjectExec g) {
+          chain.addAll(g.steps());
+          below = g.child();
+        }
+        chain.add(step);
+        if (below instanceof HostToDeviceExec h) {
+          return uploading(h.child(), chain);
+        }
+        if (below instanceof TesseraBroadcastHashJoinExec) {
+          try {
+            return readingDevice(below, chain);
+          } catch (Unsupported e) {
+            // Reading every column may need too many registers: upload what the step reads.
+          }
+        }
       }
-      chain.add(step);
+      return uploading(child, List.of(step));
+    }
+
+    /** The chain over an upload of the columns of {@code input} it reads. */
+    private TesseraFilterProjectExec uploading(SparkPlan input, List<FilterProjectStep> chain)
+        throws Unsupported {
       List<Attribute> inputAttributes = CollectionConverters.asJava(input.output());
       FilterProjectCompiler.Compiled compiled = FilterProjectCompiler.compile(chain,
-          inputAttributes, ansi,
-          expr -> !TesseraConf.hasExpressionSwitch(expr) || conf.isExpressionEnabled(expr));
+          inputAttributes, ansi, this::expressionEnabled);
       int[] ordinals = compiled.inputOrdinals().stream().mapToInt(Integer::intValue).toArray();
       HostToDeviceExec upload = new HostToDeviceExec(input, ordinals, conf.batchSizeBytes());
       return new TesseraFilterProjectExec(upload, compiled.program(), compiled.output(), chain);
+    }
+
+    /** The chain over the device batches of the GPU node {@code input}, every column read. */
+    private TesseraFilterProjectExec readingDevice(SparkPlan input, List<FilterProjectStep> chain)
+        throws Unsupported {
+      FilterProjectCompiler.Compiled compiled = FilterProjectCompiler.compile(chain,
+          CollectionConverters.asJava(input.output()), ansi, this::expressionEnabled, true);
+      return new TesseraFilterProjectExec(input, compiled.program(), compiled.output(), chain);
+    }
+
+    private boolean expressionEnabled(String expression) {
+      return !TesseraConf.hasExpressionSwitch(expression) || conf.isExpressionEnabled(expression);
     }
 
     SparkPlan stayOnCpu(SparkPlan node, String reason) {

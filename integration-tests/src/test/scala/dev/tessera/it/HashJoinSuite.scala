@@ -1,0 +1,168 @@
+package dev.tessera.it
+
+import dev.tessera.spark.exec.{HostToDeviceExec, TesseraBroadcastHashJoinExec,
+  TesseraFilterProjectExec, TesseraHashAggregateExec}
+import dev.tessera.spark.rewrite.FilterProjectRewriter.CPU_REASON
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.SparkPlan
+
+/** Broadcast hash joins on the GPU against Spark's own results, with AQE on and off. */
+class HashJoinSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest {
+  override protected def sessionSettings: Seq[(String, String)] =
+    Seq("spark.sql.ansi.enabled" -> "false")
+
+  override def beforeAll(): Unit = {
+    super.beforeAll()
+    // The fact table: keys with NULLs and values past every dimension's keys (no match).
+    spark.range(0, 30000, 1, 3).selectExpr(
+      "id",
+      "CASE WHEN id % 17 = 0 THEN NULL ELSE CAST(id % 120 AS INT) END AS k",
+      "CAST(id % 60 AS BIGINT) * 1000000007 AS kl",
+      "date_add(DATE'2021-01-01', CAST(id % 90 AS INT)) AS dt",
+      "CAST(id % 70 / 4.0 AS DECIMAL(10, 2)) AS dec",
+      "CASE WHEN id % 19 = 0 THEN NULL ELSE concat('s', CAST(id % 80 AS STRING)) END AS s",
+      "CAST(id % 7 AS SMALLINT) AS k2",
+      "CAST(id * 7 % 1000 AS INT) AS v").createOrReplaceTempView("fact")
+    // Unique keys 0..99 (one NULL key row), a category and a name.
+    spark.range(0, 101).selectExpr(
+      "CASE WHEN id = 100 THEN NULL ELSE CAST(id AS INT) END AS k",
+      "CAST(id % 5 AS INT) AS cat",
+      "concat('name', CAST(id AS STRING)) AS name",
+      "CAST(id AS BIGINT) * 1000000007 AS kl",
+      "date_add(DATE'2021-01-01', CAST(id AS INT)) AS dt",
+      "CAST(id / 4.0 AS DECIMAL(10, 2)) AS dec",
+      "concat('s', CAST(id AS STRING)) AS s",
+      "CAST(id % 7 AS SMALLINT) AS k2").createOrReplaceTempView("dim")
+    // Repeated keys: each key 0..39 three times, with NULL payloads now and then.
+    spark.range(0, 120).selectExpr(
+      "CAST(id % 40 AS INT) AS k",
+      "CASE WHEN id % 11 = 0 THEN NULL ELSE CAST(id AS INT) END AS p",
+      "concat('d', CAST(id AS STRING)) AS s").createOrReplaceTempView("dup")
+    spark.range(0, 0).selectExpr("CAST(id AS INT) AS k", "CAST(id AS INT) AS cat")
+      .createOrReplaceTempView("nothing")
+  }
+
+  private def joins(df: DataFrame): Seq[TesseraBroadcastHashJoinExec] =
+    nodes(finalPlan(df)).collect { case j: TesseraBroadcastHashJoinExec => j }
+
+  private def cpuReasons(df: DataFrame): Seq[String] =
+    nodes(finalPlan(df)).flatMap(_.getTagValue(CPU_REASON))
+
+  /** Checks the result against Spark with AQE on and off, and that `gpuJoins` joins ran on the GPU. */
+  private def checkJoin(query: String, gpuJoins: Int = 1): Unit = {
+    for (aqe <- Seq("true", "false")) {
+      withConf("spark.sql.adaptive.enabled" -> aqe) {
+        val df = checkGpu(spark.sql(query), gpuNodeCount = -1)
+        assert(joins(df).size == gpuJoins,
+          s"AQE $aqe: CPU because ${cpuReasons(df)}\n${finalPlan(df)}")
+      }
+    }
+  }
+
+  test("inner join on a unique int key, NULL keys on both sides") {
+    checkJoin("SELECT /*+ BROADCAST(d) */ f.id, f.v, d.name, d.cat FROM fact f" +
+      " JOIN dim d ON f.k = d.k")
+  }
+
+  test("inner join with repeated build keys expands 1:N") {
+    checkJoin("SELECT /*+ BROADCAST(d) */ f.id, d.p, d.s FROM fact f JOIN dup d ON f.k = d.k")
+  }
+
+  test("left outer join, unique and repeated keys") {
+    checkJoin("SELECT /*+ BROADCAST(d) */ f.id, f.k, d.name FROM fact f" +
+      " LEFT JOIN dim d ON f.k = d.k")
+    checkJoin("SELECT /*+ BROADCAST(d) */ f.id, d.p, d.s FROM fact f LEFT JOIN dup d ON f.k = d.k")
+  }
+
+  test("right outer join with the build side on the left") {
+    checkJoin("SELECT /*+ BROADCAST(d) */ d.s, f.id FROM dup d RIGHT JOIN fact f ON d.k = f.k")
+  }
+
+  test("left semi and left anti joins") {
+    checkJoin("SELECT /*+ BROADCAST(d) */ * FROM fact f LEFT SEMI JOIN dup d ON f.k = d.k")
+    checkJoin("SELECT /*+ BROADCAST(d) */ * FROM fact f LEFT ANTI JOIN dup d ON f.k = d.k")
+    checkJoin("SELECT /*+ BROADCAST(d) */ id FROM fact f WHERE EXISTS" +
+      " (SELECT 1 FROM dim d WHERE d.k = f.k)")
+  }
+
+  test("long, date, decimal and string keys, and multi-column keys") {
+    for (key <- Seq("kl", "dt", "dec", "s")) {
+      checkJoin(s"SELECT /*+ BROADCAST(d) */ f.id, d.name FROM fact f JOIN dim d ON f.$key = d.$key")
+    }
+    checkJoin("SELECT /*+ BROADCAST(d) */ f.id, d.name FROM fact f" +
+      " JOIN dim d ON f.s = d.s AND f.k2 = d.k2")
+    checkJoin("SELECT /*+ BROADCAST(d) */ f.id, d.name FROM fact f" +
+      " LEFT JOIN dim d ON f.k = d.k AND f.dt = d.dt")
+  }
+
+  test("an empty build side and an empty probe side") {
+    withConf("spark.sql.adaptive.enabled" -> "false") {
+      val df = checkGpu(spark.sql("SELECT /*+ BROADCAST(n) */ f.id, n.cat FROM fact f" +
+        " LEFT JOIN nothing n ON f.k = n.k"), gpuNodeCount = -1)
+      assert(joins(df).size == 1, s"\n${finalPlan(df)}")
+    }
+    checkJoin("SELECT /*+ BROADCAST(d) */ f.id, d.name FROM (SELECT * FROM fact WHERE v < 0) f" +
+      " JOIN dim d ON f.k = d.k")
+  }
+
+  test("a filter and projection above a join read its device batches") {
+    for (aqe <- Seq("true", "false")) {
+      withConf("spark.sql.adaptive.enabled" -> aqe) {
+        val df = checkGpu(spark.sql("SELECT /*+ BROADCAST(d) */ f.id * 2 AS x, d.s FROM fact f" +
+          " JOIN dup d ON f.k = d.k AND f.v > d.p"), gpuNodeCount = -1)
+        assert(gpuNodes(df).exists(_.child.isInstanceOf[TesseraBroadcastHashJoinExec]),
+          s"AQE $aqe:\n${finalPlan(df)}")
+      }
+    }
+  }
+
+  test("an inner join with a condition besides the keys runs on the GPU") {
+    checkJoin("SELECT /*+ BROADCAST(d) */ f.id, d.name FROM fact f" +
+      " JOIN dim d ON f.k = d.k AND f.v > d.cat * 100")
+    checkJoin("SELECT /*+ BROADCAST(d) */ f.id, d.s FROM fact f" +
+      " JOIN dup d ON f.k = d.k AND f.v > d.p")
+  }
+
+  test("a star join of three dimensions and a group-by") {
+    val query = "SELECT /*+ BROADCAST(a), BROADCAST(b), BROADCAST(c) */ a.cat, b.s," +
+      " count(*), sum(f.v) FROM fact f JOIN dim a ON f.k = a.k JOIN dim b ON f.kl = b.kl" +
+      " JOIN dim c ON f.dt = c.dt WHERE c.cat < 4 GROUP BY a.cat, b.s"
+    checkJoin(query, gpuJoins = 3)
+    for (aqe <- Seq("true", "false")) {
+      withConf("spark.sql.adaptive.enabled" -> aqe) {
+        val df = checkGpu(spark.sql(query), gpuNodeCount = -1)
+        // The fact batches stay on the device: one upload, then the joins (and any projection
+        // between them) and the partial aggregate read each other's device batches.
+        val chains = nodes(finalPlan(df)).collect {
+          case a: TesseraHashAggregateExec if !a.child.isInstanceOf[HostToDeviceExec] =>
+            deviceChain(a.child)
+        }
+        assert(chains.size == 1, s"AQE $aqe:\n${finalPlan(df)}")
+        assert(chains.head.count(_.isInstanceOf[TesseraBroadcastHashJoinExec]) == 3 &&
+          chains.head.last.isInstanceOf[HostToDeviceExec], s"AQE $aqe:\n${finalPlan(df)}")
+      }
+    }
+  }
+
+  /** The GPU nodes from `plan` down its stream sides, then the first node that is not one. */
+  private def deviceChain(plan: SparkPlan): Seq[SparkPlan] = plan match {
+    case j: TesseraBroadcastHashJoinExec => j +: deviceChain(j.stream)
+    case g: TesseraFilterProjectExec => g +: deviceChain(g.child)
+    case other => Seq(other)
+  }
+
+  test("what stays on the CPU says why") {
+    withConf("spark.sql.adaptive.enabled" -> "false") {
+      val notIn = checkGpu(spark.sql("SELECT id FROM fact WHERE k NOT IN (SELECT k FROM dup)"),
+        gpuNodeCount = -1)
+      assert(cpuReasons(notIn).exists(_.contains("null-aware anti join")), cpuReasons(notIn))
+      val outerCondition = checkGpu(spark.sql("SELECT /*+ BROADCAST(d) */ f.id, d.s FROM fact f" +
+        " LEFT JOIN dup d ON f.k = d.k AND f.v > d.p"), gpuNodeCount = -1)
+      assert(cpuReasons(outerCondition).exists(_.contains("inner joins only")),
+        cpuReasons(outerCondition))
+      val doubles = checkGpu(spark.sql("SELECT /*+ BROADCAST(d) */ f.id FROM fact f JOIN dim d" +
+        " ON CAST(f.v AS DOUBLE) = CAST(d.k AS DOUBLE)"), gpuNodeCount = -1)
+      assert(cpuReasons(doubles).exists(_.contains("join keys of type")), cpuReasons(doubles))
+    }
+  }
+}

@@ -1,0 +1,102 @@
+package dev.tessera.spark.exec;
+
+import dev.tessera.gpu.column.ColumnBatch;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.column.HostColumn;
+import dev.tessera.gpu.column.HostColumnBuilder;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.execution.joins.HashedRelation;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.unsafe.types.UTF8String;
+import scala.collection.Iterator;
+
+/**
+ * The build side of a broadcast join as host columns: the rows of Spark's broadcast
+ * {@link HashedRelation}, with the join keys evaluated (keys first, then the payload columns),
+ * as {@link dev.tessera.gpu.join.HashJoinKernel#build} takes them. Rows with NULL keys are not
+ * in the relation (Spark drops them: no join Tessera runs outputs an unmatched build row).
+ */
+final class BuildSideColumns {
+  private BuildSideColumns() {}
+
+  /**
+   * @param keys the build keys, bound to the build side's output
+   * @param payload the build side's output columns to carry, by ordinal
+   * @param types the device types of the keys, then of the payload columns
+   */
+  static ColumnBatch<HostColumn> collect(HashedRelation relation, List<Expression> keys,
+      int[] payload, List<ColumnType> types, BufferAllocator allocator) {
+    List<HostColumnBuilder> builders = new ArrayList<>(types.size());
+    try {
+      for (ColumnType t : types) {
+        builders.add(new HostColumnBuilder(t, 1024, allocator));
+      }
+      int rows = 0;
+      // keys() then get(key): every row, for the long-keyed and the general relation alike.
+      Iterator<InternalRow> keyRows = relation.keys();
+      while (keyRows.hasNext()) {
+        Iterator<InternalRow> values = relation.get(keyRows.next());
+        while (values != null && values.hasNext()) {
+          InternalRow row = values.next();
+          for (int k = 0; k < keys.size(); k++) {
+            append(keys.get(k).eval(row), builders.get(k));
+          }
+          for (int p = 0; p < payload.length; p++) {
+            HostColumnBuilder b = builders.get(keys.size() + p);
+            append(row.isNullAt(payload[p]) ? null : read(row, payload[p], b.type()), b);
+          }
+          rows++;
+        }
+      }
+      List<HostColumn> columns = new ArrayList<>(builders.size());
+      try {
+        for (HostColumnBuilder b : builders) {
+          columns.add(b.build());
+        }
+      } catch (RuntimeException e) {
+        columns.forEach(HostColumn::close);
+        throw e;
+      }
+      return new ColumnBatch<>(columns, rows);
+    } finally {
+      builders.forEach(HostColumnBuilder::close);
+    }
+  }
+
+  private static Object read(InternalRow row, int ordinal, ColumnType type) {
+    return switch (type.id()) {
+      case BOOLEAN -> row.getBoolean(ordinal);
+      case BYTE -> row.getByte(ordinal);
+      case SHORT -> row.getShort(ordinal);
+      case INT, DATE -> row.getInt(ordinal);
+      case LONG, TIMESTAMP -> row.getLong(ordinal);
+      case FLOAT -> row.getFloat(ordinal);
+      case DOUBLE -> row.getDouble(ordinal);
+      case DECIMAL -> row.getDecimal(ordinal, type.precision(), type.scale());
+      case STRING -> row.getUTF8String(ordinal);
+    };
+  }
+
+  /** Appends a value as Spark's internal rows hold it (null = SQL NULL). */
+  private static void append(Object v, HostColumnBuilder out) {
+    if (v == null) {
+      out.appendNull();
+      return;
+    }
+    switch (out.type().id()) {
+      case BOOLEAN -> out.appendBoolean((Boolean) v);
+      case BYTE -> out.appendByte((Byte) v);
+      case SHORT -> out.appendShort((Short) v);
+      case INT, DATE -> out.appendInt((Integer) v);
+      case LONG, TIMESTAMP -> out.appendLong((Long) v);
+      case FLOAT -> out.appendFloat((Float) v);
+      case DOUBLE -> out.appendDouble((Double) v);
+      case DECIMAL -> out.appendLong(((Decimal) v).toUnscaledLong());
+      case STRING -> out.appendUtf8(((UTF8String) v).getBytes());
+    }
+  }
+}
