@@ -386,7 +386,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
         queued = false;
       } catch (RuntimeException | Error e) {
         if (queued) {
-          synchronizeAfter(e);
+          stream.synchronizeAfter(e);
         }
         closeQuietly(nextGroups, e);
         closeQuietly(nextSlots, e);
@@ -447,7 +447,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
           stream.copyDeviceToDevice(heap.address(), next.address(), heapUsed);
           stream.synchronize();
         } catch (RuntimeException | Error e) {
-          synchronizeAfter(e);
+          stream.synchronizeAfter(e);
           closeQuietly(next, e);
           throw e;
         }
@@ -575,7 +575,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
         stream.fill(map.address(), map.size(), (byte) 0xff); // every slot kEmpty (-1)
         stream.synchronize();
       } catch (RuntimeException | Error e) {
-        synchronizeAfter(e);
+        stream.synchronizeAfter(e);
         closeQuietly(map, e);
         throw e;
       }
@@ -602,7 +602,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
           }
           stream.synchronize();
         } catch (RuntimeException | Error e) {
-          synchronizeAfter(e);
+          stream.synchronizeAfter(e);
           throw e;
         }
         for (int k = 0; k < keyCount; k++) {
@@ -667,7 +667,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
           execute();
         } catch (RuntimeException | Error e) {
           if (queued) {
-            synchronizeAfter(e);
+            stream.synchronizeAfter(e);
           }
           Closing.closeAll(temporaries, e);
           throw e;
@@ -800,7 +800,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
           return result;
         } catch (RuntimeException | Error e) {
           if (queued) {
-            synchronizeAfter(e);
+            stream.synchronizeAfter(e);
           }
           for (DeviceBuffer[] buffers : List.of(data, validity, offsets)) {
             for (DeviceBuffer b : buffers) {
@@ -966,15 +966,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
       private <T extends AutoCloseable> T temporary(T resource) {
         temporaries.add(resource);
         return resource;
-      }
-    }
-
-    /** After a failure: waits for queued work on our buffers, its own error suppressed. */
-    private void synchronizeAfter(Throwable failure) {
-      try {
-        stream.synchronize();
-      } catch (RuntimeException suppressed) {
-        failure.addSuppressed(suppressed);
       }
     }
 

@@ -67,13 +67,7 @@ final class CudaHashJoin implements HashJoinKernel {
   }
 
   private static void checkBuild(JoinTableSchema schema, ColumnBatch<DeviceColumn> build) {
-    List<ColumnType> expected = new ArrayList<>(schema.keyTypes());
-    expected.addAll(schema.payloadTypes());
-    List<ColumnType> actual = build.columns().stream().map(DeviceColumn::type).toList();
-    if (!expected.equals(actual)) {
-      throw new IllegalArgumentException("the build batch has columns " + actual
-          + ", the join table schema says " + expected);
-    }
+    schema.checkBuildColumns(build.columns().stream().map(DeviceColumn::type).toList());
     for (ColumnType type : schema.keyTypes()) {
       checkKeyType(type);
     }
@@ -136,11 +130,7 @@ final class CudaHashJoin implements HashJoinKernel {
         return table;
       } catch (RuntimeException | Error e) {
         if (queued) {
-          try {
-            stream.synchronize();
-          } catch (RuntimeException suppressed) {
-            e.addSuppressed(suppressed);
-          }
+          stream.synchronizeAfter(e);
         }
         temporaries.addAll(owned);
         Closing.closeAll(temporaries, e);

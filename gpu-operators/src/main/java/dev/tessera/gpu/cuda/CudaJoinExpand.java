@@ -78,11 +78,7 @@ final class CudaJoinExpand {
       return List.copyOf(results);
     } catch (RuntimeException | Error e) {
       if (queued) {
-        try {
-          stream.synchronize();
-        } catch (RuntimeException suppressed) {
-          e.addSuppressed(suppressed);
-        }
+        stream.synchronizeAfter(e);
       }
       for (ColumnBatch<DeviceColumn> batch : results) {
         try {
@@ -187,11 +183,7 @@ final class CudaJoinExpand {
         return batch;
       } catch (RuntimeException | Error e) {
         if (queued) {
-          try {
-            stream.synchronize();
-          } catch (RuntimeException suppressed) {
-            e.addSuppressed(suppressed);
-          }
+          stream.synchronizeAfter(e);
           queued = false;
         }
         for (DeviceBuffer[] buffers : List.of(data, validity, offsets)) {

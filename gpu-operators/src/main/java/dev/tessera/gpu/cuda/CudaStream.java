@@ -91,6 +91,18 @@ public final class CudaStream implements GpuStream {
     }
   }
 
+  /**
+   * Waits for the stream after {@code failure} ended an operation with work still queued (its
+   * buffers must not be freed while kernels may use them); a failure to wait is added to it.
+   */
+  void synchronizeAfter(Throwable failure) {
+    try {
+      synchronize();
+    } catch (RuntimeException suppressed) {
+      failure.addSuppressed(suppressed);
+    }
+  }
+
   @Override
   public void close() {
     if (closed) {

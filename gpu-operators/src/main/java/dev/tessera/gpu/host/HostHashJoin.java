@@ -96,13 +96,7 @@ final class HostHashJoin implements HashJoinKernel {
   }
 
   private static void checkShape(JoinTableSchema schema, ColumnBatch<DeviceColumn> build) {
-    List<ColumnType> expected = new ArrayList<>(schema.keyTypes());
-    expected.addAll(schema.payloadTypes());
-    List<ColumnType> actual = build.columns().stream().map(DeviceColumn::type).toList();
-    if (!expected.equals(actual)) {
-      throw new IllegalArgumentException("the build batch has columns " + actual
-          + ", the join table schema says " + expected);
-    }
+    schema.checkBuildColumns(build.columns().stream().map(DeviceColumn::type).toList());
     schema.keyTypes().forEach(HostJoinKey::checkKeyType);
   }
 

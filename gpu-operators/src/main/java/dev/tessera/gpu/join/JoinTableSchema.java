@@ -2,6 +2,7 @@ package dev.tessera.gpu.join;
 
 import dev.tessera.gpu.column.ColumnType;
 import java.io.Serializable;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -22,6 +23,21 @@ public record JoinTableSchema(List<ColumnType> keyTypes, List<ColumnType> payloa
     payloadTypes = List.copyOf(payloadTypes);
     if (keyTypes.isEmpty()) {
       throw new IllegalArgumentException("a join table needs at least one key column");
+    }
+  }
+
+  /** The build batch's column types: the keys, then the payload. */
+  public List<ColumnType> buildColumnTypes() {
+    List<ColumnType> all = new ArrayList<>(keyTypes);
+    all.addAll(payloadTypes);
+    return all;
+  }
+
+  /** Refuses a build batch whose columns are not {@link #buildColumnTypes()}. */
+  public void checkBuildColumns(List<ColumnType> actual) {
+    if (!buildColumnTypes().equals(actual)) {
+      throw new IllegalArgumentException("the build batch has columns " + actual
+          + ", the join table schema says " + buildColumnTypes());
     }
   }
 }
