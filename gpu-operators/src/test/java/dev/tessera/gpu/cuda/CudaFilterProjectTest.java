@@ -8,10 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.tessera.gpu.Backend;
-import dev.tessera.gpu.BackendKind;
-import dev.tessera.gpu.Backends;
 import dev.tessera.gpu.GpuStream;
-import dev.tessera.gpu.RuntimeOptions;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.ColumnTransfer;
 import dev.tessera.gpu.column.ColumnType;
@@ -31,11 +28,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import org.apache.arrow.memory.ArrowBuf;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -48,52 +41,13 @@ import org.junit.jupiter.params.provider.ValueSource;
  * RowErrorException's error and row when one is raised. A mismatch prints the program.
  */
 @RequiresCuda
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class CudaFilterProjectTest {
-  private static final long GiB = 1L << 30;
+class CudaFilterProjectTest extends CudaVersusHostTest {
   /** Programs per batch size: many where batches are small, a few at 3M rows. */
   private static final int SMALL_PROGRAMS = 60;
   private static final int MEDIUM_PROGRAMS = 25;
   private static final int LARGE_PROGRAMS = 4;
   private static final int LARGE_ROWS = 1_000_000;
   private static final int MAX_INPUT_COLUMNS = 5;
-
-  private Backend cuda;
-  private Backend host;
-  private GpuStream cudaStream;
-  private GpuStream hostStream;
-
-  @BeforeAll
-  void open() {
-    cuda = Backends.open(BackendKind.CUDA,
-        RuntimeOptions.defaults().withDeviceMemoryCap(4 * GiB).withPinnedMemoryCap(4 * GiB));
-    cudaStream = cuda.newStream();
-    host = Backends.open(BackendKind.HOST_REFERENCE,
-        RuntimeOptions.defaults().withDeviceMemoryCap(8 * GiB).withPinnedMemoryCap(4 * GiB));
-    hostStream = host.newStream();
-  }
-
-  @AfterAll
-  void close() {
-    for (AutoCloseable c : new AutoCloseable[] {cudaStream, cuda, hostStream, host}) {
-      if (c != null) {
-        try {
-          c.close();
-        } catch (Exception e) {
-          throw new AssertionError("closing " + c + " failed", e);
-        }
-      }
-    }
-  }
-
-  @AfterEach
-  void poolsAreEmpty() {
-    for (Backend b : new Backend[] {cuda, host}) {
-      assertEquals(0, b.stagingAllocator().getAllocatedMemory(), b.kind() + ": staging leaked");
-      assertEquals(0, b.pinnedMemory().bytesInUse(), b.kind() + ": pinned memory leaked");
-      assertEquals(0, b.deviceMemory().bytesInUse(), b.kind() + ": device memory leaked");
-    }
-  }
 
   // ---- the differential test -------------------------------------------------------------------
 

@@ -4,8 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.tessera.gpu.Backend;
-import dev.tessera.gpu.BackendKind;
-import dev.tessera.gpu.Backends;
 import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.RuntimeOptions;
 import dev.tessera.gpu.agg.AggregateFunction;
@@ -28,10 +26,6 @@ import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -42,45 +36,19 @@ import org.junit.jupiter.params.provider.ValueSource;
  * or ANSI sums midway, no -0.0 next to 0.0 in MIN/MAX).
  */
 @RequiresCuda
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class CudaHashAggregateDifferentialTest {
-  private static final long GiB = 1L << 30;
+class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
+  @Override
+  protected RuntimeOptions cudaOptions() {
+    return RuntimeOptions.defaults().withDeviceMemoryCap(8 * GiB).withPinnedMemoryCap(4 * GiB);
+  }
+
+  @Override
+  protected RuntimeOptions hostOptions() {
+    return RuntimeOptions.defaults().withDeviceMemoryCap(16 * GiB).withPinnedMemoryCap(8 * GiB);
+  }
+
   private static final int ROWS = 3_000_000;
   private static final int BATCHES = 5;
-
-  private Backend cuda;
-  private Backend host;
-  private GpuStream cudaStream;
-  private GpuStream hostStream;
-
-  @BeforeAll
-  void open() {
-    cuda = Backends.open(BackendKind.CUDA,
-        RuntimeOptions.defaults().withDeviceMemoryCap(8 * GiB).withPinnedMemoryCap(4 * GiB));
-    cudaStream = cuda.newStream();
-    host = Backends.open(BackendKind.HOST_REFERENCE,
-        RuntimeOptions.defaults().withDeviceMemoryCap(16 * GiB).withPinnedMemoryCap(8 * GiB));
-    hostStream = host.newStream();
-  }
-
-  @AfterAll
-  void close() {
-    for (AutoCloseable c : new AutoCloseable[] {cudaStream, cuda, hostStream, host}) {
-      if (c != null) {
-        try {
-          c.close();
-        } catch (Exception e) {
-          throw new IllegalStateException(e);
-        }
-      }
-    }
-  }
-
-  @AfterEach
-  void poolsAreEmpty() {
-    assertEquals(0, cuda.stagingAllocator().getAllocatedMemory(), "staging buffers leaked");
-    assertEquals(0, cuda.deviceMemory().bytesInUse(), "device memory leaked");
-  }
 
   private static final ColumnType DECIMAL_IN = ColumnType.decimal(15, 2);
   private static final ColumnType DECIMAL_OUT = ColumnType.decimal(16, 2);

@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tessera.gpu.Backend;
-import dev.tessera.gpu.BackendKind;
-import dev.tessera.gpu.Backends;
 import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.RuntimeOptions;
 import dev.tessera.gpu.agg.AggregateFunction;
@@ -30,11 +28,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Random;
 import java.util.function.Function;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -47,37 +41,15 @@ import org.junit.jupiter.params.provider.ValueSource;
  * every test.
  */
 @RequiresCuda
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class CudaHashJoinDifferentialTest {
-  private static final long GiB = 1L << 30;
-
-  private Backend cuda;
-  private Backend host;
-  private GpuStream cudaStream;
-  private GpuStream hostStream;
-
-  @BeforeAll
-  void open() {
-    cuda = Backends.open(BackendKind.CUDA,
-        RuntimeOptions.defaults().withDeviceMemoryCap(4 * GiB).withPinnedMemoryCap(2 * GiB));
-    cudaStream = cuda.newStream();
-    host = Backends.open(BackendKind.HOST_REFERENCE, RuntimeOptions.defaults());
-    hostStream = host.newStream();
+class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
+  @Override
+  protected RuntimeOptions cudaOptions() {
+    return RuntimeOptions.defaults().withDeviceMemoryCap(4 * GiB).withPinnedMemoryCap(2 * GiB);
   }
 
-  @AfterEach
-  void poolsAreEmpty() {
-    assertEquals(0, cuda.deviceMemory().bytesInUse(), "CUDA device memory leaked");
-    assertEquals(0, cuda.stagingAllocator().getAllocatedMemory(), "CUDA staging leaked");
-    assertEquals(0, host.deviceMemory().bytesInUse(), "host device memory leaked");
-  }
-
-  @AfterAll
-  void close() {
-    cudaStream.close();
-    cuda.close();
-    hostStream.close();
-    host.close();
+  @Override
+  protected RuntimeOptions hostOptions() {
+    return RuntimeOptions.defaults();
   }
 
   // ---- data ---------------------------------------------------------------------------------
