@@ -17,7 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import org.apache.spark.rdd.RDD;
-import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
@@ -30,7 +29,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * or Spark's own row-to-columnar conversion), copies the columns the GPU nodes above read into
  * pinned staging buffers, coalescing small batches up to the target batch size, and uploads them.
  */
-public final class HostToDeviceExec extends TesseraUnaryExec {
+public final class HostToDeviceExec extends TesseraDeviceExec {
   private static final long serialVersionUID = 1L;
   private final int[] ordinals;
   private final long targetBatchBytes;
@@ -56,19 +55,9 @@ public final class HostToDeviceExec extends TesseraUnaryExec {
   }
 
   @Override
-  public boolean supportsColumnar() {
-    return true;
-  }
-
-  @Override
   protected String[] metricNames() {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES, ExecMetrics.BYTES_TO_DEVICE,
         ExecMetrics.COPY_TIME};
-  }
-
-  @Override
-  public RDD<InternalRow> doExecute() {
-    throw new IllegalStateException("HostToDeviceExec produces device batches only");
   }
 
   @Override

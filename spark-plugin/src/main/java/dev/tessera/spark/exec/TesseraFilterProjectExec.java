@@ -13,7 +13,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.rdd.RDD;
-import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.SparkPlan;
@@ -26,7 +25,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * Filters and projects on the GPU: one fused kernel launch per device batch evaluates every
  * filter and projection of the chain of Spark nodes it replaced.
  */
-public final class TesseraFilterProjectExec extends TesseraUnaryExec {
+public final class TesseraFilterProjectExec extends TesseraDeviceExec {
   private static final long serialVersionUID = 1L;
   private final Program program;
   private final List<Attribute> output;
@@ -59,19 +58,9 @@ public final class TesseraFilterProjectExec extends TesseraUnaryExec {
   }
 
   @Override
-  public boolean supportsColumnar() {
-    return true;
-  }
-
-  @Override
   protected String[] metricNames() {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
         ExecMetrics.KERNEL_TIME};
-  }
-
-  @Override
-  public RDD<InternalRow> doExecute() {
-    throw new IllegalStateException("TesseraFilterProjectExec produces device batches only");
   }
 
   @Override

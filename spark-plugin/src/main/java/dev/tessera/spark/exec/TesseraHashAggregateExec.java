@@ -10,7 +10,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.rdd.RDD;
-import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
@@ -26,7 +25,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * than once for a partial aggregation that ran out of device memory; a final one then merges
  * them on the CPU: see {@link AggregationRunner}).
  */
-public final class TesseraHashAggregateExec extends TesseraUnaryExec {
+public final class TesseraHashAggregateExec extends TesseraDeviceExec {
   private static final long serialVersionUID = 1L;
   private final Program program;
   private final List<FilterProjectStep> steps;
@@ -71,20 +70,10 @@ public final class TesseraHashAggregateExec extends TesseraUnaryExec {
   }
 
   @Override
-  public boolean supportsColumnar() {
-    return true;
-  }
-
-  @Override
   protected String[] metricNames() {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
         ExecMetrics.KERNEL_TIME, ExecMetrics.BYTES_READ, ExecMetrics.TABLE_FLUSHES,
         ExecMetrics.CPU_MERGED_ROWS};
-  }
-
-  @Override
-  public RDD<InternalRow> doExecute() {
-    throw new IllegalStateException("TesseraHashAggregateExec produces device batches only");
   }
 
   @Override
