@@ -1,10 +1,10 @@
 package dev.tessera.it
 
-import dev.tessera.spark.exec.{HostToDeviceExec, TesseraBroadcastHashJoinExec,
-  TesseraFilterProjectExec, TesseraHashAggregateExec}
+import dev.tessera.spark.exec.{HostToDeviceExec, TesseraHashAggregateExec, TesseraPipelineExec}
+import dev.tessera.spark.expr.JoinProbe
 import dev.tessera.spark.rewrite.FilterProjectRewriter.CPU_REASON
 import org.apache.spark.sql.DataFrame
-import org.apache.spark.sql.execution.SparkPlan
+import scala.jdk.CollectionConverters._
 
 /** Broadcast hash joins on the GPU against Spark's own results, with AQE on and off. */
 class HashJoinSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest {
@@ -42,8 +42,12 @@ class HashJoinSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest
       .createOrReplaceTempView("nothing")
   }
 
-  private def joins(df: DataFrame): Seq[TesseraBroadcastHashJoinExec] =
-    nodes(finalPlan(df)).collect { case j: TesseraBroadcastHashJoinExec => j }
+  /** The joins that ran on the GPU: the probes of every GPU pipeline. */
+  private def joins(df: DataFrame): Seq[JoinProbe] =
+    pipelines(df).flatMap(_.probes.asScala)
+
+  private def pipelines(df: DataFrame): Seq[TesseraPipelineExec] =
+    nodes(finalPlan(df)).collect { case p: TesseraPipelineExec => p }
 
   private def cpuReasons(df: DataFrame): Seq[String] =
     nodes(finalPlan(df)).flatMap(_.getTagValue(CPU_REASON))
@@ -105,13 +109,16 @@ class HashJoinSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest
       " JOIN dim d ON f.k = d.k")
   }
 
-  test("a filter and projection above a join read its device batches") {
+  test("a filter and projection above a join fuse with its probe") {
     for (aqe <- Seq("true", "false")) {
       withConf("spark.sql.adaptive.enabled" -> aqe) {
         val df = checkGpu(spark.sql("SELECT /*+ BROADCAST(d) */ f.id * 2 AS x, d.s FROM fact f" +
-          " JOIN dup d ON f.k = d.k AND f.v > d.p"), gpuNodeCount = -1)
-        assert(gpuNodes(df).exists(_.child.isInstanceOf[TesseraBroadcastHashJoinExec]),
-          s"AQE $aqe:\n${finalPlan(df)}")
+          " JOIN dup d ON f.k = d.k AND f.v > d.p WHERE f.id % 3 = 0"), gpuNodeCount = -1)
+        val withProbe = gpuNodes(df).filter(_.probes.size == 1)
+        assert(withProbe.size == 1, s"AQE $aqe:\n${finalPlan(df)}")
+        val node = withProbe.head
+        assert( node.steps.asScala.exists(_.isFilter) &&
+          node.child.isInstanceOf[HostToDeviceExec], s"AQE $aqe:\n${finalPlan(df)}")
       }
     }
   }
@@ -123,7 +130,7 @@ class HashJoinSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest
       " JOIN dup d ON f.k = d.k AND f.v > d.p")
   }
 
-  test("a star join of three dimensions and a group-by") {
+  test("a star join of three dimensions and a group-by is one fused pipeline") {
     val query = "SELECT /*+ BROADCAST(a), BROADCAST(b), BROADCAST(c) */ a.cat, b.s," +
       " count(*), sum(f.v) FROM fact f JOIN dim a ON f.k = a.k JOIN dim b ON f.kl = b.kl" +
       " JOIN dim c ON f.dt = c.dt WHERE c.cat < 4 GROUP BY a.cat, b.s"
@@ -131,24 +138,38 @@ class HashJoinSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest
     for (aqe <- Seq("true", "false")) {
       withConf("spark.sql.adaptive.enabled" -> aqe) {
         val df = checkGpu(spark.sql(query), gpuNodeCount = -1)
-        // The fact batches stay on the device: one upload, then the joins (and any projection
-        // between them) and the partial aggregate read each other's device batches.
-        val chains = nodes(finalPlan(df)).collect {
-          case a: TesseraHashAggregateExec if !a.child.isInstanceOf[HostToDeviceExec] =>
-            deviceChain(a.child)
+        // Filter -> probe -> probe -> probe -> project -> partial aggregate: one node (one
+        // kernel per fact batch) over the fact table's upload.
+        val fused = pipelines(df).collect {
+          case a: TesseraHashAggregateExec if a.probes.size == 3 => a
         }
-        assert(chains.size == 1, s"AQE $aqe:\n${finalPlan(df)}")
-        assert(chains.head.count(_.isInstanceOf[TesseraBroadcastHashJoinExec]) == 3 &&
-          chains.head.last.isInstanceOf[HostToDeviceExec], s"AQE $aqe:\n${finalPlan(df)}")
+        assert(fused.size == 1 && fused.head.child.isInstanceOf[HostToDeviceExec],
+          s"AQE $aqe:\n${finalPlan(df)}")
       }
     }
   }
 
-  /** The GPU nodes from `plan` down its stream sides, then the first node that is not one. */
-  private def deviceChain(plan: SparkPlan): Seq[SparkPlan] = plan match {
-    case j: TesseraBroadcastHashJoinExec => j +: deviceChain(j.stream)
-    case g: TesseraFilterProjectExec => g +: deviceChain(g.child)
-    case other => Seq(other)
+  test("a fused chain whose build keys repeat runs staged, with the 1:N expansion") {
+    // dup repeats each key three times: the fused program would find one build row only.
+    checkJoin("SELECT /*+ BROADCAST(a), BROADCAST(d) */ a.cat, d.s, count(*), sum(f.v)" +
+      " FROM fact f JOIN dim a ON f.k = a.k JOIN dup d ON f.k = d.k WHERE d.p > 5" +
+      " GROUP BY a.cat, d.s", gpuJoins = 2)
+    checkJoin("SELECT /*+ BROADCAST(d), BROADCAST(a) */ f.id, d.p, a.name FROM fact f" +
+      " LEFT JOIN dup d ON f.k = d.k JOIN dim a ON f.k2 = a.k WHERE a.cat <> 1", gpuJoins = 2)
+    checkJoin("SELECT /*+ BROADCAST(d), BROADCAST(e) */ f.id, d.p, e.p FROM fact f" +
+      " JOIN dup d ON f.k = d.k JOIN dup e ON f.k2 = e.k", gpuJoins = 2)
+  }
+
+  test("ANSI errors after a probe are Spark's own, replayed through the join on the CPU") {
+    withConf("spark.sql.ansi.enabled" -> "true") {
+      assert(checkSameError(spark.sql("SELECT /*+ BROADCAST(d) */ sum(f.v * 2147483 * d.p)" +
+        " FROM fact f JOIN dup d ON f.k = d.k")) == "ARITHMETIC_OVERFLOW")
+      assert(checkSameError(spark.sql("SELECT /*+ BROADCAST(d) */ f.id, d.cat * 2147483647" +
+        " FROM fact f JOIN dim d ON f.k = d.k WHERE d.name <> 'x'")) == "ARITHMETIC_OVERFLOW")
+      // No error where the join drops the rows that would overflow (no match for k >= 100).
+      checkJoin("SELECT /*+ BROADCAST(d) */ f.id, (f.k - 99) * 2147483647 FROM fact f" +
+        " JOIN dim d ON f.k = d.k WHERE f.k > 98")
+    }
   }
 
   test("what stays on the CPU says why") {

@@ -6,6 +6,7 @@ import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.RowError;
 import dev.tessera.gpu.expr.RowErrorException;
+import dev.tessera.gpu.join.JoinTable;
 import dev.tessera.gpu.memory.PoolExhaustedException;
 import dev.tessera.spark.TesseraConf;
 import java.util.Iterator;
@@ -39,6 +40,7 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
   private final Iterator<ColumnarBatch> input;
   private final Supplier<HashAggregateKernel.Aggregation> opener;
   private final Program program;
+  private final List<JoinTable> tables;
   private final boolean partial;
   private final List<Attribute> output;
   private final BiFunction<ColumnarBatch, RowErrorException, RuntimeException> replay;
@@ -57,6 +59,7 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
   /**
    * @param opener opens an aggregation (the caller's spec, pool and stream)
    * @param program the fused filter/project whose outputs are the aggregation's inputs
+   * @param tables the join tables the program probes, in its order
    * @param partial whether the groups are partial aggregates (Partial/PartialMerge modes)
    * @param output the attributes of the groups' columns
    * @param replay Spark's own error for a batch in which the program reported an ANSI error
@@ -65,7 +68,8 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
    *     (owned by the runner from here on); null for a partial one
    */
   AggregationRunner(Iterator<ColumnarBatch> input,
-      Supplier<HashAggregateKernel.Aggregation> opener, Program program, boolean partial,
+      Supplier<HashAggregateKernel.Aggregation> opener, Program program, List<JoinTable> tables,
+      boolean partial,
       List<Attribute> output, BiFunction<ColumnarBatch, RowErrorException, RuntimeException> replay,
       Map<String, SQLMetric> metrics, CpuGroupMerge cpuMerge) {
     if (partial != (cpuMerge == null)) {
@@ -75,6 +79,7 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
     this.input = input;
     this.opener = opener;
     this.program = program;
+    this.tables = List.copyOf(tables);
     this.partial = partial;
     this.output = output;
     this.replay = replay;
@@ -132,14 +137,14 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
     ColumnBatch<DeviceColumn> view = DeviceBatches.view(batch);
     long started = System.nanoTime();
     try {
-      aggregation.update(program, view);
+      aggregation.update(program, tables, view);
     } catch (RowErrorException e) {
       throw replay.apply(batch, e);
     } finally {
       metrics.get(ExecMetrics.KERNEL_TIME).add(System.nanoTime() - started);
     }
     fresh = false;
-    metrics.get(ExecMetrics.BYTES_READ).add(bytes(view));
+    metrics.get(ExecMetrics.BYTES_READ).add(DeviceBatches.bytes(view));
   }
 
   private ColumnarBatch emit(boolean last) {
@@ -233,15 +238,6 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
           "try_sum", null);
     }
     return e;
-  }
-
-  private static long bytes(ColumnBatch<DeviceColumn> batch) {
-    long total = 0;
-    for (DeviceColumn c : batch.columns()) {
-      total += c.dataBytes() + (c.validity() == null ? 0 : c.validity().size())
-          + (c.offsets() == null ? 0 : c.offsets().size());
-    }
-    return total;
   }
 
   @Override

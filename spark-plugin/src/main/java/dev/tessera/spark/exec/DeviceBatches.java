@@ -33,4 +33,14 @@ final class DeviceBatches {
     }
     return new ColumnBatch<>(columns, batch.numRows());
   }
+
+  /** The bytes of a batch's columns (values, validity, offsets): what a kernel reading it reads. */
+  static long bytes(ColumnBatch<DeviceColumn> batch) {
+    long total = 0;
+    for (DeviceColumn c : batch.columns()) {
+      total += c.dataBytes() + (c.validity() == null ? 0 : c.validity().size())
+          + (c.offsets() == null ? 0 : c.offsets().size());
+    }
+    return total;
+  }
 }

@@ -4,29 +4,37 @@ import dev.tessera.gpu.Backend;
 import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.ColumnTransfer;
+import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.expr.RowErrorException;
 import dev.tessera.spark.expr.FilterProjectStep;
+import dev.tessera.spark.expr.JoinKind;
+import dev.tessera.spark.expr.JoinProbe;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.function.Consumer;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
-import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.catalyst.expressions.NamedExpression;
-import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
-import org.apache.spark.sql.catalyst.expressions.package$;
-import org.apache.spark.sql.catalyst.expressions.Predicate;
 import org.apache.spark.sql.catalyst.expressions.BasePredicate;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.JoinedRow;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.Predicate;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.execution.joins.HashedRelation;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Raises the error Spark itself would raise for a batch in which the GPU found an ANSI error: the
- * batch's rows go through the original filters and projections with Spark's own evaluation until
- * Spark throws. Errors are rare, so this costs nothing in the common case and gives the user
- * Spark's exact error class and message.
+ * batch's rows go through the original filters, projections and join probes with Spark's own
+ * evaluation (probes look the keys up in Spark's broadcast relation) until Spark throws. Errors
+ * are rare, so this costs nothing in the common case and gives the user Spark's exact error class
+ * and message.
  */
 final class SparkReplay {
   private SparkReplay() {}
@@ -38,52 +46,139 @@ final class SparkReplay {
   static RuntimeException raiseForDeviceBatch(ColumnarBatch deviceBatch, List<Attribute> input,
       List<FilterProjectStep> steps, RowErrorException gpuError, Backend backend,
       GpuStream stream) {
-    try (ColumnBatch<HostColumn> batch = ColumnTransfer.toHost(DeviceBatches.view(deviceBatch),
+    return raiseForDeviceBatch(DeviceBatches.view(deviceBatch), input, steps, List.of(),
+        gpuError, backend, stream);
+  }
+
+  /** As above, for a chain that may probe join tables: {@code relations} by table. */
+  static RuntimeException raiseForDeviceBatch(ColumnBatch<DeviceColumn> deviceBatch,
+      List<Attribute> input, List<FilterProjectStep> steps, List<HashedRelation> relations,
+      RowErrorException gpuError, Backend backend, GpuStream stream) {
+    try (ColumnBatch<HostColumn> batch = ColumnTransfer.toHost(deviceBatch,
         backend.stagingAllocator(), stream)) {
       ColumnVector[] vectors = new ColumnVector[batch.columns().size()];
       for (int i = 0; i < vectors.length; i++) {
         vectors[i] = HostColumnVector.view(input.get(i).dataType(), batch.column(i));
       }
-      return raise(new ColumnarBatch(vectors, batch.rowCount()), input, steps, gpuError);
+      return raise(new ColumnarBatch(vectors, batch.rowCount()), input, steps, relations,
+          gpuError);
     }
   }
 
   /** Throws Spark's error for {@code batch} (rows over {@code input}); never returns normally. */
   static RuntimeException raise(ColumnarBatch batch, List<Attribute> input,
       List<FilterProjectStep> steps, RowErrorException gpuError) {
+    return raise(batch, input, steps, List.of(), gpuError);
+  }
+
+  private static RuntimeException raise(ColumnarBatch batch, List<Attribute> input,
+      List<FilterProjectStep> steps, List<HashedRelation> relations,
+      RowErrorException gpuError) {
     List<Attribute> schema = input;
-    List<Object> evaluators = new ArrayList<>();
+    List<RowStep> chain = new ArrayList<>();
     for (FilterProjectStep step : steps) {
       if (step.isFilter()) {
-        BasePredicate p = Predicate.create(step.condition(), CollectionConverters.asScala(schema).toSeq());
-        p.initialize(0);
-        evaluators.add(p);
+        chain.add(filter(step.condition(), schema));
+      } else if (step.isProbe()) {
+        chain.add(new ProbeStep(step.probe(), schema, relations.get(step.probe().table())));
+        schema = step.probe().output();
       } else {
-        List<Expression> exprs = step.projectList().stream().map(e -> (Expression) e).toList();
-        evaluators.add(UnsafeProjection.create(CollectionConverters.asScala(exprs).toSeq(),
-            CollectionConverters.asScala(schema).toSeq()));
-        List<Attribute> next = new ArrayList<>();
-        for (NamedExpression e : step.projectList()) {
-          next.add(e.toAttribute());
-        }
-        schema = next;
+        chain.add(project(step.projectList(), schema));
+        schema = step.projectList().stream().map(NamedExpression::toAttribute).toList();
       }
     }
     Iterator<InternalRow> rows = batch.rowIterator();
     while (rows.hasNext()) {
-      InternalRow row = rows.next();
-      for (Object evaluator : evaluators) {
-        if (evaluator instanceof BasePredicate p) {
-          if (!p.eval(row)) {
-            break;
-          }
-        } else {
-          row = ((UnsafeProjection) evaluator).apply(row);
-        }
-      }
+      feed(chain, 0, rows.next());
     }
     // Spark found nothing wrong: the GPU and Spark disagree, which is a Tessera bug.
     return new IllegalStateException("Tessera bug: the GPU reported " + gpuError.getMessage()
         + " but Spark evaluates the batch without error", gpuError);
+  }
+
+  /** Sends a row through steps {@code i} onwards, depth first (a join may give several rows). */
+  private static void feed(List<RowStep> chain, int i, InternalRow row) {
+    if (i < chain.size()) {
+      chain.get(i).apply(row, next -> feed(chain, i + 1, next));
+    }
+  }
+
+  /** One Spark step over rows: passes on zero or more rows for each row it gets. */
+  private interface RowStep {
+    void apply(InternalRow row, Consumer<InternalRow> next);
+  }
+
+  private static RowStep filter(Expression condition, List<Attribute> schema) {
+    BasePredicate p = predicate(condition, schema);
+    return (row, next) -> {
+      if (p.eval(row)) {
+        next.accept(row);
+      }
+    };
+  }
+
+  private static RowStep project(List<NamedExpression> list, List<Attribute> schema) {
+    UnsafeProjection p = projection(list.stream().map(e -> (Expression) e).toList(), schema);
+    return (row, next) -> next.accept(p.apply(row));
+  }
+
+  private static BasePredicate predicate(Expression condition, List<Attribute> schema) {
+    BasePredicate p = Predicate.create(condition, CollectionConverters.asScala(schema).toSeq());
+    p.initialize(0);
+    return p;
+  }
+
+  private static UnsafeProjection projection(List<? extends Expression> exprs,
+      List<Attribute> schema) {
+    List<Expression> list = new ArrayList<>(exprs);
+    return UnsafeProjection.create(CollectionConverters.asScala(list).toSeq(),
+        CollectionConverters.asScala(schema).toSeq());
+  }
+
+  /** A broadcast hash join as Spark's BroadcastHashJoinExec evaluates it, row by row. */
+  private static final class ProbeStep implements RowStep {
+    private final JoinProbe probe;
+    private final UnsafeProjection key;
+    private final HashedRelation relation;
+    private final BasePredicate condition;
+    private final UnsafeProjection output;
+    private final InternalRow noMatch;
+    private final JoinedRow joined = new JoinedRow();
+
+    ProbeStep(JoinProbe probe, List<Attribute> stream, HashedRelation relation) {
+      this.probe = probe;
+      this.key = projection(probe.relationKeys(), stream);
+      this.relation = relation.asReadOnlyCopy();
+      List<Attribute> both = new ArrayList<>(stream);
+      both.addAll(probe.buildOutput());
+      this.condition = probe.condition() == null ? null : predicate(probe.condition(), both);
+      this.output = probe.kind().matchOnly() ? null : projection(probe.output(), both);
+      this.noMatch = new GenericInternalRow(probe.buildOutput().size());
+    }
+
+    @Override
+    public void apply(InternalRow row, Consumer<InternalRow> next) {
+      UnsafeRow k = key.apply(row);
+      scala.collection.Iterator<InternalRow> found = k.anyNull() ? null : relation.get(k);
+      Iterator<InternalRow> matches = found == null ? null : CollectionConverters.asJava(found);
+      boolean matched = false;
+      while (matches != null && matches.hasNext()) {
+        joined.apply(row, matches.next());
+        if (condition != null && !condition.eval(joined)) {
+          continue;
+        }
+        matched = true;
+        if (probe.kind().matchOnly()) {
+          break;
+        }
+        next.accept(output.apply(joined));
+      }
+      if (probe.kind() == JoinKind.LEFT_SEMI && matched
+          || probe.kind() == JoinKind.LEFT_ANTI && !matched) {
+        next.accept(row);
+      } else if (probe.kind() == JoinKind.LEFT_OUTER && !matched) {
+        next.accept(output.apply(joined.apply(row, noMatch)));
+      }
+    }
   }
 }

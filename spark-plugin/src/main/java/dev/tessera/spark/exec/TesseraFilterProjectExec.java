@@ -5,16 +5,14 @@ import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.expr.Program;
-import dev.tessera.gpu.expr.RowErrorException;
-import dev.tessera.gpu.kernels.FilterProjectKernel;
 import dev.tessera.spark.TesseraRuntime;
-import dev.tessera.spark.expr.FilterProjectStep;
+import dev.tessera.spark.expr.JoinProbe;
+import dev.tessera.spark.expr.Pipeline;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
-import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -22,29 +20,29 @@ import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * Filters and projects on the GPU: one fused kernel launch per device batch evaluates every
- * filter and projection of the chain of Spark nodes it replaced.
+ * Filters, projections and broadcast hash joins on the GPU: one fused kernel launch per device
+ * batch evaluates every filter and projection of the chain of Spark nodes it replaced, and probes
+ * the join tables of the joins among them (see {@link Pipeline} for the joins whose build keys
+ * repeat).
  */
-public final class TesseraFilterProjectExec extends TesseraDeviceExec {
+public final class TesseraFilterProjectExec extends TesseraPipelineExec {
   private static final long serialVersionUID = 1L;
-  private final Program program;
   private final List<Attribute> output;
-  private final List<FilterProjectStep> steps;
 
-  public TesseraFilterProjectExec(SparkPlan child, Program program, List<Attribute> output,
-      List<FilterProjectStep> steps) {
-    super(child);
-    this.program = program;
+  /**
+   * @param input the node whose device batches the pipeline reads
+   * @param builds the broadcast build sides, one per probe of the pipeline, by table
+   * @param output the chain's output attributes
+   */
+  public TesseraFilterProjectExec(SparkPlan input, List<SparkPlan> builds, Pipeline pipeline,
+      List<Attribute> output) {
+    super(input, builds, pipeline);
     this.output = List.copyOf(output);
-    this.steps = List.copyOf(steps);
   }
 
+  /** The whole chain as one program. */
   public Program program() {
-    return program;
-  }
-
-  public List<FilterProjectStep> steps() {
-    return steps;
+    return pipeline().program();
   }
 
   @Override
@@ -53,64 +51,68 @@ public final class TesseraFilterProjectExec extends TesseraDeviceExec {
   }
 
   @Override
-  public Partitioning outputPartitioning() {
-    return child().outputPartitioning();
-  }
-
-  @Override
   protected String[] metricNames() {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
-        ExecMetrics.KERNEL_TIME};
+        ExecMetrics.KERNEL_TIME, ExecMetrics.BYTES_READ};
   }
 
   @Override
   public RDD<ColumnarBatch> doExecuteColumnar() {
-    Program p = program;
+    Pipeline p = pipeline();
     List<Attribute> out = output;
-    List<Attribute> in = CollectionConverters.asJava(child().output());
-    List<FilterProjectStep> s = steps;
+    List<JoinProbe> probes = probes();
+    List<TaskJoinTables.Source> sources = TaskJoinTables.sources(builds(), sparkContext());
     Map<String, SQLMetric> m = metricMap();
     return child().executeColumnar().toJavaRDD().mapPartitions(
-        (Iterator<ColumnarBatch> batches) ->
-            (Iterator<ColumnarBatch>) new Runner(batches, p, in, out, s, m)).rdd();
+        (Iterator<ColumnarBatch> batches) -> {
+          Backend backend = TesseraRuntime.backend();
+          GpuStream stream = backend.newStream();
+          TaskJoinTables tables;
+          try {
+            tables = TaskJoinTables.acquire(sources, probes, backend, stream);
+          } catch (RuntimeException e) {
+            stream.close();
+            throw e;
+          }
+          TaskResources.closeAtTaskEnd(() -> {
+            try (stream) {
+              tables.close();
+            }
+          });
+          PipelineRunner runner = new PipelineRunner(p, tables, backend, stream, m);
+          return (Iterator<ColumnarBatch>) new Runner(runner.lastStageInput(batches), runner,
+              out, m);
+        }).rdd();
   }
 
   @Override
-  public SparkPlan withNewChildInternal(SparkPlan newChild) {
-    return new TesseraFilterProjectExec(newChild, program, output, steps);
+  protected SparkPlan copy(SparkPlan newInput, List<SparkPlan> newBuilds) {
+    return new TesseraFilterProjectExec(newInput, newBuilds, pipeline(), output);
   }
 
   @Override
   protected List<Object> arguments() {
-    return List.of(program, output, steps);
+    return List.of(output);
   }
 
   @Override
   public String simpleString(int maxFields) {
-    return "TesseraFilterProjectExec " + steps + " -> " + output;
+    return "TesseraFilterProjectExec " + steps() + " -> " + output;
   }
 
-  /** Runs the kernel on each input batch, closing it, and passes the result on. */
+  /** Runs the last stage's program on each of its batches, closing it, and passes the result on. */
   private static final class Runner implements Iterator<ColumnarBatch> {
     private final Iterator<ColumnarBatch> input;
-    private final Program program;
-    private final List<Attribute> inputAttributes;
+    private final PipelineRunner pipeline;
     private final List<Attribute> output;
-    private final List<FilterProjectStep> steps;
     private final Map<String, SQLMetric> metrics;
-    private final Backend backend = TesseraRuntime.backend();
-    private final GpuStream stream = backend.newStream();
-    private final FilterProjectKernel kernel = backend.filterProjectKernel();
 
-    Runner(Iterator<ColumnarBatch> input, Program program, List<Attribute> inputAttributes,
-        List<Attribute> output, List<FilterProjectStep> steps, Map<String, SQLMetric> metrics) {
+    Runner(Iterator<ColumnarBatch> input, PipelineRunner pipeline, List<Attribute> output,
+        Map<String, SQLMetric> metrics) {
       this.input = input;
-      this.program = program;
-      this.inputAttributes = inputAttributes;
+      this.pipeline = pipeline;
       this.output = output;
-      this.steps = steps;
       this.metrics = metrics;
-      TaskResources.closeAtTaskEnd(stream);
     }
 
     @Override
@@ -121,21 +123,13 @@ public final class TesseraFilterProjectExec extends TesseraDeviceExec {
     @Override
     public ColumnarBatch next() {
       try (ColumnarBatch in = input.next()) {
-        ColumnBatch<DeviceColumn> result;
-        try {
-          result = kernel.run(program, DeviceBatches.view(in), backend.deviceMemory(), stream);
-        } catch (RowErrorException e) {
-          throw replayOnCpu(in, e);
-        }
-        metrics.get(ExecMetrics.KERNEL_TIME).add(kernel.lastKernelNanos());
+        ColumnBatch<DeviceColumn> view = DeviceBatches.view(in);
+        ColumnBatch<DeviceColumn> result = pipeline.run(pipeline.last(), view);
+        metrics.get(ExecMetrics.BYTES_READ).add(DeviceBatches.bytes(view));
         metrics.get(ExecMetrics.OUTPUT_ROWS).add(result.rowCount());
         metrics.get(ExecMetrics.OUTPUT_BATCHES).add(1);
         return DeviceBatches.wrap(result, output);
       }
-    }
-
-    private RuntimeException replayOnCpu(ColumnarBatch in, RowErrorException error) {
-      return SparkReplay.raiseForDeviceBatch(in, inputAttributes, steps, error, backend, stream);
     }
   }
 }

@@ -6,29 +6,42 @@ import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 
 /**
- * One Spark node of a fused filter/project chain, kept as Catalyst expressions: for explain, and to
- * replay a batch on the CPU when the GPU reports an ANSI error, so the user gets Spark's own error.
+ * One Spark node of a fused chain, kept as Catalyst expressions: for explain, and to replay a
+ * batch on the CPU when the GPU reports an ANSI error, so the user gets Spark's own error.
+ * Exactly one of the three is set.
  *
- * @param condition the filter condition, or null for a projection
- * @param projectList the projection, or null for a filter
+ * @param condition the filter condition
+ * @param projectList the projection
+ * @param probe the probe of a broadcast hash join (the stream side flows through the chain)
  */
-public record FilterProjectStep(Expression condition, List<NamedExpression> projectList)
-    implements Serializable {
+public record FilterProjectStep(Expression condition, List<NamedExpression> projectList,
+    JoinProbe probe) implements Serializable {
 
   public static FilterProjectStep filter(Expression condition) {
-    return new FilterProjectStep(condition, null);
+    return new FilterProjectStep(condition, null, null);
   }
 
   public static FilterProjectStep project(List<NamedExpression> projectList) {
-    return new FilterProjectStep(null, List.copyOf(projectList));
+    return new FilterProjectStep(null, List.copyOf(projectList), null);
+  }
+
+  public static FilterProjectStep probe(JoinProbe probe) {
+    return new FilterProjectStep(null, null, probe);
   }
 
   public boolean isFilter() {
     return condition != null;
   }
 
+  public boolean isProbe() {
+    return probe != null;
+  }
+
   @Override
   public String toString() {
+    if (isProbe()) {
+      return probe.toString();
+    }
     return isFilter() ? "Filter " + condition.sql() : "Project " + projectList.stream()
         .map(e -> ((Expression) e).sql()).toList();
   }

@@ -118,10 +118,10 @@ final class AggregateRewrite {
       throw new Unsupported("a partial aggregate whose output is not its keys and buffers");
     }
     TesseraFilterProjectExec fused =
-        pass.fused(agg.child(), FilterProjectStep.project(gpu.columns()));
+        pass.fused(agg.child(), FilterProjectStep.project(gpu.columns()), null);
     AggregateSpec spec = gpu.spec(pass.ansi);
     SparkPlan plan = new DeviceToHostExec(new TesseraHashAggregateExec(fused.child(),
-        fused.program(), fused.steps(), spec, gpu.output(), !results, agg.simpleString(8)));
+        fused.builds(), fused.pipeline(), spec, gpu.output(), !results, agg.simpleString(8)));
     if (projectBuffers) {
       plan = pass.stayOnCpu(new ProjectExec(seq(bufferProjection), plan), "Spark's aggregation"
           + " buffers from the GPU's helper aggregates, over one row per group");

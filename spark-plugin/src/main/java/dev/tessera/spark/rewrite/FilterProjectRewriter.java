@@ -4,10 +4,11 @@ import dev.tessera.spark.ExplainLog;
 import dev.tessera.spark.TesseraConf;
 import dev.tessera.spark.exec.DeviceToHostExec;
 import dev.tessera.spark.exec.HostToDeviceExec;
-import dev.tessera.spark.exec.TesseraBroadcastHashJoinExec;
+import dev.tessera.spark.exec.TesseraPipelineExec;
 import dev.tessera.spark.exec.TesseraFilterProjectExec;
-import dev.tessera.spark.expr.FilterProjectCompiler;
 import dev.tessera.spark.expr.FilterProjectStep;
+import dev.tessera.spark.expr.Pipeline;
+import dev.tessera.spark.expr.PipelineCompiler;
 import dev.tessera.spark.expr.Unsupported;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
@@ -36,11 +37,15 @@ import scala.jdk.javaapi.CollectionConverters;
  *                                          child
  * </pre>
  *
- * Nodes that cannot run on the GPU stay as they are, with their reasons, which explain reports.
+ * Broadcast hash joins join the chain as probes ({@link JoinRewrite}), so a star join and the
+ * aggregate over it are one kernel per batch. Nodes that cannot run on the GPU stay as they are,
+ * with their reasons, which explain reports.
  */
 public final class FilterProjectRewriter implements PlanRewriter {
   /** The reasons a node stays on the CPU, on the Spark node itself (visible to AQE and tools). */
   public static final TreeNodeTag<String> CPU_REASON = new TreeNodeTag<>("tessera.cpuReason");
+  /** The most rows of one batch of a join's 1:N expansion (a larger one is split). */
+  static final int MAX_EXPANDED_ROWS = 1 << 20;
 
   @Override
   public SparkPlan rewrite(SparkPlan plan, TesseraConf conf) {
@@ -93,58 +98,82 @@ public final class FilterProjectRewriter implements PlanRewriter {
           : FilterProjectStep.project(CollectionConverters.asJava(
               ((ProjectExec) node).projectList()).stream().map(e -> (NamedExpression) e).toList());
       try {
-        return new DeviceToHostExec(fused(node.children().head(), step));
+        return new DeviceToHostExec(fused(node.children().head(), step, null));
       } catch (Unsupported e) {
         return stayOnCpu(node, e.getMessage());
       }
     }
 
     /**
-     * A GPU filter/project node computing {@code step} over {@code child}'s output, fused with
-     * the GPU filter/project right below {@code child} if there is one (reading what it read).
-     * Above a GPU join the node reads the join's device batches directly, so the batches stay
-     * on the device from the scan's upload through the joins to the aggregate.
+     * A GPU node computing {@code step} over {@code child}'s output (probing {@code build}'s
+     * join table if the step is a join's probe), fused with the GPU pipeline right below
+     * {@code child} if there is one (reading what it read, probing what it probed). Over another
+     * GPU node the step reads its device batches directly, so the batches stay on the device from
+     * the scan's upload through the joins to the aggregate.
+     *
+     * @param build the broadcast build side of a probe step, or null
      */
-    TesseraFilterProjectExec fused(SparkPlan child, FilterProjectStep step) throws Unsupported {
+    TesseraFilterProjectExec fused(SparkPlan child, FilterProjectStep step, SparkPlan build)
+        throws Unsupported {
       if (child instanceof DeviceToHostExec d) {
         SparkPlan below = d.child();
-        List<FilterProjectStep> chain = new ArrayList<>();
         if (below instanceof TesseraFilterProjectExec g) {
-          chain.addAll(g.steps());
-          below = g.child();
-        }
-        chain.add(step);
-        if (below instanceof HostToDeviceExec h) {
-          return uploading(h.child(), chain);
-        }
-        if (below instanceof TesseraBroadcastHashJoinExec) {
           try {
-            return readingDevice(below, chain);
+            return over(g.child(), append(g.steps(), step, g.builds().size()),
+                append(g.builds(), build));
+          } catch (Unsupported e) {
+            // The fused chain may need too many registers: the step alone, over g's batches.
+          }
+        }
+        if (below instanceof TesseraPipelineExec) {
+          try {
+            return over(below, append(List.of(), step, 0), append(List.of(), build));
           } catch (Unsupported e) {
             // Reading every column may need too many registers: upload what the step reads.
           }
         }
       }
-      return uploading(child, List.of(step));
+      return over(child, append(List.of(), step, 0), append(List.of(), build));
+    }
+
+    /** The chain over {@code input}: its device batches, or an upload of what the chain reads. */
+    private TesseraFilterProjectExec over(SparkPlan input, List<FilterProjectStep> chain,
+        List<SparkPlan> builds) throws Unsupported {
+      if (input instanceof HostToDeviceExec h) {
+        return uploading(h.child(), chain, builds);
+      }
+      if (input instanceof TesseraPipelineExec) {
+        Pipeline p = PipelineCompiler.compile(chain, CollectionConverters.asJava(input.output()),
+            ansi, this::expressionEnabled, true, MAX_EXPANDED_ROWS);
+        return new TesseraFilterProjectExec(input, builds, p, p.output());
+      }
+      return uploading(input, chain, builds);
     }
 
     /** The chain over an upload of the columns of {@code input} it reads. */
-    private TesseraFilterProjectExec uploading(SparkPlan input, List<FilterProjectStep> chain)
-        throws Unsupported {
-      List<Attribute> inputAttributes = CollectionConverters.asJava(input.output());
-      FilterProjectCompiler.Compiled compiled = FilterProjectCompiler.compile(chain,
-          inputAttributes, ansi, this::expressionEnabled);
-      int[] ordinals = compiled.inputOrdinals().stream().mapToInt(Integer::intValue).toArray();
+    private TesseraFilterProjectExec uploading(SparkPlan input, List<FilterProjectStep> chain,
+        List<SparkPlan> builds) throws Unsupported {
+      Pipeline p = PipelineCompiler.compile(chain, CollectionConverters.asJava(input.output()),
+          ansi, this::expressionEnabled, false, MAX_EXPANDED_ROWS);
+      int[] ordinals = p.inputOrdinals().stream().mapToInt(Integer::intValue).toArray();
       HostToDeviceExec upload = new HostToDeviceExec(input, ordinals, conf.batchSizeBytes());
-      return new TesseraFilterProjectExec(upload, compiled.program(), compiled.output(), chain);
+      return new TesseraFilterProjectExec(upload, builds, p, p.output());
     }
 
-    /** The chain over the device batches of the GPU node {@code input}, every column read. */
-    private TesseraFilterProjectExec readingDevice(SparkPlan input, List<FilterProjectStep> chain)
-        throws Unsupported {
-      FilterProjectCompiler.Compiled compiled = FilterProjectCompiler.compile(chain,
-          CollectionConverters.asJava(input.output()), ansi, this::expressionEnabled, true);
-      return new TesseraFilterProjectExec(input, compiled.program(), compiled.output(), chain);
+    /** {@code steps} and then {@code step}, whose probe (if any) gets table {@code table}. */
+    private static List<FilterProjectStep> append(List<FilterProjectStep> steps,
+        FilterProjectStep step, int table) {
+      List<FilterProjectStep> all = new ArrayList<>(steps);
+      all.add(step.isProbe() ? FilterProjectStep.probe(step.probe().withTable(table)) : step);
+      return all;
+    }
+
+    private static List<SparkPlan> append(List<SparkPlan> builds, SparkPlan build) {
+      List<SparkPlan> all = new ArrayList<>(builds);
+      if (build != null) {
+        all.add(build);
+      }
+      return all;
     }
 
     private boolean expressionEnabled(String expression) {

@@ -1,7 +1,7 @@
 package dev.tessera.spark.rewrite;
 
 import dev.tessera.spark.exec.HostToDeviceExec;
-import dev.tessera.spark.exec.TesseraBroadcastHashJoinExec;
+import dev.tessera.spark.exec.TesseraPipelineExec;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.execution.ApplyColumnarRulesAndInsertTransitions;
@@ -13,7 +13,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * Spark inserts row/columnar transitions top down and stops at a ColumnarToRowTransition, which
  * DeviceToHostExec is; so the plan below each GPU segment gets its transitions here, after
  * Spark's pass: the input of a HostToDeviceExec must be columnar (Spark adds its RowToColumnarExec
- * under a row-based child), the build side of a GPU join is Spark's row-based broadcast, and
+ * under a row-based child), the build sides of a GPU pipeline's joins are Spark's row-based broadcasts, and
  * everything deeper gets Spark's usual treatment.
  */
 final class TransitionFixer {
@@ -28,7 +28,7 @@ final class TransitionFixer {
       if (node instanceof HostToDeviceExec) {
         f = new ApplyColumnarRulesAndInsertTransitions(
             CollectionConverters.asScala(List.<ColumnarRule>of()).toSeq(), true).apply(f);
-      } else if (node instanceof TesseraBroadcastHashJoinExec j && child == j.build()) {
+      } else if (node instanceof TesseraPipelineExec p && p.builds().contains(child)) {
         // The build side is Spark's broadcast, read as rows: Spark's usual transitions there.
         f = new ApplyColumnarRulesAndInsertTransitions(
             CollectionConverters.asScala(List.<ColumnarRule>of()).toSeq(), false).apply(f);

@@ -162,7 +162,7 @@ class AggregationRunnerTest {
 
   private AggregationRunner runner(boolean partial, Supplier<HashAggregateKernel.Aggregation> a) {
     input = batches();
-    return new AggregationRunner(input, a, PROGRAM, partial, output(), (b, e) -> e, metrics,
+    return new AggregationRunner(input, a, PROGRAM, List.of(), partial, output(), (b, e) -> e, metrics,
         partial ? null : new CpuGroupMerge(SPEC, backend, stream));
   }
 
@@ -320,7 +320,7 @@ class AggregationRunnerTest {
     List<List<Object>> rows = new ArrayList<>();
     int outputs = spec.keyCount() + spec.functions().size();
     try (AggregationRunner runner = new AggregationRunner(input, failingOn(spec, failing),
-        ProgramBuilder.identity(spec.inputTypes(), false), false, attributes(outputs),
+        ProgramBuilder.identity(spec.inputTypes(), false), List.of(), false, attributes(outputs),
         (b, e) -> e, metrics, new CpuGroupMerge(spec, backend, stream))) {
       while (runner.hasNext()) {
         try (ColumnarBatch batch = runner.next();

@@ -1,0 +1,137 @@
+package dev.tessera.spark.exec;
+
+import dev.tessera.gpu.Backend;
+import dev.tessera.gpu.GpuStream;
+import dev.tessera.gpu.column.ColumnBatch;
+import dev.tessera.gpu.column.DeviceColumn;
+import dev.tessera.gpu.expr.RowErrorException;
+import dev.tessera.gpu.join.JoinTable;
+import dev.tessera.gpu.kernels.FilterProjectKernel;
+import dev.tessera.spark.expr.Pipeline;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+
+/**
+ * One task's run of a {@link Pipeline}: it picks the fused program when no table that an inner
+ * or outer join probes has a repeated key, the staged form otherwise, and runs every stage but
+ * the last, whose batches the node itself consumes (projecting them, or aggregating them).
+ */
+final class PipelineRunner {
+  private final List<Pipeline.Stage> stages;
+  private final TaskJoinTables tables;
+  private final Backend backend;
+  private final GpuStream stream;
+  private final Map<String, SQLMetric> metrics;
+  private final FilterProjectKernel kernel;
+
+  PipelineRunner(Pipeline pipeline, TaskJoinTables tables, Backend backend, GpuStream stream,
+      Map<String, SQLMetric> metrics) {
+    this.stages = tables.anyRepeatedKeys(pipeline.expandingTables()) ? pipeline.staged()
+        : List.of(pipeline.fused());
+    this.tables = tables;
+    this.backend = backend;
+    this.stream = stream;
+    this.metrics = metrics;
+    this.kernel = backend.filterProjectKernel();
+  }
+
+  /** The stage the node runs itself. */
+  Pipeline.Stage last() {
+    return stages.get(stages.size() - 1);
+  }
+
+  /** The join tables the last stage's program probes, in its order. */
+  List<JoinTable> lastTables() {
+    return tables.select(last().tables());
+  }
+
+  /**
+   * The batches the last stage reads: the input's own (closed by whoever reads them) when the
+   * pipeline is one stage, else their expansions through the stages before it.
+   */
+  Iterator<ColumnarBatch> lastStageInput(Iterator<ColumnarBatch> input) {
+    return stages.size() == 1 ? input : new Expansions(input);
+  }
+
+  /** Runs one stage's program over a batch (still owned by the caller). */
+  ColumnBatch<DeviceColumn> run(Pipeline.Stage stage, ColumnBatch<DeviceColumn> batch) {
+    ColumnBatch<DeviceColumn> result;
+    try {
+      result = kernel.run(stage.program(), tables.select(stage.tables()), batch,
+          backend.deviceMemory(), stream);
+    } catch (RowErrorException e) {
+      throw replay(stage, batch, e);
+    }
+    metrics.get(ExecMetrics.KERNEL_TIME).add(kernel.lastKernelNanos());
+    return result;
+  }
+
+  /** Spark's own error for a batch of {@code stage} in which the GPU found one. */
+  RuntimeException replay(Pipeline.Stage stage, ColumnBatch<DeviceColumn> batch,
+      RowErrorException error) {
+    return SparkReplay.raiseForDeviceBatch(batch, stage.input(), stage.steps(),
+        tables.relations(), error, backend, stream);
+  }
+
+  /** The expansions of each input batch through the stages before the last. */
+  private final class Expansions implements Iterator<ColumnarBatch> {
+    private final Iterator<ColumnarBatch> input;
+    private final Deque<ColumnBatch<DeviceColumn>> ready = new ArrayDeque<>();
+
+    Expansions(Iterator<ColumnarBatch> input) {
+      this.input = input;
+      TaskResources.closeAtTaskEnd(() -> ready.forEach(ColumnBatch::close));
+    }
+
+    @Override
+    public boolean hasNext() {
+      while (ready.isEmpty() && input.hasNext()) {
+        try (ColumnarBatch in = input.next()) {
+          feed(DeviceBatches.view(in), 0);
+        }
+      }
+      return !ready.isEmpty();
+    }
+
+    @Override
+    public ColumnarBatch next() {
+      if (!hasNext()) {
+        throw new NoSuchElementException();
+      }
+      return DeviceBatches.wrap(ready.removeFirst(), last().input());
+    }
+
+    /** Runs stage {@code s} (which expands) over a batch the caller owns. */
+    private void feed(ColumnBatch<DeviceColumn> batch, int s) {
+      Pipeline.Stage stage = stages.get(s);
+      List<ColumnBatch<DeviceColumn>> expanded;
+      try (ColumnBatch<DeviceColumn> keyed = run(stage, batch)) {
+        expanded = backend.hashJoinKernel().expand(tables.table(stage.expandTable()), keyed,
+            stage.keyColumns(), stage.leftOuter(), stage.maxRowsPerBatch(),
+            backend.deviceMemory(), stream);
+      }
+      boolean nextIsLast = s + 1 == stages.size() - 1;
+      int handed = 0;
+      try {
+        for (ColumnBatch<DeviceColumn> e : expanded) {
+          handed++;
+          if (nextIsLast) {
+            ready.addLast(e);
+          } else {
+            try (e) {
+              feed(e, s + 1);
+            }
+          }
+        }
+      } finally {
+        expanded.subList(handed, expanded.size()).forEach(ColumnBatch::close);
+      }
+    }
+  }
+}

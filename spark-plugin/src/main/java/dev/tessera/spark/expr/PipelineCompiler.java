@@ -1,0 +1,106 @@
+package dev.tessera.spark.expr;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Predicate;
+import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
+import scala.Option;
+
+/**
+ * Compiles a fused chain into a {@link Pipeline}: the whole chain as one program, and, where the
+ * chain probes a table for an inner or outer join, also cut into stages at each such probe:
+ *
+ * <pre>
+ *   stage k:   [steps since the last cut] -> Project(the attributes so far, the probe's keys)
+ *   expand:    each row once per build row with its keys (1:N), the build payload appended
+ *   stage k+1: [the join's condition] -> Project(the join's output) -> [next steps] ...
+ * </pre>
+ *
+ * Both forms are compiled when the plan is made, so an expression or register limit the staged
+ * form exceeds makes the chain unsupported there, not at run time.
+ */
+public final class PipelineCompiler {
+  private PipelineCompiler() {}
+
+  /**
+   * @param chain the steps, bottom (first evaluated) first
+   * @param input the attributes of the chain's input
+   * @param readAllInputs whether the stages read every input column, in order (over a GPU node's
+   *     batches), or only those the chain uses (over an upload of those)
+   * @param maxRowsPerBatch the most rows of one expanded batch
+   */
+  public static Pipeline compile(List<FilterProjectStep> chain, List<Attribute> input,
+      boolean ansi, Predicate<String> expressionEnabled, boolean readAllInputs,
+      int maxRowsPerBatch) throws Unsupported {
+    FilterProjectCompiler.Compiled whole = FilterProjectCompiler.compile(chain, input, ansi,
+        expressionEnabled, readAllInputs);
+    List<Attribute> read = whole.inputOrdinals().stream().map(input::get).toList();
+    Pipeline.Stage fused = new Pipeline.Stage(whole.program(), whole.tables(), read, chain, -1,
+        new int[0], false, maxRowsPerBatch);
+    boolean expands = chain.stream().anyMatch(s -> s.isProbe() && !s.probe().kind().matchOnly());
+    List<Pipeline.Stage> staged = expands
+        ? stages(chain, read, ansi, expressionEnabled, maxRowsPerBatch) : List.of();
+    return new Pipeline(fused, staged, whole.inputOrdinals(), whole.output());
+  }
+
+  private static List<Pipeline.Stage> stages(List<FilterProjectStep> chain,
+      List<Attribute> input, boolean ansi, Predicate<String> enabled, int maxRows)
+      throws Unsupported {
+    List<Pipeline.Stage> stages = new ArrayList<>();
+    List<FilterProjectStep> segment = new ArrayList<>();
+    List<Attribute> segmentInput = input;
+    List<Attribute> current = input;
+    for (FilterProjectStep step : chain) {
+      if (!step.isProbe() || step.probe().kind().matchOnly()) {
+        segment.add(step);
+        current = outputOf(step, current);
+        continue;
+      }
+      JoinProbe probe = step.probe();
+      List<NamedExpression> keyed = new ArrayList<>(current);
+      int[] keyColumns = new int[probe.streamKeys().size()];
+      for (int k = 0; k < keyColumns.length; k++) {
+        keyColumns[k] = keyed.size();
+        keyed.add(new Alias(probe.streamKeys().get(k), "probe_key_" + k,
+            NamedExpression$.MODULE$.newExprId(), emptySeq(), Option.empty(), emptySeq()));
+      }
+      segment.add(FilterProjectStep.project(keyed));
+      FilterProjectCompiler.Compiled c = FilterProjectCompiler.compile(segment, segmentInput, ansi,
+          enabled, true);
+      stages.add(new Pipeline.Stage(c.program(), c.tables(), segmentInput, segment,
+          probe.table(), keyColumns, probe.kind() == JoinKind.LEFT_OUTER, maxRows));
+      // The expansion's batch: the keyed columns, then the table's payload columns.
+      segmentInput = new ArrayList<>(c.output());
+      segmentInput.addAll(probe.payloadAttributes());
+      segment = new ArrayList<>();
+      if (probe.condition() != null) {
+        segment.add(FilterProjectStep.filter(probe.condition()));
+      }
+      segment.add(FilterProjectStep.project(new ArrayList<>(probe.output())));
+      current = probe.output();
+    }
+    FilterProjectCompiler.Compiled last = FilterProjectCompiler.compile(segment, segmentInput,
+        ansi, enabled, true);
+    stages.add(new Pipeline.Stage(last.program(), last.tables(), segmentInput, segment, -1,
+        new int[0], false, maxRows));
+    return stages;
+  }
+
+  private static List<Attribute> outputOf(FilterProjectStep step, List<Attribute> input) {
+    if (step.isProbe()) {
+      return step.probe().output();
+    }
+    if (step.isFilter()) {
+      return input;
+    }
+    return step.projectList().stream().map(NamedExpression::toAttribute).toList();
+  }
+
+  private static <T> scala.collection.immutable.Seq<T> emptySeq() {
+    return scala.collection.immutable.List$.MODULE$.empty();
+  }
+}
