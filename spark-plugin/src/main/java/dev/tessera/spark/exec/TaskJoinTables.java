@@ -35,14 +35,22 @@ final class TaskJoinTables implements AutoCloseable {
     this.relations = relations;
   }
 
-  /** On the driver: the broadcasts of the build sides (Spark runs them if it has not yet). */
+  /**
+   * On the driver: the broadcasts of the build sides (Spark runs them if it has not yet), by
+   * table. A table's cache name is its broadcast's and the shape of the table built from it: one
+   * reused broadcast may serve an inner join (which carries payload) and a semi join (which does
+   * not).
+   */
   @SuppressWarnings("unchecked")
-  static List<Source> sources(List<SparkPlan> builds, SparkContext sc) {
+  static List<Source> sources(List<SparkPlan> builds, List<JoinProbe> probes, SparkContext sc) {
     List<Source> sources = new ArrayList<>(builds.size());
-    for (SparkPlan build : builds) {
+    for (int t = 0; t < builds.size(); t++) {
       Broadcast<HashedRelation> relation = (Broadcast<HashedRelation>) (Broadcast<?>)
-          build.executeBroadcast();
-      sources.add(new Source(JoinTableCache.key(sc.applicationId(), relation.id()), relation));
+          builds.get(t).executeBroadcast();
+      JoinProbe probe = probes.get(t);
+      String shape = probe.buildKeys() + " " + java.util.Arrays.toString(probe.payload());
+      sources.add(new Source(JoinTableCache.key(sc.applicationId(), relation.id()) + " " + shape,
+          relation));
     }
     return sources;
   }

@@ -61,7 +61,8 @@ public final class TesseraFilterProjectExec extends TesseraPipelineExec {
     Pipeline p = pipeline();
     List<Attribute> out = output;
     List<JoinProbe> probes = probes();
-    List<TaskJoinTables.Source> sources = TaskJoinTables.sources(builds(), sparkContext());
+    List<TaskJoinTables.Source> sources = TaskJoinTables.sources(builds(), probes,
+        sparkContext());
     Map<String, SQLMetric> m = metricMap();
     return child().executeColumnar().toJavaRDD().mapPartitions(
         (Iterator<ColumnarBatch> batches) -> {

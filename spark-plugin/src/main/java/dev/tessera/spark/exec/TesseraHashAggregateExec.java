@@ -76,7 +76,8 @@ public final class TesseraHashAggregateExec extends TesseraPipelineExec {
     List<Attribute> out = output;
     boolean isPartial = partial;
     List<JoinProbe> probes = probes();
-    List<TaskJoinTables.Source> sources = TaskJoinTables.sources(builds(), sparkContext());
+    List<TaskJoinTables.Source> sources = TaskJoinTables.sources(builds(), probes,
+        sparkContext());
     Map<String, SQLMetric> m = metricMap();
     return child().executeColumnar().toJavaRDD().mapPartitions(
         (Iterator<ColumnarBatch> batches) -> {
