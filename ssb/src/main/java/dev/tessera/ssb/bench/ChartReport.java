@@ -3,6 +3,7 @@ package dev.tessera.ssb.bench;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.CategoryChart;
@@ -35,6 +36,12 @@ public final class ChartReport {
             report.tesseraLabel()))
         .xAxisTitle("query").yAxisTitle("median time (ms, log scale)").build();
     chart.getStyler().setYAxisLogarithmic(true);
+    // Bars start at 0 unless told otherwise, which a log axis cannot show: the axis spans the
+    // decades around the data instead.
+    double min = Math.min(Collections.min(cpu), Collections.min(tessera));
+    double max = Math.max(Collections.max(cpu), Collections.max(tessera));
+    chart.getStyler().setYAxisMin(Math.pow(10, Math.floor(Math.log10(min))));
+    chart.getStyler().setYAxisMax(Math.pow(10, Math.ceil(Math.log10(max * 1.0001))));
     chart.getStyler().setLegendPosition(Styler.LegendPosition.InsideNE);
     chart.getStyler().setOverlapped(false);
     chart.addSeries("Spark CPU", names, cpu);
