@@ -26,9 +26,11 @@ final class GenerationTicker implements AutoCloseable {
     timer.scheduleAtFixedRate(() -> {
       List<String> done = SsbTables.NAMES.stream()
           .filter(t -> Files.exists(dir.resolve(t).resolve("_SUCCESS"))).toList();
-      log.accept(String.format("  generating: %.0f s, tables written: %s",
-          (System.nanoTime() - startNanos) / 1e9, done.isEmpty() ? "none yet"
-              : String.join(", ", done)));
+      List<String> writing = SsbTables.NAMES.stream()
+          .filter(t -> Files.isDirectory(dir.resolve(t)) && !done.contains(t)).toList();
+      log.accept(String.format("  generating: %.0f s; writing %s; done: %s",
+          (System.nanoTime() - startNanos) / 1e9, writing.isEmpty() ? "-"
+              : String.join(", ", writing), done.isEmpty() ? "-" : String.join(", ", done)));
     }, PERIOD_SECONDS, PERIOD_SECONDS, TimeUnit.SECONDS);
   }
 
