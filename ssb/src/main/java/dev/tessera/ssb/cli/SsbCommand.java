@@ -1,6 +1,7 @@
 package dev.tessera.ssb.cli;
 
 import dev.tessera.gpu.cuda.CudaAvailability;
+import dev.tessera.spark.TesseraRuntime;
 import dev.tessera.ssb.SsbQuery;
 import dev.tessera.ssb.bench.BackendChoice;
 import dev.tessera.ssb.bench.BenchReport;
@@ -146,9 +147,16 @@ public final class SsbCommand implements Callable<Integer> {
         peakSource = "--peak-gbps";
       } else {
         err.println("[ssb] measuring the device's bandwidth (device-to-device copy)...");
-        measured = DeviceBandwidth.measure();
-        peak = measured.gbPerSecond();
-        peakSource = "measured: device-to-device copy, read + write";
+        try {
+          measured = DeviceBandwidth.measure();
+          peak = measured.gbPerSecond();
+          peakSource = "measured: device-to-device copy, read + write";
+        } catch (RuntimeException e) {
+          // The benchmark itself may still run: only the floor columns are lost.
+          err.println("[ssb] could not measure the bandwidth (" + e.getMessage() + "); no floor."
+              + " Give it with --peak-gbps.");
+          peakSource = "not measured (" + e.getMessage() + "); give --peak-gbps";
+        }
       }
       device = measured != null ? measured.deviceName() : "CUDA device 0";
     } else {
@@ -167,6 +175,12 @@ public final class SsbCommand implements Callable<Integer> {
     try {
       results = new Benchmark(spark, line -> err.println("[ssb] " + line))
           .run(workload, selected, inputs(), runs);
+      if (!TesseraRuntime.isUsable()) {
+        // Tessera never substitutes a backend: every query ran on Spark's CPU operators.
+        err.println("[ssb] WARNING: Tessera's runtime was not usable ("
+            + TesseraRuntime.unusableReason() + "): the Tessera side ran on the CPU too.");
+        device = device + " (Tessera runtime not usable: " + TesseraRuntime.unusableReason() + ")";
+      }
     } finally {
       spark.stop();
     }
