@@ -97,7 +97,7 @@ public final class SqlCommand implements Callable<Integer> {
       err.println("[sql] Tessera runs on the host-reference backend (no GPU): plans and results"
           + " as on a GPU, CPU speed.");
     }
-    SparkSession spark = BenchSession.start(resolved, "NOT_ON_GPU");
+    SparkSession spark = BenchSession.start(resolved, "NONE");
     try {
       if (data != null) {
         if (scale != null) {
@@ -108,6 +108,8 @@ public final class SqlCommand implements Callable<Integer> {
         }
         SsbTables.register(spark, data, false);
       }
+      // Only now, so that the report is about the statement, not the views' registration.
+      spark.conf().set("spark.tessera.explain", "NOT_ON_GPU");
       Dataset<Row> df = spark.sql(text);
       long start = System.nanoTime();
       List<Row> rows = df.collectAsList();
