@@ -79,11 +79,8 @@ class SsbGeneratorTest {
   @Test
   void theSameSeedGivesTheSameRowsWhateverTheTasks() {
     for (String table : SsbTables.NAMES) {
-      Dataset<Row> three = read("seed7-3tasks", table);
-      Dataset<Row> one = read("seed7-1task", table);
-      assertEquals(three.count(), one.count(), table);
-      assertEquals(0, three.exceptAll(one).count(), table);
-      assertEquals(0, one.exceptAll(three).count(), table);
+      assertEquals(fingerprint(read("seed7-3tasks", table)), fingerprint(read("seed7-1task", table)),
+          table);
     }
   }
 
@@ -101,6 +98,16 @@ class SsbGeneratorTest {
     }
     // The same seed gives the same chunk, however often it is generated.
     assertEquals(rows(new LineorderChunks(7, scale)), rows(new LineorderChunks(7, scale)));
+  }
+
+  /**
+   * The row count and sums of two hashes of every row: whatever order the files hold the rows
+   * in, equal tables agree, and a changed value changes the sums (one pass, no shuffle; the
+   * 64-bit hash is cut to 40 bits so that its sum cannot overflow).
+   */
+  private static Row fingerprint(Dataset<Row> table) {
+    return table.selectExpr("count(*)", "sum(hash(*))",
+        "sum(shiftrightunsigned(xxhash64(*), 24))").first();
   }
 
   /** The first chunk's rows. */
