@@ -32,6 +32,7 @@ public final class SsbGenerator {
    * @param seed the same seed and scale factor give the same rows, whatever the parallelism
    */
   public static void generate(SparkSession spark, double scaleFactor, long seed, Path outDir) {
+    SsbScale.of(scaleFactor); // a bad scale factor is the caller's error, before Spark's
     generate(spark, scaleFactor, seed, outDir, spark.sparkContext().defaultParallelism());
   }
 
