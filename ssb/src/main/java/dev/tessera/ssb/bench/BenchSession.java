@@ -1,0 +1,36 @@
+package dev.tessera.ssb.bench;
+
+import org.apache.spark.sql.SparkSession;
+
+/** The embedded local-mode Spark session the commands run in, with Tessera's plugin. */
+public final class BenchSession {
+  static final String ENABLED = "spark.tessera.enabled";
+
+  private BenchSession() {}
+
+  /**
+   * A local[*] session with the plugin on {@code backend}; Tessera's rewrites start enabled and
+   * {@link #withTessera} switches them per run, on this same session, as the tests do.
+   */
+  public static SparkSession start(String backend, String explain) {
+    int cores = Runtime.getRuntime().availableProcessors();
+    SparkSession spark = SparkSession.builder()
+        .master("local[*]")
+        .appName("tessera")
+        .config("spark.plugins", "dev.tessera.TesseraPlugin")
+        .config("spark.tessera.backend", backend)
+        .config("spark.tessera.explain", explain)
+        .config("spark.ui.enabled", "false")
+        // Spark's default of 200 shuffle partitions is for clusters; on one machine a few per
+        // core keep every core busy without thousands of tiny tasks.
+        .config("spark.sql.shuffle.partitions", Integer.toString(Math.max(4, 2 * cores)))
+        .getOrCreate();
+    spark.sparkContext().setLogLevel("WARN");
+    return spark;
+  }
+
+  /** Sets Tessera's runtime switch for the session; the next query is planned with it. */
+  public static void withTessera(SparkSession spark, boolean enabled) {
+    spark.conf().set(ENABLED, Boolean.toString(enabled));
+  }
+}

@@ -1,0 +1,145 @@
+package dev.tessera.ssb.cli;
+
+import dev.tessera.ssb.SsbTables;
+import dev.tessera.ssb.bench.BackendChoice;
+import dev.tessera.ssb.bench.BenchSession;
+import dev.tessera.ssb.bench.PlanProfile;
+import dev.tessera.ssb.bench.SsbData;
+import dev.tessera.gpu.cuda.CudaAvailability;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/**
+ * {@code bin/tessera sql}: runs one statement with Tessera on and shows its result, the executed
+ * plan with Tessera's nodes, and (logged by {@code spark.tessera.explain=NOT_ON_GPU}, at WARN on
+ * stderr while the query is planned) why the other nodes stay on the CPU.
+ */
+@Command(name = "sql", mixinStandardHelpOptions = true,
+    description = "Runs a SQL statement with Tessera and prints its result, executed plan and"
+        + " CPU fallback reasons.")
+public final class SqlCommand implements Callable<Integer> {
+  @CommandLine.Spec
+  CommandLine.Model.CommandSpec spec;
+
+  @Parameters(arity = "0..1", paramLabel = "SQL", description = "the statement")
+  String sql;
+
+  @Option(names = {"-f", "--file"}, paramLabel = "FILE", description = "read the statement from FILE")
+  Path file;
+
+  @Option(names = "--data", paramLabel = "DIR",
+      description = "register the SSB tables in DIR first (generated there when --scale is given"
+          + " and DIR does not hold that scale)")
+  Path data;
+
+  @Option(names = "--scale", description = "SSB scale factor to generate into --data if missing")
+  Double scale;
+
+  @Option(names = "--seed", defaultValue = "1", description = "generator seed (default: ${DEFAULT-VALUE})")
+  long seed;
+
+  @Option(names = "--limit", defaultValue = "20",
+      description = "result rows to print (default: ${DEFAULT-VALUE})")
+  int limit;
+
+  @Option(names = "--backend", defaultValue = "auto",
+      description = "auto, cuda or host-reference (default: ${DEFAULT-VALUE})")
+  String backend;
+
+  private CommandLine.ParameterException bad(String message) {
+    return new CommandLine.ParameterException(spec.commandLine(), message);
+  }
+
+  private String statement() throws java.io.IOException {
+    if ((sql == null) == (file == null)) {
+      throw bad("give the statement either as an argument or with -f FILE (exactly one)");
+    }
+    if (file != null && !Files.isRegularFile(file)) {
+      throw bad("-f: no file '" + file + "'");
+    }
+    return sql != null ? sql : Files.readString(file);
+  }
+
+  @Override
+  public Integer call() throws Exception {
+    String text = statement().strip();
+    if (text.endsWith(";")) {
+      text = text.substring(0, text.length() - 1);
+    }
+    if (limit < 0) {
+      throw bad("--limit must be 0 or more, not '" + limit + "'");
+    }
+    if (scale != null && !(scale > 0)) {
+      throw bad("--scale must be a positive number (e.g. 0.1 or 1), not '" + scale + "'");
+    }
+    if (scale != null && data == null) {
+      data = WorkFolder.data(scale, seed);
+    }
+    String resolved;
+    try {
+      resolved = BackendChoice.parse(backend).resolve(CudaAvailability.get());
+    } catch (IllegalArgumentException e) {
+      throw bad(e.getMessage());
+    }
+    PrintStream out = System.out;
+    PrintStream err = System.err;
+    if (resolved.equals("host-reference")) {
+      err.println("[sql] Tessera runs on the host-reference backend (no GPU): plans and results"
+          + " as on a GPU, CPU speed.");
+    }
+    SparkSession spark = BenchSession.start(resolved, "NONE");
+    try {
+      if (data != null) {
+        if (scale != null) {
+          SsbData.ensure(spark, data, scale, seed, line -> err.println("[sql] " + line));
+        } else if (!Files.isRegularFile(data.resolve(SsbData.MARKER))) {
+          throw bad("--data " + data + " holds no SSB data written by bin/tessera; add --scale to"
+              + " generate it there");
+        }
+        SsbTables.register(spark, data, false);
+      }
+      // Only now, so that the report is about the statement, not the views' registration.
+      spark.conf().set("spark.tessera.explain", "NOT_ON_GPU");
+      Dataset<Row> df = spark.sql(text);
+      long start = System.nanoTime();
+      List<Row> rows = df.collectAsList();
+      double millis = (System.nanoTime() - start) / 1e6;
+      out.println(String.join("\t", df.columns()));
+      rows.stream().limit(limit).forEach(r -> out.println(render(r)));
+      out.printf("(%d row(s)%s, %.0f ms)%n", rows.size(),
+          rows.size() > limit ? ", first " + limit + " shown" : "", millis);
+      PlanProfile profile = PlanProfile.of(df.queryExecution().executedPlan());
+      out.println();
+      out.printf("Executed plan (%d of %d operator nodes on the GPU; Tessera's nodes are"
+          + " dev.tessera.* execs, e.g. TesseraFilterProject):%n", profile.gpuNodes(),
+          profile.operatorNodes());
+      out.println(profile.plan());
+      out.println("Why nodes stay on the CPU: see the 'cannot run on GPU because' lines that"
+          + " spark.tessera.explain=NOT_ON_GPU logged on stderr above.");
+      return 0;
+    } finally {
+      spark.stop();
+    }
+  }
+
+  private static String render(Row row) {
+    StringBuilder line = new StringBuilder();
+    for (int i = 0; i < row.length(); i++) {
+      if (i > 0) {
+        line.append('\t');
+      }
+      line.append(row.isNullAt(i) ? "NULL" : String.valueOf(row.get(i)));
+    }
+    return line.toString();
+  }
+}
