@@ -1,0 +1,45 @@
+# Sourced by run-notebooks.sh and jupyter.sh: registers the "tessera-java" kernel (a JShell kernel
+# from Maven Central) in the project-local Jupyter folder, with the class path of the plugin, the
+# ssb module and Spark, and the JVM flags Spark needs on Java 17. Expects $here (bin/) and $tools.
+nb_dir="$(cd "$here/.." && pwd)"
+repo_dir="$(cd "$nb_dir/.." && pwd)"
+target="$nb_dir/target"
+
+first_jar() { # the first existing match of a glob, skipping original-*.jar
+  local f
+  for f in "$@"; do
+    [[ -f "$f" && "$(basename "$f")" != original-* ]] && { echo "$f"; return; }
+  done
+}
+plugin_jar="${TESSERA_PLUGIN_JAR:-$(first_jar "$repo_dir"/spark-plugin/target/tessera-spark-plugin-*.jar)}"
+ssb_jar="${TESSERA_SSB_JAR:-$(first_jar "$repo_dir"/ssb/target/tessera-ssb-*.jar)}"
+cp_file="${NOTEBOOKS_CLASSPATH_FILE:-$target/notebook-classpath.txt}"
+kernel_jar="${NOTEBOOKS_KERNEL_JAR:-$target/kernel/rapaio-jupyter-kernel.jar}"
+build_hint="build them first: ./mvnw -B package -DskipTests -pl notebooks -am"
+for f in "$plugin_jar" "$ssb_jar" "$cp_file" "$kernel_jar"; do
+  if [[ -z "$f" || ! -f "$f" ]]; then
+    echo "notebooks: missing ${f:-the plugin or ssb jar}; $build_hint" >&2
+    exit 1
+  fi
+done
+
+classpath="$plugin_jar:$ssb_jar:$(cat "$cp_file")"
+kernel_dir="$tools/share/jupyter/kernels/tessera-java"
+mkdir -p "$kernel_dir"
+mapfile -t jvm_flags < <(grep -v '^\s*\(#\|$\)' "$repo_dir/dev/spark-jvm-flags")
+/usr/bin/python3 - "$kernel_dir/kernel.json" "$kernel_jar" "$classpath" "${jvm_flags[@]}" <<'PY'
+import json, sys
+out, kernel_jar, classpath, *flags = sys.argv[1:]
+spec = {
+    "argv": ["java", *flags, "-Djava.awt.headless=true", "-Xmx2g",
+             "-cp", kernel_jar + ":" + classpath,
+             "org.rapaio.jupyter.kernel.MainApp", "{connection_file}"],
+    "display_name": "Tessera (Java)",
+    "language": "java",
+    "interrupt_mode": "message",
+    # The kernel's JShell compiles against these (it splits on ';'); no timeout on a cell.
+    "env": {"RJK_CLASSPATH": classpath.replace(":", ";"), "RJK_TIMEOUT_MILLIS": "-1"},
+}
+with open(out, "w") as f:
+    json.dump(spec, f, indent=1)
+PY
