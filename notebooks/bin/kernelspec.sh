@@ -27,18 +27,21 @@ classpath="$plugin_jar:$ssb_jar:$(cat "$cp_file")"
 kernel_dir="$tools/share/jupyter/kernels/tessera-java"
 mkdir -p "$kernel_dir"
 mapfile -t jvm_flags < <(grep -v '^\s*\(#\|$\)' "$repo_dir/dev/spark-jvm-flags")
-/usr/bin/python3 - "$kernel_dir/kernel.json" "$kernel_jar" "$classpath" "${jvm_flags[@]}" <<'PY'
+/usr/bin/python3 - "$kernel_dir/kernel.json" "$kernel_jar" "$classpath" "$nb_dir/log4j2.properties" "${jvm_flags[@]}" <<'PY'
 import json, sys
-out, kernel_jar, classpath, *flags = sys.argv[1:]
+out, kernel_jar, classpath, log4j_file, *flags = sys.argv[1:]
 spec = {
     "argv": ["java", *flags, "-Djava.awt.headless=true", "-Xmx2g",
+             "-Dlog4j.configurationFile=" + log4j_file,
              "-cp", kernel_jar + ":" + classpath,
              "org.rapaio.jupyter.kernel.MainApp", "{connection_file}"],
     "display_name": "Tessera (Java)",
     "language": "java",
     "interrupt_mode": "message",
-    # The kernel's JShell compiles against these (it splits on ';'); no timeout on a cell.
-    "env": {"RJK_CLASSPATH": classpath.replace(":", ";"), "RJK_TIMEOUT_MILLIS": "-1"},
+    # JShell compiles against the class path; the classes themselves come from the JVM's class
+    # path (the kernel's RJK_CLASSPATH would load a second copy of Spark). No timeout on a cell.
+    "env": {"RJK_COMPILER_OPTIONS": "--class-path " + kernel_jar + ":" + classpath,
+            "RJK_TIMEOUT_MILLIS": "-1"},
 }
 with open(out, "w") as f:
     json.dump(spec, f, indent=1)
