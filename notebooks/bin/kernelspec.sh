@@ -33,14 +33,15 @@ out, kernel_jar, classpath, log4j_file, *flags = sys.argv[1:]
 spec = {
     "argv": ["java", *flags, "-Djava.awt.headless=true", "-Xmx2g",
              "-Dlog4j.configurationFile=" + log4j_file,
-             "-cp", kernel_jar + ":" + classpath,
+             # Spark's jars before the kernel's, which bundles some of the same libraries.
+             "-cp", classpath + ":" + kernel_jar,
              "org.rapaio.jupyter.kernel.MainApp", "{connection_file}"],
     "display_name": "Tessera (Java)",
     "language": "java",
     "interrupt_mode": "message",
     # JShell compiles against the class path; the classes themselves come from the JVM's class
     # path (the kernel's RJK_CLASSPATH would load a second copy of Spark). No timeout on a cell.
-    "env": {"RJK_COMPILER_OPTIONS": "--class-path " + kernel_jar + ":" + classpath,
+    "env": {"RJK_COMPILER_OPTIONS": "--class-path " + classpath + ":" + kernel_jar,
             "RJK_TIMEOUT_MILLIS": "-1"},
 }
 with open(out, "w") as f:
