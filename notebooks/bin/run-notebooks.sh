@@ -31,11 +31,8 @@ for nb in "${notebooks[@]}"; do
   echo "notebooks: executing $name" >&2
   # A kernel that does not answer at start-up (rare) gets one more try.
   for attempt in 1 2; do
-    if /usr/bin/python3 -m nbconvert --to notebook --execute \
-        --ExecutePreprocessor.kernel_name=tessera-java \
-        --ExecutePreprocessor.timeout="${NOTEBOOKS_CELL_TIMEOUT:-300}" \
-        --ExecutePreprocessor.startup_timeout=60 \
-        --output-dir "$out" --output "$name" "$nb" >"$out/$name.log" 2>&1; then
+    if /usr/bin/python3 "$here/execute.py" "$nb" "$out/$name" tessera-java \
+        "${NOTEBOOKS_CELL_TIMEOUT:-300}" >"$out/$name.log" 2>&1; then
       status=passed
       break
     fi
