@@ -29,7 +29,7 @@ for nb in "${notebooks[@]}"; do
   name="$(basename "$nb")"
   start=$SECONDS
   echo "notebooks: executing $name" >&2
-  # A kernel that does not answer at start-up (rare) gets one more try.
+  # A kernel that does not answer at start-up gets one more try.
   for attempt in 1 2; do
     if /usr/bin/python3 "$here/execute.py" "$nb" "$out/$name" tessera-java \
         "${NOTEBOOKS_CELL_TIMEOUT:-300}" >"$out/$name.log" 2>&1; then
