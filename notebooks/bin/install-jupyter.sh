@@ -90,4 +90,5 @@ done
 
 (source "$env_file" && /usr/bin/python3 -c "import $check_modules") \
   || fail "the unpacked packages do not import ($check_modules)."
-echo "install-jupyter: Jupyter is in $root (source $env_file to use it)" >&2
+echo "install-jupyter: Jupyter is in $root (source $env_file to use it;" \
+  "notebooks/bin/jupyter.sh opens the notebooks)" >&2

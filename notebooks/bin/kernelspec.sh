@@ -27,12 +27,13 @@ classpath="$plugin_jar:$ssb_jar:$(cat "$cp_file")"
 kernel_dir="$tools/share/jupyter/kernels/tessera-java"
 mkdir -p "$kernel_dir"
 mapfile -t jvm_flags < <(grep -v '^\s*\(#\|$\)' "$repo_dir/dev/spark-jvm-flags")
-/usr/bin/python3 - "$kernel_dir/kernel.json" "$kernel_jar" "$classpath" "$nb_dir/log4j2.properties" \
+java_bin="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+/usr/bin/python3 - "$kernel_dir/kernel.json" "$java_bin" "$kernel_jar" "$classpath" "$nb_dir/log4j2.properties" \
   "$here/TesseraKernelLauncher.java" "${jvm_flags[@]}" <<'PY'
 import json, sys
-out, kernel_jar, classpath, log4j_file, launcher, *flags = sys.argv[1:]
+out, java_bin, kernel_jar, classpath, log4j_file, launcher, *flags = sys.argv[1:]
 spec = {
-    "argv": ["java", *flags, "-Djava.awt.headless=true", "-Xmx2g",
+    "argv": [java_bin, *flags, "-Djava.awt.headless=true", "-Xmx2g",
              "-Dlog4j.configurationFile=" + log4j_file,
              # Spark's jars before the kernel's, which bundles some of the same libraries.
              "-cp", classpath + ":" + kernel_jar,
