@@ -3,6 +3,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import org.rapaio.jupyter.kernel.MainApp;
 import org.rapaio.jupyter.kernel.channels.Channels;
 import org.rapaio.jupyter.kernel.core.ConnectionProperties;
@@ -17,7 +19,11 @@ import org.rapaio.jupyter.kernel.core.Transform;
  * for the real handlers. Run by the kernelspec (bin/kernelspec.sh) in source-file mode.
  */
 public final class TesseraKernelLauncher {
+  /** Held so that its level stays: the kernel logs every message it handles at INFO. */
+  private static final Logger KERNEL_LOGGING = Logger.getLogger("org.rapaio");
+
   public static void main(String[] args) throws Exception {
+    KERNEL_LOGGING.setLevel(Level.WARNING);
     if (args.length != 1) {
       throw new IllegalArgumentException("usage: TesseraKernelLauncher CONNECTION_FILE");
     }
