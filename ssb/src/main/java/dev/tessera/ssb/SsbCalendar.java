@@ -22,7 +22,8 @@ final class SsbCalendar {
   static final LocalDate FIRST = LocalDate.of(1992, 1, 1);
   static final int DAYS = 2556;
   /** Order dates: 1992-01-01 to 1998-08-02, TPC-H's range (its end date less 151 days). */
-  static final int ORDER_DAYS = (int) (LocalDate.of(1998, 8, 2).toEpochDay() - FIRST.toEpochDay()) + 1;
+  static final int ORDER_DAYS =
+      (int) (LocalDate.of(1998, 8, 2).toEpochDay() - FIRST.toEpochDay()) + 1;
   static final int MAX_COMMIT_DELAY = 90;
 
   /** yyyymmdd of each day index, so lineorder looks keys up without calendar arithmetic. */
@@ -102,7 +103,8 @@ final class SsbCalendar {
     int d = day.getDayOfMonth();
     Month m = day.getMonth();
     boolean fixed = (m == Month.JANUARY && d == 1) || (m == Month.JULY && d == 4)
-        || (m == Month.NOVEMBER && d == 11) || (m == Month.DECEMBER && (d == 24 || d == 25 || d == 31));
+        || (m == Month.NOVEMBER && d == 11)
+        || (m == Month.DECEMBER && (d == 24 || d == 25 || d == 31));
     boolean thanksgiving = m == Month.NOVEMBER && day.getDayOfWeek() == DayOfWeek.THURSDAY
         && (d - 1) / 7 == 3;
     return fixed || thanksgiving;

@@ -19,6 +19,13 @@ import org.apache.spark.sql.SparkSession;
  * <p>Row counts: 1,500,000 x SF orders of 1 to 7 lines (about 6,000,000 x SF lineorder rows),
  * 30,000 x SF customers, 2,000 x SF suppliers, 200,000 x (1 + floor(log2 SF)) parts (200,000 x
  * SF below SF 1), each at least 1, and the 2,556 days of the date table.
+ *
+ * <p>Where this differs from ssb-dbgen, for simplicity and with no effect on the 13 queries:
+ * order keys are dense (1 to the order count); a line's customer, part and supplier are drawn
+ * uniformly (dbgen derives the supplier from the part); prices are in cents as dbgen writes them,
+ * from TPC-H's retail price formula, with the supply cost 60% of the retail price; lo_shippriority
+ * is always '0'; d_holidayfl marks a fixed list of US holidays. Random streams are split per
+ * chunk of keys, so the data is not byte-for-byte dbgen's.
  */
 public final class SsbGenerator {
   private SsbGenerator() {}

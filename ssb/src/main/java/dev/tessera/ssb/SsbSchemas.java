@@ -4,6 +4,7 @@ import static org.apache.spark.sql.types.DataTypes.IntegerType;
 import static org.apache.spark.sql.types.DataTypes.StringType;
 
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
@@ -51,8 +52,8 @@ final class SsbSchemas {
   private static StructType schema(Object... namesAndTypes) {
     StructField[] fields = new StructField[namesAndTypes.length / 2];
     for (int i = 0; i < fields.length; i++) {
-      fields[i] = new StructField((String) namesAndTypes[2 * i], (DataType) namesAndTypes[2 * i + 1],
-          false, org.apache.spark.sql.types.Metadata.empty());
+      fields[i] = new StructField((String) namesAndTypes[2 * i],
+          (DataType) namesAndTypes[2 * i + 1], false, Metadata.empty());
     }
     return new StructType(fields);
   }
