@@ -11,6 +11,7 @@ for arg in "$@"; do
 done
 defaults=()
 [ "$out_given" = 1 ] || defaults=(--out "$reports/ssb")
-# Headless: the report's chart is drawn with AWT and a GPU host has no display.
-exec "$java" "${jvm_flags[@]}" -Xmx16g -Djava.awt.headless=true -Dtessera.work="$app/../work" \
+# Headless: the report's chart is drawn with AWT and a GPU host has no display. The heap holds
+# Spark's cached tables with --input cached: TESSERA_SSB_HEAP raises it for large scale factors.
+exec "$java" "${jvm_flags[@]}" -Xmx"${TESSERA_SSB_HEAP:-16g}" -Djava.awt.headless=true -Dtessera.work="$app/../work" \
   -cp "$classpath" dev.tessera.ssb.cli.TesseraCli ssb ${defaults[@]+"${defaults[@]}"} "$@"
