@@ -75,10 +75,13 @@ public final class TesseraConf {
   public static final ConfEntry<Long> PINNED_CAP_BYTES = REGISTRY.register(
       ConfEntry.key("spark.tessera.memory.pinnedCapBytes")
           .doc("The most pinned (page-locked) host memory Tessera's staging pool may take per"
-              + " executor, for copies to and from the device. Read once per JVM.")
+              + " executor, for copies to and from the device. 0 means automatic: room for two"
+              + " batches (spark.tessera.batchSizeBytes) per core of the executor's host, at"
+              + " least 1 GiB, since every running task stages its own batch. Read once per"
+              + " JVM.")
           .bytesConf()
-          .check(v -> v > 0, "greater than 0")
-          .createWithDefault(1L << 30));
+          .check(v -> v >= 0, "0 (automatic) or more")
+          .createWithDefault(0L));
 
   private static final String EXEC_PREFIX = PREFIX + "exec.";
   private static final String EXPRESSION_PREFIX = PREFIX + "expression.";
@@ -235,8 +238,14 @@ public final class TesseraConf {
     return get(DEVICE_CAP_BYTES);
   }
 
+  /** The pinned staging pool's cap, the automatic one resolved (see PINNED_CAP_BYTES). */
   public long pinnedCapBytes() {
-    return get(PINNED_CAP_BYTES);
+    long set = get(PINNED_CAP_BYTES);
+    if (set > 0) {
+      return set;
+    }
+    long perTask = 2 * batchSizeBytes();
+    return Math.max(1L << 30, perTask * Runtime.getRuntime().availableProcessors());
   }
 
   /**

@@ -32,7 +32,9 @@ class TesseraConfTest {
     assertEquals(BackendKind.CUDA, conf.backend());
     assertEquals(128L << 20, conf.batchSizeBytes());
     assertEquals(0L, conf.deviceCapBytes());
-    assertEquals(1L << 30, conf.pinnedCapBytes());
+    // Automatic: two default batches per core, at least 1 GiB.
+    assertEquals(Math.max(1L << 30, (256L << 20) * Runtime.getRuntime().availableProcessors()),
+        conf.pinnedCapBytes());
     assertTrue(conf.isExecEnabled("FilterExec"));
     assertTrue(conf.isExpressionEnabled("Add"));
   }

@@ -108,8 +108,7 @@ public final class StarJoinBench {
             (System.nanoTime() - buildStarted) / 1e6);
         try (ColumnBatch<DeviceColumn> fact = uploadFact(backend, stream, rows)) {
           List<JoinTable> tables = List.of(part, supplier, date);
-          Program fused = fusedProgram(false);
-          Program masked = fusedProgram(true);
+          Program fused = fusedProgram();
           Program[] steps = unfusedPrograms();
           FilterProjectKernel filterProject = backend.filterProjectKernel();
           HashAggregateKernel aggregate = backend.hashAggregateKernel();
@@ -125,16 +124,6 @@ public final class StarJoinBench {
             try (HashAggregateKernel.Aggregation a =
                 aggregate.open(SPEC, backend.deviceMemory(), stream)) {
               a.update(fused, tables, input);
-              try (ColumnBatch<DeviceColumn> out = a.finish()) {
-                return out.rowCount();
-              }
-            }
-          }, fact);
-
-          measure("fused, masked keys", rows, floor, input -> {
-            try (HashAggregateKernel.Aggregation a =
-                aggregate.open(SPEC, backend.deviceMemory(), stream)) {
-              a.update(masked, tables, input);
               try (ColumnBatch<DeviceColumn> out = a.finish()) {
                 return out.rowCount();
               }
@@ -202,7 +191,7 @@ public final class StarJoinBench {
    * lo_revenue). A probe without a match gives NULL payloads, and a NULL comparison or a NULL
    * date row drops the row (inner joins).
    */
-  private static Program fusedProgram(boolean maskKeys) {
+  private static Program fusedProgram() {
     ProgramBuilder b = new ProgramBuilder(List.of(INT, INT, INT, INT), false);
     int part = b.table(PART);
     int supplier = b.table(SUPPLIER);
@@ -211,19 +200,10 @@ public final class StarJoinBench {
     int brand = b.emitNew(Opcode.LOAD_BUILD, part, partRow, 0);
     int category = b.emitNew(Opcode.LOAD_BUILD, part, partRow, 1);
     int keep = equals(b, category, WANTED_CATEGORY);
-    int none = b.loadNull();
-    int supplierKey = b.loadColumn(1);
-    if (maskKeys) { // as the Spark rewrite compiles it: a dropped row probes with a NULL key
-      supplierKey = b.emitNew(Opcode.SELECT, keep, supplierKey, none);
-    }
-    int supplierRow = probe(b, supplier, supplierKey);
+    int supplierRow = probe(b, supplier, b.loadColumn(1));
     int region = b.emitNew(Opcode.LOAD_BUILD, supplier, supplierRow, 0);
     keep = b.emitNew(Opcode.AND, keep, equals(b, region, WANTED_REGION), 0);
-    int dateKey = b.loadColumn(2);
-    if (maskKeys) {
-      dateKey = b.emitNew(Opcode.SELECT, keep, dateKey, none);
-    }
-    int dateRow = probe(b, date, dateKey);
+    int dateRow = probe(b, date, b.loadColumn(2));
     int year = b.emitNew(Opcode.LOAD_BUILD, date, dateRow, 0);
     keep = b.emitNew(Opcode.AND, keep, b.emitNew(Opcode.IS_NOT_NULL, dateRow, 0, 0), 0);
     return b.build(keep, List.of(new Program.Output(year, INT), new Program.Output(brand, INT),

@@ -117,14 +117,8 @@ public final class FilterProjectCompiler {
   private static int probe(ProgramBuilder builder, ExpressionCompiler compiler, JoinProbe probe,
       int keep) throws Unsupported {
     int[] keys = new int[probe.streamKeys().size()];
-    int none = keep < 0 ? -1 : builder.loadNull();
     for (int k = 0; k < keys.length; k++) {
       keys[k] = compiler.compile(probe.streamKeys().get(k)).register();
-      if (keep >= 0) {
-        // A row an earlier step dropped probes with a NULL key, which skips the lookup (a random
-        // read of the table) as Crystal's selection flags do; the row stays dropped either way.
-        keys[k] = builder.emitNew(Opcode.SELECT, keep, keys[k], none);
-      }
     }
     int table = builder.table(probe.schema());
     int first = builder.constant(keys[0]);
