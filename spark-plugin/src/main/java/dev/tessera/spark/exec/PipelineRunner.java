@@ -7,6 +7,8 @@ import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.expr.RowErrorException;
 import dev.tessera.gpu.join.JoinTable;
 import dev.tessera.gpu.kernels.FilterProjectKernel;
+import dev.tessera.spark.TesseraRuntime;
+import dev.tessera.spark.expr.JoinProbe;
 import dev.tessera.spark.expr.Pipeline;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -30,8 +32,31 @@ final class PipelineRunner {
   private final Map<String, SQLMetric> metrics;
   private final FilterProjectKernel kernel;
 
-  PipelineRunner(Pipeline pipeline, TaskJoinTables tables, Backend backend, GpuStream stream,
-      Map<String, SQLMetric> metrics) {
+  /**
+   * The current task's runner: a stream of its own and the join tables, closed when the task ends
+   * (after what the caller registers later, as Spark runs completion listeners in reverse).
+   */
+  static PipelineRunner forTask(Pipeline pipeline, List<TaskJoinTables.Source> sources,
+      List<JoinProbe> probes, Map<String, SQLMetric> metrics) {
+    Backend backend = TesseraRuntime.backend();
+    GpuStream stream = backend.newStream();
+    TaskJoinTables tables;
+    try {
+      tables = TaskJoinTables.acquire(sources, probes, backend, stream);
+    } catch (RuntimeException e) {
+      stream.close();
+      throw e;
+    }
+    TaskResources.closeAtTaskEnd(() -> {
+      try (stream) {
+        tables.close();
+      }
+    });
+    return new PipelineRunner(pipeline, tables, backend, stream, metrics);
+  }
+
+  private PipelineRunner(Pipeline pipeline, TaskJoinTables tables, Backend backend,
+      GpuStream stream, Map<String, SQLMetric> metrics) {
     this.stages = tables.anyRepeatedKeys(pipeline.expandingTables()) ? pipeline.staged()
         : List.of(pipeline.fused());
     this.tables = tables;
@@ -39,6 +64,14 @@ final class PipelineRunner {
     this.stream = stream;
     this.metrics = metrics;
     this.kernel = backend.filterProjectKernel();
+  }
+
+  Backend backend() {
+    return backend;
+  }
+
+  GpuStream stream() {
+    return stream;
   }
 
   /** The stage the node runs itself. */

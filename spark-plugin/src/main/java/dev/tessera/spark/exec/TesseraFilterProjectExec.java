@@ -1,11 +1,8 @@
 package dev.tessera.spark.exec;
 
-import dev.tessera.gpu.Backend;
-import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.expr.Program;
-import dev.tessera.spark.TesseraRuntime;
 import dev.tessera.spark.expr.JoinProbe;
 import dev.tessera.spark.expr.Pipeline;
 import java.util.Iterator;
@@ -66,21 +63,7 @@ public final class TesseraFilterProjectExec extends TesseraPipelineExec {
     Map<String, SQLMetric> m = metricMap();
     return child().executeColumnar().toJavaRDD().mapPartitions(
         (Iterator<ColumnarBatch> batches) -> {
-          Backend backend = TesseraRuntime.backend();
-          GpuStream stream = backend.newStream();
-          TaskJoinTables tables;
-          try {
-            tables = TaskJoinTables.acquire(sources, probes, backend, stream);
-          } catch (RuntimeException e) {
-            stream.close();
-            throw e;
-          }
-          TaskResources.closeAtTaskEnd(() -> {
-            try (stream) {
-              tables.close();
-            }
-          });
-          PipelineRunner runner = new PipelineRunner(p, tables, backend, stream, m);
+          PipelineRunner runner = PipelineRunner.forTask(p, sources, probes, m);
           return (Iterator<ColumnarBatch>) new Runner(runner.lastStageInput(batches), runner,
               out, m);
         }).rdd();

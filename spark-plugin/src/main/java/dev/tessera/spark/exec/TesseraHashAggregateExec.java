@@ -3,7 +3,6 @@ package dev.tessera.spark.exec;
 import dev.tessera.gpu.Backend;
 import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.agg.AggregateSpec;
-import dev.tessera.spark.TesseraRuntime;
 import dev.tessera.spark.expr.JoinProbe;
 import dev.tessera.spark.expr.Pipeline;
 import java.util.Iterator;
@@ -81,26 +80,15 @@ public final class TesseraHashAggregateExec extends TesseraPipelineExec {
     Map<String, SQLMetric> m = metricMap();
     return child().executeColumnar().toJavaRDD().mapPartitions(
         (Iterator<ColumnarBatch> batches) -> {
-          Backend backend = TesseraRuntime.backend();
-          GpuStream stream = backend.newStream();
-          TaskJoinTables tables;
-          try {
-            tables = TaskJoinTables.acquire(sources, probes, backend, stream);
-          } catch (RuntimeException e) {
-            stream.close();
-            throw e;
-          }
-          PipelineRunner pipeline = new PipelineRunner(p, tables, backend, stream, m);
+          PipelineRunner pipeline = PipelineRunner.forTask(p, sources, probes, m);
+          Backend backend = pipeline.backend();
+          GpuStream stream = pipeline.stream();
           AggregationRunner runner = new AggregationRunner(pipeline.lastStageInput(batches),
               () -> backend.hashAggregateKernel().open(a, backend.deviceMemory(), stream),
               pipeline.last().program(), pipeline.lastTables(), isPartial, out,
               (batch, e) -> pipeline.replay(pipeline.last(), DeviceBatches.view(batch), e), m,
               isPartial ? null : new CpuGroupMerge(a, backend, stream));
-          TaskResources.closeAtTaskEnd(() -> {
-            try (stream; tables) {
-              runner.close();
-            }
-          });
+          TaskResources.closeAtTaskEnd(runner);
           return (Iterator<ColumnarBatch>) runner;
         }).rdd();
   }
