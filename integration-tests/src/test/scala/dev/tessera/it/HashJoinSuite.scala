@@ -166,6 +166,9 @@ class HashJoinSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest
         " FROM fact f JOIN dup d ON f.k = d.k")) == "ARITHMETIC_OVERFLOW")
       assert(checkSameError(spark.sql("SELECT /*+ BROADCAST(d) */ f.id, d.cat * 2147483647" +
         " FROM fact f JOIN dim d ON f.k = d.k WHERE d.name <> 'x'")) == "ARITHMETIC_OVERFLOW")
+      // The join's own condition overflows where the keys match.
+      assert(checkSameError(spark.sql("SELECT /*+ BROADCAST(d) */ f.id FROM fact f JOIN dim d" +
+        " ON f.k = d.k AND f.v * 2147483 * d.cat > 0")) == "ARITHMETIC_OVERFLOW")
       // No error where the join drops the rows that would overflow (no match for k >= 100).
       checkJoin("SELECT /*+ BROADCAST(d) */ f.id, (f.k - 99) * 2147483647 FROM fact f" +
         " JOIN dim d ON f.k = d.k WHERE f.k > 98")
