@@ -42,15 +42,8 @@ final class SparkReplay {
   /**
    * Spark's error for a device batch (still owned by the caller) in which a GPU program over
    * {@code input} reported {@code gpuError}: the batch is copied to the host and replayed.
+   * {@code relations} are Spark's broadcast relations of the join tables the steps probe.
    */
-  static RuntimeException raiseForDeviceBatch(ColumnarBatch deviceBatch, List<Attribute> input,
-      List<FilterProjectStep> steps, RowErrorException gpuError, Backend backend,
-      GpuStream stream) {
-    return raiseForDeviceBatch(DeviceBatches.view(deviceBatch), input, steps, List.of(),
-        gpuError, backend, stream);
-  }
-
-  /** As above, for a chain that may probe join tables: {@code relations} by table. */
   static RuntimeException raiseForDeviceBatch(ColumnBatch<DeviceColumn> deviceBatch,
       List<Attribute> input, List<FilterProjectStep> steps, List<HashedRelation> relations,
       RowErrorException gpuError, Backend backend, GpuStream stream) {
@@ -66,11 +59,6 @@ final class SparkReplay {
   }
 
   /** Throws Spark's error for {@code batch} (rows over {@code input}); never returns normally. */
-  static RuntimeException raise(ColumnarBatch batch, List<Attribute> input,
-      List<FilterProjectStep> steps, RowErrorException gpuError) {
-    return raise(batch, input, steps, List.of(), gpuError);
-  }
-
   private static RuntimeException raise(ColumnarBatch batch, List<Attribute> input,
       List<FilterProjectStep> steps, List<HashedRelation> relations,
       RowErrorException gpuError) {

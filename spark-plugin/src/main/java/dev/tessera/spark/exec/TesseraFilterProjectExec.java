@@ -2,7 +2,6 @@ package dev.tessera.spark.exec;
 
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.DeviceColumn;
-import dev.tessera.gpu.expr.Program;
 import dev.tessera.spark.expr.JoinProbe;
 import dev.tessera.spark.expr.Pipeline;
 import java.util.Iterator;
@@ -35,11 +34,6 @@ public final class TesseraFilterProjectExec extends TesseraPipelineExec {
       List<Attribute> output) {
     super(input, builds, pipeline);
     this.output = List.copyOf(output);
-  }
-
-  /** The whole chain as one program. */
-  public Program program() {
-    return pipeline().program();
   }
 
   @Override

@@ -81,9 +81,4 @@ public record Pipeline(Stage fused, List<Stage> staged, List<Integer> inputOrdin
   public List<Integer> expandingTables() {
     return staged.stream().filter(Stage::expands).map(Stage::expandTable).toList();
   }
-
-  /** The program of the whole chain, as one stage (what explain and the rewrites look at). */
-  public Program program() {
-    return fused.program();
-  }
 }
