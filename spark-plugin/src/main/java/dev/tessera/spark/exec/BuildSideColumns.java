@@ -10,6 +10,8 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.execution.joins.HashedRelation;
+import org.apache.spark.sql.execution.joins.UnsafeHashedRelation;
+import org.apache.spark.sql.execution.joins.ValueRowWithKeyIndex;
 import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.unsafe.types.UTF8String;
 import scala.collection.Iterator;
@@ -36,21 +38,17 @@ final class BuildSideColumns {
         builders.add(new HostColumnBuilder(t, 1024, allocator));
       }
       int rows = 0;
-      // keys() then get(key): every row, for the long-keyed and the general relation alike.
-      Iterator<InternalRow> keyRows = relation.keys();
-      while (keyRows.hasNext()) {
-        Iterator<InternalRow> values = relation.get(keyRows.next());
-        while (values != null && values.hasNext()) {
-          InternalRow row = values.next();
-          for (int k = 0; k < keys.size(); k++) {
-            append(keys.get(k).eval(row), builders.get(k));
-          }
-          for (int p = 0; p < payload.length; p++) {
-            HostColumnBuilder b = builders.get(keys.size() + p);
-            append(row.isNullAt(payload[p]) ? null : read(row, payload[p], b.type()), b);
-          }
-          rows++;
+      Iterator<InternalRow> all = everyRow(relation);
+      while (all.hasNext()) {
+        InternalRow row = all.next();
+        for (int k = 0; k < keys.size(); k++) {
+          append(keys.get(k).eval(row), builders.get(k));
         }
+        for (int p = 0; p < payload.length; p++) {
+          HostColumnBuilder b = builders.get(keys.size() + p);
+          append(row.isNullAt(payload[p]) ? null : read(row, payload[p], b.type()), b);
+        }
+        rows++;
       }
       List<HostColumn> columns = new ArrayList<>(builders.size());
       try {
@@ -65,6 +63,22 @@ final class BuildSideColumns {
     } finally {
       builders.forEach(HostColumnBuilder::close);
     }
+  }
+
+  /**
+   * Every row of the relation, once. {@code keys()} cannot be the walk for both kinds of relation:
+   * {@link UnsafeHashedRelation}'s iterates its map's records, so a key held by n rows comes n
+   * times (and {@code get} of it returns the n rows each time), while {@code LongHashedRelation}'s
+   * yields each distinct key once. The general relation walks its records directly instead.
+   */
+  private static Iterator<InternalRow> everyRow(HashedRelation relation) {
+    if (relation instanceof UnsafeHashedRelation unsafe) {
+      return unsafe.valuesWithKeyIndex().map(ValueRowWithKeyIndex::getValue);
+    }
+    return relation.keys().flatMap(key -> {
+      Iterator<InternalRow> values = relation.get(key);
+      return values == null ? scala.collection.Iterator$.MODULE$.empty() : values;
+    });
   }
 
   private static Object read(InternalRow row, int ordinal, ColumnType type) {

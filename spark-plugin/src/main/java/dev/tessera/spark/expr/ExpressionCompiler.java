@@ -214,17 +214,28 @@ public final class ExpressionCompiler {
     }
     for (int i = 0; i < inputs.size(); i++) {
       if (inputs.get(i).exprId().equals(a.exprId())) {
-        Value loaded = loadedColumns.get(i);
-        if (loaded == null) {
-          int column = program.addInput(SparkTypes.columnType(a.dataType()));
-          loaded = new Value(program.loadColumn(column), a.dataType());
-          usedInputs.add(i);
-          loadedColumns.put(i, loaded);
-        }
-        return loaded;
+        return loadInput(i);
       }
     }
     throw new Unsupported("attribute " + a.sql() + " is not an input of this operator");
+  }
+
+  /**
+   * Loads input column {@code i} (once), making it the program's next input column. By ordinal,
+   * not by attribute: an input may hold one attribute twice (Spark's aggregate of
+   * {@code count(DISTINCT k) ... GROUP BY k} groups by k twice), and a program that must read
+   * every column of a batch reads each of them.
+   */
+  Value loadInput(int i) throws Unsupported {
+    Value loaded = loadedColumns.get(i);
+    if (loaded == null) {
+      DataType type = inputs.get(i).dataType();
+      int column = program.addInput(SparkTypes.columnType(type));
+      loaded = new Value(program.loadColumn(column), type);
+      usedInputs.add(i);
+      loadedColumns.put(i, loaded);
+    }
+    return loaded;
   }
 
   Value literal(Object value, DataType type) throws Unsupported {

@@ -60,8 +60,8 @@ public final class FilterProjectCompiler {
     ProgramBuilder builder = new ProgramBuilder(ansi);
     ExpressionCompiler compiler = new ExpressionCompiler(builder, input, ansi, expressionEnabled);
     if (readAllInputs) {
-      for (Attribute a : input) {
-        compiler.compile(a);
+      for (int i = 0; i < input.size(); i++) {
+        compiler.loadInput(i);
       }
     }
     int keep = -1;

@@ -88,6 +88,15 @@ class PipelineCompilerTest {
     assertEquals(List.of(0, 1), p.fused().tables());
   }
 
+  @Test
+  void aProgramOverABatchReadsEveryColumnEvenWhenAnAttributeRepeats() throws Unsupported {
+    // Spark's aggregate for count(DISTINCT a) ... GROUP BY a, b outputs (a, b, a): a GPU node
+    // above it runs on those three columns as they are.
+    Pipeline p = compile(List.of(FilterProjectStep.project(List.of(a, b))), List.of(a, b, a));
+    assertEquals(List.of(0, 1, 2), p.inputOrdinals());
+    assertEquals(3, p.fused().program().inputTypes().size());
+  }
+
   private static Pipeline compile(List<FilterProjectStep> chain, List<Attribute> input)
       throws Unsupported {
     return PipelineCompiler.compile(chain, input, false, e -> true, true, MAX_ROWS);

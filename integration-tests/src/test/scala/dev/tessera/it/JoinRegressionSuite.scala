@@ -1,0 +1,50 @@
+package dev.tessera.it
+
+/**
+ * Queries a new user ran that Tessera got wrong or failed: each is checked against Spark, with
+ * AQE on and off.
+ */
+class JoinRegressionSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest {
+  override protected def sessionSettings: Seq[(String, String)] =
+    Seq("spark.sql.ansi.enabled" -> "false")
+
+  private def check(query: String): Unit = {
+    for (aqe <- Seq("true", "false")) {
+      withConf("spark.sql.adaptive.enabled" -> aqe) {
+        checkGpu(spark.sql(query), gpuNodeCount = -1)
+      }
+    }
+  }
+
+  private val twoSides =
+    """(SELECT * FROM VALUES ('one', 1), ('two', 2), ('three', 3) AS t(k, v1)) a
+      |NATURAL JOIN (SELECT * FROM VALUES ('one', 1), ('two', 22), ('one', 5) AS t(k, v2)) b"""
+      .stripMargin
+
+  test("a string key repeated on the broadcast side matches once per build row") {
+    check(s"SELECT * FROM $twoSides")
+    check("SELECT * FROM (SELECT * FROM VALUES ('one', 1), ('two', 2) AS t(k, v1)) a" +
+      " JOIN (SELECT * FROM VALUES ('one', 1), ('two', 22), ('one', 5) AS t(k, v2)) b USING (k)")
+    check("SELECT * FROM (SELECT * FROM VALUES ('one', 1), ('two', 2), (NULL, 4) AS t(k, v1)) a" +
+      " LEFT JOIN (SELECT * FROM VALUES ('one', 1), ('two', 22), ('one', 5) AS t(k, v2)) b" +
+      " ON a.k = b.k")
+  }
+
+  test("a composite key repeated on the broadcast side matches once per build row") {
+    check("SELECT * FROM (SELECT * FROM VALUES (1, 'a', 1), (2, 'b', 2) AS t(k1, k2, v1)) a" +
+      " JOIN (SELECT * FROM VALUES (1, 'a', 10), (1, 'a', 11), (2, 'b', 12), (2, 'c', 13)" +
+      " AS t(k1, k2, v2)) b USING (k1, k2)")
+  }
+
+  test("a correlated IN over a join with a count(DISTINCT) above it") {
+    check(
+      """WITH a AS (SELECT * FROM VALUES ('x', 1, 10L), ('y', 2, 20L), ('x', 3, 30L), ('z', 4, 40L)
+        |           AS a(k, b, d)),
+        |     c AS (SELECT * FROM VALUES ('x', 0, 1), ('x', 5, 2), ('y', 1, 3) AS c(k, b2, e)),
+        |     s AS (SELECT * FROM VALUES ('x', 10L), ('y', 21L) AS s(k2, d2))
+        |SELECT count(DISTINCT a.k), a.b, c.k, c.b2, c.e
+        |FROM a LEFT JOIN c ON a.k = c.k
+        |WHERE a.k IN (SELECT k2 FROM s WHERE a.d = s.d2) AND a.b > c.b2
+        |GROUP BY a.k, a.b, c.k, c.b2, c.e""".stripMargin)
+  }
+}
