@@ -37,6 +37,33 @@ import org.slf4j.LoggerFactory;
 final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(AggregationRunner.class);
 
+  /**
+   * What happens to each batch of groups before it is emitted, and to a sum that overflowed as a
+   * whole: {@link OrderChecks} for aggregations with order-dependent sums.
+   */
+  interface GroupsCheck {
+    /** No order-dependent sums: the groups as they are; an overflow is Spark's sum error. */
+    GroupsCheck NONE = new GroupsCheck() {
+      @Override
+      public ColumnBatch<DeviceColumn> check(ColumnBatch<DeviceColumn> groups, long rowsRead) {
+        return groups;
+      }
+
+      @Override
+      public RuntimeException overflow(RowErrorException e) {
+        // Spark's Sum adds with Add, whose overflow error suggests try_add.
+        return (RuntimeException) QueryExecutionErrors.arithmeticOverflowError("long overflow",
+            "try_add", null);
+      }
+    };
+
+    /** The groups to emit (taking ownership of {@code groups}). */
+    ColumnBatch<DeviceColumn> check(ColumnBatch<DeviceColumn> groups, long rowsRead);
+
+    /** Spark's error for a task whose GPU sum overflowed. */
+    RuntimeException overflow(RowErrorException e);
+  }
+
   private final Iterator<ColumnarBatch> input;
   private final Supplier<HashAggregateKernel.Aggregation> opener;
   private final Program program;
@@ -47,6 +74,7 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
   private final Map<String, SQLMetric> metrics;
   /** Where a final aggregation's flushes go; null for a partial aggregation. */
   private final CpuGroupMerge cpuMerge;
+  private final GroupsCheck groupsCheck;
 
   private HashAggregateKernel.Aggregation aggregation;
   /** No batch went into the current aggregation yet: a flush would not free anything. */
@@ -55,6 +83,8 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
   private ColumnarBatch retry;
   private boolean finished;
   private boolean warned;
+  /** The rows the aggregation has read in this task (a bound on any group's values). */
+  private long rowsRead;
 
   /**
    * @param opener opens an aggregation (the caller's spec, pool and stream)
@@ -66,12 +96,13 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
    * @param metrics the node's metrics by {@link ExecMetrics} name
    * @param cpuMerge for a final or complete aggregation, where its flushed groups are merged
    *     (owned by the runner from here on); null for a partial one
+   * @param groupsCheck what happens to the groups before they are emitted
    */
   AggregationRunner(Iterator<ColumnarBatch> input,
       Supplier<HashAggregateKernel.Aggregation> opener, Program program, List<JoinTable> tables,
       boolean partial,
       List<Attribute> output, BiFunction<ColumnarBatch, RowErrorException, RuntimeException> replay,
-      Map<String, SQLMetric> metrics, CpuGroupMerge cpuMerge) {
+      Map<String, SQLMetric> metrics, CpuGroupMerge cpuMerge, GroupsCheck groupsCheck) {
     if (partial != (cpuMerge == null)) {
       throw new IllegalArgumentException("a CPU merge is for final aggregations only, and they"
           + " need one");
@@ -85,6 +116,7 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
     this.replay = replay;
     this.metrics = metrics;
     this.cpuMerge = cpuMerge;
+    this.groupsCheck = groupsCheck;
   }
 
   @Override
@@ -144,11 +176,12 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
       metrics.get(ExecMetrics.KERNEL_TIME).add(System.nanoTime() - started);
     }
     fresh = false;
+    rowsRead += view.rowCount();
     metrics.get(ExecMetrics.BYTES_READ).add(DeviceBatches.bytes(view));
   }
 
   private ColumnarBatch emit(boolean last) {
-    ColumnBatch<DeviceColumn> groups = finishAggregation();
+    ColumnBatch<DeviceColumn> groups = groupsCheck.check(finishAggregation(), rowsRead);
     finished = last;
     return wrap(groups);
   }
@@ -195,7 +228,7 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
       throw sparkError(e);
     }
     finished = true;
-    return wrap(merged);
+    return wrap(groupsCheck.check(merged, rowsRead));
   }
 
   private ColumnarBatch wrap(ColumnBatch<DeviceColumn> groups) {
@@ -231,13 +264,9 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
         + TesseraConf.execEnabledKey("HashAggregateExec") + "=false", e);
   }
 
-  /** Spark's error for an overflowing sum, as Spark's own Sum raises it under ANSI. */
-  private static RuntimeException sparkError(RowErrorException e) {
-    if (e.error() == RowError.ARITHMETIC_OVERFLOW) {
-      return (RuntimeException) QueryExecutionErrors.arithmeticOverflowError("long overflow",
-          "try_sum", null);
-    }
-    return e;
+  /** Spark's error for an overflowing sum: Spark's own, from its additions in its order. */
+  private RuntimeException sparkError(RowErrorException e) {
+    return e.error() == RowError.ARITHMETIC_OVERFLOW ? groupsCheck.overflow(e) : e;
   }
 
   @Override

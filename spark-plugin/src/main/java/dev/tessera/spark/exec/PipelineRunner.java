@@ -16,6 +16,8 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.function.Consumer;
+import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
@@ -25,6 +27,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * the last, whose batches the node itself consumes (projecting them, or aggregating them).
  */
 final class PipelineRunner {
+  private final Pipeline.Stage fused;
   private final List<Pipeline.Stage> stages;
   private final TaskJoinTables tables;
   private final Backend backend;
@@ -57,6 +60,7 @@ final class PipelineRunner {
 
   private PipelineRunner(Pipeline pipeline, TaskJoinTables tables, Backend backend,
       GpuStream stream, Map<String, SQLMetric> metrics) {
+    this.fused = pipeline.fused();
     this.stages = tables.anyRepeatedKeys(pipeline.expandingTables()) ? pipeline.staged()
         : List.of(pipeline.fused());
     this.tables = tables;
@@ -110,6 +114,16 @@ final class PipelineRunner {
       RowErrorException error) {
     return SparkReplay.raiseForDeviceBatch(batch, stage.input(), stage.steps(),
         tables.relations(), error, backend, stream);
+  }
+
+  /**
+   * Evaluates the whole pipeline over one of the node's input batches (still owned by the caller)
+   * with Spark's own expressions and relations, in Spark's order, handing each output row to
+   * {@code sink}.
+   */
+  void forEachSparkRow(ColumnarBatch batch, Consumer<InternalRow> sink) {
+    SparkReplay.forEachRow(DeviceBatches.view(batch), fused.input(), fused.steps(),
+        tables.relations(), backend, stream, sink);
   }
 
   /** The expansions of each input batch through the stages before the last. */

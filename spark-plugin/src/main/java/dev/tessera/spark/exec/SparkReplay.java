@@ -34,7 +34,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * batch's rows go through the original filters, projections and join probes with Spark's own
  * evaluation (probes look the keys up in Spark's broadcast relation) until Spark throws. Errors
  * are rare, so this costs nothing in the common case and gives the user Spark's exact error class
- * and message.
+ * and message. The same evaluation also hands its rows on, for a check that needs Spark's order
+ * ({@link OrderedSumReplay}).
  */
 final class SparkReplay {
   private SparkReplay() {}
@@ -47,21 +48,37 @@ final class SparkReplay {
   static RuntimeException raiseForDeviceBatch(ColumnBatch<DeviceColumn> deviceBatch,
       List<Attribute> input, List<FilterProjectStep> steps, List<HashedRelation> relations,
       RowErrorException gpuError, Backend backend, GpuStream stream) {
+    forEachRow(deviceBatch, input, steps, relations, backend, stream, row -> { });
+    // Spark found nothing wrong: the GPU and Spark disagree, which is a Tessera bug.
+    return new IllegalStateException("Tessera bug: the GPU reported " + gpuError.getMessage()
+        + " but Spark evaluates the batch without error", gpuError);
+  }
+
+  /**
+   * Evaluates the steps over a device batch (still owned by the caller) with Spark's own
+   * expressions, in the batch's order, and hands each row the last step outputs to {@code sink}
+   * (a row it must copy to keep). Spark's errors propagate.
+   */
+  static void forEachRow(ColumnBatch<DeviceColumn> deviceBatch, List<Attribute> input,
+      List<FilterProjectStep> steps, List<HashedRelation> relations, Backend backend,
+      GpuStream stream, Consumer<InternalRow> sink) {
     try (ColumnBatch<HostColumn> batch = ColumnTransfer.toHost(deviceBatch,
         backend.stagingAllocator(), stream)) {
-      ColumnVector[] vectors = new ColumnVector[batch.columns().size()];
-      for (int i = 0; i < vectors.length; i++) {
-        vectors[i] = HostColumnVector.view(input.get(i).dataType(), batch.column(i));
-      }
-      return raise(new ColumnarBatch(vectors, batch.rowCount()), input, steps, relations,
-          gpuError);
+      feedAll(sparkView(batch, input), chain(input, steps, relations, sink));
     }
   }
 
-  /** Throws Spark's error for {@code batch} (rows over {@code input}); never returns normally. */
-  private static RuntimeException raise(ColumnarBatch batch, List<Attribute> input,
-      List<FilterProjectStep> steps, List<HashedRelation> relations,
-      RowErrorException gpuError) {
+  private static ColumnarBatch sparkView(ColumnBatch<HostColumn> batch, List<Attribute> input) {
+    ColumnVector[] vectors = new ColumnVector[batch.columns().size()];
+    for (int i = 0; i < vectors.length; i++) {
+      vectors[i] = HostColumnVector.view(input.get(i).dataType(), batch.column(i));
+    }
+    return new ColumnarBatch(vectors, batch.rowCount());
+  }
+
+  /** The steps as Spark evaluates them, then {@code sink}. */
+  private static List<RowStep> chain(List<Attribute> input, List<FilterProjectStep> steps,
+      List<HashedRelation> relations, Consumer<InternalRow> sink) {
     List<Attribute> schema = input;
     List<RowStep> chain = new ArrayList<>();
     for (FilterProjectStep step : steps) {
@@ -75,13 +92,15 @@ final class SparkReplay {
         schema = step.projectList().stream().map(NamedExpression::toAttribute).toList();
       }
     }
+    chain.add((row, next) -> sink.accept(row));
+    return chain;
+  }
+
+  private static void feedAll(ColumnarBatch batch, List<RowStep> chain) {
     Iterator<InternalRow> rows = batch.rowIterator();
     while (rows.hasNext()) {
       feed(chain, 0, rows.next());
     }
-    // Spark found nothing wrong: the GPU and Spark disagree, which is a Tessera bug.
-    return new IllegalStateException("Tessera bug: the GPU reported " + gpuError.getMessage()
-        + " but Spark evaluates the batch without error", gpuError);
   }
 
   /** Sends a row through steps {@code i} onwards, depth first (a join may give several rows). */

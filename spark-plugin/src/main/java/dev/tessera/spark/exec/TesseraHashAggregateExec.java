@@ -3,6 +3,9 @@ package dev.tessera.spark.exec;
 import dev.tessera.gpu.Backend;
 import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.column.ColumnBatch;
+import dev.tessera.gpu.column.DeviceColumn;
+import dev.tessera.gpu.expr.RowErrorException;
 import dev.tessera.spark.expr.JoinProbe;
 import dev.tessera.spark.expr.Pipeline;
 import java.util.Iterator;
@@ -29,6 +32,7 @@ public final class TesseraHashAggregateExec extends TesseraPipelineExec {
   private static final long serialVersionUID = 1L;
   private final AggregateSpec spec;
   private final List<Attribute> output;
+  private final List<OrderDependentSum> orderDependent;
   private final boolean partial;
   private final String description;
 
@@ -38,16 +42,20 @@ public final class TesseraHashAggregateExec extends TesseraPipelineExec {
    * @param pipeline the fused filters, probes and projections; its outputs are the aggregation's
    *     input columns (keys first)
    * @param spec the aggregation over the pipeline's outputs
-   * @param output the attributes of the keys, then of the functions
+   * @param output the attributes of the keys, then of the functions (the spec's functions after
+   *     those are the order checks' helper sums, which are not output)
+   * @param orderDependent the sums whose Spark outcome depends on the order of the rows
    * @param partial whether the groups are partial aggregates, merged again after a shuffle (then
    *     a task may emit a key more than once)
    * @param description the Spark aggregate this replaces, for plans and explain
    */
   public TesseraHashAggregateExec(SparkPlan input, List<SparkPlan> builds, Pipeline pipeline,
-      AggregateSpec spec, List<Attribute> output, boolean partial, String description) {
+      AggregateSpec spec, List<Attribute> output, List<OrderDependentSum> orderDependent,
+      boolean partial, String description) {
     super(input, builds, pipeline);
     this.spec = spec;
     this.output = List.copyOf(output);
+    this.orderDependent = List.copyOf(orderDependent);
     this.partial = partial;
     this.description = description;
   }
@@ -78,30 +86,57 @@ public final class TesseraHashAggregateExec extends TesseraPipelineExec {
     List<TaskJoinTables.Source> sources = TaskJoinTables.sources(builds(), probes,
         sparkContext());
     Map<String, SQLMetric> m = metricMap();
-    return child().executeColumnar().toJavaRDD().mapPartitions(
-        (Iterator<ColumnarBatch> batches) -> {
-          PipelineRunner pipeline = PipelineRunner.forTask(p, sources, probes, m);
-          Backend backend = pipeline.backend();
-          GpuStream stream = pipeline.stream();
-          AggregationRunner runner = new AggregationRunner(pipeline.lastStageInput(batches),
-              () -> backend.hashAggregateKernel().open(a, backend.deviceMemory(), stream),
-              pipeline.last().program(), pipeline.lastTables(), isPartial, out,
-              (batch, e) -> pipeline.replay(pipeline.last(), DeviceBatches.view(batch), e), m,
-              isPartial ? null : new CpuGroupMerge(a, backend, stream));
-          TaskResources.closeAtTaskEnd(runner);
-          return (Iterator<ColumnarBatch>) runner;
-        }).rdd();
+    OrderChecks checks = orderChecks();
+    return new RereadableInputRDD(child().executeColumnar(), (batches, again) -> {
+      PipelineRunner pipeline = PipelineRunner.forTask(p, sources, probes, m);
+      Backend backend = pipeline.backend();
+      GpuStream stream = pipeline.stream();
+      // Rare: the task's rows again, in Spark's order, for a sum the GPU cannot show exact.
+      OrderChecks.Replay replay = sink -> again.get().forEachRemaining(batch -> {
+        try (batch) {
+          pipeline.forEachSparkRow(batch, sink);
+        }
+      });
+      AggregationRunner.GroupsCheck groupsCheck = checks.isEmpty()
+          ? AggregationRunner.GroupsCheck.NONE
+          : new AggregationRunner.GroupsCheck() {
+            @Override
+            public ColumnBatch<DeviceColumn> check(ColumnBatch<DeviceColumn> groups,
+                long rowsRead) {
+              return checks.check(groups, rowsRead, replay, backend, stream);
+            }
+
+            @Override
+            public RuntimeException overflow(RowErrorException e) {
+              return checks.overflow(e, replay);
+            }
+          };
+      AggregationRunner runner = new AggregationRunner(pipeline.lastStageInput(batches),
+          () -> backend.hashAggregateKernel().open(a, backend.deviceMemory(), stream),
+          pipeline.last().program(), pipeline.lastTables(), isPartial, out,
+          (batch, e) -> pipeline.replay(pipeline.last(), DeviceBatches.view(batch), e), m,
+          isPartial ? null : new CpuGroupMerge(a, backend, stream), groupsCheck);
+      TaskResources.closeAtTaskEnd(runner);
+      return runner;
+    });
+  }
+
+  private OrderChecks orderChecks() {
+    int keys = spec.keyCount();
+    return new OrderChecks(orderDependent,
+        output.subList(0, keys).stream().map(Attribute::dataType).toList(),
+        pipeline().output().stream().map(Attribute::dataType).toList(), output.size());
   }
 
   @Override
   protected SparkPlan copy(SparkPlan newInput, List<SparkPlan> newBuilds) {
-    return new TesseraHashAggregateExec(newInput, newBuilds, pipeline(), spec, output, partial,
-        description);
+    return new TesseraHashAggregateExec(newInput, newBuilds, pipeline(), spec, output,
+        orderDependent, partial, description);
   }
 
   @Override
   protected List<Object> arguments() {
-    return List.of(spec, output, partial, description);
+    return List.of(spec, output, orderDependent, partial, description);
   }
 
   @Override

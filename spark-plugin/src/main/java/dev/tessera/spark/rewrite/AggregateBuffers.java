@@ -2,10 +2,13 @@ package dev.tessera.spark.rewrite;
 
 import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.spark.exec.OrderDependentSum;
 import dev.tessera.spark.expr.Unsupported;
 import java.util.List;
+import org.apache.spark.sql.catalyst.expressions.Add;
 import org.apache.spark.sql.catalyst.expressions.And;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
 import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.Coalesce;
 import org.apache.spark.sql.catalyst.expressions.EqualTo;
@@ -102,8 +105,16 @@ final class AggregateBuffers {
     DataType result = sum.dataType();
     if (in instanceof IntegralType) {
       // Buffer [sum], NULL until a non-null input: the same for update and merge.
-      gpu.sumAnsi(sum.evalContext().evalMode() == EvalMode.ANSI());
-      return List.of(gpu.function(Kind.SUM_INT, reads.get(0), LongType$.MODULE$, false));
+      boolean ansi = sum.evalContext().evalMode() == EvalMode.ANSI();
+      gpu.sumAnsi(ansi);
+      Attribute s = gpu.function(Kind.SUM_INT, reads.get(0), LongType$.MODULE$, false);
+      if (ansi) {
+        // Spark raises when a running sum overflows, with its Add's own error.
+        gpu.orderDependent(s, OrderDependentSum.Mode.ANSI_LONG, new Add(
+            new BoundReference(0, LongType$.MODULE$, false),
+            new BoundReference(1, LongType$.MODULE$, false), sum.evalContext()));
+      }
+      return List.of(s);
     }
     if (!(in instanceof DecimalType)) {
       throw new Unsupported("sum of " + in.sql() + " is not supported on the GPU: a floating"
@@ -134,15 +145,17 @@ final class AggregateBuffers {
           + " point sum depends on the order of the rows");
     }
     // Buffer [sum (0 initially), count]. Integral inputs sum as doubles, which hold whole
-    // numbers, so the GPU's exact sum rounded once is what Spark's double additions give below
-    // 2^53 (beyond, Spark's own result depends on the order of the rows).
+    // numbers, so the GPU's exact sum rounded once is what Spark's double additions give while
+    // every running sum stays within 2^53; beyond, the order of the rows decides (checked).
     if (!merge) {
       Expression child = reads.get(0);
       Attribute n = gpu.function(Kind.COUNT, child, LongType$.MODULE$, false);
       if (in instanceof IntegralType) {
         Expression asDouble = new Cast(child, DoubleType$.MODULE$, scala.Option.empty(),
             ansi ? EvalMode.ANSI() : EvalMode.LEGACY());
-        return List.of(gpu.function(Kind.SUM_INT, asDouble, sumType, true), n);
+        Attribute s = gpu.function(Kind.SUM_INT, asDouble, sumType, true);
+        gpu.orderDependent(s, OrderDependentSum.Mode.DOUBLE, null);
+        return List.of(s, n);
       }
       requireDecimalOnDevice((DecimalType) sumType, "avg");
       return List.of(gpu.function(Kind.SUM_DECIMAL, child, sumType, true), n);
@@ -150,7 +163,9 @@ final class AggregateBuffers {
     Expression partialSum = reads.get(0);
     Attribute n = gpu.function(Kind.SUM_INT, reads.get(1), LongType$.MODULE$, true);
     if (in instanceof IntegralType) {
-      return List.of(gpu.function(Kind.SUM_INT, partialSum, sumType, true), n);
+      Attribute s = gpu.function(Kind.SUM_INT, partialSum, sumType, true);
+      gpu.orderDependent(s, OrderDependentSum.Mode.DOUBLE, null);
+      return List.of(s, n);
     }
     requireDecimalOnDevice((DecimalType) sumType, "avg");
     // Spark adds decimal buffers without skipping NULLs: one overflowed partial sum makes the

@@ -121,7 +121,8 @@ final class AggregateRewrite {
         pass.fused(agg.child(), FilterProjectStep.project(gpu.columns()), null);
     AggregateSpec spec = gpu.spec(pass.ansi);
     SparkPlan plan = new DeviceToHostExec(new TesseraHashAggregateExec(fused.child(),
-        fused.builds(), fused.pipeline(), spec, gpu.output(), !results, agg.simpleString(8)));
+        fused.builds(), fused.pipeline(), spec, gpu.output(), gpu.orderChecks(), !results,
+        agg.simpleString(8)));
     if (projectBuffers) {
       plan = pass.stayOnCpu(new ProjectExec(seq(bufferProjection), plan), "Spark's aggregation"
           + " buffers from the GPU's helper aggregates, over one row per group");

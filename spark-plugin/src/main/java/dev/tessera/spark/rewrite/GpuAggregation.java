@@ -4,6 +4,7 @@ import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.spark.exec.OrderDependentSum;
 import dev.tessera.spark.expr.SparkTypes;
 import dev.tessera.spark.expr.Unsupported;
 import java.util.ArrayList;
@@ -13,10 +14,20 @@ import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.GreaterThan;
+import org.apache.spark.sql.catalyst.expressions.If;
+import org.apache.spark.sql.catalyst.expressions.LessThan;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.Literal$;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
+import org.apache.spark.sql.types.ByteType;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DoubleType;
+import org.apache.spark.sql.types.IntegerType;
+import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.ShortType;
 import scala.Option;
 import scala.collection.immutable.Seq;
 
@@ -31,7 +42,14 @@ final class GpuAggregation {
   private final List<ColumnType> types = new ArrayList<>();
   private final List<AggregateFunction> functions = new ArrayList<>();
   private final List<Attribute> results = new ArrayList<>();
+  /** Helper sums the order checks read; they follow the functions and are not output. */
+  private final List<AggregateFunction> helpers = new ArrayList<>();
+  private final List<PendingCheck> checks = new ArrayList<>();
   private Boolean sumAnsi;
+
+  /** An order check whose helper columns are numbered once every function is known. */
+  private record PendingCheck(OrderDependentSum.Mode mode, int function, int helper,
+      long maxMagnitude, Expression sparkAdd) {}
 
   GpuAggregation(List<NamedExpression> keys) throws Unsupported {
     this.keys = List.copyOf(keys);
@@ -68,6 +86,68 @@ final class GpuAggregation {
   }
 
   /**
+   * Marks the SUM_INT whose result is {@code result} as order dependent in Spark ({@link
+   * OrderDependentSum}): where its input's type bounds the values (BYTE, SHORT, INT) the row count
+   * shows it exact; otherwise two helper sums, of the positive and of the negative values, do.
+   *
+   * @param sparkAdd for ANSI_LONG, Spark's addition of a running sum and a value (raising its
+   *     own error), over bound references 0 and 1
+   */
+  void orderDependent(Attribute result, OrderDependentSum.Mode mode, Expression sparkAdd)
+      throws Unsupported {
+    int function = results.indexOf(result);
+    // A function's input is never a key column (see column(e)).
+    Expression value = ((Alias) columns.get(functions.get(function).input())).child();
+    DataType type = value.dataType();
+    long maxMagnitude = maxMagnitude(type);
+    int helper = -1;
+    if (maxMagnitude == 0) {
+      helper = helpers.size();
+      Literal zero = zero(type);
+      helpers.add(new AggregateFunction(Kind.SUM_INT,
+          column(new If(new GreaterThan(value, zero), value, zero)), ColumnType.DOUBLE, true));
+      helpers.add(new AggregateFunction(Kind.SUM_INT,
+          column(new If(new LessThan(value, zero), value, zero)), ColumnType.DOUBLE, true));
+    }
+    checks.add(new PendingCheck(mode, function, helper, maxMagnitude, sparkAdd));
+  }
+
+  /** 0 of a LONG or DOUBLE (the SUM_INT inputs whose type does not bound them). */
+  private static Literal zero(DataType type) throws Unsupported {
+    if (type instanceof LongType) {
+      return Literal$.MODULE$.apply(0L);
+    } else if (type instanceof DoubleType) {
+      return Literal$.MODULE$.apply(0.0);
+    }
+    throw new Unsupported("an order check of a sum of " + type.sql());
+  }
+
+  /** The largest magnitude of a value of an integral type; 0 when the type does not bound it. */
+  private static long maxMagnitude(DataType type) {
+    if (type instanceof ByteType) {
+      return 1L << 7;
+    } else if (type instanceof ShortType) {
+      return 1L << 15;
+    } else if (type instanceof IntegerType) {
+      return 1L << 31;
+    }
+    return 0;
+  }
+
+  /** The order checks, with the columns of the GPU output they read. */
+  List<OrderDependentSum> orderChecks() {
+    List<OrderDependentSum> out = new ArrayList<>();
+    int firstHelper = keys.size() + functions.size();
+    for (PendingCheck c : checks) {
+      AggregateFunction f = functions.get(c.function());
+      out.add(new OrderDependentSum(c.mode(), keys.size() + c.function(), f.input(),
+          c.helper() < 0 ? -1 : firstHelper + c.helper(),
+          c.helper() < 0 ? -1 : firstHelper + c.helper() + 1, c.maxMagnitude(), c.sparkAdd()));
+    }
+    return out;
+  }
+
+  /**
    * Gives a function's result column the name and id of a Spark buffer attribute: a buffer value
    * that is exactly one GPU result needs no CPU projection.
    */
@@ -94,8 +174,11 @@ final class GpuAggregation {
     return out;
   }
 
+  /** The aggregation: the functions, then the order checks' helper sums. */
   AggregateSpec spec(boolean queryAnsi) {
-    return new AggregateSpec(types, keys.size(), functions, sumAnsi != null ? sumAnsi : queryAnsi);
+    List<AggregateFunction> all = new ArrayList<>(functions);
+    all.addAll(helpers);
+    return new AggregateSpec(types, keys.size(), all, sumAnsi != null ? sumAnsi : queryAnsi);
   }
 
   /** The column of {@code e} among the inputs, the same column for semantically equal ones. */

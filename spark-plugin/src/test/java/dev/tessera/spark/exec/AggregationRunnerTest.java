@@ -163,7 +163,8 @@ class AggregationRunnerTest {
   private AggregationRunner runner(boolean partial, Supplier<HashAggregateKernel.Aggregation> a) {
     input = batches();
     return new AggregationRunner(input, a, PROGRAM, List.of(), partial, output(), (b, e) -> e, metrics,
-        partial ? null : new CpuGroupMerge(SPEC, backend, stream));
+        partial ? null : new CpuGroupMerge(SPEC, backend, stream),
+        AggregationRunner.GroupsCheck.NONE);
   }
 
   /** Every emitted group row, merged by key as the final aggregation would: key -> count, sum. */
@@ -321,7 +322,8 @@ class AggregationRunnerTest {
     int outputs = spec.keyCount() + spec.functions().size();
     try (AggregationRunner runner = new AggregationRunner(input, failingOn(spec, failing),
         ProgramBuilder.identity(spec.inputTypes(), false), List.of(), false, attributes(outputs),
-        (b, e) -> e, metrics, new CpuGroupMerge(spec, backend, stream))) {
+        (b, e) -> e, metrics, new CpuGroupMerge(spec, backend, stream),
+        AggregationRunner.GroupsCheck.NONE)) {
       while (runner.hasNext()) {
         try (ColumnarBatch batch = runner.next();
             ColumnBatch<HostColumn> host = ColumnTransfer.toHost(DeviceBatches.view(batch),
