@@ -83,6 +83,16 @@ public final class TesseraConf {
           .check(v -> v >= 0, "0 (automatic) or more")
           .createWithDefault(0L));
 
+  public static final ConfEntry<Boolean> INCOMPATIBLE_OPS = REGISTRY.register(
+      ConfEntry.key("spark.tessera.incompatibleOps.enabled")
+          .doc("Whether operations whose GPU result can differ from Spark's in a known, documented"
+              + " way run on the GPU anyway. Off, they stay on the CPU and explain names the"
+              + " difference. Today: min and max of FLOAT and DOUBLE, where a group holding both"
+              + " -0.0 and 0.0 gives whichever Spark met first, and the GPU may give the other."
+              + " Can be changed per session.")
+          .booleanConf()
+          .createWithDefault(false));
+
   private static final String EXEC_PREFIX = PREFIX + "exec.";
   private static final String EXPRESSION_PREFIX = PREFIX + "expression.";
   private static final String ENABLED_SUFFIX = ".enabled";

@@ -2,6 +2,7 @@ package dev.tessera.spark.rewrite;
 
 import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.spark.TesseraConf;
 import dev.tessera.spark.exec.OrderDependentSum;
 import dev.tessera.spark.expr.Unsupported;
 import java.util.List;
@@ -29,6 +30,8 @@ import org.apache.spark.sql.types.BooleanType$;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.types.DoubleType$;
+import org.apache.spark.sql.types.DoubleType;
+import org.apache.spark.sql.types.FloatType;
 import org.apache.spark.sql.types.IntegralType;
 import org.apache.spark.sql.types.LongType$;
 import org.apache.spark.sql.types.StringType;
@@ -50,9 +53,11 @@ final class AggregateBuffers {
    *
    * @param merge whether the rows are buffers (PartialMerge, Final) rather than inputs
    * @param ansi the query's ANSI mode (for casts the fused projection evaluates)
+   * @param incompatibleOps whether operations with a known difference from Spark may run
+   *     ({@link TesseraConf#INCOMPATIBLE_OPS})
    */
   static List<Expression> of(DeclarativeAggregate function, boolean merge, GpuAggregation gpu,
-      boolean ansi) throws Unsupported {
+      boolean ansi, boolean incompatibleOps) throws Unsupported {
     List<Expression> reads = merge
         ? List.copyOf(CollectionConverters.asJava(function.inputAggBufferAttributes()))
         : List.copyOf(CollectionConverters.asJava(function.children()));
@@ -71,6 +76,14 @@ final class AggregateBuffers {
     } else if (function instanceof Min || function instanceof Max) {
       if (function.dataType() instanceof StringType) {
         throw new Unsupported("min and max of strings are not supported on the GPU yet");
+      }
+      boolean floating = function.dataType() instanceof FloatType
+          || function.dataType() instanceof DoubleType;
+      if (floating && !incompatibleOps) {
+        throw new Unsupported(function.prettyName() + " of " + function.dataType().sql()
+            + " stays on the CPU: where a group holds both -0.0 and 0.0, Spark returns whichever"
+            + " it met first and the GPU may return the other; set "
+            + TesseraConf.INCOMPATIBLE_OPS.key() + "=true to run it on the GPU anyway");
       }
       Kind kind = function instanceof Min ? Kind.MIN : Kind.MAX;
       return List.of(gpu.function(kind, reads.get(0), function.dataType(), false));

@@ -91,7 +91,8 @@ final class AggregateRewrite {
             + " is not supported on the GPU");
       }
       boolean merge = a.mode() == PartialMerge$.MODULE$ || a.mode() == Final$.MODULE$;
-      List<Expression> values = AggregateBuffers.of(function, merge, gpu, pass.ansi);
+      List<Expression> values = AggregateBuffers.of(function, merge, gpu, pass.ansi,
+          pass.conf.get(TesseraConf.INCOMPATIBLE_OPS));
       List<Attribute> names = new ArrayList<>();
       if (results) {
         names.addAll(CollectionConverters.asJava(function.aggBufferAttributes()));
