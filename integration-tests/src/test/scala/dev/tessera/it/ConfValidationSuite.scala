@@ -41,18 +41,6 @@ class ConfValidationSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
-  test("spark.tessera.explain set to a bad value on the session fails the next query") {
-    withSession("tessera-bad-explain", Plugin, backend) { spark =>
-      assert(spark.range(10).filter("id > 3").count() == 6)
-      spark.conf.set("spark.tessera.explain", "verbose")
-      val error = intercept[Exception](spark.range(10).filter("id > 3").collect())
-      assertMentions(error, "spark.tessera.explain", "'verbose'", "NONE, NOT_ON_GPU, ALL")
-
-      spark.conf.set("spark.tessera.explain", "not_on_gpu")
-      assert(spark.range(10).filter("id > 3").count() == 6, "a fixed value should work again")
-    }
-  }
-
   // ---- settings changed on a running session (SET in SQL, spark.conf.set, RESET) ----
 
   private val explainKey = "spark.tessera.explain"
