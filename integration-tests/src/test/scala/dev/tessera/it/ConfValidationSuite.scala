@@ -41,6 +41,17 @@ class ConfValidationSuite extends AnyFunSuite with BeforeAndAfterAll {
     }
   }
 
+  test("with spark.sql.extensions, a bad value fails the session's first use, naming the key") {
+    // The session's SQLConf checks the application's settings as it copies them in.
+    val error = intercept[Exception] {
+      withSession("tessera-bad-value-extension", Extensions, backend,
+          "spark.tessera.explain" -> "verbose") { spark =>
+        spark.range(10).filter("id > 3").collect()
+      }
+    }
+    assertMentions(error, "spark.tessera.explain", "'verbose'", "NONE, NOT_ON_GPU, ALL")
+  }
+
   // ---- settings changed on a running session (SET in SQL, spark.conf.set, RESET) ----
 
   private val explainKey = "spark.tessera.explain"
