@@ -26,16 +26,18 @@ public final class ConfEntry<T> {
   private final ConfValueType<T> type;
   private final List<Requirement<T>> requirements;
   private final T defaultValue;
+  private final boolean readOncePerJvm;
 
   private record Requirement<T>(Predicate<T> test, String description) {}
 
   private ConfEntry(String key, String doc, ConfValueType<T> type,
-      List<Requirement<T>> requirements, T defaultValue) {
+      List<Requirement<T>> requirements, T defaultValue, boolean readOncePerJvm) {
     this.key = key;
     this.doc = doc;
     this.type = type;
     this.requirements = List.copyOf(requirements);
     this.defaultValue = defaultValue;
+    this.readOncePerJvm = readOncePerJvm;
   }
 
   /** Starts the definition of the setting {@code key}. */
@@ -57,7 +59,20 @@ public final class ConfEntry<T> {
 
   /** The default as a user would type it. */
   public String defaultText() {
-    return type.printer().apply(defaultValue);
+    return format(defaultValue);
+  }
+
+  /** {@code value} as a user would type it. */
+  public String format(T value) {
+    return type.printer().apply(value);
+  }
+
+  /**
+   * Whether the setting is read only when Tessera's runtime opens in a JVM (as the application or
+   * an executor starts), so that changing it on a running session has no effect.
+   */
+  public boolean isReadOncePerJvm() {
+    return readOncePerJvm;
   }
 
   /** The accepted values, and any further requirement, in words. */
@@ -138,6 +153,7 @@ public final class ConfEntry<T> {
     private final String doc;
     private final ConfValueType<T> type;
     private final List<Requirement<T>> requirements = new ArrayList<>();
+    private boolean readOncePerJvm;
 
     private Typed(String key, String doc, ConfValueType<T> type) {
       this.key = key;
@@ -154,6 +170,12 @@ public final class ConfEntry<T> {
       return this;
     }
 
+    /** Marks the setting as read once per JVM; see {@link ConfEntry#isReadOncePerJvm()}. */
+    public Typed<T> readOncePerJvm() {
+      readOncePerJvm = true;
+      return this;
+    }
+
     public ConfEntry<T> createWithDefault(T defaultValue) {
       Objects.requireNonNull(defaultValue, "default of " + key);
       for (Requirement<T> r : requirements) {
@@ -162,7 +184,7 @@ public final class ConfEntry<T> {
               + " fails its own requirement: " + r.description());
         }
       }
-      return new ConfEntry<>(key, doc, type, requirements, defaultValue);
+      return new ConfEntry<>(key, doc, type, requirements, defaultValue, readOncePerJvm);
     }
   }
 }

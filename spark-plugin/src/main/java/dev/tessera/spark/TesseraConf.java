@@ -19,9 +19,10 @@ import scala.jdk.javaapi.CollectionConverters;
  * configuration, read with typed getters.
  *
  * <p>A snapshot is taken from the SparkConf when the plugin starts and from the session's SQLConf
- * each time a query is planned, so a bad value set with {@code spark.conf.set} fails the next
- * query. Any {@code spark.tessera.*} key that is not registered is an error: a typo must not
- * silently leave a setting at its default.
+ * each time a query is planned. A session refuses a bad value when it is set (see
+ * {@link SqlConfRegistration} and {@link SetCommandCheck}); what still gets stored (an unknown key
+ * set with {@code spark.conf.set}) fails the next query. Any {@code spark.tessera.*} key that is
+ * not registered is an error: a typo must not silently leave a setting at its default.
  */
 public final class TesseraConf {
   /** Every Tessera key starts with this. */
@@ -51,9 +52,9 @@ public final class TesseraConf {
           .doc("The device runtime: cuda runs on the executor's NVIDIA GPU; host-reference runs"
               + " the same operators as plain Java on the CPU and is meant only for testing."
               + " Without a usable CUDA device, cuda logs a warning and every query runs on"
-              + " Spark's CPU operators; Tessera never switches to host-reference by itself."
-              + " Read once per JVM, when the runtime opens.")
+              + " Spark's CPU operators; Tessera never switches to host-reference by itself.")
           .type(ConfValueType.BACKEND)
+          .readOncePerJvm()
           .createWithDefault(BackendKind.CUDA));
 
   public static final ConfEntry<Long> BATCH_SIZE_BYTES = REGISTRY.register(
@@ -67,9 +68,10 @@ public final class TesseraConf {
   public static final ConfEntry<Long> DEVICE_CAP_BYTES = REGISTRY.register(
       ConfEntry.key("spark.tessera.memory.deviceCapBytes")
           .doc("The most device memory Tessera's pool may take on each GPU. 0 means automatic:"
-              + " 80% of the device's free memory when the runtime opens. Read once per JVM.")
+              + " 80% of the device's free memory when the runtime opens.")
           .bytesConf()
           .check(v -> v >= 0, "0 (automatic) or more")
+          .readOncePerJvm()
           .createWithDefault(0L));
 
   public static final ConfEntry<Long> PINNED_CAP_BYTES = REGISTRY.register(
@@ -77,10 +79,10 @@ public final class TesseraConf {
           .doc("The most pinned (page-locked) host memory Tessera's staging pool may take per"
               + " executor, for copies to and from the device. 0 means automatic: room for two"
               + " batches (spark.tessera.batchSizeBytes) per core of the executor's host, at"
-              + " least 1 GiB, since every running task stages its own batch. Read once per"
-              + " JVM.")
+              + " least 1 GiB, since every running task stages its own batch.")
           .bytesConf()
           .check(v -> v >= 0, "0 (automatic) or more")
+          .readOncePerJvm()
           .createWithDefault(0L));
 
   public static final ConfEntry<Boolean> INCOMPATIBLE_OPS = REGISTRY.register(
@@ -169,6 +171,20 @@ public final class TesseraConf {
       parsed.put(key, entry.parse(setting.getValue()));
     }
     return new TesseraConf(Collections.unmodifiableMap(parsed));
+  }
+
+  /**
+   * Checks one setting as it is about to be stored.
+   *
+   * @throws IllegalArgumentException naming the key when it is not a Tessera setting (suggesting
+   *     the closest one) or the value is not accepted (listing the accepted values)
+   */
+  public static void validate(String key, String value) {
+    ConfEntry<?> entry = REGISTRY.lookup(key);
+    if (entry == null) {
+      throw unknownKey(key, value);
+    }
+    entry.parse(value);
   }
 
   /** A snapshot of a session's settings (those set on the SparkConf included). */

@@ -24,7 +24,8 @@ public final class TesseraRuntime {
   /** What opening produced: a backend, or the reason there is none. Null while not open. */
   private static volatile Opened opened;
 
-  private record Opened(Backend backend, String unusableReason) {}
+  /** {@code conf} is the configuration it opened under: its read-once settings are in force. */
+  private record Opened(Backend backend, String unusableReason, TesseraConf conf) {}
 
   private TesseraRuntime() {}
 
@@ -51,7 +52,8 @@ public final class TesseraRuntime {
         LOG.warn("Tessera: no usable CUDA device ({}); all queries run on Spark's CPU operators."
             + " Set {}=host-reference only for testing.", cuda.unavailableReason(),
             TesseraConf.BACKEND.key());
-        return new Opened(null, "no usable CUDA device (" + cuda.unavailableReason() + ")");
+        return new Opened(null, "no usable CUDA device (" + cuda.unavailableReason() + ")",
+            conf);
       }
     }
     Backend backend;
@@ -63,7 +65,7 @@ public final class TesseraRuntime {
       String reason = "the " + kind.configValue() + " backend could not be opened on device "
           + deviceOrdinal + ": " + e.getMessage();
       LOG.warn("Tessera: {}; all queries run on Spark's CPU operators.", reason, e);
-      return new Opened(null, reason);
+      return new Opened(null, reason, conf);
     }
     if (kind == BackendKind.HOST_REFERENCE) {
       LOG.info("Tessera: using the host reference backend (plain Java on the CPU, not a GPU),"
@@ -72,12 +74,21 @@ public final class TesseraRuntime {
     } else {
       LOG.info("Tessera: opened {}", backend.description());
     }
-    return new Opened(backend, null);
+    return new Opened(backend, null, conf);
   }
 
   /** Whether the runtime has been opened in this JVM (whether or not it is usable). */
   public static boolean isOpen() {
     return opened != null;
+  }
+
+  /**
+   * The configuration the runtime was opened under (usable or not), or null while it is not open
+   * in this JVM. Its read-once settings (backend, memory caps) are the ones in force.
+   */
+  public static TesseraConf openedWith() {
+    Opened current = opened;
+    return current == null ? null : current.conf();
   }
 
   /** Whether queries may use the runtime: it is open and has a backend. */

@@ -165,4 +165,27 @@ class TesseraConfTest {
     assertEquals(2, ConfRegistry.editDistance("explian", "explain"));
     assertEquals(3, ConfRegistry.editDistance("", "abc"));
   }
+
+  @Test
+  void validateChecksOneSettingAsItIsSet() {
+    TesseraConf.validate("spark.tessera.explain", "all");
+    assertContains(assertThrows(IllegalArgumentException.class,
+        () -> TesseraConf.validate("spark.tessera.explain", "bad")).getMessage(),
+        "spark.tessera.explain", "'bad'", "NONE, NOT_ON_GPU, ALL");
+    assertContains(assertThrows(IllegalArgumentException.class,
+        () -> TesseraConf.validate("spark.tessera.explian", "ALL")).getMessage(),
+        "spark.tessera.explian", "did you mean spark.tessera.explain?");
+  }
+
+  @Test
+  void onlyTheRuntimeSettingsAreReadOncePerJvm() {
+    java.util.Set<String> readOnce = new java.util.TreeSet<>();
+    for (ConfEntry<?> entry : TesseraConf.entries()) {
+      if (entry.isReadOncePerJvm()) {
+        readOnce.add(entry.key());
+      }
+    }
+    assertEquals(java.util.Set.of(TesseraConf.BACKEND.key(), TesseraConf.DEVICE_CAP_BYTES.key(),
+        TesseraConf.PINNED_CAP_BYTES.key()), readOnce);
+  }
 }

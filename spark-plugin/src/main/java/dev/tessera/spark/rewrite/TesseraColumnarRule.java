@@ -1,6 +1,7 @@
 package dev.tessera.spark.rewrite;
 
 import dev.tessera.spark.ExplainLog;
+import dev.tessera.spark.ReadOnceSettings;
 import dev.tessera.spark.TesseraConf;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
@@ -8,7 +9,10 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.execution.ColumnarRule;
 import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.CommandResultExec;
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
+import org.apache.spark.sql.execution.command.ExecutedCommandExec;
+import org.apache.spark.sql.execution.datasources.v2.V2CommandExec;
 
 /**
  * The rule Tessera injects into each SparkSession. Before Spark inserts row/columnar transitions
@@ -16,6 +20,10 @@ import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
  * {@code spark.tessera.*} value fails the query, naming the key), checks that Tessera is enabled
  * and its runtime usable, and only then hands the plan to the {@link PlanRewriter}. Otherwise the
  * plan goes on unchanged and runs on Spark's CPU operators.
+ *
+ * <p>A command that runs no query of its own ({@code SET}, {@code RESET}, {@code SHOW ...}) is
+ * never failed over a bad setting: those are how the user sees and removes the bad setting, and
+ * Spark plans each of them through this rule before it runs.
  */
 public final class TesseraColumnarRule extends ColumnarRule {
   /** What the rule did with the last plan it saw, for tests and debugging. */
@@ -62,8 +70,18 @@ public final class TesseraColumnarRule extends ColumnarRule {
   }
 
   private SparkPlan applyTo(SparkPlan plan) {
-    TesseraConf conf = TesseraConf.from(session.sessionState().conf());
+    TesseraConf conf;
+    try {
+      conf = TesseraConf.from(session.sessionState().conf());
+    } catch (IllegalArgumentException e) {
+      if (isCommandWithoutQuery(plan)) {
+        return plan; // nothing to rewrite; it may be the RESET that fixes the setting
+      }
+      throw new IllegalArgumentException(e.getMessage() + " RESET <key> (or spark.conf.unset)"
+          + " removes a setting made on the session.", e);
+    }
     plansSeen.incrementAndGet();
+    ReadOnceSettings.warnOfChanges(conf, () -> session.sparkContext().getConf());
     if (!conf.enabled()) {
       return unchanged(plan, conf, Outcome.DISABLED,
           TesseraConf.ENABLED.key() + " is false");
@@ -74,6 +92,16 @@ public final class TesseraColumnarRule extends ColumnarRule {
     }
     lastOutcome = Outcome.REWRITTEN;
     return rewriter.rewrite(plan, conf);
+  }
+
+  /**
+   * Whether the plan is a command with no query under it: SET and RESET (an ExecutedCommandExec),
+   * a command's collected result (CommandResultExec), a leaf data source v2 command (SHOW TABLES).
+   * A command that writes a query's result has the query as a child and is not one of these.
+   */
+  private static boolean isCommandWithoutQuery(SparkPlan plan) {
+    return plan instanceof ExecutedCommandExec || plan instanceof CommandResultExec
+        || (plan instanceof V2CommandExec && plan.children().isEmpty());
   }
 
   /** The whole plan stays on the CPU; explain says why at its root. */
