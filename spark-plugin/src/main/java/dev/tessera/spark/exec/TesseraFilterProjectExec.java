@@ -44,7 +44,8 @@ public final class TesseraFilterProjectExec extends TesseraPipelineExec {
   @Override
   protected String[] metricNames() {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
-        ExecMetrics.KERNEL_TIME, ExecMetrics.BYTES_READ};
+        ExecMetrics.KERNEL_TIME, ExecMetrics.BYTES_READ, ExecMetrics.BATCH_SPLITS,
+        ExecMetrics.MEMORY_WAITS};
   }
 
   @Override

@@ -65,7 +65,7 @@ public final class TesseraHashAggregateExec extends TesseraPipelineExec {
   protected String[] metricNames() {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
         ExecMetrics.KERNEL_TIME, ExecMetrics.BYTES_READ, ExecMetrics.TABLE_FLUSHES,
-        ExecMetrics.CPU_MERGED_ROWS};
+        ExecMetrics.CPU_MERGED_ROWS, ExecMetrics.BATCH_SPLITS, ExecMetrics.MEMORY_WAITS};
   }
 
   @Override
