@@ -1,5 +1,6 @@
 package dev.tessera.spark.exec;
 
+import dev.tessera.gpu.Backend;
 import dev.tessera.gpu.agg.HashAggregateKernel;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.DeviceColumn;
@@ -55,6 +56,15 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
   private ColumnarBatch retry;
   private boolean finished;
   private boolean warned;
+  /** The backend whose pools a task waits on when memory runs out; null: no waiting (tests). */
+  private final Backend backend;
+  /** The current aggregation's groups are being emitted in parts: the next part's first group. */
+  private long partFrom = -1;
+  /** How many groups a part gets (halved while a part does not fit). */
+  private int partRows;
+  /** Whether the groups being emitted in parts are the task's last. */
+  private boolean partsAreLast;
+  private final boolean[] warnedParts = new boolean[1];
 
   /**
    * @param opener opens an aggregation (the caller's spec, pool and stream)
@@ -72,6 +82,19 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
       boolean partial,
       List<Attribute> output, BiFunction<ColumnarBatch, RowErrorException, RuntimeException> replay,
       Map<String, SQLMetric> metrics, CpuGroupMerge cpuMerge) {
+    this(input, opener, program, tables, partial, output, replay, metrics, cpuMerge, null);
+  }
+
+  /**
+   * @param backend the backend whose pools the task waits on for other tasks to free memory
+   *     (null: it does not wait)
+   */
+  AggregationRunner(Iterator<ColumnarBatch> input,
+      Supplier<HashAggregateKernel.Aggregation> opener, Program program, List<JoinTable> tables,
+      boolean partial,
+      List<Attribute> output, BiFunction<ColumnarBatch, RowErrorException, RuntimeException> replay,
+      Map<String, SQLMetric> metrics, CpuGroupMerge cpuMerge, Backend backend) {
+    this.backend = backend;
     if (partial != (cpuMerge == null)) {
       throw new IllegalArgumentException("a CPU merge is for final aggregations only, and they"
           + " need one");
@@ -96,6 +119,9 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
   public ColumnarBatch next() {
     if (finished) {
       throw new NoSuchElementException();
+    }
+    if (partFrom >= 0) {
+      return emit(partsAreLast); // the next part of groups that did not fit at once
     }
     if (aggregation == null) {
       aggregation = opener.get();
@@ -148,22 +174,99 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
   }
 
   private ColumnarBatch emit(boolean last) {
+    partsAreLast = last;
     ColumnBatch<DeviceColumn> groups = finishAggregation();
-    finished = last;
+    finished = last && partFrom < 0;
     return wrap(groups);
   }
 
-  /** The current aggregation's groups; the aggregation is closed (its table freed) after. */
+  /**
+   * The current aggregation's groups, or the next part of them when they do not fit in device
+   * memory at once (DESIGN.md §2): the whole table is tried first (waiting for other tasks to
+   * free memory), then parts of half the groups, halved again while a part does not fit, down
+   * to one group. The aggregation is closed after its last part; {@link #partFrom} is -1 then.
+   */
+  private ColumnBatch<DeviceColumn> finishGroups() {
+    if (partFrom < 0) {
+      try {
+        return waiting(aggregation::finish);
+      } catch (PoolExhaustedException e) {
+        long groups = aggregation.groupCount();
+        if (!aggregation.canFinishInParts() || groups <= 1) {
+          throw finishOutOfMemory(e);
+        }
+        partFrom = 0;
+        partRows = (int) Math.min(Integer.MAX_VALUE, (groups + 1) / 2);
+        emittedInParts(e);
+      }
+    }
+    while (true) {
+      long groups = aggregation.groupCount();
+      int n = (int) Math.min(partRows, groups - partFrom);
+      try {
+        long from = partFrom;
+        ColumnBatch<DeviceColumn> part = waiting(() -> aggregation.finish(from, n));
+        partFrom += n;
+        if (partFrom >= groups) {
+          partFrom = -1;
+        }
+        return part;
+      } catch (PoolExhaustedException e) {
+        if (n <= 1) {
+          partFrom = -1;
+          throw MemoryPressure.oneRowDoesNotFit("for the output of a GPU hash aggregation", e);
+        }
+        partRows = Math.max(1, n / 2);
+        metrics.get(ExecMetrics.BATCH_SPLITS).add(1);
+      }
+    }
+  }
+
+  private <T> T waiting(Supplier<T> attempt) {
+    return backend == null ? attempt.get()
+        : MemoryPressure.waitingForOthers(backend, metrics.get(ExecMetrics.MEMORY_WAITS), attempt);
+  }
+
+  private void emittedInParts(PoolExhaustedException e) {
+    metrics.get(ExecMetrics.BATCH_SPLITS).add(1);
+    MemoryPressure.warnOnce(LOG, warnedParts, "Tessera: the {} GPU hash aggregation's groups do"
+        + " not fit in device memory at once; it emits them in parts, which is slower (logged"
+        + " once per task; raise {} to avoid it): {}", partial ? "partial" : "final",
+        TesseraConf.DEVICE_CAP_BYTES.key(), e.getMessage());
+  }
+
+  private PoolExhaustedException finishOutOfMemory(PoolExhaustedException e) {
+    return new PoolExhaustedException("The GPU hash aggregation ran out of device memory while"
+        + " emitting its groups, and this backend cannot emit them in parts. Raise "
+        + TesseraConf.DEVICE_CAP_BYTES.key() + ", or run it on the CPU with "
+        + TesseraConf.execEnabledKey("HashAggregateExec") + "=false", e);
+  }
+
+  /**
+   * The current aggregation's groups (or the next part of them: see {@link #finishGroups}); the
+   * aggregation is closed (its table freed) after its last part, or a failure.
+   */
   private ColumnBatch<DeviceColumn> finishAggregation() {
     long started = System.nanoTime();
+    boolean done = false;
     try {
-      return aggregation.finish();
+      ColumnBatch<DeviceColumn> groups = finishGroups();
+      done = partFrom < 0;
+      return groups;
     } catch (RowErrorException e) {
+      done = true;
+      partFrom = -1;
       throw sparkError(e);
+    } catch (RuntimeException | Error e) {
+      done = true;
+      partFrom = -1;
+      throw e;
     } finally {
       metrics.get(ExecMetrics.KERNEL_TIME).add(System.nanoTime() - started);
-      aggregation.close();
-      aggregation = null;
+      if (done) {
+        aggregation.close();
+        aggregation = null;
+      }
     }
   }
 
@@ -172,8 +275,12 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
    * closed after.
    */
   private void flushToCpu() {
-    try (ColumnBatch<DeviceColumn> groups = finishAggregation()) {
-      cpuMerge.add(groups);
+    try {
+      do {
+        try (ColumnBatch<DeviceColumn> groups = finishAggregation()) {
+          cpuMerge.add(groups);
+        }
+      } while (partFrom >= 0);
     } catch (PoolExhaustedException e) {
       // Emitting the groups needs device memory for them, and copying them staging memory.
       throw new PoolExhaustedException("The final GPU hash aggregation ran out of memory while"

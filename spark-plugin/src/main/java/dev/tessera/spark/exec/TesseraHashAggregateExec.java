@@ -87,7 +87,7 @@ public final class TesseraHashAggregateExec extends TesseraPipelineExec {
               () -> backend.hashAggregateKernel().open(a, backend.deviceMemory(), stream),
               pipeline.last().program(), pipeline.lastTables(), isPartial, out,
               (batch, e) -> pipeline.replay(pipeline.last(), DeviceBatches.view(batch), e), m,
-              isPartial ? null : new CpuGroupMerge(a, backend, stream));
+              isPartial ? null : new CpuGroupMerge(a, backend, stream), backend);
           TaskResources.closeAtTaskEnd(runner);
           return (Iterator<ColumnarBatch>) runner;
         }).rdd();
