@@ -1,6 +1,13 @@
 package dev.tessera.spark.exec;
 
 import dev.tessera.gpu.Backend;
+import dev.tessera.gpu.GpuStream;
+import dev.tessera.gpu.column.ColumnTransfer;
+import dev.tessera.gpu.column.HostColumn;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.vectorized.ColumnVector;
 import dev.tessera.gpu.agg.HashAggregateKernel;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.DeviceColumn;
@@ -65,6 +72,11 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
   /** Whether the groups being emitted in parts are the task's last. */
   private boolean partsAreLast;
   private final boolean[] warnedParts = new boolean[1];
+  /** Halves of a batch that did not fit in an empty table, on the host, to add first. */
+  private final Deque<ColumnBatch<HostColumn>> halves = new ArrayDeque<>();
+  private DataType[] halfTypes;
+  /** The runner's own stream for moving halves (opened when first needed). */
+  private GpuStream stream;
 
   /**
    * @param opener opens an aggregation (the caller's spec, pool and stream)
@@ -127,12 +139,19 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
       aggregation = opener.get();
       fresh = true;
     }
-    while (retry != null || input.hasNext()) {
-      ColumnarBatch batch = retry != null ? retry : input.next();
+    while (retry != null || !halves.isEmpty() || input.hasNext()) {
+      ColumnarBatch batch = retry != null ? retry : !halves.isEmpty() ? nextHalf() : input.next();
       retry = null;
+      if (batch == null) {
+        continue; // a half that did not fit was split again
+      }
       try {
         add(batch);
       } catch (PoolExhaustedException e) {
+        if (fresh && backend != null && batch.numRows() > 1) {
+          splitInHalves(batch, e); // closes the batch
+          continue;
+        }
         if (fresh || (!partial && cpuMerge.whyNot().isPresent())) {
           batch.close();
           throw outOfMemory(e);
@@ -157,6 +176,87 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
       return emitMerged();
     }
     return emit(true);
+  }
+
+  /**
+   * A batch that does not fit even in an empty table (DESIGN.md §2): it goes to host staging
+   * memory, its device copy is freed, and its halves come back one at a time (split again while
+   * they do not fit, down to one row).
+   */
+  private void splitInHalves(ColumnarBatch batch, PoolExhaustedException e) {
+    try (batch) {
+      halfTypes = new DataType[batch.numCols()];
+      for (int i = 0; i < halfTypes.length; i++) {
+        halfTypes[i] = batch.column(i).dataType();
+      }
+      metrics.get(ExecMetrics.BATCH_SPLITS).add(1);
+      MemoryPressure.warnOnce(LOG, warnedParts, "Tessera: a GPU hash aggregation ran out of"
+          + " device memory for a batch of {} rows even in an empty table; it adds the batch in"
+          + " smaller parts, which is slower (logged once per task; raise {} or lower {} to"
+          + " avoid it): {}", batch.numRows(), TesseraConf.DEVICE_CAP_BYTES.key(),
+          TesseraConf.BATCH_SIZE_BYTES.key(), e.getMessage());
+      try (ColumnBatch<HostColumn> host = waiting(() -> ColumnTransfer.toHost(
+          DeviceBatches.view(batch), backend.stagingAllocator(), stream()))) {
+        pushHalves(host);
+      }
+    }
+  }
+
+  private void pushHalves(ColumnBatch<HostColumn> host) {
+    int half = host.rowCount() / 2;
+    ColumnBatch<HostColumn> first = waiting(() -> MemoryPressure.slice(host, 0, half,
+        backend.stagingAllocator()));
+    ColumnBatch<HostColumn> second;
+    try {
+      second = waiting(() -> MemoryPressure.slice(host, half, host.rowCount(),
+          backend.stagingAllocator()));
+    } catch (RuntimeException e) {
+      first.close();
+      throw e;
+    }
+    halves.addFirst(second);
+    halves.addFirst(first);
+  }
+
+  /** The first waiting half on the device, or null when it did not fit and was split again. */
+  private ColumnarBatch nextHalf() {
+    ColumnBatch<HostColumn> host = halves.peekFirst();
+    ColumnBatch<DeviceColumn> device;
+    try {
+      device = waiting(() -> {
+        ColumnBatch<DeviceColumn> d = ColumnTransfer.toDeviceAsync(host, backend.deviceMemory(),
+            stream());
+        try {
+          stream().synchronize();
+        } catch (RuntimeException e) {
+          d.close();
+          throw e;
+        }
+        return d;
+      });
+    } catch (PoolExhaustedException e) {
+      if (host.rowCount() <= 1) {
+        throw MemoryPressure.oneRowDoesNotFit("for a GPU hash aggregation's input", e);
+      }
+      halves.removeFirst();
+      try (host) {
+        pushHalves(host);
+      }
+      return null;
+    }
+    halves.removeFirst().close();
+    ColumnVector[] vectors = new ColumnVector[device.columns().size()];
+    for (int i = 0; i < vectors.length; i++) {
+      vectors[i] = new DeviceColumnVector(halfTypes[i], device.column(i));
+    }
+    return new ColumnarBatch(vectors, device.rowCount());
+  }
+
+  private GpuStream stream() {
+    if (stream == null) {
+      stream = backend.newStream();
+    }
+    return stream;
   }
 
   private void add(ColumnarBatch batch) {
@@ -349,6 +449,12 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
 
   @Override
   public void close() {
+    halves.forEach(ColumnBatch::close);
+    halves.clear();
+    if (stream != null) {
+      stream.close();
+      stream = null;
+    }
     if (retry != null) {
       retry.close();
       retry = null;

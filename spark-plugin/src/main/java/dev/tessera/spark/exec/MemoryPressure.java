@@ -2,7 +2,10 @@ package dev.tessera.spark.exec;
 
 import dev.tessera.gpu.Backend;
 import dev.tessera.gpu.column.ColumnBatch;
+import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.column.DeviceColumn;
+import dev.tessera.gpu.column.Validity;
 import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.column.HostColumnBuilder;
 import dev.tessera.gpu.memory.ArenaPool;
@@ -12,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
+import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.slf4j.Logger;
@@ -147,6 +151,78 @@ final class MemoryPressure {
     SQLMetric m = metrics.get(name);
     if (m != null) {
       m.add(1);
+    }
+  }
+
+  /**
+   * Rows [from, to) of a device column copied into new staging buffers; {@code from} is a
+   * multiple of 8, so the validity bitmap is copied from a byte boundary. For downloading a
+   * batch that does not fit in pinned memory at once, in parts.
+   */
+  static HostColumn toHostRange(DeviceColumn c, int from, int to, BufferAllocator allocator,
+      GpuStream stream) {
+    if (from % 8 != 0) {
+      throw new IllegalArgumentException("a range starts at a multiple of 8, not " + from);
+    }
+    int rows = to - from;
+    List<ArrowBuf> owned = new ArrayList<>(3);
+    try {
+      ArrowBuf validity = null;
+      int nulls = 0;
+      if (c.validity() != null && c.nullCount() > 0) {
+        long bytes = Validity.bytesFor(rows);
+        validity = allocator.buffer(bytes);
+        owned.add(validity);
+        validity.setZero(0, bytes);
+        long copy = Math.min((rows + 7) / 8, c.validity().size() - from / 8);
+        stream.copyDeviceToHost(c.validity().address() + from / 8, validity.memoryAddress(),
+            copy);
+        stream.synchronize();
+        for (int r = 0; r < rows; r++) {
+          if ((validity.getByte(r >>> 3) & (1 << (r & 7))) == 0) {
+            nulls++;
+          }
+        }
+        for (int r = rows; r < 8L * bytes; r++) { // bits past the range: not ours
+          validity.setByte(r >>> 3, validity.getByte(r >>> 3) & ~(1 << (r & 7)));
+        }
+      }
+      ArrowBuf data;
+      ArrowBuf offsets = null;
+      long dataBytes;
+      if (c.type().isString()) {
+        offsets = allocator.buffer(4L * (rows + 1));
+        owned.add(offsets);
+        stream.copyDeviceToHost(c.offsets().address() + 4L * from, offsets.memoryAddress(),
+            4L * (rows + 1));
+        stream.synchronize();
+        int first = offsets.getInt(0);
+        int last = offsets.getInt(4L * rows);
+        for (int r = 0; r <= rows; r++) {
+          offsets.setInt(4L * r, offsets.getInt(4L * r) - first);
+        }
+        dataBytes = last - first;
+        data = allocator.buffer(dataBytes);
+        owned.add(data);
+        stream.copyDeviceToHost(c.data().address() + first, data.memoryAddress(), dataBytes);
+      } else {
+        int width = c.type().id().width();
+        dataBytes = c.type().fixedDataBytes(rows);
+        data = allocator.buffer(dataBytes);
+        owned.add(data);
+        stream.copyDeviceToHost(c.data().address() + (long) from * width, data.memoryAddress(),
+            dataBytes);
+      }
+      stream.synchronize();
+      if (nulls == 0 && validity != null) {
+        owned.remove(validity);
+        validity.close();
+        validity = null;
+      }
+      return new HostColumn(c.type(), rows, nulls, data, validity, offsets, dataBytes);
+    } catch (RuntimeException e) {
+      owned.forEach(ArrowBuf::close);
+      throw e;
     }
   }
 }
