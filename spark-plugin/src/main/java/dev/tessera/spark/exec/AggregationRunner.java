@@ -135,6 +135,9 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
     if (partFrom >= 0) {
       return emit(partsAreLast); // the next part of groups that did not fit at once
     }
+    if (cpuMerge != null && cpuMerge.hasMoreParts()) {
+      return emitMerged(); // the next part of the CPU merge's groups
+    }
     if (aggregation == null) {
       aggregation = opener.get();
       fresh = true;
@@ -156,7 +159,11 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
           batch.close();
           throw outOfMemory(e);
         }
-        retry = batch;
+        if (backend != null) {
+          stash(batch); // off the device while the groups come out
+        } else {
+          retry = batch;
+        }
         flushed(e);
         if (partial) {
           return emit(false);
@@ -199,6 +206,18 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
           DeviceBatches.view(batch), backend.stagingAllocator(), stream()))) {
         pushHalves(host);
       }
+    }
+  }
+
+  /** Moves a batch to redo (closing it) to host staging memory, first in line. */
+  private void stash(ColumnarBatch batch) {
+    try (batch) {
+      halfTypes = new DataType[batch.numCols()];
+      for (int i = 0; i < halfTypes.length; i++) {
+        halfTypes[i] = batch.column(i).dataType();
+      }
+      halves.addFirst(waiting(() -> ColumnTransfer.toHost(DeviceBatches.view(batch),
+          backend.stagingAllocator(), stream())));
     }
   }
 
@@ -394,14 +413,18 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
 
   /** The CPU merge's groups, back on the device, as the task's one output batch. */
   private ColumnarBatch emitMerged() {
-    metrics.get(ExecMetrics.CPU_MERGED_ROWS).add(cpuMerge.rowsAdded());
+    if (!cpuMerge.hasMoreParts()) {
+      metrics.get(ExecMetrics.CPU_MERGED_ROWS).add(cpuMerge.rowsAdded());
+    }
     ColumnBatch<DeviceColumn> merged;
+    int splitsBefore = cpuMerge.splits();
     try {
       merged = cpuMerge.finish();
     } catch (RowErrorException e) {
       throw sparkError(e);
     }
-    finished = true;
+    metrics.get(ExecMetrics.BATCH_SPLITS).add(cpuMerge.splits() - splitsBefore);
+    finished = !cpuMerge.hasMoreParts();
     return wrap(merged);
   }
 
