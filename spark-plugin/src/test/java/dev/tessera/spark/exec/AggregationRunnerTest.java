@@ -73,7 +73,7 @@ class AggregationRunnerTest {
     stream = backend.newStream();
     for (String name : List.of(ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
         ExecMetrics.KERNEL_TIME, ExecMetrics.BYTES_READ, ExecMetrics.TABLE_FLUSHES,
-        ExecMetrics.CPU_MERGED_ROWS)) {
+        ExecMetrics.CPU_MERGED_ROWS, ExecMetrics.BATCH_SPLITS, ExecMetrics.MEMORY_WAITS)) {
       metrics.put(name, new SQLMetric("sum", 0L));
     }
   }
