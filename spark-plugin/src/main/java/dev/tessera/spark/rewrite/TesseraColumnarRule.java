@@ -14,8 +14,10 @@ import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
  * The rule Tessera injects into each SparkSession. Before Spark inserts row/columnar transitions
  * into a physical plan, it takes a validated snapshot of the session's settings (so a bad
  * {@code spark.tessera.*} value fails the query, naming the key), checks that Tessera is enabled
- * and its runtime usable, and only then hands the plan to the {@link PlanRewriter}. Otherwise the
- * plan goes on unchanged and runs on Spark's CPU operators.
+ * and its runtime usable ({@link RuntimeReadiness}), and only then hands the plan to the
+ * {@link PlanRewriter}. Otherwise the plan goes on unchanged and runs on Spark's CPU operators.
+ * On a cluster the GPU segments of the rewritten plan keep Spark's plan for the tasks of
+ * executors without a usable runtime ({@link CpuFallback}).
  */
 public final class TesseraColumnarRule extends ColumnarRule {
   /** What the rule did with the last plan it saw, for tests and debugging. */
@@ -68,12 +70,14 @@ public final class TesseraColumnarRule extends ColumnarRule {
       return unchanged(plan, conf, Outcome.DISABLED,
           TesseraConf.ENABLED.key() + " is false");
     }
-    String notUsable = RuntimeReadiness.whyNotUsable(session.sparkContext(), conf);
-    if (notUsable != null) {
-      return unchanged(plan, conf, Outcome.RUNTIME_NOT_USABLE, notUsable);
+    RuntimeReadiness.Decision readiness = RuntimeReadiness.decide(session.sparkContext(), conf);
+    if (readiness.notUsable() != null) {
+      return unchanged(plan, conf, Outcome.RUNTIME_NOT_USABLE, readiness.notUsable());
     }
     lastOutcome = Outcome.REWRITTEN;
-    return rewriter.rewrite(plan, conf);
+    SparkPlan rewritten = rewriter.rewrite(plan, conf);
+    return readiness.perTaskFallback()
+        ? CpuFallback.wrap(rewritten, readiness.unconfirmed(), conf) : rewritten;
   }
 
   /** The whole plan stays on the CPU; explain says why at its root. */
