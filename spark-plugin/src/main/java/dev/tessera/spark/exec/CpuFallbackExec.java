@@ -1,6 +1,9 @@
 package dev.tessera.spark.exec;
 
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -11,8 +14,10 @@ import org.apache.spark.sql.execution.ApplyColumnarRulesAndInsertTransitions;
 import org.apache.spark.sql.execution.CollapseCodegenStages;
 import org.apache.spark.sql.execution.ColumnarRule;
 import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.exchange.ReusedExchangeExec;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import scala.Option;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -69,7 +74,17 @@ public final class CpuFallbackExec extends TesseraUnaryExec {
   @Override
   public RDD<InternalRow> doExecute() {
     RDD<InternalRow> gpu = child().execute();
-    RDD<InternalRow> spark = prepared(cpu).execute();
+    Map<Object, SparkPlan> shared = new IdentityHashMap<>();
+    collectShared(child(), shared);
+    SparkPlan resolved = resolve(cpu, shared);
+    if (resolved == null) {
+      // Not expected: a rule after the rewrite replaced an input the two plans share (exchange
+      // reuse, say); the Spark plan would read another shuffle, so it cannot stand in.
+      LOG.warn("Tessera: an input of the Spark plan kept for executors without a usable GPU is"
+          + " no longer in the GPU plan; no per-task fallback for {}", cpu.nodeName());
+      return gpu;
+    }
+    RDD<InternalRow> spark = prepared(resolved).execute();
     if (gpu.getNumPartitions() != spark.getNumPartitions()) {
       // Not expected (both read the same inputs through narrow steps); without a partition to
       // partition match the Spark plan cannot stand in for the GPU plan.
@@ -79,6 +94,43 @@ public final class CpuFallbackExec extends TesseraUnaryExec {
       return gpu;
     }
     return new CpuFallbackRDD(gpu, spark);
+  }
+
+  /** The nodes under {@code node} tagged {@link SharedInputExec#KEY}, by key, as Spark ran them. */
+  private static void collectShared(SparkPlan node, Map<Object, SparkPlan> into) {
+    Option<Object> key = node.getTagValue(SharedInputExec.KEY);
+    if (key.isDefined()) {
+      into.putIfAbsent(key.get(), node);
+    }
+    if (node instanceof ReusedExchangeExec reused) {
+      Option<Object> reusedKey = reused.child().getTagValue(SharedInputExec.KEY);
+      if (reusedKey.isDefined()) {
+        into.putIfAbsent(reusedKey.get(), node);
+      }
+    }
+    for (SparkPlan child : CollectionConverters.asJava(node.children())) {
+      collectShared(child, into);
+    }
+  }
+
+  /** {@code plan} reading the shared inputs as the GPU plan now has them, or null if one is gone. */
+  private static SparkPlan resolve(SparkPlan plan, Map<Object, SparkPlan> shared) {
+    if (plan instanceof SharedInputExec s) {
+      SparkPlan now = shared.get(s.key());
+      return now == null ? null : now == s.input() ? s : new SharedInputExec(now);
+    }
+    List<SparkPlan> children = CollectionConverters.asJava(plan.children());
+    List<SparkPlan> resolved = new ArrayList<>(children.size());
+    boolean changed = false;
+    for (SparkPlan child : children) {
+      SparkPlan r = resolve(child, shared);
+      if (r == null) {
+        return null;
+      }
+      changed |= r != child;
+      resolved.add(r);
+    }
+    return changed ? plan.withNewChildren(CollectionConverters.asScala(resolved).toSeq()) : plan;
   }
 
   /** {@code plan} with Spark's transitions and whole-stage code generation, as Spark runs it. */

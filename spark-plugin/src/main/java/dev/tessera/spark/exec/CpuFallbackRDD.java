@@ -42,26 +42,39 @@ final class CpuFallbackRDD extends RDD<InternalRow> {
     return CollectionConverters.asScala(deps).toSeq();
   }
 
+  /** A partition of both plans: the same index, each plan's own partition object. */
+  private record Split(int index, Partition gpu, Partition cpu) implements Partition {
+    private static final long serialVersionUID = 1L;
+  }
+
   @Override
   public Partition[] getPartitions() {
-    return gpu.partitions();
+    // On the driver: a task's partition carries both, as executors cannot compute partitions.
+    Partition[] g = gpu.partitions();
+    Partition[] c = cpu.partitions();
+    Partition[] splits = new Partition[g.length];
+    for (int i = 0; i < g.length; i++) {
+      splits[i] = new Split(i, g[i], c[i]);
+    }
+    return splits;
   }
 
   @Override
   public Seq<String> getPreferredLocations(Partition split) {
-    return gpu.preferredLocations(split);
+    return gpu.preferredLocations(((Split) split).gpu());
   }
 
   @Override
   public Iterator<InternalRow> compute(Partition split, TaskContext context) {
+    Split s = (Split) split;
     if (TesseraRuntime.isUsable()) {
-      return gpu.iterator(split, context);
+      return gpu.iterator(s.gpu(), context);
     }
     if (LOGGED.compareAndSet(false, true)) {
       LOG.info("Tessera: no usable device runtime in this executor ({}); its tasks run Spark's"
           + " plans in place of the GPU ones", TesseraRuntime.unusableReason());
     }
-    return cpu.iterator(cpu.partitions()[split.index()], context);
+    return cpu.iterator(s.cpu(), context);
   }
 
   @Override

@@ -3,6 +3,7 @@ package dev.tessera.spark.rewrite;
 import dev.tessera.spark.ExplainLog;
 import dev.tessera.spark.TesseraConf;
 import dev.tessera.spark.exec.CpuFallbackExec;
+import dev.tessera.spark.exec.SharedInputExec;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -72,8 +73,10 @@ final class CpuFallback {
       return current;
     }
     SparkPlan spark = readingCopiedExchanges(replaced.get(), current);
-    if (readsOnlyInputsOf(current, spark)) {
-      return new CpuFallbackExec(current, spark);
+    if (sharedInputs(current, spark) != null) {
+      Set<SparkPlan> gpuNodes = Collections.newSetFromMap(new IdentityHashMap<>());
+      collect(current, gpuNodes);
+      return new CpuFallbackExec(current, substitute(spark, gpuNodes));
     }
     if (unconfirmed == null) {
       return current;
@@ -88,7 +91,7 @@ final class CpuFallback {
   static SparkPlan readingCopiedExchanges(SparkPlan spark, SparkPlan gpu) {
     Map<SparkPlan, SparkPlan> copies = new IdentityHashMap<>();
     collectCopies(gpu, copies);
-    return copies.isEmpty() ? spark : substitute(spark, copies);
+    return copies.isEmpty() ? spark : readCopies(spark, copies);
   }
 
   private static void collectCopies(SparkPlan node, Map<SparkPlan, SparkPlan> into) {
@@ -102,7 +105,7 @@ final class CpuFallback {
     }
   }
 
-  private static SparkPlan substitute(SparkPlan node, Map<SparkPlan, SparkPlan> copies) {
+  private static SparkPlan readCopies(SparkPlan node, Map<SparkPlan, SparkPlan> copies) {
     SparkPlan copy = copies.get(node);
     if (copy != null) {
       return copy;
@@ -111,7 +114,7 @@ final class CpuFallback {
     List<SparkPlan> substituted = new ArrayList<>(children.size());
     boolean changed = false;
     for (SparkPlan child : children) {
-      SparkPlan s = substitute(child, copies);
+      SparkPlan s = readCopies(child, copies);
       changed |= s != child;
       substituted.add(s);
     }
@@ -120,13 +123,36 @@ final class CpuFallback {
   }
 
   /**
-   * Whether every path down from {@code gpu} reaches a node of {@code spark}'s subtree before
-   * any exchange, query stage or leaf of its own.
+   * {@code node} with each exchange that is also in {@code gpuNodes} read through a
+   * {@link SharedInputExec}. Query stages stay: they are leaves no rule copies, and the nodes over
+   * them (AQEShuffleReadExec) want the stage itself as their child.
    */
-  static boolean readsOnlyInputsOf(SparkPlan gpu, SparkPlan spark) {
-    Set<SparkPlan> inputs = Collections.newSetFromMap(new IdentityHashMap<>());
-    collect(spark, inputs);
-    return reaches(gpu, inputs);
+  private static SparkPlan substitute(SparkPlan node, Set<SparkPlan> gpuNodes) {
+    if (gpuNodes.contains(node)
+        && (node instanceof Exchange || node instanceof ReusedExchangeExec)) {
+      return new SharedInputExec(node);
+    }
+    List<SparkPlan> children = CollectionConverters.asJava(node.children());
+    List<SparkPlan> substituted = new ArrayList<>(children.size());
+    boolean changed = false;
+    for (SparkPlan child : children) {
+      SparkPlan s = substitute(child, gpuNodes);
+      changed |= s != child;
+      substituted.add(s);
+    }
+    return changed ? node.withNewChildren(CollectionConverters.asScala(substituted).toSeq())
+        : node;
+  }
+
+  /**
+   * The nodes of {@code spark}'s subtree where the paths down from {@code gpu} meet it, or null
+   * when some path reaches an exchange, query stage or leaf of its own first.
+   */
+  static Set<SparkPlan> sharedInputs(SparkPlan gpu, SparkPlan spark) {
+    Set<SparkPlan> nodes = Collections.newSetFromMap(new IdentityHashMap<>());
+    collect(spark, nodes);
+    Set<SparkPlan> met = Collections.newSetFromMap(new IdentityHashMap<>());
+    return reaches(gpu, nodes, met) ? met : null;
   }
 
   private static void collect(SparkPlan node, Set<SparkPlan> into) {
@@ -136,20 +162,25 @@ final class CpuFallback {
     }
   }
 
-  private static boolean reaches(SparkPlan node, Set<SparkPlan> inputs) {
-    if (inputs.contains(node)) {
+  private static boolean reaches(SparkPlan node, Set<SparkPlan> nodes, Set<SparkPlan> met) {
+    if (nodes.contains(node)) {
+      met.add(node);
       return true;
     }
     List<SparkPlan> children = CollectionConverters.asJava(node.children());
-    if (children.isEmpty() || node instanceof Exchange || node instanceof QueryStageExec
-        || node instanceof ReusedExchangeExec) {
+    if (children.isEmpty() || isExchange(node)) {
       return false;
     }
     for (SparkPlan child : children) {
-      if (!reaches(child, inputs)) {
+      if (!reaches(child, nodes, met)) {
         return false;
       }
     }
     return true;
+  }
+
+  private static boolean isExchange(SparkPlan node) {
+    return node instanceof Exchange || node instanceof QueryStageExec
+        || node instanceof ReusedExchangeExec;
   }
 }
