@@ -25,9 +25,10 @@ import scala.jdk.javaapi.CollectionConverters;
  * A GPU segment that keeps the Spark plan it replaced, for the tasks of executors that have no
  * usable device runtime (DESIGN.md §5: an executor without a usable GPU never fails a job). Its
  * child is the GPU plan; the Spark plan is not a child (Spark's rules, explain and the UI see
- * only the GPU plan), and it reads the very same inputs (the same scans, shuffle reads and
- * broadcasts), so each task runs one of the two over the same partition: the GPU plan where the
- * executor's runtime is usable, else the Spark plan ({@link CpuFallbackRDD}).
+ * only the GPU plan), and it reads the very same inputs (the same scans and query stages, and
+ * the same exchanges through {@link SharedInputExec}), so each task runs one of the two over the
+ * same partition: the GPU plan where the executor's runtime is usable, else the Spark plan
+ * ({@link CpuFallbackRDD}). Planned only on a cluster (see RuntimeReadiness and CpuFallback).
  *
  * <p>The Spark plan is prepared as Spark would have prepared it (row/columnar transitions, whole
  * stage code generation) when this node executes. Its SQL metrics are not shown in the UI.

@@ -54,11 +54,6 @@ final class RuntimeReadiness {
    */
   record Decision(String notUsable, boolean perTaskFallback, String unconfirmed) {}
 
-  /** Why plans may not use the runtime, or null when they may. */
-  static String whyNotUsable(SparkContext sc, TesseraConf conf) {
-    return decide(sc, conf).notUsable();
-  }
-
   static Decision decide(SparkContext sc, TesseraConf conf) {
     if (sc.isLocal()) {
       if (!TesseraRuntime.isOpen() && TesseraRuntime.open(conf, 0)) {
