@@ -6,13 +6,15 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
 import org.apache.spark.api.plugin.DriverPlugin;
 import org.apache.spark.api.plugin.PluginContext;
+import org.apache.spark.scheduler.SparkListener;
+import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,6 +26,10 @@ import org.slf4j.LoggerFactory;
  * <p>That works because Spark creates the SparkContext, and with it the plugins, before the
  * SparkSession, and the session reads {@code spark.sql.extensions} from the context's own
  * SparkConf, which is the object {@link PluginContext#conf()} returns.
+ *
+ * <p>It also keeps the driver's view of the executors' devices ({@link ExecutorDevices}): each
+ * executor plugin reports its {@link ExecutorDeviceState} through the plugin's messaging, and an
+ * executor Spark removes is forgotten. Planning on a cluster reads it (see RuntimeReadiness).
  */
 public final class TesseraDriverPlugin implements DriverPlugin {
   /** Spark's setting listing the session extensions every new SparkSession applies. */
@@ -31,8 +37,10 @@ public final class TesseraDriverPlugin implements DriverPlugin {
 
   private static final Logger LOG = LoggerFactory.getLogger(TesseraDriverPlugin.class);
 
-  /** Whether a Tessera driver plugin is running in this JVM (set between init and shutdown). */
-  private static final AtomicBoolean ACTIVE = new AtomicBoolean();
+  /** The executors' devices of the driver plugin running in this JVM (between init and shutdown). */
+  private static final AtomicReference<ExecutorDevices> ACTIVE = new AtomicReference<>();
+
+  private ExecutorDevices devices;
 
   @Override
   public Map<String, String> init(SparkContext sc, PluginContext pluginContext) {
@@ -43,14 +51,26 @@ public final class TesseraDriverPlugin implements DriverPlugin {
     if (!after.equals(before)) {
       conf.set(SQL_EXTENSIONS, after);
     }
-    ACTIVE.set(true);
+    devices = new ExecutorDevices(!sc.isLocal());
+    sc.addSparkListener(new ForgetRemovedExecutors(devices));
+    ACTIVE.set(devices);
     LOG.info("Tessera: driver plugin active; {}={}", SQL_EXTENSIONS, after);
     return Collections.emptyMap();
   }
 
+  /** Records an executor's {@link ExecutorDeviceState}; other messages are a bug. */
+  @Override
+  public Object receive(Object message) {
+    if (message instanceof ExecutorDeviceState state) {
+      devices.record(state);
+      return Boolean.TRUE;
+    }
+    throw new IllegalArgumentException("Tessera: unexpected plugin message " + message);
+  }
+
   @Override
   public void shutdown() {
-    ACTIVE.set(false);
+    ACTIVE.compareAndSet(devices, null);
   }
 
   /**
@@ -58,6 +78,14 @@ public final class TesseraDriverPlugin implements DriverPlugin {
    * their own GPUs through the executor plugin.
    */
   public static boolean isActiveInThisJvm() {
+    return ACTIVE.get() != null;
+  }
+
+  /**
+   * What the executors of the driver plugin running in this JVM reported about their devices,
+   * or null when no Tessera driver plugin runs here.
+   */
+  public static ExecutorDevices executorDevices() {
     return ACTIVE.get();
   }
 
@@ -71,5 +99,19 @@ public final class TesseraDriverPlugin implements DriverPlugin {
       return String.join(",", classes);
     }
     return Stream.concat(classes.stream(), Stream.of(className)).collect(Collectors.joining(","));
+  }
+
+  /** Drops an executor's device state when Spark removes the executor. */
+  private static final class ForgetRemovedExecutors extends SparkListener {
+    private final ExecutorDevices devices;
+
+    ForgetRemovedExecutors(ExecutorDevices devices) {
+      this.devices = devices;
+    }
+
+    @Override
+    public void onExecutorRemoved(SparkListenerExecutorRemoved removed) {
+      devices.remove(removed.executorId());
+    }
   }
 }

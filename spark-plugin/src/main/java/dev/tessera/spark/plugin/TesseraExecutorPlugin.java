@@ -6,14 +6,22 @@ import java.util.Map;
 import org.apache.spark.api.plugin.ExecutorPlugin;
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.resource.ResourceInformation;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The executor side of {@link dev.tessera.TesseraPlugin}: opens the device runtime on the GPU
  * Spark assigned to this executor, and closes it when the executor shuts down. (In local mode the
  * executor lives in the driver JVM, and this runs there.) It opens the runtime even when
  * spark.tessera.enabled is false at startup, because a session may turn Tessera on later.
+ *
+ * <p>Then it tells the driver whether the runtime is usable ({@link ExecutorDeviceState}), and
+ * waits for the driver to have recorded it: Spark offers this executor tasks only after its
+ * plugins are initialised, so the driver knows the state before any task runs here.
  */
 public final class TesseraExecutorPlugin implements ExecutorPlugin {
+  private static final Logger LOG = LoggerFactory.getLogger(TesseraExecutorPlugin.class);
+
   /** Spark's name for the GPU resource, as in spark.executor.resource.gpu.amount. */
   static final String GPU_RESOURCE = "gpu";
 
@@ -21,11 +29,31 @@ public final class TesseraExecutorPlugin implements ExecutorPlugin {
   public void init(PluginContext ctx, Map<String, String> extraConf) {
     TesseraConf conf = TesseraConf.from(ctx.conf());
     TesseraRuntime.open(conf, deviceOrdinal(ctx.resources()));
+    ExecutorDeviceState state = new ExecutorDeviceState(ctx.executorID(), host(ctx),
+        conf.backend().configValue(), TesseraRuntime.isUsable(),
+        TesseraRuntime.isUsable() ? null : TesseraRuntime.unusableReason());
+    try {
+      ctx.ask(state);
+    } catch (Exception e) {
+      // The driver then does not know this executor; its GPU nodes still fall back per task.
+      LOG.warn("Tessera: could not tell the driver this executor's device state ({})", state, e);
+    }
   }
 
   @Override
   public void shutdown() {
     TesseraRuntime.close();
+  }
+
+  /** This executor's host name. */
+  private static String host(PluginContext ctx) {
+    try {
+      return ctx.hostname();
+    } catch (RuntimeException e) {
+      // Spark 4.1's PluginContext.hostname() fails in an executor JVM, whose RPC environment is
+      // a client with no address; the executor sets this host name before it starts plugins.
+      return org.apache.spark.util.Utils.localHostName();
+    }
   }
 
   /**

@@ -21,6 +21,7 @@ import org.apache.spark.sql.execution.FilterExec;
 import org.apache.spark.sql.execution.ProjectExec;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.aggregate.HashAggregateExec;
+import org.apache.spark.sql.execution.exchange.Exchange;
 import org.apache.spark.sql.execution.joins.BroadcastHashJoinExec;
 import org.apache.spark.sql.internal.SQLConf;
 import scala.jdk.javaapi.CollectionConverters;
@@ -44,6 +45,13 @@ import scala.jdk.javaapi.CollectionConverters;
 public final class FilterProjectRewriter implements PlanRewriter {
   /** The reasons a node stays on the CPU, on the Spark node itself (visible to AQE and tools). */
   public static final TreeNodeTag<String> CPU_REASON = new TreeNodeTag<>("tessera.cpuReason");
+  /**
+   * On the plan that replaced a Spark node: that node, with its original subtree (what
+   * {@link CpuFallback} keeps for executors without a usable GPU).
+   */
+  static final TreeNodeTag<SparkPlan> REPLACES = new TreeNodeTag<>("tessera.replaces");
+  /** On an exchange the rewrite copied (its subtree changed): the exchange it copied. */
+  static final TreeNodeTag<SparkPlan> COPIES = new TreeNodeTag<>("tessera.copies");
   /** The most rows of one batch of a join's 1:N expansion (a larger one is split). */
   static final int MAX_EXPANDED_ROWS = 1 << 20;
 
@@ -77,6 +85,17 @@ public final class FilterProjectRewriter implements PlanRewriter {
       }
       SparkPlan current = changed
           ? node.withNewChildren(CollectionConverters.asScala(rewritten).toSeq()) : node;
+      SparkPlan result = convert(current);
+      if (result != current) {
+        result.setTagValue(REPLACES, node);
+      } else if (changed && current instanceof Exchange) {
+        current.setTagValue(COPIES, node);
+      }
+      return result;
+    }
+
+    /** {@code node} on the GPU, or {@code node} itself. */
+    private SparkPlan convert(SparkPlan current) {
       if (current instanceof FilterExec || current instanceof ProjectExec) {
         return toGpu(current);
       }

@@ -18,8 +18,10 @@ import org.apache.spark.sql.execution.datasources.v2.V2CommandExec;
  * The rule Tessera injects into each SparkSession. Before Spark inserts row/columnar transitions
  * into a physical plan, it takes a validated snapshot of the session's settings (so a bad
  * {@code spark.tessera.*} value fails the query, naming the key), checks that Tessera is enabled
- * and its runtime usable, and only then hands the plan to the {@link PlanRewriter}. Otherwise the
- * plan goes on unchanged and runs on Spark's CPU operators.
+ * and its runtime usable ({@link RuntimeReadiness}), and only then hands the plan to the
+ * {@link PlanRewriter}. Otherwise the plan goes on unchanged and runs on Spark's CPU operators.
+ * On a cluster the GPU segments of the rewritten plan keep Spark's plan for the tasks of
+ * executors without a usable runtime ({@link CpuFallback}).
  *
  * <p>A command that runs no query of its own ({@code SET}, {@code RESET}, {@code SHOW ...}) is
  * never failed over a bad setting: those are how the user sees and removes the bad setting, and
@@ -86,12 +88,14 @@ public final class TesseraColumnarRule extends ColumnarRule {
       return unchanged(plan, conf, Outcome.DISABLED,
           TesseraConf.ENABLED.key() + " is false");
     }
-    String notUsable = RuntimeReadiness.whyNotUsable(session.sparkContext(), conf);
-    if (notUsable != null) {
-      return unchanged(plan, conf, Outcome.RUNTIME_NOT_USABLE, notUsable);
+    RuntimeReadiness.Decision readiness = RuntimeReadiness.decide(session.sparkContext(), conf);
+    if (readiness.notUsable() != null) {
+      return unchanged(plan, conf, Outcome.RUNTIME_NOT_USABLE, readiness.notUsable());
     }
     lastOutcome = Outcome.REWRITTEN;
-    return rewriter.rewrite(plan, conf);
+    SparkPlan rewritten = rewriter.rewrite(plan, conf);
+    return readiness.perTaskFallback()
+        ? CpuFallback.wrap(rewritten, readiness.unconfirmed(), conf) : rewritten;
   }
 
   /**
