@@ -47,4 +47,23 @@ class JoinRegressionSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQue
         |WHERE a.k IN (SELECT k2 FROM s WHERE a.d = s.d2) AND a.b > c.b2
         |GROUP BY a.k, a.b, c.k, c.b2, c.e""".stripMargin)
   }
+
+  test("a union of equally hash-partitioned GPU children keeps the partitioning it reports") {
+    // Found by QueryFuzzSuite (seed 205, query 127). Each child's semi join (sort-merge) leaves
+    // its rows hash-partitioned by k, so Spark aggregates the union without a shuffle: the union
+    // combines partition i of each child, which it does only while every child (a GPU node here)
+    // reports that partitioning; else it concatenates them and a key's rows land in several.
+    spark.range(0, 3000, 1, 3).selectExpr("CAST(id % 97 AS INT) AS k", "CAST(id AS DOUBLE) AS v")
+      .createOrReplaceTempView("u1")
+    spark.range(0, 2000, 1, 2).selectExpr("CAST(id % 89 AS INT) AS k", "id * 3.0 AS v")
+      .createOrReplaceTempView("u2")
+    withConf("spark.sql.autoBroadcastJoinThreshold" -> "-1") {
+      withConf("spark.sql.adaptive.enabled" -> "false") {
+        checkGpu(spark.sql("SELECT k, max(v) FROM (" +
+          " SELECT k, v FROM u1 WHERE k IN (SELECT k FROM u2)" +
+          " UNION ALL SELECT k, v FROM u2 WHERE k IN (SELECT k FROM u1)) GROUP BY k"),
+          gpuNodeCount = -1)
+      }
+    }
+  }
 }

@@ -170,6 +170,11 @@ class QueryFuzzSuite extends AnyFunSuite with GpuQueryTest {
                 problem.foreach { p =>
                   val report = s"seed=$seed query=$index ansi=$ansi aqe=$aqe\n  SQL: $sql\n  $p"
                   println(s"[fuzz] FAILURE $report")
+                  if (prop("tessera.fuzz.verbose").isDefined) {
+                    withConf("spark.tessera.enabled" -> "true") {
+                      println(s"[fuzz] Tessera's plan:\n${spark.sql(sql).queryExecution.executedPlan}")
+                    }
+                  }
                   failures += report
                 }
             }

@@ -18,6 +18,8 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.Iterator;
 import java.util.List;
+import org.apache.spark.sql.catalyst.expressions.SortOrder;
+import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import org.apache.spark.rdd.RDD;
@@ -58,6 +60,17 @@ public final class HostToDeviceExec extends TesseraDeviceExec {
       out.add(in.get(o));
     }
     return CollectionConverters.asScala(out).toSeq();
+  }
+
+  @Override
+  public Partitioning outputPartitioning() {
+    return OutputPartitioning.through(child().outputPartitioning(), List.of(),
+        CollectionConverters.asJava(output()));
+  }
+
+  @Override
+  public Seq<SortOrder> outputOrdering() {
+    return child().outputOrdering(); // batches keep the rows' order
   }
 
   @Override

@@ -93,7 +93,8 @@ public abstract class TesseraPipelineExec extends TesseraExec {
 
   @Override
   public Partitioning outputPartitioning() {
-    return input.outputPartitioning();
+    return OutputPartitioning.through(input.outputPartitioning(), steps(),
+        CollectionConverters.asJava(output()));
   }
 
   @Override
