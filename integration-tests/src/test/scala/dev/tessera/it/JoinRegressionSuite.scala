@@ -66,4 +66,51 @@ class JoinRegressionSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQue
       }
     }
   }
+
+  /** Stream rows whose key k + 1 overflows in row 7, and a build side of `buildRows` rows. */
+  private def overflowingKeys(buildRows: Int): Unit = {
+    spark.range(0, 100, 1, 2)
+      .selectExpr("CASE WHEN id = 7 THEN 9223372036854775807L ELSE id END AS k", "id AS v")
+      .createOrReplaceTempView("stream_side")
+    // A filter the optimizer cannot evaluate: the build side is empty only when it runs.
+    spark.range(0, 10).where(s"id < $buildRows").selectExpr("id AS k", "id * 10 AS w")
+      .createOrReplaceTempView("build_side")
+  }
+
+  test("an empty build side never evaluates the keys of an inner, semi or anti join") {
+    // Found by QueryFuzzSuite (seed 201, query 197). Spark's HashJoin short-circuits an
+    // EmptyHashedRelation: an inner or semi join outputs nothing and an anti join every row,
+    // without computing a stream key, so a key that would overflow raises nothing.
+    overflowingKeys(buildRows = 0)
+    withConf("spark.sql.ansi.enabled" -> "true") {
+      for (aqe <- Seq("true", "false")) {
+        withConf("spark.sql.adaptive.enabled" -> aqe) {
+          for (query <- Seq(
+              "SELECT s.v, b.w FROM stream_side s JOIN build_side b ON s.k + 1 = b.k",
+              "SELECT v FROM stream_side s WHERE s.k + 1 IN (SELECT k FROM build_side)",
+              "SELECT v FROM stream_side s" +
+                " WHERE NOT EXISTS (SELECT 1 FROM build_side b WHERE b.k = s.k + 1)")) {
+            val df = checkGpu(spark.sql(query), gpuNodeCount = -1)
+            // Without AQE the join runs on the GPU (AQE may drop a join with an empty side).
+            assert(aqe == "true" || gpuNodes(df).nonEmpty, s"no GPU node in\n${finalPlan(df)}")
+          }
+        }
+      }
+    }
+  }
+
+  test("a left outer join raises its keys' errors even when no build column is used") {
+    for (buildRows <- Seq(0, 5)) {
+      overflowingKeys(buildRows)
+      withConf("spark.sql.ansi.enabled" -> "true") {
+        withConf("spark.sql.adaptive.enabled" -> "false") {
+          val query = "SELECT s.v FROM stream_side s LEFT JOIN build_side b ON s.k + 1 = b.k"
+          assert(checkSameError(spark.sql(query)) == "ARITHMETIC_OVERFLOW")
+          withConf("spark.tessera.enabled" -> "true") {
+            assert(gpuNodes(spark.sql(query)).nonEmpty, "the join should run on the GPU")
+          }
+        }
+      }
+    }
+  }
 }

@@ -24,6 +24,7 @@ import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.Predicate;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.execution.joins.EmptyHashedRelation$;
 import org.apache.spark.sql.execution.joins.HashedRelation;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -165,6 +166,14 @@ final class SparkReplay {
 
     @Override
     public void apply(InternalRow row, Consumer<InternalRow> next) {
+      if (relation == EmptyHashedRelation$.MODULE$ && probe.kind() != JoinKind.LEFT_OUTER) {
+        // Spark's HashJoin never evaluates the keys over an empty build side: an inner or semi
+        // join outputs nothing, an anti join every row.
+        if (probe.kind() == JoinKind.LEFT_ANTI) {
+          next.accept(row);
+        }
+        return;
+      }
       UnsafeRow k = key.apply(row);
       scala.collection.Iterator<InternalRow> found = k.anyNull() ? null : relation.get(k);
       Iterator<InternalRow> matches = found == null ? null : CollectionConverters.asJava(found);

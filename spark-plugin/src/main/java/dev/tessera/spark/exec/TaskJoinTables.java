@@ -9,12 +9,17 @@ import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.join.JoinTable;
 import dev.tessera.spark.expr.JoinProbe;
+import dev.tessera.spark.expr.Pipeline;
+import dev.tessera.spark.expr.PipelineCompiler;
 import java.io.Serializable;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.apache.spark.SparkContext;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.joins.EmptyHashedRelation$;
 import org.apache.spark.sql.execution.joins.HashedRelation;
 
 /**
@@ -23,8 +28,13 @@ import org.apache.spark.sql.execution.joins.HashedRelation;
  * replaying a batch on the CPU). Closing it releases the references.
  */
 final class TaskJoinTables implements AutoCloseable {
-  /** One build side as the tasks find it: its broadcast, and the table's name in the cache. */
-  record Source(String cacheKey, Broadcast<HashedRelation> relation) implements Serializable {}
+  /**
+   * One build side as the tasks find it: its broadcast, the table's name in the cache, and
+   * whether it is Spark's EmptyHashedRelation (no build rows at all: see
+   * {@link PipelineCompiler#overEmptyBuildSides}).
+   */
+  record Source(String cacheKey, Broadcast<HashedRelation> relation, boolean empty)
+      implements Serializable {}
 
   private final List<JoinTableCache.Handle> handles;
   private final List<Broadcast<HashedRelation>> relations;
@@ -50,9 +60,23 @@ final class TaskJoinTables implements AutoCloseable {
       JoinProbe probe = probes.get(t);
       String shape = probe.buildKeys() + " " + java.util.Arrays.toString(probe.payload());
       sources.add(new Source(JoinTableCache.key(sc.applicationId(), relation.id()) + " " + shape,
-          relation));
+          relation, relation.value() == EmptyHashedRelation$.MODULE$));
     }
     return sources;
+  }
+
+  /**
+   * On the driver: {@code pipeline} as it runs over these build sides (Spark's joins skip the
+   * stream keys of an empty one).
+   */
+  static Pipeline pipelineOver(Pipeline pipeline, List<Source> sources) {
+    Set<Integer> empty = new HashSet<>();
+    for (int t = 0; t < sources.size(); t++) {
+      if (sources.get(t).empty()) {
+        empty.add(t);
+      }
+    }
+    return empty.isEmpty() ? pipeline : PipelineCompiler.overEmptyBuildSides(pipeline, empty);
   }
 
   /** In a task: every build side's table, built from its broadcast by the first task to ask. */

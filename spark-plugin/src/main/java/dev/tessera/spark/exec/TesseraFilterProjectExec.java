@@ -49,11 +49,11 @@ public final class TesseraFilterProjectExec extends TesseraPipelineExec {
 
   @Override
   public RDD<ColumnarBatch> doExecuteColumnar() {
-    Pipeline p = pipeline();
     List<Attribute> out = output;
     List<JoinProbe> probes = probes();
     List<TaskJoinTables.Source> sources = TaskJoinTables.sources(builds(), probes,
         sparkContext());
+    Pipeline p = TaskJoinTables.pipelineOver(pipeline(), sources);
     Map<String, SQLMetric> m = metricMap();
     return child().executeColumnar().toJavaRDD().mapPartitions(
         (Iterator<ColumnarBatch> batches) -> {

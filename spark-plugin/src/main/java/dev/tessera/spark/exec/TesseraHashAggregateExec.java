@@ -78,13 +78,13 @@ public final class TesseraHashAggregateExec extends TesseraPipelineExec {
 
   @Override
   public RDD<ColumnarBatch> doExecuteColumnar() {
-    Pipeline p = pipeline();
     AggregateSpec a = spec;
     List<Attribute> out = output;
     boolean isPartial = partial;
     List<JoinProbe> probes = probes();
     List<TaskJoinTables.Source> sources = TaskJoinTables.sources(builds(), probes,
         sparkContext());
+    Pipeline p = TaskJoinTables.pipelineOver(pipeline(), sources);
     Map<String, SQLMetric> m = metricMap();
     OrderChecks checks = orderChecks();
     return new RereadableInputRDD(child().executeColumnar(), (batches, again) -> {

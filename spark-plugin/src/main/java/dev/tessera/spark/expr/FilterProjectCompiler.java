@@ -110,6 +110,13 @@ public final class FilterProjectCompiler {
     return builder.emitNew(Opcode.SELECT, keep, condition, builder.loadConstant(0));
   }
 
+  /** TRUE in every row, carrying the errors of {@code register}. */
+  private static int carryingErrorsOf(ProgramBuilder builder, int register) {
+    int isTrue = builder.loadConstant(1);
+    return builder.emitNew(Opcode.SELECT, builder.emitNew(Opcode.IS_NULL, register, 0, 0), isTrue,
+        isTrue);
+  }
+
   /**
    * Probes the join table with the stream keys, binds the build side's payload attributes to its
    * columns at the build row found, and returns the filter after the join.
@@ -133,7 +140,9 @@ public final class FilterProjectCompiler {
           builder.emitNew(Opcode.LOAD_BUILD, table, row, p), a.dataType()));
     }
     return switch (probe.kind()) {
-      case LEFT_OUTER -> keep; // a row without a match keeps NULL payload values
+      // A row without a match keeps NULL payload values; its keys' errors count even where no
+      // payload value is used (Spark evaluates the keys of every row it keeps to that point).
+      case LEFT_OUTER -> and(builder, keep, carryingErrorsOf(builder, row));
       case LEFT_ANTI -> and(builder, keep, builder.emitNew(Opcode.IS_NULL, row, 0, 0));
       case INNER, LEFT_SEMI -> {
         int matched = and(builder, keep, builder.emitNew(Opcode.IS_NOT_NULL, row, 0, 0));

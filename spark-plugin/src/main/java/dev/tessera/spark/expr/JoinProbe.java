@@ -43,6 +43,15 @@ public record JoinProbe(int table, JoinKind kind, List<Expression> streamKeys,
         schema, condition, output, description);
   }
 
+  /**
+   * The same probe with other stream keys (Spark's relation keys, for the CPU replay, stay those
+   * of the join).
+   */
+  public JoinProbe withStreamKeys(List<Expression> newStreamKeys) {
+    return new JoinProbe(table, kind, newStreamKeys, relationKeys, buildKeys, buildOutput, payload,
+        schema, condition, output, description);
+  }
+
   /** The build attributes the join table carries, in payload order. */
   public List<Attribute> payloadAttributes() {
     return java.util.Arrays.stream(payload).mapToObj(buildOutput::get).toList();

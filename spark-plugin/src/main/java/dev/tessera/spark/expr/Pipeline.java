@@ -23,9 +23,10 @@ import org.apache.spark.sql.catalyst.expressions.Attribute;
  * @param inputOrdinals the chain input's columns the stages read (the first stage's input), in
  *     order
  * @param output the chain's output attributes
+ * @param options how it was compiled (to compile a variant of it at run time)
  */
 public record Pipeline(Stage fused, List<Stage> staged, List<Integer> inputOrdinals,
-    List<Attribute> output) implements Serializable {
+    List<Attribute> output, PipelineCompiler.Options options) implements Serializable {
 
   public Pipeline {
     staged = List.copyOf(staged);

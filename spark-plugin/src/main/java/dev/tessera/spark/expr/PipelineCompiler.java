@@ -1,13 +1,18 @@
 package dev.tessera.spark.expr;
 
+import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Predicate;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.If;
+import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
+import org.apache.spark.sql.types.DataTypes;
 import scala.Option;
 
 /**
@@ -36,15 +41,77 @@ public final class PipelineCompiler {
   public static Pipeline compile(List<FilterProjectStep> chain, List<Attribute> input,
       boolean ansi, Predicate<String> expressionEnabled, boolean readAllInputs,
       int maxRowsPerBatch) throws Unsupported {
+    return compile(chain, new Options(input, ansi, readAllInputs, maxRowsPerBatch),
+        expressionEnabled);
+  }
+
+  /**
+   * How a pipeline was compiled: its input, whether ANSI mode was on, whether the stages read
+   * every input column, and the most rows of one expanded batch.
+   */
+  public record Options(List<Attribute> input, boolean ansi, boolean readAllInputs,
+      int maxRowsPerBatch) implements Serializable {
+    public Options {
+      input = List.copyOf(input);
+    }
+  }
+
+  private static Pipeline compile(List<FilterProjectStep> chain, Options options,
+      Predicate<String> expressionEnabled) throws Unsupported {
+    List<Attribute> input = options.input();
+    boolean ansi = options.ansi();
+    int maxRowsPerBatch = options.maxRowsPerBatch();
     FilterProjectCompiler.Compiled whole = FilterProjectCompiler.compile(chain, input, ansi,
-        expressionEnabled, readAllInputs);
+        expressionEnabled, options.readAllInputs());
     List<Attribute> read = whole.inputOrdinals().stream().map(input::get).toList();
     Pipeline.Stage fused = new Pipeline.Stage(whole.program(), whole.tables(), read, chain, -1,
         new int[0], false, maxRowsPerBatch);
     boolean expands = chain.stream().anyMatch(s -> s.isProbe() && !s.probe().kind().matchOnly());
     List<Pipeline.Stage> staged = expands
         ? stages(chain, read, ansi, expressionEnabled, maxRowsPerBatch) : List.of();
-    return new Pipeline(fused, staged, whole.inputOrdinals(), whole.output());
+    return new Pipeline(fused, staged, whole.inputOrdinals(), whole.output(), options);
+  }
+
+  /**
+   * The pipeline as it must run when the build sides of {@code emptyTables} turn out to have no
+   * rows (Spark's EmptyHashedRelation): Spark's HashJoin then never evaluates the stream keys of
+   * an inner, semi or anti join (it outputs nothing, or every row), so neither may the GPU, where
+   * a key could raise an ANSI error. Those probes' keys become {@code IF(false, key, NULL)}: no
+   * row matches and no key's error counts, while the program reads the same input columns. Left
+   * outer joins evaluate their keys either way. Called on the driver when the broadcasts are
+   * known; returns {@code pipeline} itself when nothing changes.
+   */
+  public static Pipeline overEmptyBuildSides(Pipeline pipeline, Set<Integer> emptyTables) {
+    List<FilterProjectStep> chain = new ArrayList<>(pipeline.fused().steps());
+    boolean changed = false;
+    for (int i = 0; i < chain.size(); i++) {
+      FilterProjectStep step = chain.get(i);
+      if (step.isProbe() && emptyTables.contains(step.probe().table())
+          && step.probe().kind() != JoinKind.LEFT_OUTER) {
+        List<Expression> neverEvaluated = step.probe().streamKeys().stream()
+            .<Expression>map(k -> new If(Literal.create(false, DataTypes.BooleanType), k,
+                Literal.create(null, k.dataType())))
+            .toList();
+        chain.set(i, FilterProjectStep.probe(step.probe().withStreamKeys(neverEvaluated)));
+        changed = true;
+      }
+    }
+    if (!changed) {
+      return pipeline;
+    }
+    Pipeline variant;
+    try {
+      // Every expression but the IFs passed the plan's checks already.
+      variant = compile(chain, pipeline.options(), expression -> true);
+    } catch (Unsupported e) {
+      throw new IllegalStateException("Tessera bug: a pipeline over an empty build side does not"
+          + " compile: " + e.getMessage(), e);
+    }
+    if (!variant.inputOrdinals().equals(pipeline.inputOrdinals())) {
+      throw new IllegalStateException("Tessera bug: a pipeline over an empty build side reads"
+          + " columns " + variant.inputOrdinals() + ", not " + pipeline.inputOrdinals());
+    }
+    return variant;
   }
 
   private static List<Pipeline.Stage> stages(List<FilterProjectStep> chain,

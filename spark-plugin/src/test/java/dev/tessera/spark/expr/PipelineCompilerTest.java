@@ -2,6 +2,7 @@ package dev.tessera.spark.expr;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tessera.gpu.column.ColumnType;
@@ -10,11 +11,13 @@ import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.join.JoinTableSchema;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.BoundReference;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GreaterThan;
+import org.apache.spark.sql.catalyst.expressions.If;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
 import org.apache.spark.sql.types.DataTypes;
@@ -95,6 +98,21 @@ class PipelineCompilerTest {
     Pipeline p = compile(List.of(FilterProjectStep.project(List.of(a, b))), List.of(a, b, a));
     assertEquals(List.of(0, 1, 2), p.inputOrdinals());
     assertEquals(3, p.fused().program().inputTypes().size());
+  }
+
+  @Test
+  void overAnEmptyBuildSideOnlyTheKeysOfInnerSemiAndAntiProbesChange() throws Unsupported {
+    Pipeline p = compile(List.of(FilterProjectStep.probe(probe(0, JoinKind.LEFT_SEMI, a)),
+        FilterProjectStep.probe(probe(1, JoinKind.LEFT_OUTER, b))), List.of(a, b));
+    assertSame(p, PipelineCompiler.overEmptyBuildSides(p, Set.of(1)));
+
+    Pipeline overEmpty = PipelineCompiler.overEmptyBuildSides(p, Set.of(0, 1));
+    assertEquals(p.inputOrdinals(), overEmpty.inputOrdinals());
+    assertEquals(p.output(), overEmpty.output());
+    JoinProbe semi = overEmpty.fused().steps().get(0).probe();
+    assertTrue(semi.streamKeys().get(0) instanceof If);
+    assertEquals(List.of(a), semi.relationKeys());
+    assertEquals(List.of(b), overEmpty.fused().steps().get(1).probe().streamKeys());
   }
 
   private static Pipeline compile(List<FilterProjectStep> chain, List<Attribute> input)
