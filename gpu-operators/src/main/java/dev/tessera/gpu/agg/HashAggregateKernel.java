@@ -53,8 +53,36 @@ public interface HashAggregateKernel {
      * The groups (keys, then one column per function), in no particular order.
      *
      * @throws dev.tessera.gpu.expr.RowErrorException for an ANSI overflow
+     * @throws dev.tessera.gpu.memory.PoolExhaustedException when device memory for the output
+     *     runs out; the groups are then as they were, so the caller may retry, or emit them in
+     *     parts ({@link #finish(long, int)})
      */
     ColumnBatch<DeviceColumn> finish();
+
+    /**
+     * Whether {@link #finish(long, int)} can emit the groups in parts (the host reference can;
+     * the CUDA table emits them all at once).
+     */
+    default boolean canFinishInParts() {
+      return false;
+    }
+
+    /** How many groups {@link #finish()} would emit (1 for a global aggregate). */
+    default long groupCount() {
+      throw new UnsupportedOperationException("this aggregation cannot count its groups");
+    }
+
+    /**
+     * Groups {@code [from, from + count)} of the groups in a fixed order (unchanged while no
+     * update runs), so that groups that do not fit in device memory at once come out in parts;
+     * the aggregation stays open for the next part.
+     *
+     * @throws dev.tessera.gpu.memory.PoolExhaustedException when the part does not fit; the
+     *     groups are then as they were (as for {@link #finish()}), so a smaller part may follow
+     */
+    default ColumnBatch<DeviceColumn> finish(long from, int count) {
+      throw new UnsupportedOperationException("this aggregation cannot emit its groups in parts");
+    }
 
     @Override
     void close();

@@ -760,6 +760,11 @@ final class CudaHashAggregate implements HashAggregateKernel {
     }
 
     @Override
+    public long groupCount() {
+      return keyCount == 0 ? 1 : groupCount;
+    }
+
+    @Override
     public ColumnBatch<DeviceColumn> finish() {
       checkOpen();
       if (keyCount == 0) {

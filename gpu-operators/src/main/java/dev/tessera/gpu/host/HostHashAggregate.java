@@ -152,12 +152,34 @@ final class HostHashAggregate implements HashAggregateKernel {
 
     @Override
     public ColumnBatch<DeviceColumn> finish() {
+      return finish(0, Math.toIntExact(groupCount()));
+    }
+
+    @Override
+    public boolean canFinishInParts() {
+      return true;
+    }
+
+    @Override
+    public long groupCount() {
+      return spec.keyCount() == 0 ? 1 : groups.size();
+    }
+
+    /** Groups in insertion order (the LinkedHashMap's), [from, from + count). */
+    @Override
+    public ColumnBatch<DeviceColumn> finish(long from, int count) {
       if (spec.keyCount() == 0 && groups.isEmpty()) {
         groups.put(new Key(new Object[0]), fresh()); // a global aggregate always has one row
       }
-      int rows = groups.size();
-      List<Key> keys = new ArrayList<>(groups.keySet());
-      List<Accumulator[]> accumulators = new ArrayList<>(groups.values());
+      if (from < 0 || count < 0 || from > groups.size()) {
+        throw new IllegalArgumentException("groups [" + from + ", +" + count + ") of "
+            + groups.size());
+      }
+      int start = (int) from;
+      int rows = Math.min(count, groups.size() - start);
+      List<Key> keys = new ArrayList<>(groups.keySet()).subList(start, start + rows);
+      List<Accumulator[]> accumulators =
+          new ArrayList<>(groups.values()).subList(start, start + rows);
       List<DeviceColumn> columns = new ArrayList<>();
       try {
         for (int k = 0; k < spec.keyCount(); k++) {

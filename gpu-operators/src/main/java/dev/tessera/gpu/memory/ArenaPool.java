@@ -43,6 +43,11 @@ public final class ArenaPool implements AutoCloseable {
   private final TreeMap<Long, Long> freeByAddress = new TreeMap<>();
   private final TreeSet<FreeBlock> freeBySize = new TreeSet<>(BY_SIZE_THEN_ADDRESS);
   private final Map<Long, Long> liveBlocks = new HashMap<>();
+  /** The thread that allocated each live block, and the bytes each thread holds. */
+  private final Map<Long, Long> ownerByAddress = new HashMap<>();
+  private final Map<Long, Long> bytesByOwner = new HashMap<>();
+  /** Blocks freed so far: a waiter for memory retries when it has grown. */
+  private long releases;
   private long reservedBytes;
   private long bytesInUse;
   private long highWaterBytes;
@@ -90,6 +95,9 @@ public final class ArenaPool implements AutoCloseable {
       addFree(block.address() + size, block.size() - size);
     }
     liveBlocks.put(block.address(), size);
+    long owner = Thread.currentThread().getId();
+    ownerByAddress.put(block.address(), owner);
+    bytesByOwner.merge(owner, size, Long::sum);
     bytesInUse += size;
     highWaterBytes = Math.max(highWaterBytes, bytesInUse);
     return block.address();
@@ -108,6 +116,12 @@ public final class ArenaPool implements AutoCloseable {
               + " (freed twice, or from another pool)");
     }
     bytesInUse -= size;
+    Long owner = ownerByAddress.remove(address);
+    if (owner != null && bytesByOwner.merge(owner, -size, Long::sum) == 0) {
+      bytesByOwner.remove(owner);
+    }
+    releases++;
+    notifyAll();
     long start = address;
     long length = size;
     Chunk chunk = chunkOf(address);
@@ -151,6 +165,42 @@ public final class ArenaPool implements AutoCloseable {
     return bytesInUse;
   }
 
+  /**
+   * Bytes in use that threads other than the calling one allocated (other tasks, or tables
+   * they built): memory that may come back without this thread freeing anything.
+   */
+  public synchronized long bytesInUseByOtherThreads() {
+    return bytesInUse - bytesByOwner.getOrDefault(Thread.currentThread().getId(), 0L);
+  }
+
+  /** How many blocks were freed so far; pass it to {@link #awaitRelease}. */
+  public synchronized long releases() {
+    return releases;
+  }
+
+  /**
+   * Waits until a block is freed after {@link #releases()} returned {@code seen}, at most
+   * {@code timeoutMillis}.
+   *
+   * @return whether a block was freed since then (false on timeout or interrupt)
+   */
+  public synchronized boolean awaitRelease(long seen, long timeoutMillis) {
+    long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+    while (releases == seen && !closed) {
+      long left = (deadline - System.nanoTime()) / 1_000_000L;
+      if (left <= 0) {
+        return false;
+      }
+      try {
+        wait(left);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+    return releases != seen;
+  }
+
   /** Number of blocks handed out and not yet freed. */
   public synchronized int liveBlockCount() {
     return liveBlocks.size();
@@ -181,6 +231,7 @@ public final class ArenaPool implements AutoCloseable {
       return;
     }
     closed = true;
+    notifyAll();
     if (!liveBlocks.isEmpty()) {
       LOG.error("{}: closed with {} blocks ({} bytes) still in use: a buffer was leaked",
           name, liveBlocks.size(), bytesInUse);
@@ -192,6 +243,8 @@ public final class ArenaPool implements AutoCloseable {
     freeByAddress.clear();
     freeBySize.clear();
     liveBlocks.clear();
+    ownerByAddress.clear();
+    bytesByOwner.clear();
     reservedBytes = 0;
     bytesInUse = 0;
   }

@@ -14,12 +14,16 @@ import org.apache.arrow.memory.RootAllocator;
 public final class StagingAllocators {
   private StagingAllocators() {}
 
-  /** A root allocator over {@code pinned}, limited to the pool's cap. */
+  /**
+   * A root allocator over {@code pinned}. The pool's cap is the only limit: Arrow's own limit
+   * would throw its OutOfMemoryException, which names no setting, before the pool does; the pool
+   * throws {@link PoolExhaustedException} naming the cap's setting, which the operators handle
+   * like device memory running out (wait for other tasks, smaller batches).
+   */
   public static BufferAllocator rootOver(ArenaPool pinned) {
     return new RootAllocator(
         RootAllocator.configBuilder()
             .allocationManagerFactory(new PinnedFactory(pinned))
-            .maxAllocation(pinned.capBytes())
             .build());
   }
 

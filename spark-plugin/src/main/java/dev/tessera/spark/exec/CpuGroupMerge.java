@@ -44,6 +44,11 @@ final class CpuGroupMerge implements AutoCloseable {
   private Backend host;
   private GpuStream hostStream;
   private GroupMerge merge;
+  /** The merged groups (on the host backend) while they go to the device in parts. */
+  private ColumnBatch<DeviceColumn> merged;
+  private int mergedFrom;
+  private int partRows = Integer.MAX_VALUE;
+  private int splits;
 
   /**
    * @param spec the GPU aggregation whose groups are merged
@@ -92,18 +97,63 @@ final class CpuGroupMerge implements AutoCloseable {
     if (merge == null) {
       throw new IllegalStateException("Tessera bug: finishing a CPU merge that got no groups");
     }
-    try (ColumnBatch<DeviceColumn> merged = merge.finish()) {
+    if (merged == null) {
+      merged = merge.finish();
+      mergedFrom = 0;
+    }
+    int total = merged.rowCount();
+    while (true) {
+      int to = (int) Math.min(total, (long) mergedFrom + partRows);
       try {
-        return copy(merged, device.stagingAllocator(), hostStream, device.deviceMemory(),
-            deviceStream);
+        ColumnBatch<DeviceColumn> part;
+        if (mergedFrom == 0 && to == total) {
+          part = copy(merged, device.stagingAllocator(), hostStream, device.deviceMemory(),
+              deviceStream);
+        } else {
+          part = copyRange(mergedFrom, to);
+        }
+        mergedFrom = to;
+        return part;
       } catch (PoolExhaustedException e) {
-        throw new PoolExhaustedException("The GPU hash aggregation merged its groups on the CPU"
-            + " after running out of device memory, but the " + merged.rowCount()
-            + " merged groups do not fit in device memory either. Raise "
-            + TesseraConf.DEVICE_CAP_BYTES.key() + " (or " + TesseraConf.PINNED_CAP_BYTES.key()
-            + " if the pinned pool ran out), or run the aggregation on the CPU with "
-            + TesseraConf.execEnabledKey("HashAggregateExec") + "=false", e);
+        if (to - mergedFrom <= 8) {
+          throw new PoolExhaustedException("The GPU hash aggregation merged its groups on the"
+              + " CPU after running out of device memory, but even a few of the " + total
+              + " merged groups do not fit in device memory. Raise "
+              + TesseraConf.DEVICE_CAP_BYTES.key() + " (or " + TesseraConf.PINNED_CAP_BYTES.key()
+              + " if the pinned pool ran out), or run the aggregation on the CPU with "
+              + TesseraConf.execEnabledKey("HashAggregateExec") + "=false", e);
+        }
+        partRows = Math.max(8, ((to - mergedFrom) / 2) & ~7);
+        splits++;
       }
+    }
+  }
+
+  /** Whether {@link #finish} has more parts of the merged groups to give. */
+  boolean hasMoreParts() {
+    return merged != null && mergedFrom < merged.rowCount();
+  }
+
+  /** How many times the merged groups' part was halved. */
+  int splits() {
+    return splits;
+  }
+
+  /** Merged groups [from, to) on the device, a column at a time through staging memory. */
+  private ColumnBatch<DeviceColumn> copyRange(int from, int to) {
+    List<DeviceColumn> copied = new ArrayList<>(merged.columns().size());
+    try {
+      for (DeviceColumn column : merged.columns()) {
+        try (HostColumn staged = MemoryPressure.toHostRange(column, from, to,
+            device.stagingAllocator(), hostStream)) {
+          copied.add(ColumnTransfer.toDeviceAsync(staged, device.deviceMemory(), deviceStream));
+          deviceStream.synchronize();
+        }
+      }
+      return new ColumnBatch<>(copied, to - from);
+    } catch (RuntimeException e) {
+      copied.forEach(DeviceColumn::close);
+      throw e;
     }
   }
 
@@ -144,6 +194,10 @@ final class CpuGroupMerge implements AutoCloseable {
 
   @Override
   public void close() {
+    if (merged != null) {
+      merged.close();
+      merged = null;
+    }
     try (Backend b = host; GpuStream s = hostStream; GroupMerge m = merge) {
       merge = null;
       hostStream = null;

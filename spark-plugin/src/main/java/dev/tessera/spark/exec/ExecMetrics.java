@@ -18,6 +18,8 @@ final class ExecMetrics {
   static final String BYTES_READ = "gpuBytesRead";
   static final String TABLE_FLUSHES = "tableFlushes";
   static final String CPU_MERGED_ROWS = "cpuMergedGroupRows";
+  static final String BATCH_SPLITS = "memorySplits";
+  static final String MEMORY_WAITS = "memoryWaits";
 
   private ExecMetrics() {}
 
@@ -37,6 +39,10 @@ final class ExecMetrics {
             "table flushes (device memory ran out)");
         case CPU_MERGED_ROWS -> SQLMetrics.createMetric(sc,
             "group rows merged on the CPU (device memory ran out)");
+        case BATCH_SPLITS -> SQLMetrics.createMetric(sc,
+            "batches split or emitted in parts (memory ran out)");
+        case MEMORY_WAITS -> SQLMetrics.createMetric(sc,
+            "waits for other tasks to free memory (memory ran out)");
         default -> throw new IllegalArgumentException("no metric " + name);
       });
     }

@@ -8,10 +8,14 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.column.HostColumnBuilder;
+import dev.tessera.gpu.memory.PoolExhaustedException;
+import dev.tessera.spark.TesseraConf;
 import dev.tessera.spark.TesseraRuntime;
 import dev.tessera.spark.expr.SparkTypes;
 import dev.tessera.spark.expr.Unsupported;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.sql.catalyst.expressions.SortOrder;
@@ -23,6 +27,8 @@ import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -70,7 +76,7 @@ public final class HostToDeviceExec extends TesseraDeviceExec {
   @Override
   protected String[] metricNames() {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES, ExecMetrics.BYTES_TO_DEVICE,
-        ExecMetrics.COPY_TIME};
+        ExecMetrics.COPY_TIME, ExecMetrics.BATCH_SPLITS, ExecMetrics.MEMORY_WAITS};
   }
 
   @Override
@@ -108,8 +114,19 @@ public final class HostToDeviceExec extends TesseraDeviceExec {
     return "HostToDeviceExec " + CollectionConverters.asJava(output());
   }
 
-  /** Pulls Spark batches, fills staging builders up to the target size, uploads each batch. */
+  /**
+   * Pulls Spark batches, fills staging builders up to the target size (counting string bytes: a
+   * large Spark batch is cut into several device batches), uploads each batch. When memory runs
+   * out (DESIGN.md §2) it waits for other tasks to free some, then splits: a staged batch that
+   * does not fit on the device is uploaded in halves, down to one row, and later batches are
+   * built no larger than what fitted; staging that runs out of pinned memory sends the rows it
+   * has.
+   */
   private static final class Uploader implements Iterator<ColumnarBatch> {
+    private static final Logger LOG = LoggerFactory.getLogger(HostToDeviceExec.class);
+    /** Rows of the first chunk appended from a Spark batch, before the row width is known. */
+    private static final int FIRST_CHUNK_ROWS = 64;
+
     private final Iterator<ColumnarBatch> input;
     private final int[] ordinals;
     private final List<ColumnType> types;
@@ -118,6 +135,14 @@ public final class HostToDeviceExec extends TesseraDeviceExec {
     private final Map<String, SQLMetric> metrics;
     private final Backend backend = TesseraRuntime.backend();
     private final GpuStream stream = backend.newStream();
+    /** The Spark batch being read and the next row of it to stage (Spark owns the batch). */
+    private ColumnarBatch current;
+    private int currentRow;
+    /** Staged batches waiting for their upload (halves of one that did not fit), in order. */
+    private final Deque<ColumnBatch<HostColumn>> staged = new ArrayDeque<>();
+    /** The most rows a device batch gets: lowered when a batch did not fit. */
+    private int maxRows = Integer.MAX_VALUE;
+    private final boolean[] warned = new boolean[1];
 
     Uploader(Iterator<ColumnarBatch> input, int[] ordinals, List<ColumnType> types,
         List<Attribute> attributes, long targetBytes, Map<String, SQLMetric> metrics) {
@@ -128,10 +153,21 @@ public final class HostToDeviceExec extends TesseraDeviceExec {
       this.targetBytes = targetBytes;
       this.metrics = metrics;
       TaskResources.closeAtTaskEnd(stream);
+      TaskResources.closeAtTaskEnd(() -> {
+        staged.forEach(ColumnBatch::close);
+        staged.clear();
+      });
     }
 
     @Override
     public boolean hasNext() {
+      while (!staged.isEmpty() && staged.peekFirst().rowCount() == 0) {
+        staged.removeFirst().close(); // an empty half: nothing to send
+      }
+      if (!staged.isEmpty() || current != null && currentRow < current.numRows()) {
+        return true;
+      }
+      // Only now: asking a Spark reader for its next batch may overwrite the current one.
       return input.hasNext();
     }
 
@@ -140,54 +176,143 @@ public final class HostToDeviceExec extends TesseraDeviceExec {
       if (!hasNext()) {
         throw new NoSuchElementException();
       }
-      List<HostColumnBuilder> builders = new ArrayList<>(types.size());
       long started = System.nanoTime();
+      while (staged.isEmpty()) {
+        try {
+          staged.addFirst(MemoryPressure.waitingForOthers(backend,
+              metrics.get(ExecMetrics.MEMORY_WAITS), this::stage));
+        } catch (PoolExhaustedException e) {
+          if (maxRows <= 1) {
+            throw MemoryPressure.oneRowDoesNotFit("for its staging before the upload", e);
+          }
+          split(e, "the pinned staging pool", TesseraConf.PINNED_CAP_BYTES.key());
+          maxRows = Math.max(1, Math.min(maxRows, FIRST_CHUNK_ROWS) / 2);
+        }
+      }
+      return upload(started);
+    }
+
+    /** Stages rows from the input up to the target size (and {@link #maxRows}). */
+    private ColumnBatch<HostColumn> stage() {
+      List<HostColumnBuilder> builders = new ArrayList<>(types.size());
       try {
+        int initial = Math.min(1024, maxRows);
         for (ColumnType t : types) {
-          builders.add(new HostColumnBuilder(t, 4096, backend.stagingAllocator()));
+          builders.add(new HostColumnBuilder(t, initial, backend.stagingAllocator()));
         }
         int rows = 0;
         long bytes = 0;
-        while (input.hasNext() && (rows == 0 || bytes < targetBytes)) {
-          ColumnarBatch batch = input.next();
-          int n = batch.numRows();
-          bytes = 0;
-          for (int c = 0; c < ordinals.length; c++) {
-            SparkColumnReader.append(batch.column(ordinals[c]), n, types.get(c), builders.get(c));
-            bytes += builders.get(c).bytesUsed();
+        while (rows < maxRows && (rows == 0 || bytes < targetBytes)) {
+          if (current == null || currentRow >= current.numRows()) {
+            if (!input.hasNext()) {
+              break;
+            }
+            current = input.next();
+            currentRow = 0;
+            continue;
           }
-          rows += n;
+          int left = Math.min(current.numRows() - currentRow, maxRows - rows);
+          int chunk = rows == 0 ? Math.min(left, FIRST_CHUNK_ROWS)
+              : (int) Math.max(1, Math.min(left, (targetBytes - bytes) / Math.max(1, bytes / rows)));
+          try {
+            for (int c = 0; c < ordinals.length; c++) {
+              SparkColumnReader.append(current.column(ordinals[c]), currentRow,
+                  currentRow + chunk, types.get(c), builders.get(c));
+            }
+          } catch (PoolExhaustedException e) {
+            // Pinned memory ran out: keep the rows staged before this chunk and send them.
+            for (HostColumnBuilder b : builders) {
+              b.truncate(rows);
+            }
+            if (rows == 0) {
+              throw e; // nothing staged: wait for other tasks (the caller), or fail
+            }
+            split(e, "the pinned staging pool", TesseraConf.PINNED_CAP_BYTES.key());
+            maxRows = Math.max(1, rows);
+            break;
+          }
+          currentRow += chunk;
+          rows += chunk;
+          bytes = 0;
+          for (HostColumnBuilder b : builders) {
+            bytes += b.bytesUsed();
+          }
         }
-        return upload(builders, rows, started);
+        List<HostColumn> columns = new ArrayList<>(builders.size());
+        for (HostColumnBuilder b : builders) {
+          columns.add(b.build());
+        }
+        return new ColumnBatch<>(columns, rows);
       } finally {
         builders.forEach(HostColumnBuilder::close);
       }
     }
 
-    private ColumnarBatch upload(List<HostColumnBuilder> builders, int rows, long started) {
-      List<HostColumn> columns = new ArrayList<>(builders.size());
-      for (HostColumnBuilder b : builders) {
-        columns.add(b.build());
-      }
-      try (ColumnBatch<HostColumn> host = new ColumnBatch<>(columns, rows)) {
-        ColumnBatch<DeviceColumn> device =
-            ColumnTransfer.toDeviceAsync(host, backend.deviceMemory(), stream);
+    /** Uploads the first staged batch, splitting it in halves while it does not fit. */
+    private ColumnarBatch upload(long started) {
+      while (true) {
+        ColumnBatch<HostColumn> host = staged.peekFirst();
+        ColumnBatch<DeviceColumn> device;
         try {
-          stream.synchronize(); // the staging buffers are released when this block ends
-        } catch (RuntimeException e) {
-          device.close();
-          throw e;
+          device = MemoryPressure.waitingForOthers(backend,
+              metrics.get(ExecMetrics.MEMORY_WAITS), () -> toDevice(host));
+        } catch (PoolExhaustedException e) {
+          if (host.rowCount() <= 1) {
+            throw MemoryPressure.oneRowDoesNotFit("for its upload to the device", e);
+          }
+          split(e, "device memory", TesseraConf.DEVICE_CAP_BYTES.key());
+          int half = host.rowCount() / 2;
+          maxRows = Math.max(1, half);
+          ColumnBatch<HostColumn> first = MemoryPressure.waitingForOthers(backend,
+              metrics.get(ExecMetrics.MEMORY_WAITS),
+              () -> MemoryPressure.slice(host, 0, half, backend.stagingAllocator()));
+          ColumnBatch<HostColumn> second;
+          try {
+            second = MemoryPressure.waitingForOthers(backend,
+                metrics.get(ExecMetrics.MEMORY_WAITS), () -> MemoryPressure.slice(host, half,
+                    host.rowCount(), backend.stagingAllocator()));
+          } catch (RuntimeException e2) {
+            first.close();
+            throw e2;
+          }
+          staged.removeFirst().close();
+          staged.addFirst(second);
+          staged.addFirst(first);
+          continue;
         }
-        long bytes = 0;
-        for (HostColumn c : columns) {
-          bytes += c.dataBytes();
+        staged.removeFirst();
+        try (host) {
+          long bytes = 0;
+          for (HostColumn c : host.columns()) {
+            bytes += c.dataBytes();
+          }
+          metrics.get(ExecMetrics.BYTES_TO_DEVICE).add(bytes);
+          metrics.get(ExecMetrics.COPY_TIME).add(System.nanoTime() - started);
+          metrics.get(ExecMetrics.OUTPUT_ROWS).add(host.rowCount());
+          metrics.get(ExecMetrics.OUTPUT_BATCHES).add(1);
+          return DeviceBatches.wrap(device, attributes);
         }
-        metrics.get(ExecMetrics.BYTES_TO_DEVICE).add(bytes);
-        metrics.get(ExecMetrics.COPY_TIME).add(System.nanoTime() - started);
-        metrics.get(ExecMetrics.OUTPUT_ROWS).add(rows);
-        metrics.get(ExecMetrics.OUTPUT_BATCHES).add(1);
-        return DeviceBatches.wrap(device, attributes);
       }
+    }
+
+    private ColumnBatch<DeviceColumn> toDevice(ColumnBatch<HostColumn> host) {
+      ColumnBatch<DeviceColumn> device =
+          ColumnTransfer.toDeviceAsync(host, backend.deviceMemory(), stream);
+      try {
+        stream.synchronize(); // the staging buffers may be released after this
+      } catch (RuntimeException e) {
+        device.close();
+        throw e;
+      }
+      return device;
+    }
+
+    private void split(PoolExhaustedException e, String pool, String setting) {
+      metrics.get(ExecMetrics.BATCH_SPLITS).add(1);
+      MemoryPressure.warnOnce(LOG, warned, "Tessera: {} ran out while uploading a batch to the"
+          + " device; it sends smaller batches, which is slower (logged once per task; raise {}"
+          + " or lower {} to avoid it): {}", pool, setting,
+          TesseraConf.BATCH_SIZE_BYTES.key(), e.getMessage());
     }
   }
 }

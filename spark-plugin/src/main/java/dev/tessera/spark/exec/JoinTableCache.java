@@ -101,6 +101,19 @@ public final class JoinTableCache {
     return applicationId + "/" + broadcastId;
   }
 
+  /**
+   * Closes the tables no task references (memory ran out: they are rebuilt when a task asks
+   * again); returns how many were closed.
+   */
+  public static synchronized int evictIdle() {
+    int evicted = 0;
+    while (!IDLE.isEmpty()) {
+      ENTRIES.remove(IDLE.removeFirst()).table.close();
+      evicted++;
+    }
+    return evicted;
+  }
+
   /** Closes every table; no task may hold one (the runtime is closing). */
   public static synchronized void closeAll() {
     for (Entry e : ENTRIES.values()) {

@@ -12,8 +12,14 @@ final class SparkColumnReader {
 
   /** Appends rows [0, rows) of {@code vector}, which holds values of {@code type}. */
   static void append(ColumnVector vector, int rows, ColumnType type, HostColumnBuilder out) {
+    append(vector, 0, rows, type, out);
+  }
+
+  /** Appends rows [from, to) of {@code vector}, which holds values of {@code type}. */
+  static void append(ColumnVector vector, int from, int to, ColumnType type,
+      HostColumnBuilder out) {
     boolean mayHaveNulls = vector.hasNull();
-    for (int row = 0; row < rows; row++) {
+    for (int row = from; row < to; row++) {
       if (mayHaveNulls && vector.isNullAt(row)) {
         out.appendNull();
         continue;

@@ -1,17 +1,28 @@
 package dev.tessera.spark.exec;
 
 import dev.tessera.gpu.column.ColumnBatch;
+import dev.tessera.gpu.column.ColumnTransfer;
 import dev.tessera.gpu.column.DeviceColumn;
+import dev.tessera.gpu.column.HostColumn;
+import dev.tessera.gpu.memory.PoolExhaustedException;
+import dev.tessera.spark.TesseraConf;
 import dev.tessera.spark.expr.JoinProbe;
 import dev.tessera.spark.expr.Pipeline;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.function.Supplier;
+import org.apache.arrow.memory.BufferAllocator;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -44,7 +55,8 @@ public final class TesseraFilterProjectExec extends TesseraPipelineExec {
   @Override
   protected String[] metricNames() {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
-        ExecMetrics.KERNEL_TIME, ExecMetrics.BYTES_READ};
+        ExecMetrics.KERNEL_TIME, ExecMetrics.BYTES_READ, ExecMetrics.BATCH_SPLITS,
+        ExecMetrics.MEMORY_WAITS};
   }
 
   @Override
@@ -78,12 +90,22 @@ public final class TesseraFilterProjectExec extends TesseraPipelineExec {
     return "TesseraFilterProjectExec " + steps() + " -> " + output;
   }
 
-  /** Runs the last stage's program on each of its batches, closing it, and passes the result on. */
+  /**
+   * Runs the last stage's program on each of its batches, closing it, and passes the result on.
+   * When the output does not fit in device memory (a projection of long strings, or a join that
+   * multiplies rows), it waits for other tasks to free memory, then runs the batch in halves,
+   * down to one row (DESIGN.md §2): the halves go through host staging memory, the device batch
+   * is freed before they come back one at a time.
+   */
   private static final class Runner implements Iterator<ColumnarBatch> {
+    private static final Logger LOG = LoggerFactory.getLogger(TesseraFilterProjectExec.class);
     private final Iterator<ColumnarBatch> input;
     private final PipelineRunner pipeline;
     private final List<Attribute> output;
     private final Map<String, SQLMetric> metrics;
+    /** Halves of a batch that did not fit, on the host, to run in order before the input. */
+    private final Deque<ColumnBatch<HostColumn>> halves = new ArrayDeque<>();
+    private final boolean[] warned = new boolean[1];
 
     Runner(Iterator<ColumnarBatch> input, PipelineRunner pipeline, List<Attribute> output,
         Map<String, SQLMetric> metrics) {
@@ -91,23 +113,109 @@ public final class TesseraFilterProjectExec extends TesseraPipelineExec {
       this.pipeline = pipeline;
       this.output = output;
       this.metrics = metrics;
+      TaskResources.closeAtTaskEnd(() -> {
+        halves.forEach(ColumnBatch::close);
+        halves.clear();
+      });
     }
 
     @Override
     public boolean hasNext() {
-      return input.hasNext();
+      return !halves.isEmpty() || input.hasNext();
     }
 
     @Override
     public ColumnarBatch next() {
-      try (ColumnarBatch in = input.next()) {
-        ColumnBatch<DeviceColumn> view = DeviceBatches.view(in);
-        ColumnBatch<DeviceColumn> result = pipeline.run(pipeline.last(), view);
-        metrics.get(ExecMetrics.BYTES_READ).add(DeviceBatches.bytes(view));
-        metrics.get(ExecMetrics.OUTPUT_ROWS).add(result.rowCount());
-        metrics.get(ExecMetrics.OUTPUT_BATCHES).add(1);
-        return DeviceBatches.wrap(result, output);
+      if (!hasNext()) {
+        throw new NoSuchElementException();
       }
+      while (true) {
+        ColumnBatch<DeviceColumn> result;
+        if (halves.isEmpty()) {
+          try (ColumnarBatch in = input.next()) {
+            result = runOrSplit(DeviceBatches.view(in));
+          }
+        } else {
+          ColumnBatch<HostColumn> host = halves.peekFirst();
+          ColumnBatch<DeviceColumn> device;
+          try {
+            device = waiting(() -> ColumnTransfer.toDeviceAsync(host,
+                pipeline.backend().deviceMemory(), synced()));
+            pipeline.stream().synchronize();
+          } catch (PoolExhaustedException e) {
+            if (host.rowCount() <= 1) {
+              throw MemoryPressure.oneRowDoesNotFit("for a GPU filter/projection's input", e);
+            }
+            halves.removeFirst();
+            try (host) {
+              pushHalves(host);
+            }
+            continue;
+          }
+          halves.removeFirst().close();
+          try (device) {
+            result = runOrSplit(device);
+          }
+        }
+        if (result != null) {
+          metrics.get(ExecMetrics.OUTPUT_ROWS).add(result.rowCount());
+          metrics.get(ExecMetrics.OUTPUT_BATCHES).add(1);
+          return DeviceBatches.wrap(result, output);
+        }
+      }
+    }
+
+    private dev.tessera.gpu.GpuStream synced() {
+      return pipeline.stream();
+    }
+
+    /**
+     * The program's output for {@code view} (still owned by the caller), or null when it did
+     * not fit: then the batch's halves wait in {@link #halves}.
+     */
+    private ColumnBatch<DeviceColumn> runOrSplit(ColumnBatch<DeviceColumn> view) {
+      try {
+        ColumnBatch<DeviceColumn> result =
+            waiting(() -> pipeline.run(pipeline.last(), view));
+        metrics.get(ExecMetrics.BYTES_READ).add(DeviceBatches.bytes(view));
+        return result;
+      } catch (PoolExhaustedException e) {
+        if (view.rowCount() <= 1) {
+          throw MemoryPressure.oneRowDoesNotFit("for a GPU filter/projection's output", e);
+        }
+        metrics.get(ExecMetrics.BATCH_SPLITS).add(1);
+        MemoryPressure.warnOnce(LOG, warned, "Tessera: a GPU filter/projection ran out of memory"
+            + " for the output of a batch of {} rows; it runs the batch in smaller parts, which is"
+            + " slower (logged once per task; raise {} or lower {} to avoid it): {}",
+            view.rowCount(), TesseraConf.DEVICE_CAP_BYTES.key(),
+            TesseraConf.BATCH_SIZE_BYTES.key(), e.getMessage());
+        try (ColumnBatch<HostColumn> host = waiting(() -> ColumnTransfer.toHost(view,
+            pipeline.backend().stagingAllocator(), pipeline.stream()))) {
+          pushHalves(host);
+        }
+        return null;
+      }
+    }
+
+    /** Puts copies of the halves of {@code host} (owned by the caller) first in line. */
+    private void pushHalves(ColumnBatch<HostColumn> host) {
+      int half = host.rowCount() / 2;
+      BufferAllocator staging = pipeline.backend().stagingAllocator();
+      ColumnBatch<HostColumn> first = waiting(() -> MemoryPressure.slice(host, 0, half, staging));
+      ColumnBatch<HostColumn> second;
+      try {
+        second = waiting(() -> MemoryPressure.slice(host, half, host.rowCount(), staging));
+      } catch (RuntimeException e) {
+        first.close();
+        throw e;
+      }
+      halves.addFirst(second);
+      halves.addFirst(first);
+    }
+
+    private <T> T waiting(Supplier<T> attempt) {
+      return MemoryPressure.waitingForOthers(pipeline.backend(),
+          metrics.get(ExecMetrics.MEMORY_WAITS), attempt);
     }
   }
 }

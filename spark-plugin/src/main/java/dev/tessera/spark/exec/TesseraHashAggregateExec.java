@@ -73,7 +73,7 @@ public final class TesseraHashAggregateExec extends TesseraPipelineExec {
   protected String[] metricNames() {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
         ExecMetrics.KERNEL_TIME, ExecMetrics.BYTES_READ, ExecMetrics.TABLE_FLUSHES,
-        ExecMetrics.CPU_MERGED_ROWS};
+        ExecMetrics.CPU_MERGED_ROWS, ExecMetrics.BATCH_SPLITS, ExecMetrics.MEMORY_WAITS};
   }
 
   @Override
@@ -115,7 +115,7 @@ public final class TesseraHashAggregateExec extends TesseraPipelineExec {
           () -> backend.hashAggregateKernel().open(a, backend.deviceMemory(), stream),
           pipeline.last().program(), pipeline.lastTables(), isPartial, out,
           (batch, e) -> pipeline.replay(pipeline.last(), DeviceBatches.view(batch), e), m,
-          isPartial ? null : new CpuGroupMerge(a, backend, stream), groupsCheck);
+          isPartial ? null : new CpuGroupMerge(a, backend, stream), backend, groupsCheck);
       TaskResources.closeAtTaskEnd(runner);
       return runner;
     });

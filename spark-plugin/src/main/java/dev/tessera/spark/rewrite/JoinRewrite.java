@@ -4,6 +4,7 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.TypeId;
 import dev.tessera.gpu.join.JoinTableSchema;
 import dev.tessera.spark.TesseraConf;
+import dev.tessera.spark.TesseraRuntime;
 import dev.tessera.spark.exec.DeviceToHostExec;
 import dev.tessera.spark.expr.FilterProjectStep;
 import dev.tessera.spark.expr.JoinKind;
@@ -23,7 +24,10 @@ import org.apache.spark.sql.catalyst.plans.LeftAnti$;
 import org.apache.spark.sql.catalyst.plans.LeftOuter$;
 import org.apache.spark.sql.catalyst.plans.LeftSemi$;
 import org.apache.spark.sql.catalyst.plans.RightOuter$;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.Statistics;
 import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.adaptive.QueryStageExec;
 import org.apache.spark.sql.execution.joins.BroadcastHashJoinExec;
 import org.apache.spark.sql.execution.joins.HashJoin$;
 import scala.jdk.javaapi.CollectionConverters;
@@ -50,6 +54,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * once per broadcast (as compact as a columnar broadcast would be once on the device).
  */
 final class JoinRewrite {
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(JoinRewrite.class);
   private static final String NAME = "BroadcastHashJoinExec";
 
   private JoinRewrite() {}
@@ -59,6 +65,11 @@ final class JoinRewrite {
       return pass.stayOnCpu(join, NAME + " is disabled by " + TesseraConf.execEnabledKey(NAME));
     }
     boolean buildLeft = join.buildSide() == BuildLeft$.MODULE$;
+    String tooLarge = buildTooLarge(buildLeft ? join.left() : join.right(), pass.conf);
+    if (tooLarge != null) {
+      LOG.warn("Tessera: a broadcast hash join stays on the CPU: {}", tooLarge);
+      return pass.stayOnCpu(join, tooLarge);
+    }
     try {
       JoinProbe probe = probe(join, buildLeft);
       SparkPlan stream = buildLeft ? join.right() : join.left();
@@ -67,6 +78,57 @@ final class JoinRewrite {
     } catch (Unsupported e) {
       return pass.stayOnCpu(join, e.getMessage());
     }
+  }
+
+  /**
+   * Why the build side is too large for the device, or null. Its table needs the build side's
+   * columns staged in pinned memory, and on the device those columns and the table built from
+   * them: a build side estimated at more than half of either cap would fail every task (or,
+   * with tasks sharing the pool, some of them), so the join runs on Spark's CPU operator, which
+   * is exact. Under adaptive execution the estimate is the broadcast's real size.
+   */
+  static String buildTooLarge(SparkPlan build, TesseraConf conf) {
+    long size = sizeEstimate(build);
+    if (size <= 0) {
+      return null;
+    }
+    long deviceCap = conf.deviceCapBytes();
+    if (deviceCap == 0 && TesseraRuntime.isUsable()) {
+      deviceCap = TesseraRuntime.backend().deviceMemory().capBytes(); // the automatic cap
+    }
+    String why = "its build side (about %,d bytes) needs more than half of %s (%,d bytes) for"
+        + " its table; raise it to run this join on the GPU";
+    if (deviceCap > 0 && size > deviceCap / 2) {
+      return String.format(why, size, TesseraConf.DEVICE_CAP_BYTES.key(), deviceCap);
+    }
+    long pinnedCap = conf.pinnedCapBytes();
+    if (size > pinnedCap / 2) {
+      return String.format(why, size, TesseraConf.PINNED_CAP_BYTES.key(), pinnedCap);
+    }
+    return null;
+  }
+
+  /** The build side's size in bytes as Spark estimates it (measured under AQE), or -1. */
+  private static long sizeEstimate(SparkPlan build) {
+    try {
+      if (build instanceof QueryStageExec stage) {
+        scala.Option<Statistics> stats = stage.computeStats();
+        if (stats.isDefined()) {
+          return clamp(stats.get().sizeInBytes());
+        }
+      }
+      scala.Option<LogicalPlan> logical = build.logicalLink();
+      if (logical.isDefined()) {
+        return clamp(logical.get().stats().sizeInBytes());
+      }
+    } catch (RuntimeException e) {
+      // No estimate: the runtime handles a table that does not fit.
+    }
+    return -1;
+  }
+
+  private static long clamp(scala.math.BigInt size) {
+    return size.isValidLong() ? size.toLong() : Long.MAX_VALUE;
   }
 
   private static JoinProbe probe(BroadcastHashJoinExec join, boolean buildLeft)

@@ -73,7 +73,7 @@ class AggregationRunnerTest {
     stream = backend.newStream();
     for (String name : List.of(ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
         ExecMetrics.KERNEL_TIME, ExecMetrics.BYTES_READ, ExecMetrics.TABLE_FLUSHES,
-        ExecMetrics.CPU_MERGED_ROWS)) {
+        ExecMetrics.CPU_MERGED_ROWS, ExecMetrics.BATCH_SPLITS, ExecMetrics.MEMORY_WAITS)) {
       metrics.put(name, new SQLMetric("sum", 0L));
     }
   }
@@ -163,7 +163,7 @@ class AggregationRunnerTest {
   private AggregationRunner runner(boolean partial, Supplier<HashAggregateKernel.Aggregation> a) {
     input = batches();
     return new AggregationRunner(input, a, PROGRAM, List.of(), partial, output(), (b, e) -> e, metrics,
-        partial ? null : new CpuGroupMerge(SPEC, backend, stream),
+        partial ? null : new CpuGroupMerge(SPEC, backend, stream), null,
         AggregationRunner.GroupsCheck.NONE);
   }
 
@@ -322,7 +322,7 @@ class AggregationRunnerTest {
     int outputs = spec.keyCount() + spec.functions().size();
     try (AggregationRunner runner = new AggregationRunner(input, failingOn(spec, failing),
         ProgramBuilder.identity(spec.inputTypes(), false), List.of(), false, attributes(outputs),
-        (b, e) -> e, metrics, new CpuGroupMerge(spec, backend, stream),
+        (b, e) -> e, metrics, new CpuGroupMerge(spec, backend, stream), null,
         AggregationRunner.GroupsCheck.NONE)) {
       while (runner.hasNext()) {
         try (ColumnarBatch batch = runner.next();
@@ -427,6 +427,165 @@ class AggregationRunnerTest {
       assertTrue(e.getMessage().contains(TesseraConf.DEVICE_CAP_BYTES.key()), e.getMessage());
       assertTrue(e.getMessage().contains(TesseraConf.execEnabledKey("HashAggregateExec")),
           e.getMessage());
+    }
+  }
+
+  // ---- out of memory when the groups come out (finish) ----------------------------------------
+
+  /**
+   * Aggregations of the host backend whose output does not fit in device memory at once: finish()
+   * runs out, and so does a part of more than {@code maxPart} groups.
+   */
+  private Supplier<HashAggregateKernel.Aggregation> finishFitsOnly(int maxPart) {
+    return () -> {
+      HashAggregateKernel.Aggregation real =
+          backend.hashAggregateKernel().open(SPEC, backend.deviceMemory(), stream);
+      return new HashAggregateKernel.Aggregation() {
+        @Override
+        public void update(ColumnBatch<DeviceColumn> batch) {
+          real.update(batch);
+        }
+
+        @Override
+        public void update(Program program, java.util.List<JoinTable> tables,
+            ColumnBatch<DeviceColumn> in) {
+          real.update(program, tables, in);
+        }
+
+        @Override
+        public ColumnBatch<DeviceColumn> finish() {
+          throw new PoolExhaustedException("injected: the groups do not fit");
+        }
+
+        @Override
+        public boolean canFinishInParts() {
+          return true;
+        }
+
+        @Override
+        public long groupCount() {
+          return real.groupCount();
+        }
+
+        @Override
+        public ColumnBatch<DeviceColumn> finish(long from, int count) {
+          if (count > maxPart) {
+            throw new PoolExhaustedException("injected: " + count + " groups do not fit");
+          }
+          return real.finish(from, count);
+        }
+
+        @Override
+        public void close() {
+          real.close();
+        }
+      };
+    };
+  }
+
+  @Test
+  void groupsThatDoNotFitAtOnceComeOutInParts_partial() {
+    input = batches();
+    List<Integer> rows = new ArrayList<>();
+    try (AggregationRunner runner = new AggregationRunner(input, finishFitsOnly(3), PROGRAM,
+        List.of(), true, output(), (b, e) -> e, metrics, null, backend,
+        AggregationRunner.GroupsCheck.NONE)) {
+      assertSameGroups(expected(), drain(runner, rows));
+    }
+    // 10 groups: halves of 5 do not fit, parts of 2 do.
+    assertEquals(List.of(2, 2, 2, 2, 2), rows);
+    assertTrue(metrics.get(ExecMetrics.BATCH_SPLITS).value() >= 2);
+    assertEquals(0, metrics.get(ExecMetrics.TABLE_FLUSHES).value());
+  }
+
+  @Test
+  void groupsThatDoNotFitAtOnceComeOutInParts_final() {
+    input = batches();
+    List<Integer> rows = new ArrayList<>();
+    try (AggregationRunner runner = new AggregationRunner(input, finishFitsOnly(4), PROGRAM,
+        List.of(), false, output(), (b, e) -> e, metrics,
+        new CpuGroupMerge(SPEC, backend, stream), backend,
+        AggregationRunner.GroupsCheck.NONE)) {
+      assertSameGroups(expected(), drain(runner, rows));
+    }
+    // A final aggregation's groups are results: each key once, in parts of what fits.
+    assertEquals(10, rows.stream().mapToInt(Integer::intValue).sum());
+    assertTrue(rows.stream().allMatch(r -> r <= 4), rows.toString());
+  }
+
+  @Test
+  void aFinalAggregationThatFlushedToTheCpuMovesItsGroupsInPartsToo() {
+    input = batches();
+    List<Integer> rows = new ArrayList<>();
+    // Batch 3's update runs out: the groups of batches 1-2 go to the CPU merge in parts.
+    Supplier<HashAggregateKernel.Aggregation> parts = finishFitsOnly(3);
+    Supplier<HashAggregateKernel.Aggregation> failing = failingOn(3);
+    int[] opened = {0};
+    Supplier<HashAggregateKernel.Aggregation> both = () -> {
+      HashAggregateKernel.Aggregation inner = parts.get();
+      HashAggregateKernel.Aggregation fails = failing.get();
+      fails.close();
+      return new HashAggregateKernel.Aggregation() {
+        @Override
+        public void update(ColumnBatch<DeviceColumn> batch) {
+          inner.update(batch);
+        }
+
+        @Override
+        public void update(Program program, java.util.List<JoinTable> tables,
+            ColumnBatch<DeviceColumn> in) {
+          if (++updates == 3) {
+            throw new PoolExhaustedException("injected: device memory is exhausted");
+          }
+          inner.update(program, tables, in);
+        }
+
+        @Override
+        public ColumnBatch<DeviceColumn> finish() {
+          return inner.finish();
+        }
+
+        @Override
+        public boolean canFinishInParts() {
+          return true;
+        }
+
+        @Override
+        public long groupCount() {
+          return inner.groupCount();
+        }
+
+        @Override
+        public ColumnBatch<DeviceColumn> finish(long from, int count) {
+          return inner.finish(from, count);
+        }
+
+        @Override
+        public void close() {
+          opened[0]++;
+          inner.close();
+        }
+      };
+    };
+    try (AggregationRunner runner = new AggregationRunner(input, both, PROGRAM, List.of(), false,
+        output(), (b, e) -> e, metrics, new CpuGroupMerge(SPEC, backend, stream), backend,
+        AggregationRunner.GroupsCheck.NONE)) {
+      assertSameGroups(expected(), drain(runner, rows));
+    }
+    assertEquals(1, metrics.get(ExecMetrics.TABLE_FLUSHES).value());
+    assertEquals(20, metrics.get(ExecMetrics.CPU_MERGED_ROWS).value());
+    assertEquals(List.of(10), rows);
+  }
+
+  @Test
+  void oneGroupThatDoesNotFitFailsNamingTheSetting() {
+    input = batches();
+    try (AggregationRunner runner = new AggregationRunner(input, finishFitsOnly(0), PROGRAM,
+        List.of(), true, output(), (b, e) -> e, metrics, null, backend,
+        AggregationRunner.GroupsCheck.NONE)) {
+      PoolExhaustedException e = assertThrows(PoolExhaustedException.class, runner::next);
+      assertTrue(e.getMessage().contains("a single row"), e.getMessage());
+      assertTrue(e.getMessage().contains(TesseraConf.DEVICE_CAP_BYTES.key()), e.getMessage());
     }
   }
 }

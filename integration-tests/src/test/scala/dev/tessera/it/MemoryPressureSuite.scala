@@ -1,0 +1,78 @@
+package dev.tessera.it
+
+import dev.tessera.it.TestSessions._
+import dev.tessera.spark.TesseraRuntime
+import dev.tessera.spark.exec.{HostToDeviceExec, TesseraFilterProjectExec, TesseraHashAggregateExec}
+import org.apache.spark.sql.DataFrame
+import org.apache.spark.sql.execution.SparkPlan
+import org.apache.spark.sql.execution.joins.BroadcastHashJoinExec
+import org.scalatest.funsuite.AnyFunSuite
+
+/**
+ * Memory pressure (DESIGN.md §2): with small device or pinned caps, aggregations with many
+ * groups, joins with large broadcast sides and filters producing long strings still give Spark's
+ * results; the fallbacks are counted in the nodes' metrics. The caps are read once per runtime,
+ * so each configuration gets a session of its own (and so a runtime of its own).
+ */
+class MemoryPressureSuite extends AnyFunSuite with GpuQueryTest {
+  private val KiB = 1024L
+  private val MiB = 1024L * 1024L
+
+  /** Runs `body` in a fresh session (and runtime) with the extra settings `conf`. */
+  private def withCaps(conf: (String, String)*)(body: => Unit): Unit = {
+    spark = create(getClass.getSimpleName, (Seq(Plugin, "spark.tessera.backend" -> testBackend,
+      "spark.sql.ansi.enabled" -> "false") ++ conf): _*)
+    spark.range(0, 200000, 1, 2).selectExpr("id AS k", "id % 7 AS v").createOrReplaceTempView("many")
+    spark.range(0, 40000, 1, 2).selectExpr("id * 3 AS dk", "id % 11 AS dv")
+      .createOrReplaceTempView("dim")
+    spark.range(0, 120000, 1, 2).selectExpr("id % 50000 * 3 AS fk", "id AS fv")
+      .createOrReplaceTempView("fact")
+    body
+    // Every task gave its memory back.
+    val backend = TesseraRuntime.backend()
+    assert(backend.deviceMemory().bytesInUse() == 0 ||
+      dev.tessera.spark.exec.JoinTableCache.size() > 0, "device memory leaked")
+  }
+
+  private def metric(df: DataFrame, name: String): Long =
+    nodes(finalPlan(df)).flatMap(_.metrics.get(name)).map(_.value).sum
+
+  private def manyGroups(): DataFrame = checkGpu(
+    spark.sql("SELECT k, count(*), sum(v) FROM many GROUP BY k"), gpuNodeCount = -1)
+
+  private def bigBroadcast(): DataFrame = checkGpu(
+    spark.sql("SELECT /*+ BROADCAST(dim) */ fk, fv, dv FROM fact JOIN dim ON fk = dk" +
+      " WHERE fv % 3 = 0"), gpuNodeCount = -1)
+
+  private def bigBroadcastAggregate(): DataFrame = checkGpu(
+    spark.sql("SELECT /*+ BROADCAST(dim) */ dv, count(*), sum(fv) FROM fact JOIN dim" +
+      " ON fk = dk GROUP BY dv"), gpuNodeCount = -1)
+
+  private def longStrings(): DataFrame = checkGpu(
+    spark.sql("SELECT k, concat(repeat('x', 1000), CAST(k AS STRING)) AS s FROM many" +
+      " WHERE k % 5 = 0 AND k < 60000"), gpuNodeCount = -1)
+
+  private def all(): Unit = {
+    manyGroups()
+    bigBroadcast()
+    bigBroadcastAggregate()
+    longStrings()
+  }
+
+  test("device cap 1 MiB") {
+    withCaps("spark.tessera.memory.deviceCapBytes" -> MiB.toString)(all())
+  }
+
+  test("device cap 64 KiB") {
+    withCaps("spark.tessera.memory.deviceCapBytes" -> (64 * KiB).toString)(all())
+  }
+
+  test("device cap 16 MiB with 256 KiB batches") {
+    withCaps("spark.tessera.memory.deviceCapBytes" -> (16 * MiB).toString,
+      "spark.tessera.batchSizeBytes" -> (256 * KiB).toString)(all())
+  }
+
+  test("pinned cap 1 MiB") {
+    withCaps("spark.tessera.memory.pinnedCapBytes" -> MiB.toString)(all())
+  }
+}
