@@ -46,6 +46,9 @@ public abstract class PooledBackend implements Backend {
       return;
     }
     closed = true;
+    // Memory still in use means a task still runs: its device (and the pinned memory that
+    // belongs to it) must outlive the backend, or that task would crash the JVM.
+    boolean inUse = pinnedMemory.liveBlockCount() > 0 || deviceMemory.liveBlockCount() > 0;
     try {
       staging.close();
     } finally {
@@ -53,7 +56,9 @@ public abstract class PooledBackend implements Backend {
         pinnedMemory.close();
         deviceMemory.close();
       } finally {
-        releaseDevice();
+        if (!inUse) {
+          releaseDevice();
+        }
       }
     }
   }

@@ -184,6 +184,23 @@ public abstract class BackendContractTest extends BackendTestBase {
   }
 
   @Test
+  void stagingBeyondAFullPinnedPoolComesFromPageableMemoryAndRoundTrips() {
+    RuntimeOptions small = RuntimeOptions.defaults().withPinnedMemoryCap(RuntimeOptions.MiB);
+    try (Backend limited = openBackend(small); GpuStream s = limited.newStream()) {
+      // 300,000 longs and strings: several MiB of staging, the pinned pool holds one.
+      for (ColumnType type : List.of(ColumnType.LONG, ColumnType.STRING)) {
+        List<Object> values = TestColumns.random(type, 300_000, 0.1, 11);
+        try (HostColumn host = TestColumns.build(type, values, limited.stagingAllocator());
+            DeviceColumn device = ColumnTransfer.toDeviceAsync(host, limited.deviceMemory(), s);
+            HostColumn back = ColumnTransfer.toHost(device, limited.stagingAllocator(), s)) {
+          TestColumns.assertHolds(type, values, back);
+        }
+      }
+      assertEquals(0, limited.pinnedMemory().bytesInUse());
+    }
+  }
+
+  @Test
   void buffersCannotBeClosedTwice() {
     DeviceBuffer buffer = DeviceBuffer.allocate(backend.deviceMemory(), 64);
     buffer.close();

@@ -79,7 +79,8 @@ public final class TesseraConf {
           .doc("The most pinned (page-locked) host memory Tessera's staging pool may take per"
               + " executor, for copies to and from the device. 0 means automatic: room for two"
               + " batches (spark.tessera.batchSizeBytes) per core of the executor's host, at"
-              + " least 1 GiB, since every running task stages its own batch.")
+              + " least 1 GiB, since every running task stages its own batch. Staging beyond"
+              + " it comes from pageable memory, which works but copies more slowly.")
           .bytesConf()
           .check(v -> v >= 0, "0 (automatic) or more")
           .readOncePerJvm()

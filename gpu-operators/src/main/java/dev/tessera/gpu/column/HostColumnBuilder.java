@@ -162,28 +162,6 @@ public final class HostColumnBuilder implements AutoCloseable {
     return start;
   }
 
-  /**
-   * Drops the rows from {@code newRows} on, so that a caller whose append failed part way (the
-   * staging pool ran out) can keep the rows before it. Buffers keep their capacity.
-   */
-  public void truncate(int newRows) {
-    if (newRows < 0 || newRows > rows) {
-      throw new IllegalArgumentException("cannot truncate " + rows + " rows to " + newRows);
-    }
-    for (int r = newRows; r < rows; r++) {
-      validity.setByte(r >>> 3, validity.getByte(r >>> 3) & ~(1 << (r & 7)));
-    }
-    rows = newRows;
-    dataBytes = type.isString() ? offsets.getInt(4L * newRows) : type.fixedDataBytes(newRows);
-    int n = 0;
-    for (int r = 0; r < newRows; r++) {
-      if ((validity.getByte(r >>> 3) & (1 << (r & 7))) == 0) {
-        n++;
-      }
-    }
-    nulls = n;
-  }
-
   /** Bytes of buffers this builder holds now (what a batch of it costs in staging memory). */
   public long bytesUsed() {
     return dataBytes + Validity.bytesFor(rows) + (offsets == null ? 0 : 4L * (rows + 1));

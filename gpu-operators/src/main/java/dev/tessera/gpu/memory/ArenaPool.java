@@ -105,10 +105,9 @@ public final class ArenaPool implements AutoCloseable {
 
   /** Returns a block to the pool. Address 0 (a zero-size allocation) is ignored. */
   public synchronized void free(long address) {
-    if (address == 0L) {
-      return;
+    if (address == 0L || closed) {
+      return; // after close: the chunks of blocks in use were left allocated (see close)
     }
-    checkOpen();
     Long size = liveBlocks.remove(address);
     if (size == null) {
       throw new IllegalStateException(
@@ -201,6 +200,11 @@ public final class ArenaPool implements AutoCloseable {
     return releases != seen;
   }
 
+  /** The setting that raises this pool's cap. */
+  public String capSetting() {
+    return capSetting;
+  }
+
   /** Number of blocks handed out and not yet freed. */
   public synchronized int liveBlockCount() {
     return liveBlocks.size();
@@ -232,12 +236,16 @@ public final class ArenaPool implements AutoCloseable {
     }
     closed = true;
     notifyAll();
-    if (!liveBlocks.isEmpty()) {
-      LOG.error("{}: closed with {} blocks ({} bytes) still in use: a buffer was leaked",
-          name, liveBlocks.size(), bytesInUse);
-    }
-    for (Chunk chunk : chunkByAddress.values()) {
-      chunks.free(chunk.address(), chunk.size());
+    if (liveBlocks.isEmpty()) {
+      for (Chunk chunk : chunkByAddress.values()) {
+        chunks.free(chunk.address(), chunk.size());
+      }
+    } else {
+      // A task may still run (an executor stopping under a failed job): freeing memory it
+      // writes to would crash the JVM, so the chunks are left to the process's exit.
+      LOG.error("{}: closed with {} blocks ({} bytes) still in use (a buffer was leaked, or a"
+          + " task still runs); its {} bytes of chunks are not freed", name, liveBlocks.size(),
+          bytesInUse, reservedBytes);
     }
     chunkByAddress.clear();
     freeByAddress.clear();

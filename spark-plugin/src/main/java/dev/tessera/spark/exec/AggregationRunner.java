@@ -425,11 +425,10 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
         }
       } while (partFrom >= 0);
     } catch (PoolExhaustedException e) {
-      // Emitting the groups needs device memory for them, and copying them staging memory.
+      // Emitting the groups needs device memory for them.
       throw new PoolExhaustedException("The final GPU hash aggregation ran out of memory while"
           + " moving its groups to the CPU merge (it does that when device memory runs out)."
-          + " Raise " + TesseraConf.DEVICE_CAP_BYTES.key() + " or "
-          + TesseraConf.PINNED_CAP_BYTES.key() + ", use smaller batches ("
+          + " Raise " + TesseraConf.DEVICE_CAP_BYTES.key() + ", use smaller batches ("
           + TesseraConf.BATCH_SIZE_BYTES.key() + "), or run it on the CPU with "
           + TesseraConf.execEnabledKey("HashAggregateExec") + "=false", e);
     }

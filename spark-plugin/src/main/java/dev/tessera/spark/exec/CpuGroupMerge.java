@@ -119,8 +119,7 @@ final class CpuGroupMerge implements AutoCloseable {
           throw new PoolExhaustedException("The GPU hash aggregation merged its groups on the"
               + " CPU after running out of device memory, but even a few of the " + total
               + " merged groups do not fit in device memory. Raise "
-              + TesseraConf.DEVICE_CAP_BYTES.key() + " (or " + TesseraConf.PINNED_CAP_BYTES.key()
-              + " if the pinned pool ran out), or run the aggregation on the CPU with "
+              + TesseraConf.DEVICE_CAP_BYTES.key() + ", or run the aggregation on the CPU with "
               + TesseraConf.execEnabledKey("HashAggregateExec") + "=false", e);
         }
         partRows = Math.max(8, ((to - mergedFrom) / 2) & ~7);

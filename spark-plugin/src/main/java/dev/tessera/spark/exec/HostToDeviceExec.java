@@ -119,8 +119,8 @@ public final class HostToDeviceExec extends TesseraDeviceExec {
    * large Spark batch is cut into several device batches), uploads each batch. When memory runs
    * out (DESIGN.md §2) it waits for other tasks to free some, then splits: a staged batch that
    * does not fit on the device is uploaded in halves, down to one row, and later batches are
-   * built no larger than what fitted; staging that runs out of pinned memory sends the rows it
-   * has.
+   * built no larger than what fitted. (Staging never runs out: beyond the pinned cap it is
+   * pageable, see StagingAllocators.)
    */
   private static final class Uploader implements Iterator<ColumnarBatch> {
     private static final Logger LOG = LoggerFactory.getLogger(HostToDeviceExec.class);
@@ -177,17 +177,8 @@ public final class HostToDeviceExec extends TesseraDeviceExec {
         throw new NoSuchElementException();
       }
       long started = System.nanoTime();
-      while (staged.isEmpty()) {
-        try {
-          staged.addFirst(MemoryPressure.waitingForOthers(backend,
-              metrics.get(ExecMetrics.MEMORY_WAITS), this::stage));
-        } catch (PoolExhaustedException e) {
-          if (maxRows <= 1) {
-            throw MemoryPressure.oneRowDoesNotFit("for its staging before the upload", e);
-          }
-          split(e, "the pinned staging pool", TesseraConf.PINNED_CAP_BYTES.key());
-          maxRows = Math.max(1, Math.min(maxRows, FIRST_CHUNK_ROWS) / 2);
-        }
+      if (staged.isEmpty()) {
+        staged.addFirst(stage());
       }
       return upload(started);
     }
@@ -214,22 +205,9 @@ public final class HostToDeviceExec extends TesseraDeviceExec {
           int left = Math.min(current.numRows() - currentRow, maxRows - rows);
           int chunk = rows == 0 ? Math.min(left, FIRST_CHUNK_ROWS)
               : (int) Math.max(1, Math.min(left, (targetBytes - bytes) / Math.max(1, bytes / rows)));
-          try {
-            for (int c = 0; c < ordinals.length; c++) {
-              SparkColumnReader.append(current.column(ordinals[c]), currentRow,
-                  currentRow + chunk, types.get(c), builders.get(c));
-            }
-          } catch (PoolExhaustedException e) {
-            // Pinned memory ran out: keep the rows staged before this chunk and send them.
-            for (HostColumnBuilder b : builders) {
-              b.truncate(rows);
-            }
-            if (rows == 0) {
-              throw e; // nothing staged: wait for other tasks (the caller), or fail
-            }
-            split(e, "the pinned staging pool", TesseraConf.PINNED_CAP_BYTES.key());
-            maxRows = Math.max(1, rows);
-            break;
+          for (int c = 0; c < ordinals.length; c++) {
+            SparkColumnReader.append(current.column(ordinals[c]), currentRow,
+                currentRow + chunk, types.get(c), builders.get(c));
           }
           currentRow += chunk;
           rows += chunk;
@@ -260,7 +238,7 @@ public final class HostToDeviceExec extends TesseraDeviceExec {
           if (host.rowCount() <= 1) {
             throw MemoryPressure.oneRowDoesNotFit("for its upload to the device", e);
           }
-          split(e, "device memory", TesseraConf.DEVICE_CAP_BYTES.key());
+          split(e);
           int half = host.rowCount() / 2;
           maxRows = Math.max(1, half);
           ColumnBatch<HostColumn> first = MemoryPressure.waitingForOthers(backend,
@@ -307,11 +285,11 @@ public final class HostToDeviceExec extends TesseraDeviceExec {
       return device;
     }
 
-    private void split(PoolExhaustedException e, String pool, String setting) {
+    private void split(PoolExhaustedException e) {
       metrics.get(ExecMetrics.BATCH_SPLITS).add(1);
-      MemoryPressure.warnOnce(LOG, warned, "Tessera: {} ran out while uploading a batch to the"
-          + " device; it sends smaller batches, which is slower (logged once per task; raise {}"
-          + " or lower {} to avoid it): {}", pool, setting,
+      MemoryPressure.warnOnce(LOG, warned, "Tessera: device memory ran out while uploading a"
+          + " batch to the device; it sends smaller batches, which is slower (logged once per"
+          + " task; raise {} or lower {} to avoid it): {}", TesseraConf.DEVICE_CAP_BYTES.key(),
           TesseraConf.BATCH_SIZE_BYTES.key(), e.getMessage());
     }
   }

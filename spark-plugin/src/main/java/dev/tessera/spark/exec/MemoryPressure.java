@@ -103,8 +103,7 @@ final class MemoryPressure {
   /** The error for one row that does not fit even alone. */
   static PoolExhaustedException oneRowDoesNotFit(String what, PoolExhaustedException e) {
     return new PoolExhaustedException("Tessera: a single row does not fit in memory " + what
-        + ", even after waiting for other tasks. Raise " + TesseraConf.DEVICE_CAP_BYTES.key()
-        + " (or " + TesseraConf.PINNED_CAP_BYTES.key() + " if the pinned staging pool ran out): "
+        + ", even after waiting for other tasks. Raise " + TesseraConf.DEVICE_CAP_BYTES.key() + ": "
         + e.getMessage(), e);
   }
 

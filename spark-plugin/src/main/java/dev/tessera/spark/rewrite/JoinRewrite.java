@@ -81,11 +81,12 @@ final class JoinRewrite {
   }
 
   /**
-   * Why the build side is too large for the device, or null. Its table needs the build side's
-   * columns staged in pinned memory, and on the device those columns and the table built from
-   * them: a build side estimated at more than half of either cap would fail every task (or,
-   * with tasks sharing the pool, some of them), so the join runs on Spark's CPU operator, which
-   * is exact. Under adaptive execution the estimate is the broadcast's real size.
+   * Why the build side is too large for the device, or null. Its table needs on the device the
+   * build side's columns and the table built from them: a build side estimated at more than half
+   * of the device cap would fail every task (or, with tasks sharing the pool, some of them), so
+   * the join runs on Spark's CPU operator, which is exact. Under adaptive execution the estimate
+   * is the broadcast's real size. (Its staging needs no pinned memory: staging beyond the pinned
+   * cap is pageable, see StagingAllocators.)
    */
   static String buildTooLarge(SparkPlan build, TesseraConf conf) {
     long size = sizeEstimate(build);
@@ -100,10 +101,6 @@ final class JoinRewrite {
         + " its table; raise it to run this join on the GPU";
     if (deviceCap > 0 && size > deviceCap / 2) {
       return String.format(why, size, TesseraConf.DEVICE_CAP_BYTES.key(), deviceCap);
-    }
-    long pinnedCap = conf.pinnedCapBytes();
-    if (size > pinnedCap / 2) {
-      return String.format(why, size, TesseraConf.PINNED_CAP_BYTES.key(), pinnedCap);
     }
     return null;
   }
