@@ -80,6 +80,15 @@ class MemoryPressureSuite extends AnyFunSuite with GpuQueryTest {
       "spark.tessera.batchSizeBytes" -> (256 * KiB).toString)(all())
   }
 
+  test("device cap 4 KiB: an aggregation that cannot run even in parts runs Spark's plan") {
+    // Not even a few rows fit the table: before its first output row, the task runs Spark's
+    // plan for that GPU segment instead (CpuFallbackRDD). (A step that already output rows and
+    // then finds that a single row cannot fit fails, naming the setting.)
+    withCaps("spark.tessera.memory.deviceCapBytes" -> (4 * KiB).toString) {
+      assert(metric(manyGroups(), "cpuFallbackTasks") > 0)
+    }
+  }
+
   test("pinned cap 1 MiB") {
     withCaps("spark.tessera.memory.pinnedCapBytes" -> MiB.toString)(all())
   }

@@ -69,7 +69,7 @@ public final class CpuFallbackExec extends TesseraUnaryExec {
 
   @Override
   protected String[] metricNames() {
-    return new String[0];
+    return new String[] {ExecMetrics.CPU_FALLBACK_TASKS};
   }
 
   @Override
@@ -94,7 +94,7 @@ public final class CpuFallbackExec extends TesseraUnaryExec {
           spark.getNumPartitions(), gpu.getNumPartitions(), child().nodeName());
       return gpu;
     }
-    return new CpuFallbackRDD(gpu, spark);
+    return new CpuFallbackRDD(gpu, spark, metricMap().get(ExecMetrics.CPU_FALLBACK_TASKS));
   }
 
   /** The nodes under {@code node} tagged {@link SharedInputExec#KEY}, by key, as Spark ran them. */

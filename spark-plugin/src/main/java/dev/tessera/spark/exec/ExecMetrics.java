@@ -20,6 +20,7 @@ final class ExecMetrics {
   static final String CPU_MERGED_ROWS = "cpuMergedGroupRows";
   static final String BATCH_SPLITS = "memorySplits";
   static final String MEMORY_WAITS = "memoryWaits";
+  static final String CPU_FALLBACK_TASKS = "cpuFallbackTasks";
 
   private ExecMetrics() {}
 
@@ -43,6 +44,8 @@ final class ExecMetrics {
             "batches split or emitted in parts (memory ran out)");
         case MEMORY_WAITS -> SQLMetrics.createMetric(sc,
             "waits for other tasks to free memory (memory ran out)");
+        case CPU_FALLBACK_TASKS -> SQLMetrics.createMetric(sc,
+            "tasks that ran Spark's plan (no usable GPU, or device memory ran out)");
         default -> throw new IllegalArgumentException("no metric " + name);
       });
     }

@@ -32,7 +32,7 @@ import org.slf4j.Logger;
  */
 final class MemoryPressure {
   /** How long a task waits for another task to free memory before it gives up. */
-  static final long WAIT_MILLIS = 2_000;
+  static final long WAIT_MILLIS = 500;
   /** The most times a task retries after other tasks freed memory, for one allocation. */
   private static final int MAX_WAITS = 200;
 

@@ -61,7 +61,9 @@ final class RuntimeReadiness {
         // later context in this JVM opens one under its own settings.
         sc.addSparkListener(new CloseRuntimeAtEnd());
       }
-      return new Decision(TesseraRuntime.unusableReason(), false, null);
+      // Per-task fallback here too: a task whose GPU step runs out of device memory before its
+      // first row runs Spark's plan for it (CpuFallbackRDD).
+      return new Decision(TesseraRuntime.unusableReason(), true, null);
     }
     ExecutorDevices devices = TesseraDriverPlugin.executorDevices();
     if (devices == null) {
