@@ -126,38 +126,65 @@ class AggregationRunnerTest {
 
   private Supplier<HashAggregateKernel.Aggregation> failingOn(AggregateSpec spec,
       int... failing) {
-    return () -> {
-      HashAggregateKernel.Aggregation real =
-          backend.hashAggregateKernel().open(spec, backend.deviceMemory(), stream);
-      return new HashAggregateKernel.Aggregation() {
-        @Override
-        public void update(ColumnBatch<DeviceColumn> batch) {
-          real.update(batch);
-        }
-
-        @Override
-        public void update(Program program, java.util.List<JoinTable> tables,
-            ColumnBatch<DeviceColumn> input) {
-          int call = ++updates;
-          for (int f : failing) {
-            if (f == call) {
-              throw new PoolExhaustedException("injected: device memory is exhausted");
-            }
+    return () -> new Delegating(backend.hashAggregateKernel().open(spec, backend.deviceMemory(),
+        stream)) {
+      @Override
+      public void update(Program program, java.util.List<JoinTable> tables,
+          ColumnBatch<DeviceColumn> input) {
+        int call = ++updates;
+        for (int f : failing) {
+          if (f == call) {
+            throw new PoolExhaustedException("injected: device memory is exhausted");
           }
-          real.update(program, tables, input);
         }
-
-        @Override
-        public ColumnBatch<DeviceColumn> finish() {
-          return real.finish();
-        }
-
-        @Override
-        public void close() {
-          real.close();
-        }
-      };
+        super.update(program, tables, input);
+      }
     };
+  }
+
+  /** An aggregation that does what {@code real} does; tests override what they inject. */
+  private static class Delegating implements HashAggregateKernel.Aggregation {
+    final HashAggregateKernel.Aggregation real;
+
+    Delegating(HashAggregateKernel.Aggregation real) {
+      this.real = real;
+    }
+
+    @Override
+    public void update(ColumnBatch<DeviceColumn> batch) {
+      real.update(batch);
+    }
+
+    @Override
+    public void update(Program program, java.util.List<JoinTable> tables,
+        ColumnBatch<DeviceColumn> input) {
+      real.update(program, tables, input);
+    }
+
+    @Override
+    public ColumnBatch<DeviceColumn> finish() {
+      return real.finish();
+    }
+
+    @Override
+    public boolean canFinishInParts() {
+      return real.canFinishInParts();
+    }
+
+    @Override
+    public long groupCount() {
+      return real.groupCount();
+    }
+
+    @Override
+    public ColumnBatch<DeviceColumn> finish(long from, int count) {
+      return real.finish(from, count);
+    }
+
+    @Override
+    public void close() {
+      real.close();
+    }
   }
 
   private AggregationRunner runner(boolean partial, Supplier<HashAggregateKernel.Aggregation> a) {
@@ -437,49 +464,25 @@ class AggregationRunnerTest {
    * runs out, and so does a part of more than {@code maxPart} groups.
    */
   private Supplier<HashAggregateKernel.Aggregation> finishFitsOnly(int maxPart) {
-    return () -> {
-      HashAggregateKernel.Aggregation real =
-          backend.hashAggregateKernel().open(SPEC, backend.deviceMemory(), stream);
-      return new HashAggregateKernel.Aggregation() {
-        @Override
-        public void update(ColumnBatch<DeviceColumn> batch) {
-          real.update(batch);
-        }
+    return () -> new Delegating(backend.hashAggregateKernel().open(SPEC, backend.deviceMemory(),
+        stream)) {
+      @Override
+      public ColumnBatch<DeviceColumn> finish() {
+        throw new PoolExhaustedException("injected: the groups do not fit");
+      }
 
-        @Override
-        public void update(Program program, java.util.List<JoinTable> tables,
-            ColumnBatch<DeviceColumn> in) {
-          real.update(program, tables, in);
-        }
+      @Override
+      public boolean canFinishInParts() {
+        return true;
+      }
 
-        @Override
-        public ColumnBatch<DeviceColumn> finish() {
-          throw new PoolExhaustedException("injected: the groups do not fit");
+      @Override
+      public ColumnBatch<DeviceColumn> finish(long from, int count) {
+        if (count > maxPart) {
+          throw new PoolExhaustedException("injected: " + count + " groups do not fit");
         }
-
-        @Override
-        public boolean canFinishInParts() {
-          return true;
-        }
-
-        @Override
-        public long groupCount() {
-          return real.groupCount();
-        }
-
-        @Override
-        public ColumnBatch<DeviceColumn> finish(long from, int count) {
-          if (count > maxPart) {
-            throw new PoolExhaustedException("injected: " + count + " groups do not fit");
-          }
-          return real.finish(from, count);
-        }
-
-        @Override
-        public void close() {
-          real.close();
-        }
-      };
+        return super.finish(from, count);
+      }
     };
   }
 
