@@ -29,7 +29,7 @@ for nb in "${notebooks[@]}"; do
   name="$(basename "$nb")"
   start=$SECONDS
   echo "notebooks: executing $name" >&2
-  # A kernel that does not answer at start-up gets one more try.
+  # A kernel that does not answer at start-up, or dies before it answers, gets one more try.
   for attempt in 1 2; do
     if /usr/bin/python3 "$here/execute.py" "$nb" "$out/$name" tessera-java \
         "${NOTEBOOKS_CELL_TIMEOUT:-300}" >"$out/$name.log" 2>&1; then
@@ -37,7 +37,7 @@ for nb in "${notebooks[@]}"; do
       break
     fi
     status=failed
-    grep -q "Kernel didn't respond" "$out/$name.log" || break
+    grep -qE "Kernel didn't respond|Kernel died before replying" "$out/$name.log" || break
     echo "notebooks: the kernel did not start for $name; trying again" >&2
   done
   if [[ $status == passed ]]; then
