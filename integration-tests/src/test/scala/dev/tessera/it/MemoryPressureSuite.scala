@@ -62,8 +62,10 @@ class MemoryPressureSuite extends AnyFunSuite with GpuQueryTest {
   test("device cap 1 MiB") {
     withCaps("spark.tessera.memory.deviceCapBytes" -> MiB.toString) {
       all()
-      // The groups do not fit at once: the aggregation emitted them early (and said so).
-      assert(metric(manyGroups(), "tableFlushes") > 0)
+      // A task's 40,000 groups do not fit at once: the aggregation split its batch or emitted
+      // its groups early (which one depends on what the other task holds at the time).
+      val df = manyGroups()
+      assert(metric(df, "memorySplits") + metric(df, "tableFlushes") > 0)
     }
   }
 
