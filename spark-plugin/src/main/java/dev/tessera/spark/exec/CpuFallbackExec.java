@@ -28,7 +28,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * only the GPU plan), and it reads the very same inputs (the same scans and query stages, and
  * the same exchanges through {@link SharedInputExec}), so each task runs one of the two over the
  * same partition: the GPU plan where the executor's runtime is usable, else the Spark plan
- * ({@link CpuFallbackRDD}). Planned only on a cluster (see RuntimeReadiness and CpuFallback).
+ * ({@link CpuFallbackRDD}). A task whose GPU plan runs out of device memory before its first row
+ * switches to the Spark plan too (DESIGN.md §2), which is why it is planned in local mode as well
+ * as on a cluster (see RuntimeReadiness and CpuFallback).
  *
  * <p>The Spark plan is prepared as Spark would have prepared it (row/columnar transitions, whole
  * stage code generation) when this node executes. Its SQL metrics are not shown in the UI.
@@ -159,6 +161,6 @@ public final class CpuFallbackExec extends TesseraUnaryExec {
   @Override
   public String simpleString(int maxFields) {
     return "CpuFallbackExec (runs Spark's " + cpu.nodeName()
-        + " in tasks of executors without a usable GPU)";
+        + " in tasks without a usable GPU or out of device memory)";
   }
 }
