@@ -18,7 +18,8 @@ import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * The per-task safety net on a cluster (DESIGN.md §5): after the rewrite, every plan that
+ * The per-task safety net (DESIGN.md §5; in local mode too, for tasks out of device memory,
+ * DESIGN.md §2): after the rewrite, every plan that
  * replaced a Spark node (tagged {@link FilterProjectRewriter#REPLACES}) is wrapped in a
  * {@link CpuFallbackExec} keeping that Spark node's original subtree, which a task runs instead
  * when its executor has no usable runtime.

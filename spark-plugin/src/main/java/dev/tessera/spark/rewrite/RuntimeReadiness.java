@@ -48,7 +48,7 @@ final class RuntimeReadiness {
    *
    * @param notUsable why plans may not use the runtime at all, or null when they may
    * @param perTaskFallback whether GPU segments keep Spark's plan for tasks that find no usable
-   *     runtime (on a cluster)
+   *     runtime (on a cluster) or run out of device memory before their first row (always)
    * @param unconfirmed when not null, why a GPU segment that cannot keep Spark's plan must stay
    *     on the CPU (not every executor is known to have a usable runtime)
    */
