@@ -18,11 +18,11 @@ import scala.Option;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * The per-task safety net (DESIGN.md §5; in local mode too, for tasks out of device memory,
- * DESIGN.md §2): after the rewrite, every plan that
- * replaced a Spark node (tagged {@link FilterProjectRewriter#REPLACES}) is wrapped in a
- * {@link CpuFallbackExec} keeping that Spark node's original subtree, which a task runs instead
- * when its executor has no usable runtime.
+ * The per-task safety net (DESIGN.md §5): after the rewrite, every plan that replaced a Spark
+ * node (tagged {@link FilterProjectRewriter#REPLACES}) is wrapped in a {@link CpuFallbackExec}
+ * keeping that Spark node's original subtree, which a task runs instead when its executor has no
+ * usable runtime, or (in local mode too) when its GPU plan runs out of device memory before its
+ * first row (DESIGN.md §2).
  *
  * <p>The two plans must read the very same inputs, so that a task computes one or the other over
  * the same partition: every path down from the GPU plan must reach a node of the Spark subtree
