@@ -113,4 +113,21 @@ class JoinRegressionSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQue
       }
     }
   }
+
+  test("an ANSI error after a semi join over a broadcast chosen at run time is Spark's") {
+    // Found by QueryFuzzSuite (seed 305, query 60), on its tables. Under AQE the semi join
+    // becomes a broadcast join over the finished shuffle; the CPU replay that finds Spark's
+    // error passed the semi join's rows on under the join's output attributes instead of the
+    // stream rows' own, so the cast after it read the wrong column and failed with an internal
+    // error (IllegalStateException) instead of Spark's CAST_OVERFLOW.
+    dev.tessera.it.fuzz.DataGen.register(spark, 305)
+    withConf("spark.sql.ansi.enabled" -> "true") {
+      withConf("spark.sql.adaptive.enabled" -> "true") {
+        assert(checkSameError(spark.sql("SELECT fa.dt AS c0, fa.i AS c1, fa.k_ts AS c3," +
+          " CAST(CAST(fa.l AS SMALLINT) AS INT) AS c4 FROM fact fa WHERE EXISTS (SELECT 1" +
+          " FROM dim_t sq WHERE sq.k_s = fa.k_s AND (sq.ts >= TIMESTAMP'9999-12-31" +
+          " 23:59:59.999999'))")) == "CAST_OVERFLOW")
+      }
+    }
+  }
 }

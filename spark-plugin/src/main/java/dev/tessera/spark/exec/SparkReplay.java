@@ -13,10 +13,13 @@ import dev.tessera.spark.expr.JoinProbe;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Consumer;
+import java.util.stream.Collectors;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.BasePredicate;
+import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.catalyst.expressions.JoinedRow;
@@ -86,8 +89,10 @@ final class SparkReplay {
       if (step.isFilter()) {
         chain.add(filter(step.condition(), schema));
       } else if (step.isProbe()) {
-        chain.add(new ProbeStep(step.probe(), schema, relations.get(step.probe().table())));
-        schema = step.probe().output();
+        ProbeStep probe = new ProbeStep(step.probe(), schema,
+            relations.get(step.probe().table()));
+        chain.add(probe);
+        schema = probe.outputSchema;
       } else {
         chain.add(project(step.projectList(), schema));
         schema = step.projectList().stream().map(NamedExpression::toAttribute).toList();
@@ -152,6 +157,12 @@ final class SparkReplay {
     private final UnsafeProjection output;
     private final InternalRow noMatch;
     private final JoinedRow joined = new JoinedRow();
+    /**
+     * The attributes of the rows it passes on: a semi or anti join passes the stream rows as they
+     * are; an inner or outer join outputs the join's attributes that the stream rows carry (the
+     * batch holds only the columns the pipeline reads) and the build side's.
+     */
+    final List<Attribute> outputSchema;
 
     ProbeStep(JoinProbe probe, List<Attribute> stream, HashedRelation relation) {
       this.probe = probe;
@@ -160,7 +171,10 @@ final class SparkReplay {
       List<Attribute> both = new ArrayList<>(stream);
       both.addAll(probe.buildOutput());
       this.condition = probe.condition() == null ? null : predicate(probe.condition(), both);
-      this.output = probe.kind().matchOnly() ? null : projection(probe.output(), both);
+      Set<ExprId> available = both.stream().map(Attribute::exprId).collect(Collectors.toSet());
+      this.outputSchema = probe.kind().matchOnly() ? stream
+          : probe.output().stream().filter(a -> available.contains(a.exprId())).toList();
+      this.output = probe.kind().matchOnly() ? null : projection(outputSchema, both);
       this.noMatch = new GenericInternalRow(probe.buildOutput().size());
     }
 
