@@ -7,9 +7,6 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.Attribute;
-import org.apache.spark.sql.catalyst.expressions.SortOrder;
-import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.ApplyColumnarRulesAndInsertTransitions;
 import org.apache.spark.sql.execution.CollapseCodegenStages;
 import org.apache.spark.sql.execution.ColumnarRule;
@@ -18,7 +15,6 @@ import org.apache.spark.sql.execution.exchange.ReusedExchangeExec;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.Option;
-import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
@@ -35,7 +31,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * <p>The Spark plan is prepared as Spark would have prepared it (row/columnar transitions, whole
  * stage code generation) when this node executes. Its SQL metrics are not shown in the UI.
  */
-public final class CpuFallbackExec extends TesseraUnaryExec {
+public final class CpuFallbackExec extends TesseraPassThroughExec {
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(CpuFallbackExec.class);
   private final SparkPlan cpu;
@@ -52,21 +48,6 @@ public final class CpuFallbackExec extends TesseraUnaryExec {
   /** The Spark plan a task without a usable runtime runs. */
   public SparkPlan cpuPlan() {
     return cpu;
-  }
-
-  @Override
-  public Seq<Attribute> output() {
-    return child().output();
-  }
-
-  @Override
-  public Partitioning outputPartitioning() {
-    return child().outputPartitioning();
-  }
-
-  @Override
-  public Seq<SortOrder> outputOrdering() {
-    return child().outputOrdering();
   }
 
   @Override

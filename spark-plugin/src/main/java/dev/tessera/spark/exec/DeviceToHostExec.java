@@ -13,17 +13,14 @@ import java.util.NoSuchElementException;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
-import org.apache.spark.sql.catalyst.expressions.SortOrder;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
-import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
+import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.execution.ColumnarToRowTransition;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
-import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
-import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
@@ -31,26 +28,12 @@ import scala.jdk.javaapi.CollectionConverters;
  * its rows, as UnsafeRows, to Spark's next CPU operator. Spark leaves a
  * {@link ColumnarToRowTransition} and the plan below it alone when it inserts its own transitions.
  */
-public final class DeviceToHostExec extends TesseraUnaryExec implements ColumnarToRowTransition {
+public final class DeviceToHostExec extends TesseraPassThroughExec
+    implements ColumnarToRowTransition {
   private static final long serialVersionUID = 1L;
 
   public DeviceToHostExec(SparkPlan child) {
     super(child);
-  }
-
-  @Override
-  public Seq<Attribute> output() {
-    return child().output();
-  }
-
-  @Override
-  public Partitioning outputPartitioning() {
-    return child().outputPartitioning();
-  }
-
-  @Override
-  public Seq<SortOrder> outputOrdering() {
-    return child().outputOrdering();
   }
 
   @Override

@@ -1,19 +1,18 @@
 package dev.tessera.spark.exec;
 
 import dev.tessera.gpu.Backend;
-import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.GpuStream;
+import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
-import dev.tessera.gpu.column.Validity;
 import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.column.HostColumnBuilder;
+import dev.tessera.gpu.column.Validity;
 import dev.tessera.gpu.memory.ArenaPool;
 import dev.tessera.gpu.memory.PoolExhaustedException;
 import dev.tessera.spark.TesseraConf;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Supplier;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
@@ -142,14 +141,6 @@ final class MemoryPressure {
       case FLOAT -> b.appendFloat(c.getFloat(r));
       case DOUBLE -> b.appendDouble(c.getDouble(r));
       case STRING -> b.appendUtf8(c.getUtf8(r));
-    }
-  }
-
-  /** Adds 1 to {@code name}'s metric when the node has it. */
-  static void count(Map<String, SQLMetric> metrics, String name) {
-    SQLMetric m = metrics.get(name);
-    if (m != null) {
-      m.add(1);
     }
   }
 

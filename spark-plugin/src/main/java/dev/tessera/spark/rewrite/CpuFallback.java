@@ -10,6 +10,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.adaptive.QueryStageExec;
 import org.apache.spark.sql.execution.exchange.Exchange;
@@ -107,20 +108,7 @@ final class CpuFallback {
   }
 
   private static SparkPlan readCopies(SparkPlan node, Map<SparkPlan, SparkPlan> copies) {
-    SparkPlan copy = copies.get(node);
-    if (copy != null) {
-      return copy;
-    }
-    List<SparkPlan> children = CollectionConverters.asJava(node.children());
-    List<SparkPlan> substituted = new ArrayList<>(children.size());
-    boolean changed = false;
-    for (SparkPlan child : children) {
-      SparkPlan s = readCopies(child, copies);
-      changed |= s != child;
-      substituted.add(s);
-    }
-    return changed ? node.withNewChildren(CollectionConverters.asScala(substituted).toSeq())
-        : node;
+    return replaceTopDown(node, copies::get);
   }
 
   /**
@@ -129,15 +117,26 @@ final class CpuFallback {
    * them (AQEShuffleReadExec) want the stage itself as their child.
    */
   private static SparkPlan substitute(SparkPlan node, Set<SparkPlan> gpuNodes) {
-    if (gpuNodes.contains(node)
-        && (node instanceof Exchange || node instanceof ReusedExchangeExec)) {
-      return new SharedInputExec(node);
+    return replaceTopDown(node, n -> gpuNodes.contains(n)
+        && (n instanceof Exchange || n instanceof ReusedExchangeExec) ? new SharedInputExec(n)
+        : null);
+  }
+
+  /**
+   * {@code node} with the first node down each path for which {@code replacement} gives a plan
+   * (not null) replaced by it; the nodes above keep their identity where nothing below changed.
+   */
+  private static SparkPlan replaceTopDown(SparkPlan node,
+      Function<SparkPlan, SparkPlan> replacement) {
+    SparkPlan replaced = replacement.apply(node);
+    if (replaced != null) {
+      return replaced;
     }
     List<SparkPlan> children = CollectionConverters.asJava(node.children());
     List<SparkPlan> substituted = new ArrayList<>(children.size());
     boolean changed = false;
     for (SparkPlan child : children) {
-      SparkPlan s = substitute(child, gpuNodes);
+      SparkPlan s = replaceTopDown(child, replacement);
       changed |= s != child;
       substituted.add(s);
     }
