@@ -40,7 +40,7 @@ namespace hash_aggregate {
 constexpr int kBoolean = 0, kByte = 1, kShort = 2, kInt = 3, kLong = 4, kFloat = 5, kDouble = 6,
               kDate = 7, kTimestamp = 8, kDecimal = 9, kString = 10;
 // AggregateFunction.Kind ordinals.
-constexpr int kCountRows = 0, kCount = 1, kSumInt = 2, kSumDecimal = 3, kMin = 4, kMax = 5;
+constexpr int kCountRows = 0, kCount = 1, kSum = 2, kSumDecimal = 3, kMin = 4, kMax = 5;
 // RowError codes.
 constexpr unsigned long long kArithmeticOverflow = 1;
 constexpr int kErrorRowShift = 8;
@@ -162,7 +162,7 @@ __device__ __forceinline__ Int128 Negate(Int128 x) {
   return {low, ~x.high + (low == 0 ? 1ull : 0ull)};
 }
 
-// A DOUBLE holding a whole number, exactly (AggregateFunction.SUM_INT over DOUBLE: the sum buffers
+// A DOUBLE holding a whole number, exactly (AggregateFunction.SUM over DOUBLE: the sum buffers
 // of Spark's avg over integers, whole numbers whose magnitude may pass 2^63). The value is
 // mantissa * 2^shift. Fractions, non-finite values and magnitudes from 2^126 on are outside the
 // contract: the result is then defined (no undefined shifts) but meaningless.
@@ -430,7 +430,7 @@ __device__ __forceinline__ void Accumulate(int kind, int type, const Register* i
     case kCount:
       atomicAdd(value, 1ull);
       return;
-    case kSumInt:
+    case kSum:
     case kSumDecimal:
       AtomicAdd128(value, high, type == kDouble ? WholeDoubleToInt128(__longlong_as_double(
                                                       input->value))
@@ -456,7 +456,7 @@ __device__ __forceinline__ void Merge(int kind, int type, unsigned long long loc
   }
   if (local_seen == 0) return;
   MarkSeen(seen);
-  if (kind == kSumInt || kind == kSumDecimal) {
+  if (kind == kSum || kind == kSumDecimal) {
     AtomicAdd128(value, high, {local_value, local_high});
   } else {
     AtomicMinMax(kind, type, value, static_cast<long long>(local_value));
@@ -565,7 +565,7 @@ __device__ __forceinline__ void AccumulateWarp(const Function* functions, int fu
     if (valid_lanes == 0) continue;  // the same on every lane
     unsigned long long low = __popc(valid_lanes);  // COUNT_ROWS, COUNT
     unsigned long long high = 0;
-    if (kind == kSumInt || kind == kSumDecimal) {
+    if (kind == kSum || kind == kSumDecimal) {
       Int128 x = {0, 0};
       if (valid) {
         x = type == kDouble ? WholeDoubleToInt128(__longlong_as_double(input->value))
@@ -622,8 +622,8 @@ __device__ __forceinline__ long long DecimalLimit(int precision) {
 
 // The result of function fn for group r, as AggregateFunction's javadoc defines it: counts are
 // never NULL; other functions are NULL without input unless zero_when_empty (sums give 0). A
-// SUM_INT to LONG wraps, and under ANSI reports ARITHMETIC_OVERFLOW when the exact sum leaves
-// int64; a SUM_INT to DOUBLE is the exact sum rounded once (never an error); a SUM_DECIMAL that
+// SUM to LONG wraps, and under ANSI reports ARITHMETIC_OVERFLOW when the exact sum leaves
+// int64; a SUM to DOUBLE is the exact sum rounded once (never an error); a SUM_DECIMAL that
 // leaves the result precision is NULL (never an error: Spark raises it later, if at all).
 __device__ __forceinline__ long long FinalValue(const Function& fn, long long r, bool ansi,
                                                 unsigned long long* error, bool* valid) {

@@ -2,7 +2,7 @@ package dev.tessera.gpu;
 
 import dev.tessera.gpu.agg.HashAggregateKernel;
 import dev.tessera.gpu.join.HashJoinKernel;
-import dev.tessera.gpu.kernels.FilterProjectKernel;
+import dev.tessera.gpu.kernels.ProgramKernel;
 import dev.tessera.gpu.kernels.SmokeKernel;
 import dev.tessera.gpu.memory.ArenaPool;
 import org.apache.arrow.memory.BufferAllocator;
@@ -34,7 +34,7 @@ public interface Backend extends AutoCloseable {
   SmokeKernel smokeKernel();
 
   /** The fused filter-and-project operator on this backend. */
-  FilterProjectKernel filterProjectKernel();
+  ProgramKernel programKernel();
 
   /** The hash aggregation operator on this backend. */
   HashAggregateKernel hashAggregateKernel();

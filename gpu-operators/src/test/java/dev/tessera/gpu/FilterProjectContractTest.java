@@ -57,7 +57,7 @@ public abstract class FilterProjectContractTest extends BackendTestBase {
         ColumnBatch<DeviceColumn> device =
             ColumnTransfer.toDeviceAsync(host, backend.deviceMemory(), stream);
         ColumnBatch<DeviceColumn> result =
-            backend.filterProjectKernel().run(program, device, backend.deviceMemory(), stream);
+            backend.programKernel().run(program, device, backend.deviceMemory(), stream);
         ColumnBatch<HostColumn> back =
             ColumnTransfer.toHost(result, backend.stagingAllocator(), stream)) {
       List<List<Object>> columns = new ArrayList<>();

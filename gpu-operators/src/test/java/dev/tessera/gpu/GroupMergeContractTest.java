@@ -45,10 +45,10 @@ public abstract class GroupMergeContractTest extends BackendTestBase {
     return List.of(
         new AggregateFunction(Kind.COUNT_ROWS, -1, LONG),
         new AggregateFunction(Kind.COUNT, 1, LONG),
-        new AggregateFunction(Kind.SUM_INT, 1, LONG),
-        new AggregateFunction(Kind.SUM_INT, 2, LONG, true),
-        new AggregateFunction(Kind.SUM_INT, 3, DOUBLE, true),
-        new AggregateFunction(Kind.SUM_INT, 1, DOUBLE, false),
+        new AggregateFunction(Kind.SUM, 1, LONG),
+        new AggregateFunction(Kind.SUM, 2, LONG, true),
+        new AggregateFunction(Kind.SUM, 3, DOUBLE, true),
+        new AggregateFunction(Kind.SUM, 1, DOUBLE, false),
         new AggregateFunction(Kind.MIN, 1, INT),
         new AggregateFunction(Kind.MAX, 2, LONG),
         new AggregateFunction(Kind.MIN, 4, DOUBLE),
@@ -171,7 +171,7 @@ public abstract class GroupMergeContractTest extends BackendTestBase {
   /** Aggregates each chunk, merges the outputs, and returns the merged rows. */
   private List<List<Object>> merged(AggregateSpec spec, List<List<List<Object>>> chunks) {
     try (GroupMerge merge = new GroupMerge(MergeSpec.of(spec), backend.hashAggregateKernel(),
-        backend.filterProjectKernel(), backend.deviceMemory(), stream)) {
+        backend.programKernel(), backend.deviceMemory(), stream)) {
       for (List<List<Object>> chunk : chunks) {
         try (ColumnBatch<DeviceColumn> groups = aggregate(spec, chunk)) {
           merge.add(groups);

@@ -95,7 +95,7 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
     AggregateSpec spec = new AggregateSpec(List.of(LONG, ColumnType.INT), 1, List.of(
         new AggregateFunction(Kind.COUNT_ROWS, -1, LONG),
         new AggregateFunction(Kind.COUNT, 1, LONG),
-        new AggregateFunction(Kind.SUM_INT, 1, LONG),
+        new AggregateFunction(Kind.SUM, 1, LONG),
         new AggregateFunction(Kind.MIN, 1, ColumnType.INT),
         new AggregateFunction(Kind.MAX, 1, ColumnType.INT)), false);
     Map<Long, long[]> expected = new TreeMap<>(); // rows, count, sum, min, max
@@ -139,7 +139,7 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
   void aGlobalAggregateOfNothingIsOneRow() {
     AggregateSpec spec = new AggregateSpec(List.of(LONG), 0, List.of(
         new AggregateFunction(Kind.COUNT_ROWS, -1, LONG),
-        new AggregateFunction(Kind.SUM_INT, 0, LONG),
+        new AggregateFunction(Kind.SUM, 0, LONG),
         new AggregateFunction(Kind.MAX, 0, LONG)), false);
     assertEquals(List.of(Arrays.asList(0L, null, null)),
         aggregate(spec, List.of(List.of(List.of()))));
@@ -148,7 +148,7 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
   @Test
   void stringAndMultiColumnKeys() {
     AggregateSpec spec = new AggregateSpec(List.of(ColumnType.STRING, ColumnType.INT, LONG), 2,
-        List.of(new AggregateFunction(Kind.SUM_INT, 2, LONG)), false);
+        List.of(new AggregateFunction(Kind.SUM, 2, LONG)), false);
     List<Object> s = Arrays.asList("a", "grüße", "a", null, "", "a", null, "");
     List<Object> i = Arrays.asList(1, 1, 1, 1, 2, 2, 1, 2);
     List<Object> v = Arrays.asList(1L, 2L, 3L, 4L, 5L, 6L, 7L, null);
@@ -178,7 +178,7 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
   void integerSumsWrapOrRaiseUnderAnsi() {
     List<Object> k = Arrays.asList(1, 1);
     List<Object> v = Arrays.asList(Long.MAX_VALUE, 1L);
-    List<AggregateFunction> sum = List.of(new AggregateFunction(Kind.SUM_INT, 1, LONG));
+    List<AggregateFunction> sum = List.of(new AggregateFunction(Kind.SUM, 1, LONG));
     assertEquals(List.of(Arrays.asList(1, Long.MIN_VALUE)), aggregate(
         new AggregateSpec(List.of(ColumnType.INT, LONG), 1, sum, false),
         List.of(List.of(k, v))));
@@ -222,9 +222,9 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
   void emptyGroupsOfSumsGiveZeroWhenAsked() {
     ColumnType dec = ColumnType.decimal(5, 2);
     AggregateSpec spec = new AggregateSpec(List.of(ColumnType.INT, LONG, dec), 1, List.of(
-        new AggregateFunction(Kind.SUM_INT, 1, LONG, true),
-        new AggregateFunction(Kind.SUM_INT, 1, LONG, false),
-        new AggregateFunction(Kind.SUM_INT, 1, ColumnType.DOUBLE, true),
+        new AggregateFunction(Kind.SUM, 1, LONG, true),
+        new AggregateFunction(Kind.SUM, 1, LONG, false),
+        new AggregateFunction(Kind.SUM, 1, ColumnType.DOUBLE, true),
         new AggregateFunction(Kind.SUM_DECIMAL, 2, ColumnType.decimal(15, 2), true),
         new AggregateFunction(Kind.SUM_DECIMAL, 2, ColumnType.decimal(15, 2), false)), false);
     List<Object> k = Arrays.asList(1, 2, 2);
@@ -234,8 +234,8 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
         Arrays.asList(2, 7L, 7L, 7.0, new BigDecimal("1.25"), new BigDecimal("1.25"))),
         aggregate(spec, List.of(List.of(k, v, d))));
     AggregateSpec global = new AggregateSpec(List.of(LONG), 0, List.of(
-        new AggregateFunction(Kind.SUM_INT, 0, LONG, true),
-        new AggregateFunction(Kind.SUM_INT, 0, ColumnType.DOUBLE, true)), false);
+        new AggregateFunction(Kind.SUM, 0, LONG, true),
+        new AggregateFunction(Kind.SUM, 0, ColumnType.DOUBLE, true)), false);
     assertEquals(List.of(Arrays.asList(0L, 0.0)), aggregate(global, List.of(List.of(List.of()))));
   }
 
@@ -244,12 +244,12 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
     // 2^53 + 1 + 1: a running double sum would lose both ones; the exact sum is 2^53 + 2.
     double big = 9007199254740992.0;
     AggregateSpec fromDoubles = new AggregateSpec(List.of(ColumnType.INT, ColumnType.DOUBLE), 1,
-        List.of(new AggregateFunction(Kind.SUM_INT, 1, ColumnType.DOUBLE, true)), false);
+        List.of(new AggregateFunction(Kind.SUM, 1, ColumnType.DOUBLE, true)), false);
     assertEquals(List.of(Arrays.asList(1, big + 2), Arrays.asList(2, -3.0)),
         aggregate(fromDoubles, List.of(List.of(Arrays.asList(1, 1, 1, 2, 2, 2),
             Arrays.asList(big, 1.0, 1.0, -1.0, -2.0, null)))));
     AggregateSpec fromLongs = new AggregateSpec(List.of(ColumnType.INT, LONG), 1,
-        List.of(new AggregateFunction(Kind.SUM_INT, 1, ColumnType.DOUBLE, true)), true);
+        List.of(new AggregateFunction(Kind.SUM, 1, ColumnType.DOUBLE, true)), true);
     // Past the int64 range: no wrap and no error for a DOUBLE result, even under ANSI.
     assertEquals(List.of(Arrays.asList(1, 2.0 * Long.MAX_VALUE)),
         aggregate(fromLongs, List.of(List.of(Arrays.asList(1, 1),
@@ -284,7 +284,7 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
 
   private static AggregateSpec filteredSpec(boolean ansi) {
     return new AggregateSpec(List.of(LONG, LONG), 1, List.of(
-        new AggregateFunction(Kind.SUM_INT, 1, LONG),
+        new AggregateFunction(Kind.SUM, 1, LONG),
         new AggregateFunction(Kind.COUNT_ROWS, -1, LONG)), ansi);
   }
 

@@ -82,7 +82,7 @@ public abstract class HashJoinContractTest extends BackendTestBase {
   private List<List<Object>> run(Program program, List<JoinTable> tables,
       List<List<Object>> probe) {
     try (ColumnBatch<DeviceColumn> input = device(program.inputTypes(), probe);
-        ColumnBatch<DeviceColumn> out = backend.filterProjectKernel().run(program, tables, input,
+        ColumnBatch<DeviceColumn> out = backend.programKernel().run(program, tables, input,
             backend.deviceMemory(), stream)) {
       return rows(out);
     }
@@ -261,7 +261,7 @@ public abstract class HashJoinContractTest extends BackendTestBase {
       Program program = b.build(keep, List.of(new Program.Output(category, INT),
           new Program.Output(b.loadColumn(2), LONG)));
       AggregateSpec spec = new AggregateSpec(List.of(INT, LONG), 1, List.of(
-          new AggregateFunction(Kind.SUM_INT, 1, LONG),
+          new AggregateFunction(Kind.SUM, 1, LONG),
           new AggregateFunction(Kind.COUNT_ROWS, -1, LONG)), false);
       List<List<Object>> fact = List.of(list(1, 2, 3, 4, 5, null, 1, 3),
           list(10L, 10L, 30L, 10L, 10L, 10L, 20L, null), list(1L, 2L, 4L, 8L, 16L, 32L, 64L, 128L));

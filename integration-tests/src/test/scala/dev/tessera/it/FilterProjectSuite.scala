@@ -175,8 +175,8 @@ class FilterProjectSuite extends AnyFunSuite with GpuQueryTest {
     val text = df.queryExecution.explainString(org.apache.spark.sql.execution.SimpleMode)
     df.collect()
     val executed = finalPlan(df).toString
-    assert(executed.contains("TesseraFilterProjectExec"), executed)
-    assert(text.contains("TesseraFilterProjectExec") || text.contains("AdaptiveSparkPlan"), text)
+    assert(executed.contains("TesseraFusedExec"), executed)
+    assert(text.contains("TesseraFusedExec") || text.contains("AdaptiveSparkPlan"), text)
   }
 
   test("local relations and spark.range feed the GPU") {

@@ -1,7 +1,7 @@
 package dev.tessera.it
 
 import dev.tessera.it.TestSessions._
-import dev.tessera.spark.exec.{DeviceToHostExec, HostToDeviceExec, TesseraFilterProjectExec}
+import dev.tessera.spark.exec.{DeviceToHostExec, HostToDeviceExec, TesseraFusedExec}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
@@ -40,8 +40,8 @@ trait GpuQueryTest extends BeforeAndAfterAll { self: Suite =>
     case p => p +: p.children.flatMap(nodes)
   }
 
-  protected def gpuNodes(df: DataFrame): Seq[TesseraFilterProjectExec] =
-    nodes(finalPlan(df)).collect { case g: TesseraFilterProjectExec => g }
+  protected def gpuNodes(df: DataFrame): Seq[TesseraFusedExec] =
+    nodes(finalPlan(df)).collect { case g: TesseraFusedExec => g }
 
   /** Spark's rows as strings that tell NaN, -0.0 and 0.0 apart. */
   private def render(rows: Array[Row]): Seq[String] = rows.toSeq.map(_.toString)

@@ -2,7 +2,7 @@ package dev.tessera.it
 
 import dev.tessera.it.TestSessions._
 import dev.tessera.spark.TesseraRuntime
-import dev.tessera.spark.exec.{HostToDeviceExec, TesseraFilterProjectExec, TesseraHashAggregateExec}
+import dev.tessera.spark.exec.{HostToDeviceExec, TesseraFusedExec, TesseraHashAggregateExec}
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.joins.BroadcastHashJoinExec

@@ -6,13 +6,13 @@ import java.io.Serializable;
 /**
  * One aggregate of a hash aggregation: what it computes, over which input column, and the type of
  * its result column. Spark's buffers are built from these: count is COUNT (or COUNT_ROWS), sum is
- * SUM_INT or SUM_DECIMAL, min and max are MIN and MAX; the final (merge) step of a count is a
- * SUM_INT over the partial counts.
+ * SUM or SUM_DECIMAL, min and max are MIN and MAX; the final (merge) step of a count is a
+ * SUM over the partial counts.
  *
  * @param kind what it computes
  * @param input the input column it reads (-1 for COUNT_ROWS)
  * @param resultType the type of the result column
- * @param zeroWhenEmpty for SUM_INT and SUM_DECIMAL: a group with no non-null input gives 0
+ * @param zeroWhenEmpty for SUM and SUM_DECIMAL: a group with no non-null input gives 0
  *     instead of NULL (the sum buffer of Spark's avg, and of a decimal sum, starts at 0; the
  *     merged count of an empty global aggregate is 0)
  */
@@ -40,7 +40,7 @@ public record AggregateFunction(Kind kind, int input, ColumnType resultType,
      * <p>Known difference: Spark's ANSI long sum fails when any running sum overflows, even if
      * the total comes back into range; the exact sum here fails only when the total overflows.
      */
-    SUM_INT,
+    SUM,
     /**
      * Exact sum of DECIMAL unscaled values at the input's scale, as DECIMAL with the result's
      * precision; NULL when the sum does not fit that precision (never an error: Spark raises the

@@ -4,7 +4,7 @@ import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.expr.Program;
-import dev.tessera.gpu.kernels.FilterProjectKernel;
+import dev.tessera.gpu.kernels.ProgramKernel;
 import dev.tessera.gpu.memory.ArenaPool;
 import java.util.Optional;
 
@@ -15,7 +15,7 @@ import java.util.Optional;
  */
 public final class GroupMerge implements AutoCloseable {
   private final MergeSpec merge;
-  private final FilterProjectKernel filterProject;
+  private final ProgramKernel filterProject;
   private final ArenaPool pool;
   private final GpuStream stream;
   private HashAggregateKernel.Aggregation aggregation;
@@ -23,7 +23,7 @@ public final class GroupMerge implements AutoCloseable {
 
   /** Opens the merging aggregation on {@code pool} and {@code stream}; the caller closes this. */
   public GroupMerge(MergeSpec merge, HashAggregateKernel aggregate,
-      FilterProjectKernel filterProject, ArenaPool pool, GpuStream stream) {
+      ProgramKernel filterProject, ArenaPool pool, GpuStream stream) {
     this.merge = merge;
     this.filterProject = filterProject;
     this.pool = pool;

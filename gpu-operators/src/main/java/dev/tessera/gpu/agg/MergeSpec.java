@@ -19,8 +19,8 @@ import java.util.Optional;
  * <p>{@link #spec()} aggregates the chunks' output batches; when {@link #finisher()} is present,
  * running it over the merged groups (filter/project) gives the original output layout. Per kind:
  * <ul>
- *   <li>COUNT_ROWS and COUNT: the chunks' counts are summed (SUM_INT to LONG, 0 when empty).
- *   <li>SUM_INT: summed again with the same result type and zeroWhenEmpty; a chunk with no input
+ *   <li>COUNT_ROWS and COUNT: the chunks' counts are summed (SUM to LONG, 0 when empty).
+ *   <li>SUM: summed again with the same result type and zeroWhenEmpty; a chunk with no input
  *       gave NULL (or 0) and adds nothing. LONG results wrap as one sum would (the low 64 bits
  *       of a sum do not depend on where it was cut). DOUBLE results hold whole numbers, re-summed
  *       exactly; each chunk's total was already rounded once, so totals beyond 2^53 may round
@@ -54,9 +54,9 @@ public final class MergeSpec {
       int column = keys + f;
       inputs.add(fn.resultType());
       merging.add(switch (fn.kind()) {
-        case COUNT_ROWS, COUNT -> new AggregateFunction(Kind.SUM_INT, column, ColumnType.LONG,
+        case COUNT_ROWS, COUNT -> new AggregateFunction(Kind.SUM, column, ColumnType.LONG,
             true);
-        case SUM_INT, SUM_DECIMAL, MIN, MAX -> new AggregateFunction(fn.kind(), column,
+        case SUM, SUM_DECIMAL, MIN, MAX -> new AggregateFunction(fn.kind(), column,
             fn.resultType(), fn.zeroWhenEmpty());
       });
       if (fn.kind() == Kind.SUM_DECIMAL) {

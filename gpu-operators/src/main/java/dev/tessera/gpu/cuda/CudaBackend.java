@@ -6,7 +6,7 @@ import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.PooledBackend;
 import dev.tessera.gpu.RuntimeOptions;
 import dev.tessera.gpu.agg.HashAggregateKernel;
-import dev.tessera.gpu.kernels.FilterProjectKernel;
+import dev.tessera.gpu.kernels.ProgramKernel;
 import dev.tessera.gpu.kernels.SmokeKernel;
 import dev.tessera.gpu.memory.ArenaPool;
 
@@ -78,7 +78,7 @@ public final class CudaBackend extends PooledBackend {
   }
 
   @Override
-  public FilterProjectKernel filterProjectKernel() {
+  public ProgramKernel programKernel() {
     return new CudaFilterProject(this);
   }
 

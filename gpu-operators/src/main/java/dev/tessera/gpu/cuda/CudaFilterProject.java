@@ -9,7 +9,7 @@ import dev.tessera.gpu.column.Validity;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.RowError;
 import dev.tessera.gpu.expr.RowErrorException;
-import dev.tessera.gpu.kernels.FilterProjectKernel;
+import dev.tessera.gpu.kernels.ProgramKernel;
 import dev.tessera.gpu.memory.ArenaPool;
 import dev.tessera.gpu.memory.DeviceBuffer;
 import java.util.ArrayList;
@@ -18,7 +18,7 @@ import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 
 /**
- * {@link FilterProjectKernel} on CUDA: native-kernels/kernels/filter_project.cu, with the program
+ * {@link ProgramKernel} on CUDA: native-kernels/kernels/filter_project.cu, with the program
  * interpreter of native-kernels/include/tessera/program.cuh. Produces exactly what
  * {@code HostFilterProject} produces.
  *
@@ -39,7 +39,7 @@ import org.apache.arrow.memory.BufferAllocator;
  *       {@value #STRING_GATHER_KERNEL}; a last synchronize, and the temporaries are freed.
  * </ol>
  */
-final class CudaFilterProject implements FilterProjectKernel {
+final class CudaFilterProject implements ProgramKernel {
   static final String FILTER_PROJECT_KERNEL = "tessera_filter_project";
   static final String STRING_OFFSETS_KERNEL = "tessera_string_offsets";
   static final String STRING_GATHER_KERNEL = "tessera_string_gather";

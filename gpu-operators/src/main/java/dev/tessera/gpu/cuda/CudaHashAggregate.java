@@ -33,9 +33,9 @@ import org.apache.arrow.memory.BufferAllocator;
  * ones and rehashed) so that groups + rows of the batch fit, and the key heap is grown (copied:
  * groups hold offsets relative to its base) so that every string key byte the batch may insert
  * fits; the table has twice as many slots as the group arrays have room for, so probes always
- * end. Sums overflow when the exact sum leaves int64 (SUM_INT to LONG: wraps, or the ANSI error)
- * or the result precision (SUM_DECIMAL: NULL, never an error); a SUM_INT to DOUBLE is the exact
- * sum rounded once. DOUBLE inputs of SUM_INT are whole numbers, converted exactly to int128.
+ * end. Sums overflow when the exact sum leaves int64 (SUM to LONG: wraps, or the ANSI error)
+ * or the result precision (SUM_DECIMAL: NULL, never an error); a SUM to DOUBLE is the exact
+ * sum rounded once. DOUBLE inputs of SUM are whole numbers, converted exactly to int128.
  *
  * <p>Every update is the fused kernel: {@link #update(ColumnBatch)} runs it with the identity
  * program, so there is one code path. Each block pre-aggregates in a small shared-memory table
@@ -144,13 +144,13 @@ final class CudaHashAggregate implements HashAggregateKernel {
       if (f.resultType().isString()) {
         throw new IllegalArgumentException("string results are not supported (" + f + ")");
       }
-      if (f.kind() == AggregateFunction.Kind.SUM_INT) {
+      if (f.kind() == AggregateFunction.Kind.SUM) {
         TypeId in = spec.inputTypes().get(f.input()).id();
         TypeId out = f.resultType().id();
         boolean integral = in == TypeId.BYTE || in == TypeId.SHORT || in == TypeId.INT
             || in == TypeId.LONG;
         if (!(integral || in == TypeId.DOUBLE) || !(out == TypeId.LONG || out == TypeId.DOUBLE)) {
-          throw new IllegalArgumentException("SUM_INT sums BYTE, SHORT, INT, LONG or whole-number "
+          throw new IllegalArgumentException("SUM sums BYTE, SHORT, INT, LONG or whole-number "
               + "DOUBLE inputs into LONG or DOUBLE, not " + in + " into " + out + " (" + f + ")");
         }
       }

@@ -8,15 +8,15 @@ import dev.tessera.gpu.expr.HostInterpreter;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.RowError;
 import dev.tessera.gpu.expr.RowErrorException;
-import dev.tessera.gpu.kernels.FilterProjectKernel;
+import dev.tessera.gpu.kernels.ProgramKernel;
 import dev.tessera.gpu.memory.ArenaPool;
 import dev.tessera.gpu.memory.DeviceBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.util.MemoryUtil;
 
-/** {@link FilterProjectKernel} as a row loop over {@link HostInterpreter}. */
-final class HostFilterProject implements FilterProjectKernel {
+/** {@link ProgramKernel} as a row loop over {@link HostInterpreter}. */
+final class HostFilterProject implements ProgramKernel {
   private long lastKernelNanos;
 
   @Override

@@ -115,7 +115,7 @@ final class HostHashAggregate implements HashAggregateKernel {
       long v = HostColumns.fixed(in, row);
       switch (f.kind()) {
         case COUNT -> a.value++;
-        case SUM_INT, SUM_DECIMAL -> a.sum = a.sum.add(exact(in.type().id(), v));
+        case SUM, SUM_DECIMAL -> a.sum = a.sum.add(exact(in.type().id(), v));
         case MIN, MAX -> {
           int order = a.seen ? compare(in.type().id(), v, a.value) : 0;
           if (!a.seen || (f.kind() == AggregateFunction.Kind.MIN ? order < 0 : order > 0)) {
@@ -134,7 +134,7 @@ final class HostHashAggregate implements HashAggregateKernel {
       }
       double d = Double.longBitsToDouble(v);
       if (Double.isNaN(d) || Double.isInfinite(d) || d != Math.rint(d)) {
-        throw new IllegalArgumentException("SUM_INT of the DOUBLE " + d + ", not a whole number");
+        throw new IllegalArgumentException("SUM of the DOUBLE " + d + ", not a whole number");
       }
       return new BigDecimal(d).toBigIntegerExact();
     }
@@ -208,7 +208,7 @@ final class HostHashAggregate implements HashAggregateKernel {
             valid[r] = a.seen;
             switch (function.kind()) {
               case COUNT, COUNT_ROWS -> valid[r] = true;
-              case SUM_INT -> {
+              case SUM -> {
                 valid[r] = a.seen || function.zeroWhenEmpty();
                 values[r] = sumInt(function, a.sum, r);
               }
@@ -230,7 +230,7 @@ final class HostHashAggregate implements HashAggregateKernel {
     }
 
     /**
-     * A SUM_INT total as its result type: DOUBLE rounds the exact sum once; LONG wraps, or under
+     * A SUM total as its result type: DOUBLE rounds the exact sum once; LONG wraps, or under
      * ANSI raises ARITHMETIC_OVERFLOW naming the output row.
      */
     private long sumInt(AggregateFunction f, BigInteger sum, int row) {

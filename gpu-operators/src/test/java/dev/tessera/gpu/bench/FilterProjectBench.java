@@ -15,7 +15,7 @@ import dev.tessera.gpu.expr.Comparison;
 import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
-import dev.tessera.gpu.kernels.FilterProjectKernel;
+import dev.tessera.gpu.kernels.ProgramKernel;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -46,7 +46,7 @@ public final class FilterProjectBench {
       System.out.println("filter-project benchmark on " + backend.description());
       try (ColumnBatch<DeviceColumn> input = upload(backend, stream, rows)) {
         Program program = program();
-        FilterProjectKernel kernel = backend.filterProjectKernel();
+        ProgramKernel kernel = backend.programKernel();
         double[] millis = new double[RUNS];
         long kept = 0;
         for (int i = 0; i < WARM_UP + RUNS; i++) {

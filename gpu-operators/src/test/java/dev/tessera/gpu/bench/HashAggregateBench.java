@@ -93,7 +93,7 @@ public final class HashAggregateBench {
   private static AggregateSpec spec(ColumnType keyType) {
     return new AggregateSpec(List.of(keyType, ColumnType.LONG), 1, List.of(
         new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
-        new AggregateFunction(Kind.SUM_INT, 1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM, 1, ColumnType.LONG),
         new AggregateFunction(Kind.MIN, 1, ColumnType.LONG),
         new AggregateFunction(Kind.MAX, 1, ColumnType.LONG)), false);
   }

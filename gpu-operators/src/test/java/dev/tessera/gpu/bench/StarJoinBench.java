@@ -21,7 +21,7 @@ import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
 import dev.tessera.gpu.join.JoinTable;
 import dev.tessera.gpu.join.JoinTableSchema;
-import dev.tessera.gpu.kernels.FilterProjectKernel;
+import dev.tessera.gpu.kernels.ProgramKernel;
 import java.time.LocalDate;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -81,7 +81,7 @@ public final class StarJoinBench {
 
   /** The aggregation's input (d_year, p_brand, lo_revenue): sum(lo_revenue) by the first two. */
   private static final AggregateSpec SPEC = new AggregateSpec(List.of(INT, INT, INT), 2,
-      List.of(new AggregateFunction(Kind.SUM_INT, 2, LONG)), false);
+      List.of(new AggregateFunction(Kind.SUM, 2, LONG)), false);
 
   private StarJoinBench() {}
 
@@ -110,7 +110,7 @@ public final class StarJoinBench {
           List<JoinTable> tables = List.of(part, supplier, date);
           Program fused = fusedProgram();
           Program[] steps = unfusedPrograms();
-          FilterProjectKernel filterProject = backend.filterProjectKernel();
+          ProgramKernel filterProject = backend.programKernel();
           HashAggregateKernel aggregate = backend.hashAggregateKernel();
 
           long bytes = 16L * rows;

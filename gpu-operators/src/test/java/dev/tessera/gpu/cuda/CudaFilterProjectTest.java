@@ -98,7 +98,7 @@ class CudaFilterProjectTest extends CudaVersusHostTest {
              ColumnTransfer.toDeviceAsync(input, backend.deviceMemory(), stream)) {
       ColumnBatch<DeviceColumn> result;
       try {
-        result = backend.filterProjectKernel().run(program, onDevice, backend.deviceMemory(),
+        result = backend.programKernel().run(program, onDevice, backend.deviceMemory(),
             stream);
       } catch (RowErrorException e) {
         return new Outcome(e, null);
@@ -340,7 +340,7 @@ class CudaFilterProjectTest extends CudaVersusHostTest {
             ColumnTransfer.toDeviceAsync(input, cuda.deviceMemory(), cudaStream)) {
       cudaStream.synchronize(); // the upload is done before anything is closed
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-          () -> cuda.filterProjectKernel().run(program, onDevice, cuda.deviceMemory(),
+          () -> cuda.programKernel().run(program, onDevice, cuda.deviceMemory(),
               cudaStream));
       assertTrue(e.getMessage().contains("before any instruction writes it"), e.getMessage());
     }

@@ -83,7 +83,7 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
     List<AggregateFunction> functions = new ArrayList<>(List.of(
         new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
         new AggregateFunction(Kind.COUNT, intCol, ColumnType.LONG),
-        new AggregateFunction(Kind.SUM_INT, intCol, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM, intCol, ColumnType.LONG),
         new AggregateFunction(Kind.MIN, intCol, ColumnType.INT),
         new AggregateFunction(Kind.MAX, intCol, ColumnType.INT),
         new AggregateFunction(Kind.MIN, doubleCol, ColumnType.DOUBLE),
@@ -95,7 +95,7 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
         new AggregateFunction(Kind.COUNT, decimalCol, ColumnType.LONG),
         new AggregateFunction(Kind.SUM_DECIMAL, decimalCol, DECIMAL_OUT)));
     if (!ansi) {
-      functions.add(new AggregateFunction(Kind.SUM_INT, longCol, ColumnType.LONG));
+      functions.add(new AggregateFunction(Kind.SUM, longCol, ColumnType.LONG));
     }
     AggregateSpec spec = new AggregateSpec(inputTypes, keyTypes.size(), functions, ansi);
     int rows = layout == 3 && ansi ? 0 : ROWS; // one scenario: a global aggregate of nothing
@@ -176,8 +176,8 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
   }
 
   /**
-   * The extended contract: SUM_INT over whole-number DOUBLEs (beyond 2^63) to DOUBLE and to LONG,
-   * SUM_INT over LONG to DOUBLE, zeroWhenEmpty, SUM_DECIMAL overflow (NULL, ANSI or not), MIN and
+   * The extended contract: SUM over whole-number DOUBLEs (beyond 2^63) to DOUBLE and to LONG,
+   * SUM over LONG to DOUBLE, zeroWhenEmpty, SUM_DECIMAL overflow (NULL, ANSI or not), MIN and
    * MAX over BOOLEAN. Every fifth group has only NULL inputs. Scenario: groups, ansi.
    */
   @ParameterizedTest
@@ -190,18 +190,18 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
     List<ColumnType> types = List.of(ColumnType.LONG, ColumnType.DOUBLE, ColumnType.DOUBLE,
         ColumnType.LONG, ColumnType.INT, decimal, ColumnType.BOOLEAN);
     List<AggregateFunction> functions = new ArrayList<>(List.of(
-        new AggregateFunction(Kind.SUM_INT, 1, ColumnType.DOUBLE),
-        new AggregateFunction(Kind.SUM_INT, 1, ColumnType.DOUBLE, true),
-        new AggregateFunction(Kind.SUM_INT, 3, ColumnType.DOUBLE),
-        new AggregateFunction(Kind.SUM_INT, 4, ColumnType.LONG, true),
-        new AggregateFunction(Kind.SUM_INT, 2, ColumnType.LONG), // small: never overflows
+        new AggregateFunction(Kind.SUM, 1, ColumnType.DOUBLE),
+        new AggregateFunction(Kind.SUM, 1, ColumnType.DOUBLE, true),
+        new AggregateFunction(Kind.SUM, 3, ColumnType.DOUBLE),
+        new AggregateFunction(Kind.SUM, 4, ColumnType.LONG, true),
+        new AggregateFunction(Kind.SUM, 2, ColumnType.LONG), // small: never overflows
         new AggregateFunction(Kind.SUM_DECIMAL, 5, ColumnType.decimal(12, 1)),
         new AggregateFunction(Kind.SUM_DECIMAL, 5, ColumnType.decimal(18, 1), true),
         new AggregateFunction(Kind.MIN, 6, ColumnType.BOOLEAN),
         new AggregateFunction(Kind.MAX, 6, ColumnType.BOOLEAN),
         new AggregateFunction(Kind.COUNT, 6, ColumnType.LONG)));
     if (!ansi) {
-      functions.add(new AggregateFunction(Kind.SUM_INT, 1, ColumnType.LONG)); // wraps
+      functions.add(new AggregateFunction(Kind.SUM, 1, ColumnType.LONG)); // wraps
     }
     AggregateSpec spec = new AggregateSpec(types, 1, functions, ansi);
     Random random = new Random(scenario.hashCode());
@@ -257,7 +257,7 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
     double want = exact.doubleValue();
     for (int keyCount = 0; keyCount <= 1; keyCount++) {
       AggregateSpec spec = new AggregateSpec(List.of(ColumnType.INT, ColumnType.DOUBLE), keyCount,
-          List.of(new AggregateFunction(Kind.SUM_INT, 1, ColumnType.DOUBLE)), false);
+          List.of(new AggregateFunction(Kind.SUM, 1, ColumnType.DOUBLE)), false);
       List<List<Object>> rows = aggregate(cuda, cudaStream, spec, List.of(List.of(keys, doubles)));
       List<Object> expected = keyCount == 0 ? List.of(want) : List.of(7, want);
       assertEquals(List.of(expected), rows, values + " sums to " + exact);
@@ -298,13 +298,13 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
     AggregateSpec spec = new AggregateSpec(program.outputs().stream().map(Program.Output::type)
         .toList(), 2, List.of(
         new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
-        new AggregateFunction(Kind.SUM_INT, 2, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM, 2, ColumnType.LONG),
         new AggregateFunction(Kind.MIN, 2, ColumnType.INT),
         new AggregateFunction(Kind.MAX, 2, ColumnType.INT),
         new AggregateFunction(Kind.COUNT, 3, ColumnType.LONG),
         new AggregateFunction(Kind.MIN, 3, ColumnType.DOUBLE),
         new AggregateFunction(Kind.MAX, 3, ColumnType.DOUBLE),
-        new AggregateFunction(Kind.SUM_INT, 3, ColumnType.DOUBLE, true)), ansi);
+        new AggregateFunction(Kind.SUM, 3, ColumnType.DOUBLE, true)), ansi);
     Random random = new Random(scenario.hashCode());
     List<List<List<Object>>> batches = new ArrayList<>();
     for (int batch = 0; batch < 4; batch++) {
@@ -343,8 +343,8 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
     List<ColumnType> types = List.of(ColumnType.INT, ColumnType.LONG, ColumnType.SHORT);
     AggregateSpec spec = new AggregateSpec(types, 1, List.of(
         new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
-        new AggregateFunction(Kind.SUM_INT, 1, ColumnType.LONG),
-        new AggregateFunction(Kind.SUM_INT, 2, ColumnType.DOUBLE),
+        new AggregateFunction(Kind.SUM, 1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM, 2, ColumnType.DOUBLE),
         new AggregateFunction(Kind.MIN, 2, ColumnType.SHORT),
         new AggregateFunction(Kind.MAX, 1, ColumnType.LONG)), false);
     Random random = new Random(groups);
@@ -390,7 +390,7 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
     types.add(ColumnType.LONG);
     AggregateSpec spec = new AggregateSpec(types, keyTypes.size(), List.of(
         new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
-        new AggregateFunction(Kind.SUM_INT, valueCol, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM, valueCol, ColumnType.LONG),
         new AggregateFunction(Kind.MIN, valueCol, ColumnType.LONG),
         new AggregateFunction(Kind.COUNT, valueCol, ColumnType.LONG)), false);
     Random random = new Random(scenario.hashCode());
@@ -465,7 +465,7 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
     Program program = b.build(keep, outputs);
     AggregateSpec spec = new AggregateSpec(outputs.stream().map(Program.Output::type).toList(),
         keyCount, List.of(new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
-        new AggregateFunction(Kind.SUM_INT, keyCount, ColumnType.LONG)), false);
+        new AggregateFunction(Kind.SUM, keyCount, ColumnType.LONG)), false);
     Random random = new Random(keyCount);
     List<List<List<Object>>> batches = new ArrayList<>();
     for (int batch = 0; batch < 3; batch++) {
@@ -504,7 +504,7 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
     types.add(ColumnType.INT);
     AggregateSpec spec = new AggregateSpec(types, keyTypes.size(), List.of(
         new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
-        new AggregateFunction(Kind.SUM_INT, valueCol, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM, valueCol, ColumnType.LONG),
         new AggregateFunction(Kind.MIN, valueCol, ColumnType.INT),
         new AggregateFunction(Kind.MAX, valueCol, ColumnType.INT)), ansi);
     Random random = new Random(scenario.hashCode());

@@ -276,7 +276,7 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
     return (side, tables) -> {
       try (ColumnBatch<DeviceColumn> input =
               device(side.backend(), side.stream(), program.inputTypes(), columns, rows);
-          ColumnBatch<DeviceColumn> out = side.backend().filterProjectKernel().run(program,
+          ColumnBatch<DeviceColumn> out = side.backend().programKernel().run(program,
               tables, input, side.backend().deviceMemory(), side.stream())) {
         return rows(side.backend(), side.stream(), out);
       }
@@ -398,7 +398,7 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
         new Program.Output(revenue, ColumnType.LONG)));
     AggregateSpec spec = new AggregateSpec(
         List.of(ColumnType.INT, ColumnType.STRING, ColumnType.LONG), 2,
-        List.of(new AggregateFunction(Kind.SUM_INT, 2, ColumnType.LONG),
+        List.of(new AggregateFunction(Kind.SUM, 2, ColumnType.LONG),
             new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG)), false);
 
     Work<List<List<Object>>> starJoin = (side, built) -> {

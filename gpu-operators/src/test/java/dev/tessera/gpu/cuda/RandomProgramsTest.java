@@ -73,7 +73,7 @@ class RandomProgramsTest {
                  RandomBatches.build(types, ROWS, random.nextLong(), host.stagingAllocator());
             ColumnBatch<DeviceColumn> onDevice =
                 ColumnTransfer.toDeviceAsync(input, host.deviceMemory(), stream);
-            ColumnBatch<DeviceColumn> out = host.filterProjectKernel().run(program, tables,
+            ColumnBatch<DeviceColumn> out = host.programKernel().run(program, tables,
                 onDevice, host.deviceMemory(), stream)) {
           assertTrue(out.rowCount() <= ROWS, "more rows out than in");
           results++;

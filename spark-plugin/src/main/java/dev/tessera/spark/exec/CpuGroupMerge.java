@@ -166,7 +166,7 @@ final class CpuGroupMerge implements AutoCloseable {
     host = Backends.open(BackendKind.HOST_REFERENCE, options);
     hostStream = host.newStream();
     merge = new GroupMerge(MergeSpec.of(spec), host.hashAggregateKernel(),
-        host.filterProjectKernel(), host.deviceMemory(), hostStream);
+        host.programKernel(), host.deviceMemory(), hostStream);
   }
 
   /**

@@ -1,6 +1,6 @@
 package dev.tessera.spark.exec;
 
-import dev.tessera.spark.expr.FilterProjectStep;
+import dev.tessera.spark.expr.PipelineStep;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.catalyst.expressions.Alias;
@@ -27,7 +27,7 @@ final class OutputPartitioning {
   private OutputPartitioning() {}
 
   /** {@code input}'s partitioning through {@code steps}, given the node's {@code output}. */
-  static Partitioning through(Partitioning input, List<FilterProjectStep> steps,
+  static Partitioning through(Partitioning input, List<PipelineStep> steps,
       List<Attribute> output) {
     if (input == SinglePartition$.MODULE$) {
       return input;
@@ -39,7 +39,7 @@ final class OutputPartitioning {
     List<Expression> mapped = new ArrayList<>();
     for (Expression e : CollectionConverters.asJava(hash.expressions())) {
       Expression m = e;
-      for (FilterProjectStep step : steps) {
+      for (PipelineStep step : steps) {
         m = m == null ? null : through(m, step);
       }
       if (m == null || !covered(m, output)) {
@@ -52,7 +52,7 @@ final class OutputPartitioning {
   }
 
   /** {@code e} as the step outputs it, or null when the step does not output it. */
-  private static Expression through(Expression e, FilterProjectStep step) {
+  private static Expression through(Expression e, PipelineStep step) {
     if (step.isFilter()) {
       return e;
     }

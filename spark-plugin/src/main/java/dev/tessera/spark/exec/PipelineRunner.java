@@ -6,7 +6,7 @@ import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.expr.RowErrorException;
 import dev.tessera.gpu.join.JoinTable;
-import dev.tessera.gpu.kernels.FilterProjectKernel;
+import dev.tessera.gpu.kernels.ProgramKernel;
 import dev.tessera.spark.TesseraRuntime;
 import dev.tessera.spark.expr.JoinProbe;
 import dev.tessera.spark.expr.Pipeline;
@@ -33,7 +33,7 @@ final class PipelineRunner {
   private final Backend backend;
   private final GpuStream stream;
   private final Map<String, SQLMetric> metrics;
-  private final FilterProjectKernel kernel;
+  private final ProgramKernel kernel;
 
   /**
    * The current task's runner: a stream of its own and the join tables, closed when the task ends
@@ -67,7 +67,7 @@ final class PipelineRunner {
     this.backend = backend;
     this.stream = stream;
     this.metrics = metrics;
-    this.kernel = backend.filterProjectKernel();
+    this.kernel = backend.programKernel();
   }
 
   Backend backend() {

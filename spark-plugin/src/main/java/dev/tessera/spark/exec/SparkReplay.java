@@ -7,7 +7,7 @@ import dev.tessera.gpu.column.ColumnTransfer;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.expr.RowErrorException;
-import dev.tessera.spark.expr.FilterProjectStep;
+import dev.tessera.spark.expr.PipelineStep;
 import dev.tessera.spark.expr.JoinKind;
 import dev.tessera.spark.expr.JoinProbe;
 import java.util.ArrayList;
@@ -50,7 +50,7 @@ final class SparkReplay {
    * {@code relations} are Spark's broadcast relations of the join tables the steps probe.
    */
   static RuntimeException raiseForDeviceBatch(ColumnBatch<DeviceColumn> deviceBatch,
-      List<Attribute> input, List<FilterProjectStep> steps, List<HashedRelation> relations,
+      List<Attribute> input, List<PipelineStep> steps, List<HashedRelation> relations,
       RowErrorException gpuError, Backend backend, GpuStream stream) {
     forEachRow(deviceBatch, input, steps, relations, backend, stream, row -> { });
     // Spark found nothing wrong: the GPU and Spark disagree, which is a Tessera bug.
@@ -64,7 +64,7 @@ final class SparkReplay {
    * (a row it must copy to keep). Spark's errors propagate.
    */
   static void forEachRow(ColumnBatch<DeviceColumn> deviceBatch, List<Attribute> input,
-      List<FilterProjectStep> steps, List<HashedRelation> relations, Backend backend,
+      List<PipelineStep> steps, List<HashedRelation> relations, Backend backend,
       GpuStream stream, Consumer<InternalRow> sink) {
     try (ColumnBatch<HostColumn> batch = ColumnTransfer.toHost(deviceBatch,
         backend.stagingAllocator(), stream)) {
@@ -81,11 +81,11 @@ final class SparkReplay {
   }
 
   /** The steps as Spark evaluates them, then {@code sink}. */
-  private static List<RowStep> chain(List<Attribute> input, List<FilterProjectStep> steps,
+  private static List<RowStep> chain(List<Attribute> input, List<PipelineStep> steps,
       List<HashedRelation> relations, Consumer<InternalRow> sink) {
     List<Attribute> schema = input;
     List<RowStep> chain = new ArrayList<>();
-    for (FilterProjectStep step : steps) {
+    for (PipelineStep step : steps) {
       if (step.isFilter()) {
         chain.add(filter(step.condition(), schema));
       } else if (step.isProbe()) {

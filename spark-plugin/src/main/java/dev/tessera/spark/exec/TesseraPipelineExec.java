@@ -1,6 +1,6 @@
 package dev.tessera.spark.exec;
 
-import dev.tessera.spark.expr.FilterProjectStep;
+import dev.tessera.spark.expr.PipelineStep;
 import dev.tessera.spark.expr.JoinProbe;
 import dev.tessera.spark.expr.Pipeline;
 import java.util.ArrayList;
@@ -50,7 +50,7 @@ public abstract class TesseraPipelineExec extends TesseraExec {
   }
 
   /** The Spark steps the pipeline evaluates, bottom first. */
-  public List<FilterProjectStep> steps() {
+  public List<PipelineStep> steps() {
     return pipeline.fused().steps();
   }
 
@@ -59,8 +59,8 @@ public abstract class TesseraPipelineExec extends TesseraExec {
     return probes(steps());
   }
 
-  static List<JoinProbe> probes(List<FilterProjectStep> steps) {
-    return steps.stream().filter(FilterProjectStep::isProbe).map(FilterProjectStep::probe)
+  static List<JoinProbe> probes(List<PipelineStep> steps) {
+    return steps.stream().filter(PipelineStep::isProbe).map(PipelineStep::probe)
         .toList();
   }
 

@@ -48,7 +48,7 @@ public record Pipeline(Stage fused, List<Stage> staged, List<Integer> inputOrdin
    * @param maxRowsPerBatch the most rows of one expanded batch (a larger one is split)
    */
   public record Stage(Program program, List<Integer> tables, List<Attribute> input,
-      List<FilterProjectStep> steps, int expandTable, int[] keyColumns, boolean leftOuter,
+      List<PipelineStep> steps, int expandTable, int[] keyColumns, boolean leftOuter,
       int maxRowsPerBatch) implements Serializable {
 
     public Stage {

@@ -38,7 +38,7 @@ public final class PipelineCompiler {
    *     batches), or only those the chain uses (over an upload of those)
    * @param maxRowsPerBatch the most rows of one expanded batch
    */
-  public static Pipeline compile(List<FilterProjectStep> chain, List<Attribute> input,
+  public static Pipeline compile(List<PipelineStep> chain, List<Attribute> input,
       boolean ansi, Predicate<String> expressionEnabled, boolean readAllInputs,
       int maxRowsPerBatch) throws Unsupported {
     return compile(chain, new Options(input, ansi, readAllInputs, maxRowsPerBatch),
@@ -56,12 +56,12 @@ public final class PipelineCompiler {
     }
   }
 
-  private static Pipeline compile(List<FilterProjectStep> chain, Options options,
+  private static Pipeline compile(List<PipelineStep> chain, Options options,
       Predicate<String> expressionEnabled) throws Unsupported {
     List<Attribute> input = options.input();
     boolean ansi = options.ansi();
     int maxRowsPerBatch = options.maxRowsPerBatch();
-    FilterProjectCompiler.Compiled whole = FilterProjectCompiler.compile(chain, input, ansi,
+    ChainCompiler.Compiled whole = ChainCompiler.compile(chain, input, ansi,
         expressionEnabled, options.readAllInputs());
     List<Attribute> read = whole.inputOrdinals().stream().map(input::get).toList();
     Pipeline.Stage fused = new Pipeline.Stage(whole.program(), whole.tables(), read, chain, -1,
@@ -82,17 +82,17 @@ public final class PipelineCompiler {
    * known; returns {@code pipeline} itself when nothing changes.
    */
   public static Pipeline overEmptyBuildSides(Pipeline pipeline, Set<Integer> emptyTables) {
-    List<FilterProjectStep> chain = new ArrayList<>(pipeline.fused().steps());
+    List<PipelineStep> chain = new ArrayList<>(pipeline.fused().steps());
     boolean changed = false;
     for (int i = 0; i < chain.size(); i++) {
-      FilterProjectStep step = chain.get(i);
+      PipelineStep step = chain.get(i);
       if (step.isProbe() && emptyTables.contains(step.probe().table())
           && step.probe().kind() != JoinKind.LEFT_OUTER) {
         List<Expression> neverEvaluated = step.probe().streamKeys().stream()
             .<Expression>map(k -> new If(Literal.create(false, DataTypes.BooleanType), k,
                 Literal.create(null, k.dataType())))
             .toList();
-        chain.set(i, FilterProjectStep.probe(step.probe().withStreamKeys(neverEvaluated)));
+        chain.set(i, PipelineStep.probe(step.probe().withStreamKeys(neverEvaluated)));
         changed = true;
       }
     }
@@ -114,14 +114,14 @@ public final class PipelineCompiler {
     return variant;
   }
 
-  private static List<Pipeline.Stage> stages(List<FilterProjectStep> chain,
+  private static List<Pipeline.Stage> stages(List<PipelineStep> chain,
       List<Attribute> input, boolean ansi, Predicate<String> enabled, int maxRows)
       throws Unsupported {
     List<Pipeline.Stage> stages = new ArrayList<>();
-    List<FilterProjectStep> segment = new ArrayList<>();
+    List<PipelineStep> segment = new ArrayList<>();
     List<Attribute> segmentInput = input;
     List<Attribute> current = input;
-    for (FilterProjectStep step : chain) {
+    for (PipelineStep step : chain) {
       if (!step.isProbe() || step.probe().kind().matchOnly()) {
         segment.add(step);
         current = outputOf(step, current);
@@ -135,8 +135,8 @@ public final class PipelineCompiler {
         keyed.add(new Alias(probe.streamKeys().get(k), "probe_key_" + k,
             NamedExpression$.MODULE$.newExprId(), emptySeq(), Option.empty(), emptySeq()));
       }
-      segment.add(FilterProjectStep.project(keyed));
-      FilterProjectCompiler.Compiled c = FilterProjectCompiler.compile(segment, segmentInput, ansi,
+      segment.add(PipelineStep.project(keyed));
+      ChainCompiler.Compiled c = ChainCompiler.compile(segment, segmentInput, ansi,
           enabled, true);
       stages.add(new Pipeline.Stage(c.program(), c.tables(), segmentInput, segment,
           probe.table(), keyColumns, probe.kind() == JoinKind.LEFT_OUTER, maxRows));
@@ -145,19 +145,19 @@ public final class PipelineCompiler {
       segmentInput.addAll(probe.payloadAttributes());
       segment = new ArrayList<>();
       if (probe.condition() != null) {
-        segment.add(FilterProjectStep.filter(probe.condition()));
+        segment.add(PipelineStep.filter(probe.condition()));
       }
-      segment.add(FilterProjectStep.project(new ArrayList<>(probe.output())));
+      segment.add(PipelineStep.project(new ArrayList<>(probe.output())));
       current = probe.output();
     }
-    FilterProjectCompiler.Compiled last = FilterProjectCompiler.compile(segment, segmentInput,
+    ChainCompiler.Compiled last = ChainCompiler.compile(segment, segmentInput,
         ansi, enabled, true);
     stages.add(new Pipeline.Stage(last.program(), last.tables(), segmentInput, segment, -1,
         new int[0], false, maxRows));
     return stages;
   }
 
-  private static List<Attribute> outputOf(FilterProjectStep step, List<Attribute> input) {
+  private static List<Attribute> outputOf(PipelineStep step, List<Attribute> input) {
     if (step.isProbe()) {
       return step.probe().output();
     }

@@ -95,7 +95,7 @@ final class AggregateBuffers {
   private static List<Expression> count(List<Expression> reads, boolean merge,
       GpuAggregation gpu) throws Unsupported {
     if (merge) {
-      return List.of(gpu.function(Kind.SUM_INT, reads.get(0), LongType$.MODULE$, true));
+      return List.of(gpu.function(Kind.SUM, reads.get(0), LongType$.MODULE$, true));
     }
     if (reads.size() != 1) {
       throw new Unsupported("count of several columns is not supported on the GPU");
@@ -120,7 +120,7 @@ final class AggregateBuffers {
       // Buffer [sum], NULL until a non-null input: the same for update and merge.
       boolean ansi = sum.evalContext().evalMode() == EvalMode.ANSI();
       gpu.sumAnsi(ansi);
-      Attribute s = gpu.function(Kind.SUM_INT, reads.get(0), LongType$.MODULE$, false);
+      Attribute s = gpu.function(Kind.SUM, reads.get(0), LongType$.MODULE$, false);
       if (ansi) {
         // Spark raises when a running sum overflows, with its Add's own error.
         gpu.orderDependent(s, OrderDependentSum.Mode.ANSI_LONG, new Add(
@@ -166,7 +166,7 @@ final class AggregateBuffers {
       if (in instanceof IntegralType) {
         Expression asDouble = new Cast(child, DoubleType$.MODULE$, scala.Option.empty(),
             ansi ? EvalMode.ANSI() : EvalMode.LEGACY());
-        Attribute s = gpu.function(Kind.SUM_INT, asDouble, sumType, true);
+        Attribute s = gpu.function(Kind.SUM, asDouble, sumType, true);
         gpu.orderDependent(s, OrderDependentSum.Mode.DOUBLE, null);
         return List.of(s, n);
       }
@@ -174,9 +174,9 @@ final class AggregateBuffers {
       return List.of(gpu.function(Kind.SUM_DECIMAL, child, sumType, true), n);
     }
     Expression partialSum = reads.get(0);
-    Attribute n = gpu.function(Kind.SUM_INT, reads.get(1), LongType$.MODULE$, true);
+    Attribute n = gpu.function(Kind.SUM, reads.get(1), LongType$.MODULE$, true);
     if (in instanceof IntegralType) {
-      Attribute s = gpu.function(Kind.SUM_INT, partialSum, sumType, true);
+      Attribute s = gpu.function(Kind.SUM, partialSum, sumType, true);
       gpu.orderDependent(s, OrderDependentSum.Mode.DOUBLE, null);
       return List.of(s, n);
     }

@@ -3,9 +3,9 @@ package dev.tessera.spark.rewrite;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.spark.TesseraConf;
 import dev.tessera.spark.exec.DeviceToHostExec;
-import dev.tessera.spark.exec.TesseraFilterProjectExec;
+import dev.tessera.spark.exec.TesseraFusedExec;
 import dev.tessera.spark.exec.TesseraHashAggregateExec;
-import dev.tessera.spark.expr.FilterProjectStep;
+import dev.tessera.spark.expr.PipelineStep;
 import dev.tessera.spark.expr.Unsupported;
 import java.util.ArrayList;
 import java.util.List;
@@ -118,8 +118,8 @@ final class AggregateRewrite {
     if (!results && !sameIds(bufferProjection, CollectionConverters.asJava(agg.output()))) {
       throw new Unsupported("a partial aggregate whose output is not its keys and buffers");
     }
-    TesseraFilterProjectExec fused =
-        pass.fused(agg.child(), FilterProjectStep.project(gpu.columns()), null);
+    TesseraFusedExec fused =
+        pass.fused(agg.child(), PipelineStep.project(gpu.columns()), null);
     AggregateSpec spec = gpu.spec(pass.ansi);
     SparkPlan plan = new DeviceToHostExec(new TesseraHashAggregateExec(fused.child(),
         fused.builds(), fused.pipeline(), spec, gpu.output(), gpu.orderChecks(), !results,

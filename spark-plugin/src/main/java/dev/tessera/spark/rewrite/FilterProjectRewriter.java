@@ -5,8 +5,8 @@ import dev.tessera.spark.TesseraConf;
 import dev.tessera.spark.exec.DeviceToHostExec;
 import dev.tessera.spark.exec.HostToDeviceExec;
 import dev.tessera.spark.exec.TesseraPipelineExec;
-import dev.tessera.spark.exec.TesseraFilterProjectExec;
-import dev.tessera.spark.expr.FilterProjectStep;
+import dev.tessera.spark.exec.TesseraFusedExec;
+import dev.tessera.spark.expr.PipelineStep;
 import dev.tessera.spark.expr.Pipeline;
 import dev.tessera.spark.expr.PipelineCompiler;
 import dev.tessera.spark.expr.Unsupported;
@@ -33,7 +33,7 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * <pre>
  *   ProjectExec                      DeviceToHostExec
- *     FilterExec          ==>          TesseraFilterProjectExec [Filter, Project]
+ *     FilterExec          ==>          TesseraFusedExec [Filter, Project]
  *       child                            HostToDeviceExec (the columns the program reads)
  *                                          child
  * </pre>
@@ -113,8 +113,8 @@ public final class FilterProjectRewriter implements PlanRewriter {
       if (!conf.isExecEnabled(name)) {
         return stayOnCpu(node, name + " is disabled by " + TesseraConf.execEnabledKey(name));
       }
-      FilterProjectStep step = node instanceof FilterExec f ? FilterProjectStep.filter(f.condition())
-          : FilterProjectStep.project(CollectionConverters.asJava(
+      PipelineStep step = node instanceof FilterExec f ? PipelineStep.filter(f.condition())
+          : PipelineStep.project(CollectionConverters.asJava(
               ((ProjectExec) node).projectList()).stream().map(e -> (NamedExpression) e).toList());
       try {
         return new DeviceToHostExec(fused(node.children().head(), step, null));
@@ -132,11 +132,11 @@ public final class FilterProjectRewriter implements PlanRewriter {
      *
      * @param build the broadcast build side of a probe step, or null
      */
-    TesseraFilterProjectExec fused(SparkPlan child, FilterProjectStep step, SparkPlan build)
+    TesseraFusedExec fused(SparkPlan child, PipelineStep step, SparkPlan build)
         throws Unsupported {
       if (child instanceof DeviceToHostExec d) {
         SparkPlan below = d.child();
-        if (below instanceof TesseraFilterProjectExec g) {
+        if (below instanceof TesseraFusedExec g) {
           try {
             return over(g.child(), append(g.steps(), step, g.builds().size()),
                 append(g.builds(), build));
@@ -156,7 +156,7 @@ public final class FilterProjectRewriter implements PlanRewriter {
     }
 
     /** The chain over {@code input}: its device batches, or an upload of what the chain reads. */
-    private TesseraFilterProjectExec over(SparkPlan input, List<FilterProjectStep> chain,
+    private TesseraFusedExec over(SparkPlan input, List<PipelineStep> chain,
         List<SparkPlan> builds) throws Unsupported {
       if (input instanceof HostToDeviceExec h) {
         return uploading(h.child(), chain, builds);
@@ -164,26 +164,26 @@ public final class FilterProjectRewriter implements PlanRewriter {
       if (input instanceof TesseraPipelineExec) {
         Pipeline p = PipelineCompiler.compile(chain, CollectionConverters.asJava(input.output()),
             ansi, this::expressionEnabled, true, MAX_EXPANDED_ROWS);
-        return new TesseraFilterProjectExec(input, builds, p, p.output());
+        return new TesseraFusedExec(input, builds, p, p.output());
       }
       return uploading(input, chain, builds);
     }
 
     /** The chain over an upload of the columns of {@code input} it reads. */
-    private TesseraFilterProjectExec uploading(SparkPlan input, List<FilterProjectStep> chain,
+    private TesseraFusedExec uploading(SparkPlan input, List<PipelineStep> chain,
         List<SparkPlan> builds) throws Unsupported {
       Pipeline p = PipelineCompiler.compile(chain, CollectionConverters.asJava(input.output()),
           ansi, this::expressionEnabled, false, MAX_EXPANDED_ROWS);
       int[] ordinals = p.inputOrdinals().stream().mapToInt(Integer::intValue).toArray();
       HostToDeviceExec upload = new HostToDeviceExec(input, ordinals, conf.batchSizeBytes());
-      return new TesseraFilterProjectExec(upload, builds, p, p.output());
+      return new TesseraFusedExec(upload, builds, p, p.output());
     }
 
     /** {@code steps} and then {@code step}, whose probe (if any) gets table {@code table}. */
-    private static List<FilterProjectStep> append(List<FilterProjectStep> steps,
-        FilterProjectStep step, int table) {
-      List<FilterProjectStep> all = new ArrayList<>(steps);
-      all.add(step.isProbe() ? FilterProjectStep.probe(step.probe().withTable(table)) : step);
+    private static List<PipelineStep> append(List<PipelineStep> steps,
+        PipelineStep step, int table) {
+      List<PipelineStep> all = new ArrayList<>(steps);
+      all.add(step.isProbe() ? PipelineStep.probe(step.probe().withTable(table)) : step);
       return all;
     }
 

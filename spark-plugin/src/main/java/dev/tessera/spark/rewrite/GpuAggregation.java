@@ -86,7 +86,7 @@ final class GpuAggregation {
   }
 
   /**
-   * Marks the SUM_INT whose result is {@code result} as order dependent in Spark ({@link
+   * Marks the SUM whose result is {@code result} as order dependent in Spark ({@link
    * OrderDependentSum}): where its input's type bounds the values (BYTE, SHORT, INT) the row count
    * shows it exact; otherwise two helper sums, of the positive and of the negative values, do.
    *
@@ -104,15 +104,15 @@ final class GpuAggregation {
     if (maxMagnitude == 0) {
       helper = helpers.size();
       Literal zero = zero(type);
-      helpers.add(new AggregateFunction(Kind.SUM_INT,
+      helpers.add(new AggregateFunction(Kind.SUM,
           column(new If(new GreaterThan(value, zero), value, zero)), ColumnType.DOUBLE, true));
-      helpers.add(new AggregateFunction(Kind.SUM_INT,
+      helpers.add(new AggregateFunction(Kind.SUM,
           column(new If(new LessThan(value, zero), value, zero)), ColumnType.DOUBLE, true));
     }
     checks.add(new PendingCheck(mode, function, helper, maxMagnitude, sparkAdd));
   }
 
-  /** 0 of a LONG or DOUBLE (the SUM_INT inputs whose type does not bound them). */
+  /** 0 of a LONG or DOUBLE (the SUM inputs whose type does not bound them). */
   private static Literal zero(DataType type) throws Unsupported {
     if (type instanceof LongType) {
       return Literal$.MODULE$.apply(0L);

@@ -6,7 +6,7 @@ import dev.tessera.gpu.join.JoinTableSchema;
 import dev.tessera.spark.TesseraConf;
 import dev.tessera.spark.TesseraRuntime;
 import dev.tessera.spark.exec.DeviceToHostExec;
-import dev.tessera.spark.expr.FilterProjectStep;
+import dev.tessera.spark.expr.PipelineStep;
 import dev.tessera.spark.expr.JoinKind;
 import dev.tessera.spark.expr.JoinProbe;
 import dev.tessera.spark.expr.SparkTypes;
@@ -38,7 +38,7 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * <pre>
  *   BroadcastHashJoinExec                  DeviceToHostExec
- *     stream                   ==>           TesseraFilterProjectExec [..., Probe, ...]
+ *     stream                   ==>           TesseraFusedExec [..., Probe, ...]
  *     BroadcastExchangeExec build              HostToDeviceExec stream (or its GPU pipeline)
  *                                              BroadcastExchangeExec build (unchanged)
  * </pre>
@@ -74,7 +74,7 @@ final class JoinRewrite {
       JoinProbe probe = probe(join, buildLeft);
       SparkPlan stream = buildLeft ? join.right() : join.left();
       SparkPlan build = buildLeft ? join.left() : join.right();
-      return new DeviceToHostExec(pass.fused(stream, FilterProjectStep.probe(probe), build));
+      return new DeviceToHostExec(pass.fused(stream, PipelineStep.probe(probe), build));
     } catch (Unsupported e) {
       return pass.stayOnCpu(join, e.getMessage());
     }

@@ -3,7 +3,7 @@ package dev.tessera.spark.rewrite;
 import dev.tessera.spark.ExplainLog;
 import dev.tessera.spark.exec.DeviceToHostExec;
 import dev.tessera.spark.exec.HostToDeviceExec;
-import dev.tessera.spark.exec.TesseraFilterProjectExec;
+import dev.tessera.spark.exec.TesseraFusedExec;
 import dev.tessera.spark.exec.TesseraHashAggregateExec;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,7 +24,7 @@ final class PlanReport {
   private static void walk(SparkPlan node, int depth, Map<SparkPlan, String> reasons,
       List<ExplainLog.Node> out) {
     String description = "Exec <" + node.nodeName() + ">";
-    if (node instanceof TesseraFilterProjectExec g) {
+    if (node instanceof TesseraFusedExec g) {
       out.add(ExplainLog.Node.onGpu(depth, description + " " + g.steps()));
     } else if (node instanceof TesseraHashAggregateExec a) {
       out.add(ExplainLog.Node.onGpu(depth, description + " " + a.simpleString(8)));

@@ -54,7 +54,7 @@ class AggregationRunnerTest {
   /** count(*) and sum(value) grouped by key. */
   private static final AggregateSpec SPEC = new AggregateSpec(TYPES, 1, List.of(
       new AggregateFunction(AggregateFunction.Kind.COUNT_ROWS, -1, ColumnType.LONG),
-      new AggregateFunction(AggregateFunction.Kind.SUM_INT, 1, ColumnType.LONG)), false);
+      new AggregateFunction(AggregateFunction.Kind.SUM, 1, ColumnType.LONG)), false);
   private static final Program PROGRAM = ProgramBuilder.identity(TYPES, false);
 
   private Backend backend;
@@ -282,7 +282,7 @@ class AggregationRunnerTest {
     return new AggregateSpec(types, keyCount, List.of(
         new AggregateFunction(AggregateFunction.Kind.COUNT_ROWS, -1, ColumnType.LONG),
         new AggregateFunction(AggregateFunction.Kind.COUNT, v, ColumnType.LONG),
-        new AggregateFunction(AggregateFunction.Kind.SUM_INT, v, ColumnType.LONG),
+        new AggregateFunction(AggregateFunction.Kind.SUM, v, ColumnType.LONG),
         new AggregateFunction(AggregateFunction.Kind.MIN, v, ColumnType.LONG),
         new AggregateFunction(AggregateFunction.Kind.MAX, v, ColumnType.LONG),
         new AggregateFunction(AggregateFunction.Kind.SUM_DECIMAL, v + 1,

@@ -35,8 +35,8 @@ class PipelineCompilerTest {
 
   @Test
   void aChainWithoutJoinsIsOneStage() throws Unsupported {
-    Pipeline p = compile(List.of(FilterProjectStep.filter(positive(a)),
-        FilterProjectStep.project(List.of(b))), List.of(a, b));
+    Pipeline p = compile(List.of(PipelineStep.filter(positive(a)),
+        PipelineStep.project(List.of(b))), List.of(a, b));
     assertTrue(p.staged().isEmpty());
     assertTrue(p.expandingTables().isEmpty());
     assertEquals(List.of(b), p.output());
@@ -45,9 +45,9 @@ class PipelineCompilerTest {
 
   @Test
   void anInnerJoinIsFusedAndAlsoStagedAroundItsExpansion() throws Unsupported {
-    List<FilterProjectStep> chain = List.of(FilterProjectStep.filter(positive(b)),
-        FilterProjectStep.probe(probe(0, JoinKind.INNER, a)),
-        FilterProjectStep.project(List.of(b, payload)));
+    List<PipelineStep> chain = List.of(PipelineStep.filter(positive(b)),
+        PipelineStep.probe(probe(0, JoinKind.INNER, a)),
+        PipelineStep.project(List.of(b, payload)));
     Pipeline p = compile(chain, List.of(a, b));
     assertEquals(List.of(b, payload), p.output());
     assertEquals(List.of(0), p.fused().tables());
@@ -73,16 +73,16 @@ class PipelineCompilerTest {
 
   @Test
   void semiAndAntiJoinsNeverExpand() throws Unsupported {
-    Pipeline p = compile(List.of(FilterProjectStep.probe(probe(0, JoinKind.LEFT_SEMI, a)),
-        FilterProjectStep.probe(probe(1, JoinKind.LEFT_ANTI, b))), List.of(a, b));
+    Pipeline p = compile(List.of(PipelineStep.probe(probe(0, JoinKind.LEFT_SEMI, a)),
+        PipelineStep.probe(probe(1, JoinKind.LEFT_ANTI, b))), List.of(a, b));
     assertTrue(p.staged().isEmpty());
     assertEquals(List.of(0, 1), p.fused().tables());
   }
 
   @Test
   void aStageKeepsTheProbesThatNeedNoExpansion() throws Unsupported {
-    Pipeline p = compile(List.of(FilterProjectStep.probe(probe(0, JoinKind.LEFT_SEMI, a)),
-        FilterProjectStep.probe(probe(1, JoinKind.LEFT_OUTER, b))), List.of(a, b));
+    Pipeline p = compile(List.of(PipelineStep.probe(probe(0, JoinKind.LEFT_SEMI, a)),
+        PipelineStep.probe(probe(1, JoinKind.LEFT_OUTER, b))), List.of(a, b));
     assertEquals(2, p.staged().size());
     assertEquals(List.of(0), p.staged().get(0).tables());
     assertEquals(1, p.staged().get(0).expandTable());
@@ -95,15 +95,15 @@ class PipelineCompilerTest {
   void aProgramOverABatchReadsEveryColumnEvenWhenAnAttributeRepeats() throws Unsupported {
     // Spark's aggregate for count(DISTINCT a) ... GROUP BY a, b outputs (a, b, a): a GPU node
     // above it runs on those three columns as they are.
-    Pipeline p = compile(List.of(FilterProjectStep.project(List.of(a, b))), List.of(a, b, a));
+    Pipeline p = compile(List.of(PipelineStep.project(List.of(a, b))), List.of(a, b, a));
     assertEquals(List.of(0, 1, 2), p.inputOrdinals());
     assertEquals(3, p.fused().program().inputTypes().size());
   }
 
   @Test
   void overAnEmptyBuildSideOnlyTheKeysOfInnerSemiAndAntiProbesChange() throws Unsupported {
-    Pipeline p = compile(List.of(FilterProjectStep.probe(probe(0, JoinKind.LEFT_SEMI, a)),
-        FilterProjectStep.probe(probe(1, JoinKind.LEFT_OUTER, b))), List.of(a, b));
+    Pipeline p = compile(List.of(PipelineStep.probe(probe(0, JoinKind.LEFT_SEMI, a)),
+        PipelineStep.probe(probe(1, JoinKind.LEFT_OUTER, b))), List.of(a, b));
     assertSame(p, PipelineCompiler.overEmptyBuildSides(p, Set.of(1)));
 
     Pipeline overEmpty = PipelineCompiler.overEmptyBuildSides(p, Set.of(0, 1));
@@ -115,7 +115,7 @@ class PipelineCompilerTest {
     assertEquals(List.of(b), overEmpty.fused().steps().get(1).probe().streamKeys());
   }
 
-  private static Pipeline compile(List<FilterProjectStep> chain, List<Attribute> input)
+  private static Pipeline compile(List<PipelineStep> chain, List<Attribute> input)
       throws Unsupported {
     return PipelineCompiler.compile(chain, input, false, e -> true, true, MAX_ROWS);
   }

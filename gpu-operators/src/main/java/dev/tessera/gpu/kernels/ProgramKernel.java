@@ -13,7 +13,7 @@ import dev.tessera.gpu.memory.ArenaPool;
  * of a device batch in one pass, keeps the rows its filter passes in their input order, and writes
  * the projected columns. Output nulls are validity bits; output strings are offsets + bytes.
  */
-public interface FilterProjectKernel {
+public interface ProgramKernel {
   /**
    * Runs {@code program} over {@code input} and returns the output batch, in new buffers from
    * {@code pool}; waits for the result. The input stays owned by the caller.

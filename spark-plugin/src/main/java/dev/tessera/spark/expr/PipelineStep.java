@@ -14,19 +14,19 @@ import org.apache.spark.sql.catalyst.expressions.NamedExpression;
  * @param projectList the projection
  * @param probe the probe of a broadcast hash join (the stream side flows through the chain)
  */
-public record FilterProjectStep(Expression condition, List<NamedExpression> projectList,
+public record PipelineStep(Expression condition, List<NamedExpression> projectList,
     JoinProbe probe) implements Serializable {
 
-  public static FilterProjectStep filter(Expression condition) {
-    return new FilterProjectStep(condition, null, null);
+  public static PipelineStep filter(Expression condition) {
+    return new PipelineStep(condition, null, null);
   }
 
-  public static FilterProjectStep project(List<NamedExpression> projectList) {
-    return new FilterProjectStep(null, List.copyOf(projectList), null);
+  public static PipelineStep project(List<NamedExpression> projectList) {
+    return new PipelineStep(null, List.copyOf(projectList), null);
   }
 
-  public static FilterProjectStep probe(JoinProbe probe) {
-    return new FilterProjectStep(null, null, probe);
+  public static PipelineStep probe(JoinProbe probe) {
+    return new PipelineStep(null, null, probe);
   }
 
   public boolean isFilter() {

@@ -25,8 +25,8 @@ import org.apache.spark.sql.catalyst.expressions.NamedExpression;
  * need only whether a match exists; {@link PipelineCompiler} also compiles the chain with the 1:N
  * expansions between programs, for tables whose keys repeat.
  */
-public final class FilterProjectCompiler {
-  private FilterProjectCompiler() {}
+public final class ChainCompiler {
+  private ChainCompiler() {}
 
   /**
    * The compiled chain.
@@ -44,7 +44,7 @@ public final class FilterProjectCompiler {
    * @param chain the filters and projections, bottom (first evaluated) first
    * @param input the attributes the bottom step reads
    */
-  public static Compiled compile(List<FilterProjectStep> chain, List<Attribute> input,
+  public static Compiled compile(List<PipelineStep> chain, List<Attribute> input,
       boolean ansi, Predicate<String> expressionEnabled) throws Unsupported {
     return compile(chain, input, ansi, expressionEnabled, false);
   }
@@ -54,7 +54,7 @@ public final class FilterProjectCompiler {
    * reads every input column, in order (inputOrdinals is then 0 .. n-1), so it can run on a GPU
    * node's batches as they are, without an upload that picks columns.
    */
-  public static Compiled compile(List<FilterProjectStep> chain, List<Attribute> input,
+  public static Compiled compile(List<PipelineStep> chain, List<Attribute> input,
       boolean ansi, Predicate<String> expressionEnabled, boolean readAllInputs)
       throws Unsupported {
     ProgramBuilder builder = new ProgramBuilder(ansi);
@@ -67,7 +67,7 @@ public final class FilterProjectCompiler {
     int keep = -1;
     List<Attribute> output = input;
     List<Integer> tables = new ArrayList<>();
-    for (FilterProjectStep step : chain) {
+    for (PipelineStep step : chain) {
       if (step.isFilter()) {
         keep = and(builder, keep, compiler.compile(step.condition()).register());
       } else if (step.isProbe()) {

@@ -32,7 +32,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * the join tables of the joins among them (see {@link Pipeline} for the joins whose build keys
  * repeat).
  */
-public final class TesseraFilterProjectExec extends TesseraPipelineExec {
+public final class TesseraFusedExec extends TesseraPipelineExec {
   private static final long serialVersionUID = 1L;
   private final List<Attribute> output;
 
@@ -41,7 +41,7 @@ public final class TesseraFilterProjectExec extends TesseraPipelineExec {
    * @param builds the broadcast build sides, one per probe of the pipeline, by table
    * @param output the chain's output attributes
    */
-  public TesseraFilterProjectExec(SparkPlan input, List<SparkPlan> builds, Pipeline pipeline,
+  public TesseraFusedExec(SparkPlan input, List<SparkPlan> builds, Pipeline pipeline,
       List<Attribute> output) {
     super(input, builds, pipeline);
     this.output = List.copyOf(output);
@@ -77,7 +77,7 @@ public final class TesseraFilterProjectExec extends TesseraPipelineExec {
 
   @Override
   protected SparkPlan copy(SparkPlan newInput, List<SparkPlan> newBuilds) {
-    return new TesseraFilterProjectExec(newInput, newBuilds, pipeline(), output);
+    return new TesseraFusedExec(newInput, newBuilds, pipeline(), output);
   }
 
   @Override
@@ -87,7 +87,7 @@ public final class TesseraFilterProjectExec extends TesseraPipelineExec {
 
   @Override
   public String simpleString(int maxFields) {
-    return "TesseraFilterProjectExec " + steps() + " -> " + output;
+    return "TesseraFusedExec " + steps() + " -> " + output;
   }
 
   /**
@@ -98,7 +98,7 @@ public final class TesseraFilterProjectExec extends TesseraPipelineExec {
    * is freed before they come back one at a time.
    */
   private static final class Runner implements Iterator<ColumnarBatch> {
-    private static final Logger LOG = LoggerFactory.getLogger(TesseraFilterProjectExec.class);
+    private static final Logger LOG = LoggerFactory.getLogger(TesseraFusedExec.class);
     private final Iterator<ColumnarBatch> input;
     private final PipelineRunner pipeline;
     private final List<Attribute> output;
