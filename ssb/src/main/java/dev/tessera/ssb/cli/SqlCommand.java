@@ -22,11 +22,13 @@ import picocli.CommandLine.Parameters;
 /**
  * {@code bin/tessera sql}: runs one statement with Tessera on and shows its result, the executed
  * plan with Tessera's nodes, and (logged by {@code spark.tessera.explain=NOT_ON_GPU}, at WARN on
- * stderr while the query is planned) why the other nodes stay on the CPU.
+ * stderr while the query is planned) why the other nodes stay on the CPU. Spark's own INFO and
+ * WARN lines are not shown unless {@code --verbose} is given (see {@link CliLogging}).
  */
 @Command(name = "sql", mixinStandardHelpOptions = true,
-    description = "Runs a SQL statement with Tessera and prints its result, executed plan and"
-        + " CPU fallback reasons.")
+    description = {"Runs a SQL statement with Tessera and prints its result, executed plan and"
+        + " CPU fallback reasons.",
+        "Logs only errors and Tessera's warnings on stderr; --verbose adds Spark's log."})
 public final class SqlCommand implements Callable<Integer> {
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;
@@ -55,6 +57,9 @@ public final class SqlCommand implements Callable<Integer> {
   @Option(names = "--backend", defaultValue = "auto",
       description = "auto, cuda or host-reference (default: ${DEFAULT-VALUE})")
   String backend;
+
+  @CommandLine.Mixin
+  CliLogging.VerboseOption logging;
 
   private CommandLine.ParameterException bad(String message) {
     return new CommandLine.ParameterException(spec.commandLine(), message);

@@ -33,6 +33,7 @@ import picocli.CommandLine.Option;
     description = {"Runs the Star Schema Benchmark's queries with Tessera off (Spark CPU) and on,",
         "checks the results are equal and reports times, the plan's share on the GPU and the",
         "kernels' bandwidth floor as a table, CSV, JSON and a PNG chart.",
+        "Logs only errors and Tessera's warnings on stderr; --verbose adds Spark's log.",
         "Exits 1 when a result differs, 2 on a bad argument."})
 public final class SsbCommand implements Callable<Integer> {
   /** Exit status when a result with Tessera on differs from Spark's. */
@@ -78,6 +79,9 @@ public final class SsbCommand implements Callable<Integer> {
       description = "the device's peak memory bandwidth for the floor; default: measured once"
           + " with a device-to-device copy, as diagnose does")
   Double peakGbps;
+
+  @CommandLine.Mixin
+  CliLogging.VerboseOption logging;
 
   private final Function<SsbCommand, Workload> workloads;
 

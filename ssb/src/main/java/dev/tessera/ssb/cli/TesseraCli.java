@@ -6,7 +6,8 @@ import picocli.CommandLine.Command;
 /**
  * The Java side of {@code bin/tessera}: its {@code ssb} and {@code sql} commands. ({@code
  * diagnose} and {@code configs} are main classes of their own modules, which the launcher runs
- * directly.)
+ * directly.) Run from {@link #main}, the commands log quietly unless {@code --verbose} is given
+ * (see {@link CliLogging}).
  */
 @Command(name = "tessera", mixinStandardHelpOptions = true,
     description = "Spark SQL on NVIDIA GPUs: the SSB benchmark and ad-hoc SQL.",
@@ -17,7 +18,22 @@ public final class TesseraCli implements Runnable {
 
   public static void main(String[] args) {
     System.setProperty("java.awt.headless", "true");
-    System.exit(commandLine().execute(args));
+    CommandLine cli = commandLine();
+    cli.setExecutionStrategy(parsed -> {
+      // Once the arguments are parsed and before the command runs: nothing has started log4j yet.
+      CliLogging.configure(verbose(parsed));
+      return new CommandLine.RunLast().execute(parsed);
+    });
+    System.exit(cli.execute(args));
+  }
+
+  /** Whether the command the arguments name was given {@code --verbose}. */
+  static boolean verbose(CommandLine.ParseResult parsed) {
+    CommandLine.ParseResult last = parsed;
+    while (last.hasSubcommand()) {
+      last = last.subcommand();
+    }
+    return last.hasMatchedOption("--verbose");
   }
 
   /** The parser, with the subcommands' default factories. */
