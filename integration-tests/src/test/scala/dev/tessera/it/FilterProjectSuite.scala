@@ -165,8 +165,7 @@ class FilterProjectSuite extends AnyFunSuite with GpuQueryTest {
   test("unsupported expressions stay on the CPU and explain says why") {
     // The filter stays on the CPU; the projection above it still runs on the GPU.
     val df = checkGpu(sql("SELECT i FROM t WHERE s RLIKE 's1.*'"))
-    val reasons = nodes(finalPlan(df)).flatMap(_.getTagValue(
-      dev.tessera.spark.rewrite.FilterProjectRewriter.CPU_REASON))
+    val reasons = nodes(finalPlan(df)).flatMap(cpuReasonsOn)
     assert(reasons.exists(_.contains("rlike")), reasons)
   }
 
@@ -176,7 +175,14 @@ class FilterProjectSuite extends AnyFunSuite with GpuQueryTest {
     df.collect()
     val executed = finalPlan(df).toString
     assert(executed.contains("TesseraFusedExec"), executed)
-    assert(text.contains("TesseraFusedExec") || text.contains("AdaptiveSparkPlan"), text)
+    assert(Seq("HostToDeviceExec", "TesseraFusedExec", "DeviceToHostExec").forall(text.contains),
+      text)
+    // With a shuffle, adaptive execution explains its final plan once the query has run.
+    val grouped = sql("SELECT i % 3, count(*) FROM t WHERE i > 0 GROUP BY 1")
+    grouped.collect()
+    val adaptive = grouped.queryExecution.explainString(org.apache.spark.sql.execution.SimpleMode)
+    assert(adaptive.contains("isFinalPlan=true") && adaptive.contains("TesseraHashAggregateExec"),
+      adaptive)
   }
 
   test("local relations and spark.range feed the GPU") {
@@ -223,8 +229,7 @@ class FilterProjectSuite extends AnyFunSuite with GpuQueryTest {
   test("an expression switched off by its setting stays on the CPU, naming the setting") {
     withConf("spark.tessera.expression.Add.enabled" -> "false") {
       val df = checkGpu(sql("SELECT i + 1 FROM t"), gpuNodeCount = 0)
-      val reasons = nodes(finalPlan(df)).flatMap(_.getTagValue(
-        dev.tessera.spark.rewrite.FilterProjectRewriter.CPU_REASON))
+      val reasons = nodes(finalPlan(df)).flatMap(cpuReasonsOn)
       assert(reasons.exists(_.contains("spark.tessera.expression.Add.enabled")), reasons)
     }
   }

@@ -2,10 +2,12 @@ package dev.tessera.it
 
 import dev.tessera.it.TestSessions._
 import dev.tessera.spark.exec.{DeviceToHostExec, HostToDeviceExec, TesseraFusedExec}
+import dev.tessera.spark.rewrite.{GpuRewrite, GpuRules}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.adaptive.{AdaptiveSparkPlanExec, QueryStageExec}
 import org.scalatest.{BeforeAndAfterAll, Suite}
+import scala.jdk.CollectionConverters._
 
 /**
  * What every Spark-level suite does: one session with the plugin on the test backend; each query
@@ -40,8 +42,24 @@ trait GpuQueryTest extends BeforeAndAfterAll { self: Suite =>
     case p => p +: p.children.flatMap(nodes)
   }
 
+  /** The table of rules the sessions rewrite with: it says what a Tessera node is. */
+  protected val rules: GpuRules = GpuRules.standard()
+
+  /** Every Tessera GPU node of the executed plan: the rules' operators and the transitions. */
+  protected def tesseraNodes(df: DataFrame): Seq[SparkPlan] =
+    nodes(finalPlan(df)).filter(rules.isGpuNode)
+
+  /** The GPU operators of the executed plan (the nodes the rules produce). */
+  protected def gpuOperators(df: DataFrame): Seq[SparkPlan] =
+    nodes(finalPlan(df)).filter(rules.isGpuOperator)
+
+  /** The fused filter/projection/probe nodes among the GPU operators. */
   protected def gpuNodes(df: DataFrame): Seq[TesseraFusedExec] =
-    nodes(finalPlan(df)).collect { case g: TesseraFusedExec => g }
+    gpuOperators(df).collect { case g: TesseraFusedExec => g }
+
+  /** Why Tessera left `node` on the CPU (empty when it did not look at it, or it runs on the GPU). */
+  protected def cpuReasonsOn(node: SparkPlan): Seq[String] =
+    node.getTagValue(GpuRewrite.CPU_REASONS).toSeq.flatMap(_.asScala)
 
   /** Spark's rows as strings that tell NaN, -0.0 and 0.0 apart. */
   private def render(rows: Array[Row]): Seq[String] = rows.toSeq.map(_.toString)
@@ -63,7 +81,12 @@ trait GpuQueryTest extends BeforeAndAfterAll { self: Suite =>
    */
   protected def checkGpu(query: => DataFrame, gpuNodeCount: Int = 1,
       ordered: Boolean = false): DataFrame = {
-    val expected = withTessera(enabled = false)(render(query.collect()))
+    val expected = withTessera(enabled = false) {
+      val df = query
+      val rows = render(df.collect())
+      assert(tesseraNodes(df).isEmpty, s"Tessera nodes with Tessera off:\n${finalPlan(df)}")
+      rows
+    }
     withTessera(enabled = true) {
       val df = query
       val actual = render(df.collect())
@@ -75,6 +98,10 @@ trait GpuQueryTest extends BeforeAndAfterAll { self: Suite =>
       val found = gpuNodes(df).size
       assert(gpuNodeCount < 0 || found == gpuNodeCount,
         s"expected $gpuNodeCount GPU filter/project nodes, found $found in\n${finalPlan(df)}")
+      // Every GPU operator hands its rows to the CPU, or to another GPU node, never dangles.
+      val all = nodes(finalPlan(df))
+      assert(gpuOperators(df).isEmpty == !all.exists(_.isInstanceOf[DeviceToHostExec]),
+        s"GPU operators without a transition to the host, or the reverse:\n${finalPlan(df)}")
       df
     }
   }

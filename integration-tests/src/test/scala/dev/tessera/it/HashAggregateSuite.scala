@@ -1,7 +1,6 @@
 package dev.tessera.it
 
 import dev.tessera.spark.exec.{HostToDeviceExec, TesseraHashAggregateExec}
-import dev.tessera.spark.rewrite.FilterProjectRewriter.CPU_REASON
 import org.apache.spark.sql.DataFrame
 
 /** Hash aggregates on the GPU against Spark's own results. */
@@ -64,7 +63,7 @@ class HashAggregateSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQuer
   }
 
   private def cpuReasons(df: DataFrame): Seq[String] =
-    nodes(finalPlan(df)).flatMap(_.getTagValue(CPU_REASON))
+    nodes(finalPlan(df)).flatMap(cpuReasonsOn)
 
   test("count, sum, min and max grouped by a long key with nulls, across a shuffle") {
     checkAggregate("SELECT k, count(*), count(v), sum(v), min(v), max(v), min(d), max(dec)" +

@@ -2,7 +2,6 @@ package dev.tessera.it
 
 import dev.tessera.spark.exec.{HostToDeviceExec, TesseraHashAggregateExec, TesseraPipelineExec}
 import dev.tessera.spark.expr.JoinProbe
-import dev.tessera.spark.rewrite.FilterProjectRewriter.CPU_REASON
 import org.apache.spark.sql.DataFrame
 import scala.jdk.CollectionConverters._
 
@@ -50,7 +49,7 @@ class HashJoinSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest
     nodes(finalPlan(df)).collect { case p: TesseraPipelineExec => p }
 
   private def cpuReasons(df: DataFrame): Seq[String] =
-    nodes(finalPlan(df)).flatMap(_.getTagValue(CPU_REASON))
+    nodes(finalPlan(df)).flatMap(cpuReasonsOn)
 
   /** Checks the result against Spark with AQE on and off, and that `gpuJoins` joins ran on the GPU. */
   private def checkJoin(query: String, gpuJoins: Int = 1): Unit = {

@@ -6,7 +6,6 @@ import java.util.Comparator
 import scala.jdk.CollectionConverters._
 
 import dev.tessera.spark.exec.TesseraHashAggregateExec
-import dev.tessera.spark.rewrite.FilterProjectRewriter.CPU_REASON
 import dev.tessera.ssb.{SsbGenerator, SsbQueries, SsbTables}
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.joins.{BroadcastHashJoinExec, BroadcastNestedLoopJoinExec,
@@ -52,7 +51,7 @@ class SsbQueriesSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTe
   }
 
   private def cpuReasons(df: DataFrame): Seq[String] =
-    nodes(finalPlan(df)).flatMap(_.getTagValue(CPU_REASON))
+    nodes(finalPlan(df)).flatMap(cpuReasonsOn)
 
   for (query <- SsbQueries.all().asScala) {
     test(s"SSB Q${query.name}") {

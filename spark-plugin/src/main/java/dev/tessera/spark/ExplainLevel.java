@@ -4,13 +4,13 @@ package dev.tessera.spark;
 public enum ExplainLevel {
   /** Log nothing. */
   NONE,
-  /** Log the nodes and expressions that stay on the CPU, and why. */
+  /** Log the nodes and expressions that cannot run on the GPU, and why. */
   NOT_ON_GPU,
-  /** Log every node and expression, on the GPU or not. */
+  /** Log every node and expression: on the GPU, on the CPU by design, or not on the GPU. */
   ALL;
 
-  /** Whether a node that does ({@code onGpu}) or does not run on the GPU is logged. */
-  public boolean shows(boolean onGpu) {
-    return this == ALL || (this == NOT_ON_GPU && !onGpu);
+  /** Whether a node that runs as {@code kind} says is logged. */
+  public boolean shows(ExplainLog.Kind kind) {
+    return this == ALL || (this == NOT_ON_GPU && kind == ExplainLog.Kind.NOT_ON_GPU);
   }
 }

@@ -1,74 +1,44 @@
 package dev.tessera.spark;
 
-import java.util.Collections;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import dev.tessera.spark.expr.ExpressionRules;
+import dev.tessera.spark.rewrite.ExecRule;
+import dev.tessera.spark.rewrite.GpuRules;
 
 /**
- * The Spark execs and Catalyst expressions Tessera may put on the GPU, by simple class name, with
- * a few words on what each is. This is the one list: {@link TesseraConf} makes an enable switch
- * for each ({@code spark.tessera.exec.<Name>.enabled}, {@code spark.tessera.expression.<Name>
- * .enabled}) and docs/configs.md lists them. The rewrite code may also register further names at
- * run time with {@link TesseraConf#registerExec} and {@link TesseraConf#registerExpression}; to
- * have them in the docs, add them here.
+ * The operators and expressions Tessera may put on the GPU, as the settings page lists them:
+ * generated from a table of rules ({@link GpuRules}), so it names exactly what the rewrite
+ * dispatches on, each with what it does and the switch that turns it off.
  */
-final class SupportedOperators {
+public final class SupportedOperators {
   private SupportedOperators() {}
 
-  /** Exec simple class name -> what it does in a query. */
-  static final Map<String, String> EXECS = ordered(
-      "FilterExec", "WHERE and HAVING conditions",
-      "ProjectExec", "SELECT lists: computed columns",
-      "HashAggregateExec", "GROUP BY and global aggregates: count, count(DISTINCT), sum and avg"
-          + " of integers and decimals, min, max",
-      "BroadcastHashJoinExec", "joins with a broadcast side: inner, left/right outer, left semi"
-          + " and anti, on integral, date, decimal and string keys");
-
-  /** Expression simple class name -> what it computes. */
-  static final Map<String, String> EXPRESSIONS = ordered(
-      "AttributeReference", "a column reference",
-      "Literal", "a constant",
-      "Add", "a + b",
-      "Subtract", "a - b",
-      "Multiply", "a * b",
-      "Divide", "a / b",
-      "Remainder", "a % b",
-      "Pmod", "pmod(a, b)",
-      "UnaryMinus", "-a",
-      "Abs", "abs(a)",
-      "EqualTo", "a = b",
-      "EqualNullSafe", "a <=> b",
-      "LessThan", "a < b",
-      "LessThanOrEqual", "a <= b",
-      "GreaterThan", "a > b",
-      "GreaterThanOrEqual", "a >= b",
-      "And", "a AND b",
-      "Or", "a OR b",
-      "Not", "NOT a",
-      "IsNull", "a IS NULL",
-      "IsNotNull", "a IS NOT NULL",
-      "In", "a IN (list)",
-      "InSet", "a IN (long constant list)",
-      "CaseWhen", "CASE WHEN ... END",
-      "If", "if(cond, a, b)",
-      "Coalesce", "coalesce(a, b, ...)",
-      "Cast", "CAST(a AS type)",
-      "Year", "year(date)",
-      "Month", "month(date)",
-      "DayOfMonth", "dayofmonth(date)",
-      "StartsWith", "startswith(s, prefix) or s LIKE 'prefix%'",
-      "EndsWith", "endswith(s, suffix) or s LIKE '%suffix'",
-      "Contains", "contains(s, part) or s LIKE '%part%'",
-      "Length", "length(s)",
-      "NormalizeNaNAndZero", "one NaN and no -0.0 in floating point grouping keys",
-      "KnownFloatingPointNormalized", "marks normalized floating point keys",
-      "UnscaledValue", "a decimal's unscaled value (Spark sums and averages small decimals so)");
-
-  private static Map<String, String> ordered(String... nameThenDescription) {
-    Map<String, String> map = new LinkedHashMap<>();
-    for (int i = 0; i < nameThenDescription.length; i += 2) {
-      map.put(nameThenDescription[i], nameThenDescription[i + 1]);
+  /** The supported operators and expressions of {@code rules}, as Markdown tables. */
+  public static String markdown(GpuRules rules) {
+    StringBuilder md = new StringBuilder()
+        .append("## Supported operators\n\n")
+        .append("Spark plan nodes that run on the GPU (each fused with the GPU nodes next to it"
+            + " where it can); the others run on Spark's CPU operators, and"
+            + " `spark.tessera.explain` says why.\n\n")
+        .append("| Spark node | What it runs | Switch |\n")
+        .append("| --- | --- | --- |\n");
+    for (ExecRule<?> rule : rules.execRules()) {
+      md.append("| `").append(rule.name()).append("` | ").append(cell(rule.description()))
+          .append(" | `").append(rule.enableKey()).append("` |\n");
     }
-    return Collections.unmodifiableMap(map);
+    md.append("\n## Supported expressions\n\n")
+        .append("Catalyst expressions a GPU node can compute; a node holding any other stays on"
+            + " the CPU.\n\n")
+        .append("| Expression | What it computes | Switch |\n")
+        .append("| --- | --- | --- |\n");
+    for (ExpressionRules.Rule<?> rule : rules.expressionRules()) {
+      md.append("| `").append(rule.name()).append("` | `").append(cell(rule.description()))
+          .append("` | `").append(TesseraConf.expressionEnabledKey(rule.name())).append("` |\n");
+    }
+    return md.toString();
+  }
+
+  /** A '|' inside a cell would end it. */
+  static String cell(String text) {
+    return text.replace("|", "\\|");
   }
 }

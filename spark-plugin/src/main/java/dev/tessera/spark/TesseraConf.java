@@ -2,6 +2,9 @@ package dev.tessera.spark;
 
 import dev.tessera.gpu.BackendKind;
 import dev.tessera.gpu.RuntimeOptions;
+import dev.tessera.spark.expr.ExpressionRules;
+import dev.tessera.spark.rewrite.ExecRule;
+import dev.tessera.spark.rewrite.GpuRules;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
@@ -101,8 +104,14 @@ public final class TesseraConf {
   private static final String ENABLED_SUFFIX = ".enabled";
 
   static {
-    SupportedOperators.EXECS.forEach(TesseraConf::registerExec);
-    SupportedOperators.EXPRESSIONS.forEach(TesseraConf::registerExpression);
+    // The per-operator switches come from the table of rules (GpuRules builds its table without
+    // reading these settings, so either class may load first).
+    for (ExecRule<?> rule : GpuRules.standard().execRules()) {
+      registerExec(rule.name(), rule.description());
+    }
+    for (ExpressionRules.Rule<?> rule : GpuRules.standard().expressionRules()) {
+      registerExpression(rule.name(), rule.description());
+    }
   }
 
   /** The key of the switch for exec {@code simpleName}, e.g. spark.tessera.exec.FilterExec.enabled. */
@@ -147,6 +156,12 @@ public final class TesseraConf {
   /** Every registered setting, in registration order (the order of docs/configs.md). */
   public static List<ConfEntry<?>> entries() {
     return REGISTRY.entries();
+  }
+
+  /** Whether {@code key} is a per-operator switch (exec or expression). */
+  public static boolean isOperatorSwitch(String key) {
+    return (key.startsWith(EXEC_PREFIX) || key.startsWith(EXPRESSION_PREFIX))
+        && key.endsWith(ENABLED_SUFFIX);
   }
 
   // ---- snapshots ----
@@ -291,11 +306,6 @@ public final class TesseraConf {
    */
   public boolean isExpressionEnabled(String simpleName) {
     return get(registered(expressionEnabledKey(simpleName), "registerExpression"));
-  }
-
-  /** Whether an enable switch exists for the expression {@code simpleName}. */
-  public static boolean hasExpressionSwitch(String simpleName) {
-    return REGISTRY.lookup(expressionEnabledKey(simpleName)) != null;
   }
 
   @SuppressWarnings("unchecked")

@@ -12,7 +12,9 @@ class ExplainLogTest {
       Node.onGpu(1, "Expression <Add> (a#0 + 1)"),
       Node.notOnGpu(1, "Expression <Year> year(d#1)",
           "spark.tessera.expression.Year.enabled is false", "TimestampNTZ is not supported"),
-      Node.notOnGpu(1, "Exec <SortExec>"));
+      Node.notOnGpu(1, "Exec <SortExec>"),
+      Node.byDesign(2, "Exec <ShuffleExchangeExec>", "Spark's shuffle moves the rows"),
+      Node.notOnGpu(3, "Exec <ExpandExec>", "Tessera has no GPU version of ExpandExec"));
 
   @Test
   void allShowsEveryNodeIndentedByDepth() {
@@ -21,16 +23,22 @@ class ExplainLogTest {
             "  *Expression <Add> (a#0 + 1) will run on GPU",
             "  !Expression <Year> year(d#1) cannot run on GPU because"
                 + " spark.tessera.expression.Year.enabled is false; TimestampNTZ is not supported",
-            "  !Exec <SortExec> cannot run on GPU"),
+            "  !Exec <SortExec> cannot run on GPU",
+            "    @Exec <ShuffleExchangeExec> runs on the CPU by design: Spark's shuffle moves the"
+                + " rows",
+            "      !Exec <ExpandExec> cannot run on GPU because Tessera has no GPU version of"
+                + " ExpandExec"),
         ExplainLog.render(PLAN, ExplainLevel.ALL));
   }
 
   @Test
-  void notOnGpuShowsOnlyTheCpuNodes() {
+  void notOnGpuShowsOnlyWhatCannotRunOnTheGpuIndentedUnderWhatItShows() {
     assertEquals(String.join("\n",
-            "  !Expression <Year> year(d#1) cannot run on GPU because"
+            "!Expression <Year> year(d#1) cannot run on GPU because"
                 + " spark.tessera.expression.Year.enabled is false; TimestampNTZ is not supported",
-            "  !Exec <SortExec> cannot run on GPU"),
+            "!Exec <SortExec> cannot run on GPU",
+            "  !Exec <ExpandExec> cannot run on GPU because Tessera has no GPU version of"
+                + " ExpandExec"),
         ExplainLog.render(PLAN, ExplainLevel.NOT_ON_GPU));
   }
 

@@ -1,5 +1,7 @@
 package dev.tessera.spark;
 
+import dev.tessera.spark.rewrite.GpuRules;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -149,14 +151,15 @@ class TesseraConfTest {
   }
 
   @Test
-  void everyPreRegisteredOperatorHasASwitch() {
-    for (String name : SupportedOperators.EXECS.keySet()) {
-      assertTrue(TesseraConf.from(Map.of()).isExecEnabled(name), name);
+  void everyRuleHasASwitch() {
+    for (var rule : GpuRules.standard().execRules()) {
+      assertTrue(TesseraConf.from(Map.of()).isExecEnabled(rule.name()), rule.name());
     }
-    for (String name : SupportedOperators.EXPRESSIONS.keySet()) {
-      assertTrue(TesseraConf.from(Map.of()).isExpressionEnabled(name), name);
+    for (var rule : GpuRules.standard().expressionRules()) {
+      assertTrue(TesseraConf.from(Map.of()).isExpressionEnabled(rule.name()), rule.name());
     }
-    assertEquals(37, SupportedOperators.EXPRESSIONS.size());
+    assertEquals(4, GpuRules.standard().execRules().size());
+    assertEquals(38, GpuRules.standard().expressionRules().size());
   }
 
   @Test

@@ -49,6 +49,19 @@ public abstract class TesseraPipelineExec extends TesseraExec {
     return pipeline;
   }
 
+  /**
+   * Whether the pipeline reads the device batches of the GPU node below as they are (every
+   * column, in order), rather than an upload of the columns it reads.
+   */
+  public boolean readsDeviceBatches() {
+    return pipeline.options().readAllInputs();
+  }
+
+  /** The input columns an upload for the pipeline must copy, in the pipeline's input order. */
+  public int[] uploadOrdinals() {
+    return pipeline.inputOrdinals().stream().mapToInt(Integer::intValue).toArray();
+  }
+
   /** The Spark steps the pipeline evaluates, bottom first. */
   public List<PipelineStep> steps() {
     return pipeline.fused().steps();

@@ -88,6 +88,7 @@ public final class ExpressionCompiler {
   private final Map<ExprId, Value> bound = new HashMap<>();
   private final Map<Integer, Value> loadedColumns = new HashMap<>();
   private final List<Integer> usedInputs = new ArrayList<>();
+  private List<ExpressionBlocker> blockers;
 
   /**
    * @param inputs the attributes of the input batch's columns, in column order
@@ -116,98 +117,112 @@ public final class ExpressionCompiler {
     return program;
   }
 
-  /** Compiles {@code e}; throws {@link Unsupported} saying why it cannot run on the GPU. */
+  /**
+   * Compiles {@code e}; throws {@link Unsupported} saying why it cannot run on the GPU. A compiler
+   * that collects blockers ({@link #collectingBlockers}) records the reason instead, against the
+   * innermost expression that has it, and goes on with a NULL in its place, so one pass finds
+   * every blocker of an expression tree.
+   */
   public Value compile(Expression e) throws Unsupported {
+    if (blockers == null) {
+      return translate(e);
+    }
+    try {
+      return translate(e);
+    } catch (Unsupported u) {
+      blockers.add(new ExpressionBlocker(e, u.getMessage()));
+      return new Value(program.loadNull(), e.dataType());
+    }
+  }
+
+  private Value translate(Expression e) throws Unsupported {
     String name = e.getClass().getSimpleName();
+    ExpressionRules.Rule<?> rule = ExpressionRules.of(e);
+    if (rule == null) {
+      throw new Unsupported("Tessera has no GPU version of the expression " + e.prettyName()
+          + " (" + name + ")");
+    }
     if (!e.deterministic()) {
-      throw new Unsupported("expression " + e.prettyName() + " is not deterministic");
+      throw new Unsupported("the expression " + e.prettyName() + " is not deterministic");
     }
     if (!expressionEnabled.test(name)) {
-      throw new Unsupported("expression " + name + " is disabled by"
-          + " spark.tessera.expression." + name + ".enabled");
+      throw new Unsupported("the expression " + name + " is switched off by "
+          + "spark.tessera.expression." + name + ".enabled");
     }
     SparkTypes.columnType(e.dataType()); // the result must be a device type
-    if (e instanceof AttributeReference a) {
-      return attribute(a);
-    } else if (e instanceof Alias a) {
-      return compile(a.child());
-    } else if (e instanceof Literal l) {
-      return literal(l.value(), l.dataType());
-    } else if (e instanceof BinaryArithmetic b
-        && (b instanceof Add || b instanceof Subtract || b instanceof Multiply
-            || b instanceof Divide || b instanceof Remainder || b instanceof Pmod)) {
-      return arithmetic(b);
-    } else if (e instanceof UnaryMinus m) {
-      return negateOrAbs(m.child(), m.failOnError(), true);
-    } else if (e instanceof Abs a) {
-      return negateOrAbs(a.child(), a.failOnError(), false);
-    } else if (e instanceof BinaryComparison c && !(e instanceof EqualNullSafe)) {
-      return comparison(c);
-    } else if (e instanceof EqualNullSafe c) {
-      return nullSafeEquality(c);
-    } else if (e instanceof And a) {
-      return binary(Opcode.AND, a.left(), a.right(), BooleanType$.MODULE$);
-    } else if (e instanceof Or o) {
-      return binary(Opcode.OR, o.left(), o.right(), BooleanType$.MODULE$);
-    } else if (e instanceof Not n) {
-      return unary(Opcode.NOT, n.child(), BooleanType$.MODULE$);
-    } else if (e instanceof IsNull n) {
-      return unary(Opcode.IS_NULL, n.child(), BooleanType$.MODULE$);
-    } else if (e instanceof IsNotNull n) {
-      return unary(Opcode.IS_NOT_NULL, n.child(), BooleanType$.MODULE$);
-    } else if (e instanceof In in) {
-      return in(in);
-    } else if (e instanceof InSet in) {
-      return inSet(in);
-    } else if (e instanceof CaseWhen c) {
-      return caseWhen(c);
-    } else if (e instanceof If i) {
-      Value p = compile(i.predicate());
-      Value t = compile(i.trueValue());
-      Value f = compile(i.falseValue());
-      return new Value(program.emitNew(Opcode.SELECT, p.register(), t.register(), f.register()),
-          e.dataType());
-    } else if (e instanceof Coalesce c) {
-      return coalesce(c);
-    } else if (e instanceof Cast c) {
-      return Casts.compile(this, c, ansi);
-    } else if (e instanceof Year y) {
-      return unary(Opcode.YEAR, y.child(), e.dataType());
-    } else if (e instanceof Month m) {
-      return unary(Opcode.MONTH, m.child(), e.dataType());
-    } else if (e instanceof DayOfMonth d) {
-      return unary(Opcode.DAY_OF_MONTH, d.child(), e.dataType());
-    } else if (e instanceof StartsWith s) {
-      return binary(Opcode.STARTS_WITH, s.left(), s.right(), BooleanType$.MODULE$);
-    } else if (e instanceof EndsWith s) {
-      return binary(Opcode.ENDS_WITH, s.left(), s.right(), BooleanType$.MODULE$);
-    } else if (e instanceof Contains s) {
-      return binary(Opcode.CONTAINS, s.left(), s.right(), BooleanType$.MODULE$);
-    } else if (e instanceof KnownFloatingPointNormalized k) {
-      return compile(k.child()); // a tag only: the child normalizes
-    } else if (e instanceof NormalizeNaNAndZero n) {
-      DataType t = n.child().dataType();
-      Opcode op = isFloat(t) ? Opcode.NORMALIZE_F32 : isDouble(t) ? Opcode.NORMALIZE_F64 : null;
-      if (op == null) {
-        throw new Unsupported("normalizing " + t.sql() + " is not supported on the GPU");
+    return rule.compile(this, e);
+  }
+
+  /**
+   * Makes this compiler record each expression that cannot run on the GPU in {@code into}
+   * instead of throwing (the program it builds is then only good for finding blockers).
+   */
+  public ExpressionCompiler collectingBlockers(List<ExpressionBlocker> into) {
+    this.blockers = into;
+    return this;
+  }
+
+  /**
+   * Every expression among {@code expressions} (Catalyst expressions, and their subexpressions)
+   * that cannot run on the
+   * GPU over {@code inputs}, with why; empty when all can.
+   */
+  public static List<ExpressionBlocker> blockersOf(List<?> expressions,
+      List<Attribute> inputs, boolean ansi, Predicate<String> expressionEnabled) {
+    List<ExpressionBlocker> blockers = new ArrayList<>();
+    for (Object e : expressions) { // Expressions (a NamedExpression is one, though not to Java)
+      ExpressionCompiler compiler = new ExpressionCompiler(new ProgramBuilder(ansi), inputs, ansi,
+          expressionEnabled).collectingBlockers(blockers);
+      try {
+        compiler.compile((Expression) e);
+      } catch (Unsupported cannotHappen) {
+        throw new IllegalStateException(cannotHappen);
       }
-      return unary(op, n.child(), t);
-    } else if (e instanceof UnscaledValue u) {
-      // A decimal register holds the unscaled value already: only the type changes.
-      return new Value(compile(u.child()).register(), u.dataType());
-    } else if (e instanceof Length l) {
-      if (!(l.child().dataType() instanceof StringType)) {
-        throw new Unsupported("length of " + l.child().dataType().sql() + " is not supported");
-      }
-      return unary(Opcode.LENGTH, l.child(), e.dataType());
     }
-    throw new Unsupported("expression " + e.prettyName() + " (" + name
-        + ") is not supported on the GPU");
+    return blockers;
+  }
+
+  boolean ansi() {
+    return ansi;
+  }
+
+  Value ifThenElse(If i) throws Unsupported {
+    Value p = compile(i.predicate());
+    Value t = compile(i.trueValue());
+    Value f = compile(i.falseValue());
+    return new Value(program.emitNew(Opcode.SELECT, p.register(), t.register(), f.register()),
+        i.dataType());
+  }
+
+  Value normalize(NormalizeNaNAndZero n) throws Unsupported {
+    DataType t = n.child().dataType();
+    Opcode op = isFloat(t) ? Opcode.NORMALIZE_F32 : isDouble(t) ? Opcode.NORMALIZE_F64 : null;
+    if (op == null) {
+      throw new Unsupported("normalizing " + t.sql() + " is not supported on the GPU");
+    }
+    return unary(op, n.child(), t);
+  }
+
+  Value length(Length l) throws Unsupported {
+    if (!(l.child().dataType() instanceof StringType)) {
+      throw new Unsupported("length of " + l.child().dataType().sql() + " is not supported");
+    }
+    return unary(Opcode.LENGTH, l.child(), l.dataType());
+  }
+
+  /** A boolean operator of two operands (AND, OR, string matches). */
+  Value logic(Opcode op, Expression left, Expression right) throws Unsupported {
+    return binary(op, left, right, BooleanType$.MODULE$);
+  }
+
+  /** A boolean operator of one operand (NOT, IS NULL, IS NOT NULL). */
+  Value predicate(Opcode op, Expression child) throws Unsupported {
+    return unary(op, child, BooleanType$.MODULE$);
   }
 
   // ---- leaves ------------------------------------------------------------------------------
 
-  private Value attribute(AttributeReference a) throws Unsupported {
+  Value attribute(AttributeReference a) throws Unsupported {
     Value b = bound.get(a.exprId());
     if (b != null) {
       return b;
@@ -272,7 +287,7 @@ public final class ExpressionCompiler {
   /** A wrapper so the Scala enumeration value can be passed around with a name. */
   private record EvalModeHolder(scala.Enumeration.Value value) {}
 
-  private Value arithmetic(BinaryArithmetic b) throws Unsupported {
+  Value arithmetic(BinaryArithmetic b) throws Unsupported {
     String op = b.prettyName();
     requireEvalMode(new EvalModeHolder(b.evalMode()), op);
     DataType type = b.dataType();
@@ -359,7 +374,7 @@ public final class ExpressionCompiler {
     return program.emitNew(Opcode.RESCALE_DECIMAL, register, (from << 8) | to, precision);
   }
 
-  private Value negateOrAbs(Expression child, boolean failOnError, boolean negate)
+  Value negateOrAbs(Expression child, boolean failOnError, boolean negate)
       throws Unsupported {
     DataType type = child.dataType();
     if (failOnError != ansi && !(type instanceof DecimalType)) {
@@ -398,7 +413,7 @@ public final class ExpressionCompiler {
   private static final Opcode[] CMP_BY_KIND = {Opcode.CMP_INT, Opcode.CMP_F32, Opcode.CMP_F64,
       Opcode.CMP_STRING};
 
-  private Value comparison(BinaryComparison c) throws Unsupported {
+  Value comparison(BinaryComparison c) throws Unsupported {
     Comparison cmp;
     if (c instanceof EqualTo) {
       cmp = Comparison.EQ;
@@ -436,7 +451,7 @@ public final class ExpressionCompiler {
     }
   }
 
-  private Value nullSafeEquality(EqualNullSafe c) throws Unsupported {
+  Value nullSafeEquality(EqualNullSafe c) throws Unsupported {
     requireSameType(c.left(), c.right());
     Value l = compile(c.left());
     Value r = compile(c.right());
@@ -444,12 +459,12 @@ public final class ExpressionCompiler {
         comparisonKind(l.type())), BooleanType$.MODULE$);
   }
 
-  private Value unary(Opcode op, Expression child, DataType type) throws Unsupported {
+  Value unary(Opcode op, Expression child, DataType type) throws Unsupported {
     Value v = compile(child);
     return new Value(program.emitNew(op, v.register(), 0, 0), type);
   }
 
-  private Value binary(Opcode op, Expression left, Expression right, DataType type)
+  Value binary(Opcode op, Expression left, Expression right, DataType type)
       throws Unsupported {
     Value l = compile(left);
     Value r = compile(right);
@@ -457,7 +472,7 @@ public final class ExpressionCompiler {
   }
 
   /** value IN (list): an OR of equalities has exactly Spark's NULL semantics for IN. */
-  private Value in(In in) throws Unsupported {
+  Value in(In in) throws Unsupported {
     List<Expression> list = CollectionConverters.asJava(in.list());
     if (list.size() > MAX_IN_LIST) {
       throw new Unsupported("IN with " + list.size() + " values (more than " + MAX_IN_LIST
@@ -475,7 +490,7 @@ public final class ExpressionCompiler {
     return orAll(equalities);
   }
 
-  private Value inSet(InSet in) throws Unsupported {
+  Value inSet(InSet in) throws Unsupported {
     DataType type = in.child().dataType();
     List<Object> values = new ArrayList<>(CollectionConverters.asJava(in.hset()));
     boolean hasNull = values.remove(null);
@@ -524,7 +539,7 @@ public final class ExpressionCompiler {
     return new Value(result, BooleanType$.MODULE$);
   }
 
-  private Value caseWhen(CaseWhen c) throws Unsupported {
+  Value caseWhen(CaseWhen c) throws Unsupported {
     List<Tuple2<Expression, Expression>> branches = CollectionConverters.asJava(c.branches());
     Value otherwise = c.elseValue().isDefined() ? compile(c.elseValue().get())
         : literal(null, c.dataType());
@@ -544,7 +559,7 @@ public final class ExpressionCompiler {
     return new Value(result, c.dataType());
   }
 
-  private Value coalesce(Coalesce c) throws Unsupported {
+  Value coalesce(Coalesce c) throws Unsupported {
     List<Expression> children = CollectionConverters.asJava(c.children());
     if (children.isEmpty()) {
       throw new Unsupported("coalesce of nothing");

@@ -4,6 +4,7 @@ import dev.tessera.spark.ExplainLog;
 import dev.tessera.spark.TesseraConf;
 import dev.tessera.spark.exec.CpuFallbackExec;
 import dev.tessera.spark.exec.SharedInputExec;
+import dev.tessera.spark.exec.TesseraPipelineExec;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.IdentityHashMap;
@@ -20,7 +21,7 @@ import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The per-task safety net (DESIGN.md §5): after the rewrite, every plan that replaced a Spark
- * node (tagged {@link FilterProjectRewriter#REPLACES}) is wrapped in a {@link CpuFallbackExec}
+ * node (tagged {@link GpuRewrite#REPLACES}) is wrapped in a {@link CpuFallbackExec}
  * keeping that Spark node's original subtree, which a task runs instead when its executor has no
  * usable runtime, or (in local mode too) when its GPU plan runs out of device memory before its
  * first row (DESIGN.md §2).
@@ -30,7 +31,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * before any exchange, query stage or leaf of its own. Under adaptive execution (the default) the
  * plan the rule sees is one query stage, whose inputs are finished stages, so that holds at once.
  * Without it an exchange between two GPU segments is a copy the rewrite made of Spark's (its
- * subtree changed; tagged {@link FilterProjectRewriter#COPIES}): the Spark subtree then reads
+ * subtree changed; tagged {@link GpuRewrite#COPIES}): the Spark subtree then reads
  * that copy in place of the original, so both sides read one shuffle (or broadcast), whose own
  * GPU segments are wrapped in turn (this goes bottom up).
  *
@@ -48,14 +49,18 @@ final class CpuFallback {
    */
   static SparkPlan wrap(SparkPlan plan, String unconfirmed, TesseraConf conf) {
     List<ExplainLog.Node> putBack = new ArrayList<>();
-    SparkPlan result = wrap(plan, unconfirmed, putBack);
+    SparkPlan result = wrap(plan, false, unconfirmed, putBack);
     if (!putBack.isEmpty()) {
       ExplainLog.log(putBack, conf.explain());
     }
     return result;
   }
 
-  private static SparkPlan wrap(SparkPlan node, String unconfirmed,
+  /**
+   * @param underGpu whether {@code node}'s parent is a GPU node: then it is not wrapped (the
+   *     parent's segment, which holds it, is), so device batches flow from it to the parent
+   */
+  private static SparkPlan wrap(SparkPlan node, boolean underGpu, String unconfirmed,
       List<ExplainLog.Node> putBack) {
     if (node instanceof CpuFallbackExec) {
       return node;
@@ -64,14 +69,14 @@ final class CpuFallback {
     List<SparkPlan> wrapped = new ArrayList<>(children.size());
     boolean changed = false;
     for (SparkPlan child : children) {
-      SparkPlan w = wrap(child, unconfirmed, putBack);
+      SparkPlan w = wrap(child, node instanceof TesseraPipelineExec, unconfirmed, putBack);
       changed |= w != child;
       wrapped.add(w);
     }
     SparkPlan current =
         changed ? node.withNewChildren(CollectionConverters.asScala(wrapped).toSeq()) : node;
-    Option<SparkPlan> replaced = current.getTagValue(FilterProjectRewriter.REPLACES);
-    if (replaced.isEmpty()) {
+    Option<SparkPlan> replaced = current.getTagValue(GpuRewrite.REPLACES);
+    if (replaced.isEmpty() || underGpu) {
       return current;
     }
     SparkPlan spark = readingCopiedExchanges(replaced.get(), current);
@@ -83,7 +88,8 @@ final class CpuFallback {
     if (unconfirmed == null) {
       return current;
     }
-    putBack.add(ExplainLog.Node.notOnGpu(0, "Exec <" + spark.nodeName() + ">", unconfirmed
+    putBack.add(ExplainLog.Node.notOnGpu(0, "Exec <" + spark.nodeName() + ">",
+        unconfirmed
         + ", and this GPU segment cannot fall back to the CPU per task (it does not read the"
         + " same inputs as Spark's plan): Spark's plan runs instead"));
     return spark;
@@ -97,7 +103,7 @@ final class CpuFallback {
   }
 
   private static void collectCopies(SparkPlan node, Map<SparkPlan, SparkPlan> into) {
-    Option<SparkPlan> original = node.getTagValue(FilterProjectRewriter.COPIES);
+    Option<SparkPlan> original = node.getTagValue(GpuRewrite.COPIES);
     if (node instanceof Exchange && original.isDefined()) {
       into.put(original.get(), node);
       return;

@@ -13,12 +13,12 @@ import org.apache.spark.sql.execution.SparkPlan;
  * check neither. {@link #standard()} names the rewrite sessions use. An implementation:
  * <ul>
  *   <li>consults {@link TesseraConf#isExecEnabled} and {@link TesseraConf#isExpressionEnabled}
- *       (registering new names with {@link TesseraConf#registerExec} and
- *       {@link TesseraConf#registerExpression});
+ *       (the switches of the rules in {@link GpuRules});
  *   <li>reports what it did with {@link dev.tessera.spark.ExplainLog#log} at
  *       {@link TesseraConf#explain()};
  *   <li>returns a plan with the same output and meaning, falling back to the CPU node, with a
- *       reason, whenever it cannot match Spark's result exactly.
+ *       reason, whenever it cannot match Spark's result exactly; its GPU nodes sit directly
+ *       over their children (Spark, then {@link Transitions}, put the transitions in).
  * </ul>
  */
 @FunctionalInterface
@@ -32,6 +32,6 @@ public interface PlanRewriter {
 
   /** The rewrite every session uses. */
   static PlanRewriter standard() {
-    return new FilterProjectRewriter();
+    return new GpuRewrite(GpuRules.standard());
   }
 }

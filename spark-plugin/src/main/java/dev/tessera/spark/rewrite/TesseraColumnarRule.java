@@ -21,7 +21,8 @@ import org.apache.spark.sql.execution.datasources.v2.V2CommandExec;
  * and its runtime usable ({@link RuntimeReadiness}), and only then hands the plan to the
  * {@link PlanRewriter}. Otherwise the plan goes on unchanged and runs on Spark's CPU operators.
  * On a cluster the GPU segments of the rewritten plan keep Spark's plan for the tasks of
- * executors without a usable runtime ({@link CpuFallback}).
+ * executors without a usable runtime ({@link CpuFallback}). After Spark has inserted its
+ * row/columnar transitions, {@link Transitions} turns those at the GPU's edges into Tessera's.
  *
  * <p>A command that runs no query of its own ({@code SET}, {@code RESET}, {@code SHOW ...}) is
  * never failed over a bad setting: those are how the user sees and removes the bad setting, and
@@ -128,11 +129,12 @@ public final class TesseraColumnarRule extends ColumnarRule {
     }
   }
 
-  /** Gives the plans below GPU segments the transitions Spark's own pass skipped. */
-  private static final class PostTransitions extends Rule<SparkPlan> {
+  /** Turns Spark's transitions at the GPU nodes' edges into Tessera's ({@link Transitions}). */
+  private final class PostTransitions extends Rule<SparkPlan> {
     @Override
     public SparkPlan apply(SparkPlan plan) {
-      return TransitionFixer.apply(plan);
+      return Transitions.insert(plan,
+          () -> TesseraConf.from(session.sessionState().conf()).batchSizeBytes());
     }
   }
 }

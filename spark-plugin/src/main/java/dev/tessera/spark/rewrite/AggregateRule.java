@@ -2,7 +2,6 @@ package dev.tessera.spark.rewrite;
 
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.spark.TesseraConf;
-import dev.tessera.spark.exec.DeviceToHostExec;
 import dev.tessera.spark.exec.TesseraFusedExec;
 import dev.tessera.spark.exec.TesseraHashAggregateExec;
 import dev.tessera.spark.expr.PipelineStep;
@@ -25,7 +24,7 @@ import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * A HashAggregateExec whose functions all have GPU buffers ({@link AggregateBuffers}) becomes a
- * GPU aggregation fused with the filters and projections below it:
+ * GPU aggregation fused with the filters, projections and join probes below it:
  *
  * <pre>
  *   HashAggregateExec            ProjectExec resultExpressions            (Final/Complete)
@@ -41,24 +40,59 @@ import scala.jdk.javaapi.CollectionConverters;
  * may run on the CPU or the GPU. For Final and Complete the GPU outputs the merged buffers and
  * the CPU evaluates each function's result and the result expressions, over one row per group.
  */
-final class AggregateRewrite {
-  private static final String NAME = "HashAggregateExec";
+final class AggregateRule {
+  static final ExecRule<HashAggregateExec> RULE = new ExecRule<>(HashAggregateExec.class,
+      "GROUP BY and global aggregates: count, count(DISTINCT), sum and avg of integers and"
+          + " decimals, min, max",
+      AggregateRule::check, AggregateRule::convert, List.of(TesseraHashAggregateExec.class));
 
-  private AggregateRewrite() {}
+  private AggregateRule() {}
 
-  static SparkPlan toGpu(HashAggregateExec agg, FilterProjectRewriter.Pass pass) {
-    if (!pass.conf.isExecEnabled(NAME)) {
-      return pass.stayOnCpu(agg, NAME + " is disabled by " + TesseraConf.execEnabledKey(NAME));
+  /** Records every function, mode and expression of {@code agg} the GPU cannot compute. */
+  private static void check(HashAggregateExec agg, PlanMeta meta, RewriteContext context)
+      throws Unsupported {
+    boolean results = false;
+    boolean buffers = false;
+    GpuAggregation gpu = new GpuAggregation(
+        CollectionConverters.asJava(agg.groupingExpressions()));
+    for (AggregateExpression a : CollectionConverters.asJava(agg.aggregateExpressions())) {
+      boolean result = a.mode() == Final$.MODULE$ || a.mode() == Complete$.MODULE$;
+      results |= result;
+      buffers |= !result;
+      if (a.filter().isDefined()) {
+        meta.cannotRunOnGpu(FILTERED);
+      }
+      if (!(a.aggregateFunction() instanceof DeclarativeAggregate function)) {
+        meta.cannotRunOnGpu(notDeclarative(a));
+        continue;
+      }
+      boolean merge = a.mode() == PartialMerge$.MODULE$ || a.mode() == Final$.MODULE$;
+      try {
+        AggregateBuffers.of(function, merge, gpu, context.ansi(),
+            context.conf().get(TesseraConf.INCOMPATIBLE_OPS));
+      } catch (Unsupported e) {
+        meta.cannotRunOnGpu(e.getMessage());
+      }
     }
-    try {
-      return plan(agg, pass);
-    } catch (Unsupported e) {
-      return pass.stayOnCpu(agg, e.getMessage());
+    if (results && buffers) {
+      meta.cannotRunOnGpu(MIXED);
     }
+    meta.cannotRunOnGpu(context.blockersOf(gpu.columns(), agg.child()));
   }
 
-  private static SparkPlan plan(HashAggregateExec agg, FilterProjectRewriter.Pass pass)
+  private static final String FILTERED =
+      "aggregates with FILTER (WHERE ...) are not supported on the GPU yet";
+  private static final String MIXED = "an aggregate that outputs both buffers and results is not"
+      + " supported on the GPU";
+
+  private static String notDeclarative(AggregateExpression a) {
+    return "the aggregate function " + a.aggregateFunction().prettyName()
+        + " is not supported on the GPU";
+  }
+
+  private static SparkPlan convert(HashAggregateExec agg, Converter converter)
       throws Unsupported {
+    RewriteContext context = converter.context();
     List<AggregateExpression> aggregates = CollectionConverters.asJava(agg.aggregateExpressions());
     boolean results = false;
     boolean buffers = false;
@@ -68,11 +102,11 @@ final class AggregateRewrite {
       results |= result;
       buffers |= !result;
       if (a.filter().isDefined()) {
-        throw new Unsupported("aggregates with FILTER are not supported on the GPU yet");
+        throw new Unsupported(FILTERED);
       }
     }
     if (results && buffers) {
-      throw new Unsupported("an aggregate that outputs both buffers and results");
+      throw new Unsupported(MIXED);
     }
     List<NamedExpression> keys = CollectionConverters.asJava(agg.groupingExpressions());
     List<Attribute> keyAttributes = keys.stream().map(NamedExpression::toAttribute).toList();
@@ -87,12 +121,11 @@ final class AggregateRewrite {
       AggregateExpression a = aggregates.get(i);
       // DISTINCT needs nothing here: Spark plans the distinct values as grouping keys below.
       if (!(a.aggregateFunction() instanceof DeclarativeAggregate function)) {
-        throw new Unsupported("aggregate " + a.aggregateFunction().prettyName()
-            + " is not supported on the GPU");
+        throw new Unsupported(notDeclarative(a));
       }
       boolean merge = a.mode() == PartialMerge$.MODULE$ || a.mode() == Final$.MODULE$;
-      List<Expression> values = AggregateBuffers.of(function, merge, gpu, pass.ansi,
-          pass.conf.get(TesseraConf.INCOMPATIBLE_OPS));
+      List<Expression> values = AggregateBuffers.of(function, merge, gpu, context.ansi(),
+          context.conf().get(TesseraConf.INCOMPATIBLE_OPS));
       List<Attribute> names = new ArrayList<>();
       if (results) {
         names.addAll(CollectionConverters.asJava(function.aggBufferAttributes()));
@@ -119,22 +152,22 @@ final class AggregateRewrite {
       throw new Unsupported("a partial aggregate whose output is not its keys and buffers");
     }
     TesseraFusedExec fused =
-        pass.fused(agg.child(), PipelineStep.project(gpu.columns()), null);
-    AggregateSpec spec = gpu.spec(pass.ansi);
-    SparkPlan plan = new DeviceToHostExec(new TesseraHashAggregateExec(fused.child(),
-        fused.builds(), fused.pipeline(), spec, gpu.output(), gpu.orderChecks(), !results,
-        agg.simpleString(8)));
+        converter.fused(agg.child(), PipelineStep.project(gpu.columns()), null);
+    AggregateSpec spec = gpu.spec(context.ansi());
+    SparkPlan plan = new TesseraHashAggregateExec(fused.child(), fused.builds(),
+        fused.pipeline(), spec, gpu.output(), gpu.orderChecks(), !results, agg.simpleString(8));
     if (projectBuffers) {
-      plan = pass.stayOnCpu(new ProjectExec(seq(bufferProjection), plan), "Spark's aggregation"
-          + " buffers from the GPU's helper aggregates, over one row per group");
+      plan = converter.onCpuByDesign(new ProjectExec(seq(bufferProjection), plan), "it computes"
+          + " Spark's aggregation buffers from the GPU's helper aggregates, over one row per"
+          + " group");
     }
     if (!results) {
       return plan;
     }
-    plan = pass.stayOnCpu(new ProjectExec(seq(evaluation), plan),
-        "the aggregate functions' results from their buffers, over one row per group");
-    return pass.stayOnCpu(new ProjectExec(agg.resultExpressions(), plan),
-        "the result expressions of a GPU aggregate run on the CPU, over one row per group");
+    plan = converter.onCpuByDesign(new ProjectExec(seq(evaluation), plan), "it computes the"
+        + " aggregate functions' results from their buffers, over one row per group");
+    return converter.onCpuByDesign(new ProjectExec(agg.resultExpressions(), plan), "it computes"
+        + " the aggregate's result expressions, over one row per group");
   }
 
   private static scala.collection.immutable.Seq<NamedExpression> seq(List<NamedExpression> l) {

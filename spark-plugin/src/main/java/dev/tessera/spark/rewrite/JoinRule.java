@@ -5,7 +5,7 @@ import dev.tessera.gpu.column.TypeId;
 import dev.tessera.gpu.join.JoinTableSchema;
 import dev.tessera.spark.TesseraConf;
 import dev.tessera.spark.TesseraRuntime;
-import dev.tessera.spark.exec.DeviceToHostExec;
+import dev.tessera.spark.exec.TesseraFusedExec;
 import dev.tessera.spark.expr.PipelineStep;
 import dev.tessera.spark.expr.JoinKind;
 import dev.tessera.spark.expr.JoinProbe;
@@ -37,14 +37,13 @@ import scala.jdk.javaapi.CollectionConverters;
  * Spark's own broadcast of its build side as the pipeline node's other child:
  *
  * <pre>
- *   BroadcastHashJoinExec                  DeviceToHostExec
- *     stream                   ==>           TesseraFusedExec [..., Probe, ...]
- *     BroadcastExchangeExec build              HostToDeviceExec stream (or its GPU pipeline)
- *                                              BroadcastExchangeExec build (unchanged)
+ *   BroadcastHashJoinExec                  TesseraFusedExec [..., Probe, ...]
+ *     stream                   ==>           stream (its upload, or its GPU pipeline)
+ *     BroadcastExchangeExec build            BroadcastExchangeExec build (unchanged)
  * </pre>
  *
  * The probe fuses with the GPU filters, projections and joins below it and with those and the
- * aggregate above it ({@link FilterProjectRewriter.Pass#fused}), so a star join (a fact table
+ * aggregate above it ({@link Converter#fused}), so a star join (a fact table
  * probing several dimension tables) and its aggregate run as one kernel per fact batch.
  *
  * <p>Why Spark's broadcast: under adaptive execution the build side is a broadcast query stage
@@ -53,31 +52,84 @@ import scala.jdk.javaapi.CollectionConverters;
  * dynamic partition pruning as they are. Each executor converts the relation's rows to columns
  * once per broadcast (as compact as a columnar broadcast would be once on the device).
  */
-final class JoinRewrite {
+final class JoinRule {
   private static final org.slf4j.Logger LOG =
-      org.slf4j.LoggerFactory.getLogger(JoinRewrite.class);
-  private static final String NAME = "BroadcastHashJoinExec";
+      org.slf4j.LoggerFactory.getLogger(JoinRule.class);
 
-  private JoinRewrite() {}
+  static final ExecRule<BroadcastHashJoinExec> RULE = new ExecRule<>(BroadcastHashJoinExec.class,
+      "joins with a broadcast side: inner, left/right outer, left semi and anti, on integral,"
+          + " date, decimal and string keys",
+      JoinRule::check, JoinRule::convert, List.of(TesseraFusedExec.class));
 
-  static SparkPlan toGpu(BroadcastHashJoinExec join, FilterProjectRewriter.Pass pass) {
-    if (!pass.conf.isExecEnabled(NAME)) {
-      return pass.stayOnCpu(join, NAME + " is disabled by " + TesseraConf.execEnabledKey(NAME));
-    }
+  private JoinRule() {}
+
+  /** Records every reason {@code join} cannot be a GPU probe: its size, kind, keys, columns. */
+  private static void check(BroadcastHashJoinExec join, PlanMeta meta, RewriteContext context) {
     boolean buildLeft = join.buildSide() == BuildLeft$.MODULE$;
-    String tooLarge = buildTooLarge(buildLeft ? join.left() : join.right(), pass.conf);
+    SparkPlan stream = buildLeft ? join.right() : join.left();
+    SparkPlan build = buildLeft ? join.left() : join.right();
+    String tooLarge = buildTooLarge(build, context.conf());
     if (tooLarge != null) {
       LOG.warn("Tessera: a broadcast hash join stays on the CPU: {}", tooLarge);
-      return pass.stayOnCpu(join, tooLarge);
+      meta.cannotRunOnGpu(tooLarge);
     }
+    JoinKind kind = null;
     try {
-      JoinProbe probe = probe(join, buildLeft);
-      SparkPlan stream = buildLeft ? join.right() : join.left();
-      SparkPlan build = buildLeft ? join.left() : join.right();
-      return new DeviceToHostExec(pass.fused(stream, PipelineStep.probe(probe), build));
+      kind = kind(join.joinType(), buildLeft, join.isNullAwareAntiJoin());
     } catch (Unsupported e) {
-      return pass.stayOnCpu(join, e.getMessage());
+      meta.cannotRunOnGpu(e.getMessage());
     }
+    if (join.condition().isDefined() && kind != null && kind != JoinKind.INNER) {
+      meta.cannotRunOnGpu(CONDITION);
+    }
+    for (Expression key : asJava(buildLeft ? join.leftKeys() : join.rightKeys())) {
+      try {
+        keyType(key);
+      } catch (Unsupported e) {
+        meta.cannotRunOnGpu(e.getMessage());
+      }
+    }
+    for (Attribute a : asJava(stream.output())) {
+      try {
+        SparkTypes.columnType(a.dataType());
+      } catch (Unsupported e) {
+        meta.cannotRunOnGpu("its stream side's column " + a.sql() + ": " + e.getMessage());
+      }
+    }
+    if (kind == null || !kind.matchOnly()) {
+      for (Attribute a : asJava(build.output())) {
+        try {
+          SparkTypes.columnType(a.dataType());
+        } catch (Unsupported e) {
+          meta.cannotRunOnGpu("its build side's column " + a.sql() + ": " + e.getMessage());
+        }
+      }
+    }
+    meta.cannotRunOnGpu(context.blockersOf(
+        asJava(buildLeft ? join.rightKeys() : join.leftKeys()), stream));
+    meta.cannotRunOnGpu(context.blockersOf(
+        asJava(buildLeft ? join.leftKeys() : join.rightKeys()), build));
+    if (join.condition().isDefined()) {
+      meta.cannotRunOnGpu(context.blockersOf(List.of(join.condition().get()), join));
+    }
+  }
+
+  /** PROBE finds one build row; see {@link #probe}. */
+  private static final String CONDITION = "a join condition besides the keys is supported on the"
+      + " GPU for inner joins only";
+
+  private static SparkPlan convert(BroadcastHashJoinExec join, Converter converter)
+      throws Unsupported {
+    boolean buildLeft = join.buildSide() == BuildLeft$.MODULE$;
+    String tooLarge = buildTooLarge(buildLeft ? join.left() : join.right(),
+        converter.context().conf());
+    if (tooLarge != null) {
+      throw new Unsupported(tooLarge);
+    }
+    JoinProbe probe = probe(join, buildLeft);
+    SparkPlan stream = buildLeft ? join.right() : join.left();
+    SparkPlan build = buildLeft ? join.left() : join.right();
+    return converter.fused(stream, PipelineStep.probe(probe), build);
   }
 
   /**
@@ -145,8 +197,7 @@ final class JoinRewrite {
     if (condition != null && kind != JoinKind.INNER) {
       // PROBE finds one build row; with repeated keys the condition must see every one, and a
       // left outer row must know that none passed: neither fits the fused program yet.
-      throw new Unsupported("a join condition besides the keys is supported for inner joins"
-          + " only");
+      throw new Unsupported(CONDITION);
     }
     List<Attribute> streamAttrs = asJava(streamPlan.output());
     List<Attribute> buildAttrs = asJava(buildPlan.output());

@@ -1,0 +1,68 @@
+package dev.tessera.spark.rewrite;
+
+import dev.tessera.spark.exec.DeviceToHostExec;
+import dev.tessera.spark.exec.HostToDeviceExec;
+import dev.tessera.spark.exec.TesseraPipelineExec;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.LongSupplier;
+import org.apache.spark.sql.execution.ColumnarToRowExec;
+import org.apache.spark.sql.execution.RowToColumnarExec;
+import org.apache.spark.sql.execution.SparkPlan;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * The one transition pass (spark-rapids' {@code GpuTransitionOverrides}): after Spark has put its
+ * row/columnar transitions around the GPU nodes (they are columnar), this turns those at the GPU's
+ * edges into Tessera's:
+ * <ul>
+ *   <li>Spark's ColumnarToRowExec over a GPU node becomes a {@link DeviceToHostExec};
+ *   <li>the input of a GPU node that reads an upload gets a {@link HostToDeviceExec} of the
+ *       columns its program reads, over Spark's columnar batches (a scan's, or Spark's own
+ *       RowToColumnarExec over a row-based child); over another GPU node whose batches it cannot
+ *       read as they are, the batches go through the host;
+ *   <li>a GPU node's broadcast build sides are read as rows, so the RowToColumnarExec Spark put
+ *       over them goes.
+ * </ul>
+ * A GPU node over a GPU node is left as is: the batches stay on the device.
+ */
+final class Transitions {
+  private Transitions() {}
+
+  /**
+   * @param batchBytes the target size of an uploaded batch (read only if there is an upload)
+   */
+  static SparkPlan insert(SparkPlan node, LongSupplier batchBytes) {
+    List<SparkPlan> children = CollectionConverters.asJava(node.children());
+    List<SparkPlan> inserted = new ArrayList<>(children.size());
+    boolean changed = false;
+    for (int i = 0; i < children.size(); i++) {
+      SparkPlan child = insert(children.get(i), batchBytes);
+      if (node instanceof TesseraPipelineExec gpu) {
+        child = i == 0 ? deviceInput(gpu, child, batchBytes) : buildSide(child);
+      }
+      changed |= child != children.get(i);
+      inserted.add(child);
+    }
+    SparkPlan current =
+        changed ? node.withNewChildren(CollectionConverters.asScala(inserted).toSeq()) : node;
+    if (current instanceof ColumnarToRowExec c && c.child() instanceof TesseraPipelineExec) {
+      return new DeviceToHostExec(c.child());
+    }
+    return current;
+  }
+
+  private static SparkPlan deviceInput(TesseraPipelineExec gpu, SparkPlan input,
+      LongSupplier batchBytes) {
+    if (gpu.readsDeviceBatches() || input instanceof HostToDeviceExec) {
+      return input;
+    }
+    SparkPlan host = input instanceof TesseraPipelineExec
+        ? new RowToColumnarExec(new DeviceToHostExec(input)) : input;
+    return new HostToDeviceExec(host, gpu.uploadOrdinals(), batchBytes.getAsLong());
+  }
+
+  private static SparkPlan buildSide(SparkPlan build) {
+    return build instanceof RowToColumnarExec r ? r.child() : build;
+  }
+}
