@@ -175,7 +175,7 @@ class FilterProjectSuite extends AnyFunSuite with GpuQueryTest {
     df.collect()
     val executed = finalPlan(df).toString
     assert(executed.contains("TesseraFusedExec"), executed)
-    assert(Seq("HostToDeviceExec", "TesseraFusedExec", "DeviceToHostExec").forall(text.contains),
+    assert(Seq("HostToDeviceExec", "TesseraFusedExec", "DeviceToHost").forall(text.contains),
       text)
     // With a shuffle, adaptive execution explains its final plan once the query has run.
     val grouped = sql("SELECT i % 3, count(*) FROM t WHERE i > 0 GROUP BY 1")

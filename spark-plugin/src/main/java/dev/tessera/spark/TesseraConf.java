@@ -44,9 +44,14 @@ public final class TesseraConf {
 
   public static final ConfEntry<ExplainLevel> EXPLAIN = REGISTRY.register(
       ConfEntry.key("spark.tessera.explain")
-          .doc("Logs, at WARN, which plan nodes and expressions run on the GPU and why the others"
-              + " stay on the CPU: NONE logs nothing, NOT_ON_GPU only what stays on the CPU, ALL"
-              + " everything. Can be changed per session.")
+          .doc("Logs, at WARN, which plan nodes run on the GPU and why the others stay on the CPU,"
+              + " one report per query (under adaptive execution, per query stage, its header"
+              + " naming the stage): NONE logs nothing; NOT_ON_GPU the nodes that cannot run on"
+              + " the GPU, each with every reason, and under each the expressions that keep it"
+              + " there; ALL also the nodes on the GPU (with the steps that could not be fused"
+              + " into the GPU node below them, and why) and those on the CPU by design (a"
+              + " shuffle, a scan, the projection that finishes a GPU aggregate). Can be changed"
+              + " per session.")
           .type(ConfValueType.caseInsensitiveEnum(ExplainLevel.class, "an explain level"))
           .createWithDefault(ExplainLevel.NONE));
 

@@ -146,7 +146,7 @@ public final class ExpressionCompiler {
       throw new Unsupported("the expression " + e.prettyName() + " is not deterministic");
     }
     if (!expressionEnabled.test(name)) {
-      throw new Unsupported("the expression " + name + " is switched off by "
+      throw new Unsupported("the expression " + name + " is disabled by "
           + "spark.tessera.expression." + name + ".enabled");
     }
     SparkTypes.columnType(e.dataType()); // the result must be a device type

@@ -44,19 +44,22 @@ public final class GpuRewrite implements PlanRewriter {
 
   @Override
   public SparkPlan rewrite(SparkPlan plan, TesseraConf conf) {
+    Rewritten rewritten = rewriteWithReport(plan, conf);
+    ExplainLog.log(rewritten.report(), conf.explain(), scope(plan));
+    return rewritten.plan();
+  }
+
+  /** A rewritten plan and explain's lines for it. */
+  record Rewritten(SparkPlan plan, List<ExplainLog.Node> report) {}
+
+  Rewritten rewriteWithReport(SparkPlan plan, TesseraConf conf) {
     RewriteContext context = new RewriteContext(conf, SQLConf.get().ansiEnabled());
     PlanMeta meta = new PlanMeta(plan, rules);
     meta.tag(context);
     SparkPlan result = meta.convert(context);
-    ExplainLog.log(report(meta), conf.explain(), scope(plan));
-    return result;
-  }
-
-  /** Explain's lines for a tagged and converted plan. */
-  List<ExplainLog.Node> report(PlanMeta meta) {
     List<ExplainLog.Node> lines = new ArrayList<>();
     meta.report(0, rules, lines);
-    return lines;
+    return new Rewritten(result, lines);
   }
 
   /**

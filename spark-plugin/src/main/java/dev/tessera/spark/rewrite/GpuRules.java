@@ -9,6 +9,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.spark.sql.execution.CommandResultExec;
 import org.apache.spark.sql.execution.InputAdapter;
 import org.apache.spark.sql.execution.LocalTableScanExec;
 import org.apache.spark.sql.execution.RDDScanExec;
@@ -20,6 +21,7 @@ import org.apache.spark.sql.execution.adaptive.AQEShuffleReadExec;
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
 import org.apache.spark.sql.execution.adaptive.QueryStageExec;
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec;
+import org.apache.spark.sql.execution.command.ExecutedCommandExec;
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec;
 import org.apache.spark.sql.execution.exchange.BroadcastExchangeExec;
 import org.apache.spark.sql.execution.exchange.ReusedExchangeExec;
@@ -45,17 +47,20 @@ public final class GpuRules {
   private static final String READS =
       "Spark reads the rows; Tessera copies the columns a GPU node reads to the device";
   /** Spark nodes that stay on the CPU by design, and why: a sentence for explain. */
-  private static final Map<Class<?>, String> BY_DESIGN = Map.of(
-      FileSourceScanExec.class, READS,
-      BatchScanExec.class, READS,
-      InMemoryTableScanExec.class, READS,
-      LocalTableScanExec.class, READS,
-      RDDScanExec.class, READS,
-      RangeExec.class, READS,
-      ShuffleExchangeExec.class, "Spark's shuffle moves the rows between stages on the host; the"
-          + " GPU nodes on either side copy their batches to and from the device",
-      BroadcastExchangeExec.class, "Spark's broadcast sends a join's build side to every"
-          + " executor, where a GPU join builds its hash table on the device");
+  private static final String COMMAND = "a command, which Spark runs itself";
+  private static final Map<Class<?>, String> BY_DESIGN = Map.ofEntries(
+      Map.entry(FileSourceScanExec.class, READS),
+      Map.entry(BatchScanExec.class, READS),
+      Map.entry(InMemoryTableScanExec.class, READS),
+      Map.entry(LocalTableScanExec.class, READS),
+      Map.entry(RDDScanExec.class, READS),
+      Map.entry(RangeExec.class, READS),
+      Map.entry(ShuffleExchangeExec.class, "Spark's shuffle moves the rows between stages on the"
+          + " host; the GPU nodes on either side copy their batches to and from the device"),
+      Map.entry(BroadcastExchangeExec.class, "Spark's broadcast sends a join's build side to"
+          + " every executor, where a GPU join builds its hash table on the device"),
+      Map.entry(ExecutedCommandExec.class, COMMAND),
+      Map.entry(CommandResultExec.class, COMMAND));
 
   /** Spark nodes that wrap others (adaptive execution, code generation): not explained. */
   private static final List<Class<?>> WRAPPERS = List.of(AdaptiveSparkPlanExec.class,

@@ -71,7 +71,7 @@ public final class PlanMeta {
       return;
     }
     if (!context.conf().isExecEnabled(rule.name())) {
-      cannotRunOnGpu(rule.name() + " is switched off by " + rule.enableKey());
+      cannotRunOnGpu(rule.name() + " is disabled by " + rule.enableKey());
     }
     try {
       rule.checkNode(node, this, context);
