@@ -25,8 +25,9 @@ import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The transition out of the GPU: copies each device batch back to pinned staging memory and hands
- * its rows, as UnsafeRows, to Spark's next CPU operator. Spark leaves a
- * {@link ColumnarToRowTransition} and the plan below it alone when it inserts its own transitions.
+ * its rows, as UnsafeRows, to Spark's next CPU operator. Tessera's transition pass puts it where
+ * Spark put a ColumnarToRowExec over a GPU node, and like that one it is a
+ * {@link ColumnarToRowTransition}.
  */
 public final class DeviceToHostExec extends TesseraPassThroughExec
     implements ColumnarToRowTransition {
