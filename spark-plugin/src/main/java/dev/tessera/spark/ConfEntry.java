@@ -134,6 +134,10 @@ public final class ConfEntry<T> {
       return type(ConfValueType.BOOLEAN);
     }
 
+    public Typed<Integer> intConf() {
+      return type(ConfValueType.INT);
+    }
+
     public Typed<Long> bytesConf() {
       return type(ConfValueType.BYTES);
     }

@@ -44,6 +44,18 @@ public record ConfValueType<T>(
       (key, text) -> parseBytes(text),
       ConfValueType::formatBytes);
 
+  /** A whole number that fits an int. */
+  public static final ConfValueType<Integer> INT = new ConfValueType<>(
+      "a whole number", "a whole number (e.g. 1048576)",
+      (key, text) -> {
+        try {
+          return Integer.valueOf(text.trim());
+        } catch (NumberFormatException e) {
+          return null;
+        }
+      },
+      String::valueOf);
+
   /** The device runtime's backend; {@link BackendKind} owns the names and the error message. */
   public static final ConfValueType<BackendKind> BACKEND = new ConfValueType<>(
       "a backend",

@@ -104,6 +104,39 @@ public final class TesseraConf {
           .booleanConf()
           .createWithDefault(false));
 
+  public static final ConfEntry<Boolean> CACHE_ENABLED = REGISTRY.register(
+      ConfEntry.key("spark.tessera.cache.enabled")
+          .doc("Whether df.cache() and CACHE TABLE store tables in Tessera's GPU-FOR format"
+              + " (Tessera's CachedBatchSerializer, which the plugin installs as Spark's static"
+              + " spark.sql.cache.serializer unless that is set to another class) and GPU plans"
+              + " scan the executor's device-resident copy of them. Read when the application"
+              + " starts.")
+          .booleanConf()
+          .readOncePerJvm()
+          .createWithDefault(true));
+
+  public static final ConfEntry<Long> CACHE_DEVICE_BYTES = REGISTRY.register(
+      ConfEntry.key("spark.tessera.cache.deviceBytes")
+          .doc("The most device memory the executor's device store may hold for long-lived"
+              + " data: the device copies of cached tables and the broadcast join tables. Past"
+              + " it, the least recently used entries no task is reading are evicted (and"
+              + " uploaded or rebuilt again when a query needs them). 0 means automatic: half of"
+              + " the device pool's cap (spark.tessera.memory.deviceCapBytes).")
+          .bytesConf()
+          .check(v -> v >= 0, "0 (automatic) or more")
+          .readOncePerJvm()
+          .createWithDefault(0L));
+
+  public static final ConfEntry<Integer> CACHE_BATCH_ROWS = REGISTRY.register(
+      ConfEntry.key("spark.tessera.cache.batchRows")
+          .doc("Rows per cached batch in Tessera's cache format (Spark's own serializer uses"
+              + " spark.sql.inMemoryColumnarStorage.batchSize, 10,000 rows; a GPU scan wants far"
+              + " larger batches, one kernel launch each). Rounded up to a multiple of 512, the"
+              + " kernels' tile. Read when a table is cached.")
+          .intConf()
+          .check(v -> v > 0, "greater than 0")
+          .createWithDefault(1 << 20));
+
   private static final String EXEC_PREFIX = PREFIX + "exec.";
   private static final String EXPRESSION_PREFIX = PREFIX + "expression.";
   private static final String ENABLED_SUFFIX = ".enabled";
