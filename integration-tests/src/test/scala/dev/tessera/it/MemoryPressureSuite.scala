@@ -28,10 +28,11 @@ class MemoryPressureSuite extends AnyFunSuite with GpuQueryTest {
     spark.range(0, 50000, 1, 2).selectExpr("id % 20000 * 3 AS fk", "id AS fv")
       .createOrReplaceTempView("fact")
     body
-    // Every task gave its memory back.
+    // Every task gave its memory back: what is left is the device store's (idle join tables).
     val backend = TesseraRuntime.backend()
-    assert(backend.deviceMemory().bytesInUse() == 0 ||
-      dev.tessera.spark.exec.JoinTableCache.size() > 0, "device memory leaked")
+    val store = TesseraRuntime.deviceStore().stats()
+    assert(backend.deviceMemory().bytesInUse() == 0 || store.entries() > 0,
+      s"device memory leaked: ${backend.deviceMemory().bytesInUse()} bytes in use; $store")
   }
 
   private def metric(df: DataFrame, name: String): Long =
@@ -93,5 +94,24 @@ class MemoryPressureSuite extends AnyFunSuite with GpuQueryTest {
 
   test("pinned cap 1 MiB") {
     withCaps("spark.tessera.memory.pinnedCapBytes" -> MiB.toString)(all())
+  }
+
+  test("a device store cap below one join table: each table goes when its tasks are done") {
+    withCaps("spark.tessera.cache.deviceBytes" -> KiB.toString) {
+      bigBroadcast()
+      bigBroadcastAggregate()
+      val stats = TesseraRuntime.deviceStore().stats()
+      assert(stats.misses() > 0 && stats.evictions() == stats.misses() && stats.entries() == 0,
+        stats.toString)
+    }
+  }
+
+  test("the tasks of a broadcast share one join table, which stays idle in the store") {
+    withCaps() {
+      bigBroadcast()
+      val stats = TesseraRuntime.deviceStore().stats()
+      assert(stats.entries() == 1 && stats.misses() == 1 && stats.hits() > 0 &&
+        stats.evictions() == 0, stats.toString)
+    }
   }
 }

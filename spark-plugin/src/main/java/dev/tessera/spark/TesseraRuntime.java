@@ -4,11 +4,14 @@ import dev.tessera.gpu.Backend;
 import dev.tessera.gpu.BackendKind;
 import dev.tessera.gpu.Backends;
 import dev.tessera.gpu.cuda.CudaAvailability;
+import dev.tessera.gpu.memory.DeviceStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The device runtime of this JVM: the one {@link Backend} its queries share. Opened once per JVM
+ * The device runtime of this JVM: the one {@link Backend} its queries share, and the
+ * {@link DeviceStore} that owns the long-lived data in its device memory (broadcast join tables,
+ * the device copies of cached tables: DESIGN.md §2). Opened once per JVM
  * (by the executor plugin on the executor's GPU, or lazily by the session extension in a local
  * driver) and closed when the executor shuts down.
  *
@@ -24,8 +27,12 @@ public final class TesseraRuntime {
   /** What opening produced: a backend, or the reason there is none. Null while not open. */
   private static volatile Opened opened;
 
-  /** {@code conf} is the configuration it opened under: its read-once settings are in force. */
-  private record Opened(Backend backend, String unusableReason, TesseraConf conf) {}
+  /**
+   * {@code conf} is the configuration it opened under: its read-once settings are in force.
+   * {@code store} is null exactly when {@code backend} is.
+   */
+  private record Opened(Backend backend, DeviceStore store, String unusableReason,
+      TesseraConf conf) {}
 
   private TesseraRuntime() {}
 
@@ -52,8 +59,8 @@ public final class TesseraRuntime {
         LOG.warn("Tessera: no usable CUDA device ({}); all queries run on Spark's CPU operators."
             + " Set {}=host-reference only for testing.", cuda.unavailableReason(),
             TesseraConf.BACKEND.key());
-        return new Opened(null, "no usable CUDA device (" + cuda.unavailableReason() + ")",
-            conf);
+        return new Opened(null, null,
+            "no usable CUDA device (" + cuda.unavailableReason() + ")", conf);
       }
     }
     Backend backend;
@@ -65,7 +72,7 @@ public final class TesseraRuntime {
       String reason = "the " + kind.configValue() + " backend could not be opened on device "
           + deviceOrdinal + ": " + e.getMessage();
       LOG.warn("Tessera: {}; all queries run on Spark's CPU operators.", reason, e);
-      return new Opened(null, reason, conf);
+      return new Opened(null, null, reason, conf);
     }
     if (kind == BackendKind.HOST_REFERENCE) {
       LOG.info("Tessera: using the host reference backend (plain Java on the CPU, not a GPU),"
@@ -74,7 +81,15 @@ public final class TesseraRuntime {
     } else {
       LOG.info("Tessera: opened {}", backend.description());
     }
-    return new Opened(backend, null, conf);
+    DeviceStore store = new DeviceStore("executor device store", storeCapBytes(conf, backend));
+    LOG.info("Tessera: {}", store.stats());
+    return new Opened(backend, store, null, conf);
+  }
+
+  /** {@link TesseraConf#CACHE_DEVICE_BYTES}, 0 (automatic) being half the device pool's cap. */
+  static long storeCapBytes(TesseraConf conf, Backend backend) {
+    long set = conf.get(TesseraConf.CACHE_DEVICE_BYTES);
+    return set > 0 ? set : backend.deviceMemory().capBytes() / 2;
   }
 
   /** Whether the runtime has been opened in this JVM (whether or not it is usable). */
@@ -120,6 +135,30 @@ public final class TesseraRuntime {
   }
 
   /**
+   * The executor's device store, for data that outlives a task (a broadcast's join table, a
+   * cached table's device copy): entries live in {@link #backend()}'s device memory.
+   *
+   * @throws IllegalStateException when the runtime is not usable, saying why
+   */
+  public static DeviceStore deviceStore() {
+    Opened current = opened;
+    if (current == null || current.store() == null) {
+      throw new IllegalStateException("Tessera's runtime is not usable: " + unusableReason());
+    }
+    return current.store();
+  }
+
+  /**
+   * The device store whose entries live in {@code backend}'s memory, or null when the runtime
+   * does not own that backend (one a test opened itself). For freeing idle entries when one of
+   * its pools runs out.
+   */
+  public static DeviceStore deviceStoreOf(Backend backend) {
+    Opened current = opened;
+    return current != null && current.backend() == backend ? current.store() : null;
+  }
+
+  /**
    * Closes the backend, if any; the next {@link #open} opens afresh. Everything allocated from it
    * must have been closed; a failure to close is logged, not thrown, because this runs while the
    * executor shuts down.
@@ -131,8 +170,8 @@ public final class TesseraRuntime {
       opened = null;
       if (closing != null && closing.backend() != null) {
         try {
-          // The executor's join tables live in the backend's device memory.
-          dev.tessera.spark.exec.JoinTableCache.closeAll();
+          // The store's entries live in the backend's device memory: they go first.
+          closing.store().close();
           closing.backend().close();
         } catch (RuntimeException e) {
           LOG.warn("Tessera: closing {} failed", closing.backend().description(), e);

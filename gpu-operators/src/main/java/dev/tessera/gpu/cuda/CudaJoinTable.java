@@ -73,6 +73,16 @@ final class CudaJoinTable implements JoinTable {
     return uniqueKeys;
   }
 
+  /** The sizes of every buffer it owns, the descriptor's device copy included. */
+  @Override
+  public synchronized long deviceBytes() {
+    long total = 0;
+    for (DeviceBuffer b : buffers) {
+      total += b.size();
+    }
+    return total;
+  }
+
   /** Bytes of all string payload columns together (a bound on what LOAD_BUILD yields). */
   long stringPayloadBytes() {
     return stringPayloadBytes;

@@ -45,6 +45,21 @@ final class HostJoinTable implements JoinTable, HostProbeTable {
     return uniqueKeys;
   }
 
+  /**
+   * The sizes of the payload columns' buffers, which come from the device pool; the key map is
+   * on the Java heap, which the device store does not weigh.
+   */
+  @Override
+  public long deviceBytes() {
+    long total = 0;
+    for (DeviceColumn c : payload) {
+      total += c.data().size();
+      total += c.validity() == null ? 0 : c.validity().size();
+      total += c.offsets() == null ? 0 : c.offsets().size();
+    }
+    return total;
+  }
+
   /** The build rows whose keys equal {@code key}, ascending; empty when none (or key is null). */
   int[] matches(HostJoinKey key) {
     return key == null ? NONE : rowsByKey.getOrDefault(key, NONE);

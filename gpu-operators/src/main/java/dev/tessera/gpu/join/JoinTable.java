@@ -23,6 +23,12 @@ public interface JoinTable extends AutoCloseable {
    */
   boolean uniqueKeys();
 
+  /**
+   * The device memory the table holds (hash table, keys, payload columns), so that the executor's
+   * device store can weigh it against its cap while the table is kept for later tasks.
+   */
+  long deviceBytes();
+
   @Override
   void close();
 }

@@ -95,6 +95,9 @@ class ProgramChecksJoinTest {
       @Override public boolean uniqueKeys() {
         return true;
       }
+      @Override public long deviceBytes() {
+        return 0;
+      }
       @Override public void close() {}
     };
     refused(() -> ProgramChecks.checkTables(program, List.of(foreign)), "only join tables it built");

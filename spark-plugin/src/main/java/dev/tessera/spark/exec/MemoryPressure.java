@@ -9,8 +9,10 @@ import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.column.HostColumnBuilder;
 import dev.tessera.gpu.column.Validity;
 import dev.tessera.gpu.memory.ArenaPool;
+import dev.tessera.gpu.memory.DeviceStore;
 import dev.tessera.gpu.memory.PoolExhaustedException;
 import dev.tessera.spark.TesseraConf;
+import dev.tessera.spark.TesseraRuntime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
@@ -22,9 +24,10 @@ import org.slf4j.Logger;
 /**
  * What Tessera's operators do when a pool runs out (DESIGN.md §2, "Memory pressure is handled,
  * not reported"), in this order: split the batch and retry (each operator knows how to split
- * its own work), release what the executor keeps idle (join tables no task uses) and wait for
- * other tasks to free memory, retrying after each release, or run that step on the CPU; only a
- * single row that cannot fit fails, with a message naming the setting to raise.
+ * its own work), release what the executor keeps idle (the device store's entries no task uses:
+ * join tables, cached tables' device copies) and wait for other tasks to free memory, retrying
+ * after each release, or run that step on the CPU; only a single row that cannot fit fails, with
+ * a message naming the setting to raise.
  *
  * <p>This class holds the shared parts: the bounded wait for other tasks, the split of a host
  * batch, and the error for one row.
@@ -38,9 +41,10 @@ final class MemoryPressure {
   private MemoryPressure() {}
 
   /**
-   * Runs {@code attempt}; when a pool of {@code backend} runs out, releases the executor's idle
-   * join tables and, while other tasks hold memory of the pools, waits for them to free some and
-   * retries (bounded). Rethrows the last {@link PoolExhaustedException} when none of that helps.
+   * Runs {@code attempt}; when a pool of {@code backend} runs out, releases the idle entries of
+   * the executor's device store and, while other tasks hold memory of the pools, waits for them
+   * to free some and retries (bounded). Rethrows the last {@link PoolExhaustedException} when
+   * none of that helps.
    *
    * @param waits counted once per wait (may be null)
    */
@@ -59,12 +63,13 @@ final class MemoryPressure {
   }
 
   /**
-   * After an allocation failed: frees idle join tables, or waits for another task to free
-   * memory. Returns whether any memory was freed since the releases counted {@code deviceSeen}
-   * and {@code pinnedSeen} (so a retry may succeed).
+   * After an allocation failed: frees the device store's idle entries, or waits for another task
+   * to free memory. Returns whether any memory was freed since the releases counted
+   * {@code deviceSeen} and {@code pinnedSeen} (so a retry may succeed).
    */
   static boolean released(Backend backend, long deviceSeen, long pinnedSeen, SQLMetric waits) {
-    if (JoinTableCache.evictIdle() > 0) {
+    DeviceStore store = TesseraRuntime.deviceStoreOf(backend);
+    if (store != null && store.evictIdle() > 0) {
       return true;
     }
     ArenaPool device = backend.deviceMemory();

@@ -8,6 +8,8 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.join.JoinTable;
+import dev.tessera.gpu.memory.DeviceStore;
+import dev.tessera.spark.TesseraRuntime;
 import dev.tessera.spark.expr.JoinProbe;
 import dev.tessera.spark.expr.Pipeline;
 import dev.tessera.spark.expr.PipelineCompiler;
@@ -23,33 +25,35 @@ import org.apache.spark.sql.execution.joins.EmptyHashedRelation$;
 import org.apache.spark.sql.execution.joins.HashedRelation;
 
 /**
- * The join tables one task of a pipeline node probes: a reference to each build side's device
- * table, shared by the executor's tasks ({@link JoinTableCache}), and Spark's relations (for
- * replaying a batch on the CPU). Closing it releases the references.
+ * The join tables one task of a pipeline node probes: a lease on each build side's device table,
+ * an entry of the executor's device store ({@link TesseraRuntime#deviceStore()}) that its tasks
+ * share (DESIGN.md §3, "Joins": built once per broadcast and executor), and Spark's relations
+ * (for replaying a batch on the CPU). Closing it releases the leases; the store keeps an idle
+ * table for the query's later tasks while its cap allows.
  */
 final class TaskJoinTables implements AutoCloseable {
   /**
-   * One build side as the tasks find it: its broadcast, the table's name in the cache, and
+   * One build side as the tasks find it: its broadcast, the table's key in the store, and
    * whether it is Spark's EmptyHashedRelation (no build rows at all: see
    * {@link PipelineCompiler#overEmptyBuildSides}).
    */
   record Source(String cacheKey, Broadcast<HashedRelation> relation, boolean empty)
       implements Serializable {}
 
-  private final List<JoinTableCache.Handle> handles;
+  private final List<DeviceStore.Lease<JoinTable>> leases;
   private final List<Broadcast<HashedRelation>> relations;
 
-  private TaskJoinTables(List<JoinTableCache.Handle> handles,
+  private TaskJoinTables(List<DeviceStore.Lease<JoinTable>> leases,
       List<Broadcast<HashedRelation>> relations) {
-    this.handles = handles;
+    this.leases = leases;
     this.relations = relations;
   }
 
   /**
    * On the driver: the broadcasts of the build sides (Spark runs them if it has not yet), by
-   * table. A table's cache name is its broadcast's and the shape of the table built from it: one
-   * reused broadcast may serve an inner join (which carries payload) and a semi join (which does
-   * not).
+   * table. A table's key in the store is its broadcast's and the shape of the table built from
+   * it: one reused broadcast may serve an inner join (which carries payload) and a semi join
+   * (which does not).
    */
   @SuppressWarnings("unchecked")
   static List<Source> sources(List<SparkPlan> builds, List<JoinProbe> probes, SparkContext sc) {
@@ -59,10 +63,19 @@ final class TaskJoinTables implements AutoCloseable {
           builds.get(t).executeBroadcast();
       JoinProbe probe = probes.get(t);
       String shape = probe.buildKeys() + " " + java.util.Arrays.toString(probe.payload());
-      sources.add(new Source(JoinTableCache.key(sc.applicationId(), relation.id()) + " " + shape,
+      sources.add(new Source(key(sc.applicationId(), relation.id()) + " " + shape,
           relation, relation.value() == EmptyHashedRelation$.MODULE$));
     }
     return sources;
+  }
+
+  /**
+   * A broadcast's part of a store key: its id with the application's, since broadcast ids start
+   * again at 0 in each SparkContext, and a local JVM may run one after another. Prefixed, so that
+   * these keys never meet another owner's in the store.
+   */
+  static String key(String applicationId, long broadcastId) {
+    return "join table " + applicationId + "/" + broadcastId;
   }
 
   /**
@@ -79,24 +92,29 @@ final class TaskJoinTables implements AutoCloseable {
     return empty.isEmpty() ? pipeline : PipelineCompiler.overEmptyBuildSides(pipeline, empty);
   }
 
-  /** In a task: every build side's table, built from its broadcast by the first task to ask. */
+  /**
+   * In a task: every build side's table, built from its broadcast by the first of the executor's
+   * tasks to ask, in {@code backend}'s memory (the runtime's backend, whose store keeps it).
+   */
   static TaskJoinTables acquire(List<Source> sources, List<JoinProbe> probes, Backend backend,
       GpuStream stream) {
-    List<JoinTableCache.Handle> handles = new ArrayList<>(sources.size());
+    List<DeviceStore.Lease<JoinTable>> leases = new ArrayList<>(sources.size());
     List<Broadcast<HashedRelation>> relations = new ArrayList<>(sources.size());
     try {
+      DeviceStore store = sources.isEmpty() ? null : TesseraRuntime.deviceStore();
       for (int t = 0; t < sources.size(); t++) {
         Source source = sources.get(t);
         JoinProbe probe = probes.get(t);
-        handles.add(JoinTableCache.acquire(source.cacheKey(),
-            () -> build(source.relation().value(), probe, backend, stream)));
+        leases.add(store.acquire(source.cacheKey(),
+            () -> build(source.relation().value(), probe, backend, stream),
+            JoinTable::deviceBytes));
         relations.add(source.relation());
       }
     } catch (RuntimeException e) {
-      handles.forEach(JoinTableCache.Handle::close);
+      leases.forEach(DeviceStore.Lease::close);
       throw e;
     }
-    return new TaskJoinTables(handles, relations);
+    return new TaskJoinTables(leases, relations);
   }
 
   /** Spark's broadcast relation -> host columns -> device -> join table. */
@@ -114,7 +132,7 @@ final class TaskJoinTables implements AutoCloseable {
   }
 
   JoinTable table(int t) {
-    return handles.get(t).table();
+    return leases.get(t).value();
   }
 
   /** The tables {@code ordinals} names, in that order (a program's tables). */
@@ -134,6 +152,6 @@ final class TaskJoinTables implements AutoCloseable {
 
   @Override
   public void close() {
-    handles.forEach(JoinTableCache.Handle::close);
+    leases.forEach(DeviceStore.Lease::close);
   }
 }

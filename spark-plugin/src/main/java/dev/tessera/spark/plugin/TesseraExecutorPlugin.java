@@ -15,6 +15,9 @@ import org.slf4j.LoggerFactory;
  * executor lives in the driver JVM, and this runs there.) It opens the runtime even when
  * spark.tessera.enabled is false at startup, because a session may turn Tessera on later.
  *
+ * <p>With a usable runtime, it registers the gauges of the executor's device store
+ * ({@link DeviceStoreGauges}) on the plugin's metric registry.
+ *
  * <p>Then it tells the driver whether the runtime is usable ({@link ExecutorDeviceState}), and
  * waits for the driver to have recorded it: Spark offers this executor tasks only after its
  * plugins are initialised, so the driver knows the state before any task runs here.
@@ -29,6 +32,9 @@ public final class TesseraExecutorPlugin implements ExecutorPlugin {
   public void init(PluginContext ctx, Map<String, String> extraConf) {
     TesseraConf conf = TesseraConf.from(ctx.conf());
     TesseraRuntime.open(conf, deviceOrdinal(ctx.resources()));
+    if (TesseraRuntime.isUsable()) {
+      DeviceStoreGauges.register(ctx.metricRegistry(), TesseraRuntime.deviceStore());
+    }
     ExecutorDeviceState state = new ExecutorDeviceState(ctx.executorID(), host(ctx),
         conf.backend().configValue(), TesseraRuntime.isUsable(),
         TesseraRuntime.isUsable() ? null : TesseraRuntime.unusableReason());
