@@ -13,6 +13,7 @@
 // immediates in their documented ranges, string operands holding strings.
 #pragma once
 
+#include "tessera/gpufor.cuh"
 #include "tessera/hash.cuh"  // PROBE hashes keys as hash_join.cu builds them
 
 namespace tessera {
@@ -160,16 +161,27 @@ __device__ __forceinline__ int WidthOf(TypeId type) {
   }
 }
 
-// One input column as the kernel sees it (written by CudaFilterProject, 32 bytes a column).
+// One input column as the kernel sees it (written by ProgramPlan.writeInputColumn, 48 bytes a
+// column). A cached column may be GPU-FOR or GPU-DFOR encoded (gpufor.cuh): its values (a string
+// column's dictionary codes) are then in words/block_starts; a dictionary-encoded string column's
+// data and offsets are its dictionary's.
 struct InputColumn {
-  unsigned long long data;      // values, or a string column's UTF-8 bytes
-  unsigned long long validity;  // Arrow validity bitmap; 0 when every row is valid
-  unsigned long long offsets;   // a string column's rows + 1 int32 offsets; 0 otherwise
-  int type;                     // TypeId
-  int reserved;
+  unsigned long long data;          // values, or a string column's (dictionary's) UTF-8 bytes
+  unsigned long long validity;      // Arrow validity bitmap; 0 when every row is valid
+  unsigned long long offsets;       // a string column's (dictionary's) int32 offsets; 0 otherwise
+  int type;                         // TypeId
+  int encoding;                     // Encoding.java: gpufor::kPlain, kFor or kDfor
+  unsigned long long words;         // encoded: the int32 words of the blocks; 0 otherwise
+  unsigned long long block_starts;  // encoded: int32 word offset of each block; 0 otherwise
 };
-constexpr int kInputColumnBytes = 32;
-static_assert(sizeof(InputColumn) == kInputColumnBytes, "CudaFilterProject.INPUT_COLUMN_BYTES");
+constexpr int kInputColumnBytes = 48;
+static_assert(sizeof(InputColumn) == kInputColumnBytes, "ProgramPlan.INPUT_COLUMN_BYTES");
+
+// Words of an encoded column's references: 2 for 64-lane (8-byte) types, 1 for the others and
+// for dictionary codes (GpuForLayout.lanes).
+__device__ __forceinline__ int ReferenceWords(const InputColumn& column) {
+  return WidthOf(static_cast<TypeId>(column.type)) == 8 ? 2 : 1;
+}
 
 // One register: Opcode.java's value, length, valid bit and error code.
 struct Register {
@@ -462,15 +474,41 @@ __device__ __forceinline__ bool Holds(int comparison, int order) {
 
 // ---- the instructions, as HostInterpreter's helpers ------------------------------------------
 
-// ColumnReader.load.
+// Whether row `row` of the column is NULL (its validity bit is 0).
+__device__ __forceinline__ bool IsNullAt(const InputColumn& column, long long row) {
+  if (column.validity == 0) return false;
+  const unsigned char bits = reinterpret_cast<const unsigned char*>(column.validity)[row >> 3];
+  return (bits & (1u << (row & 7))) == 0;
+}
+
+// d = an encoded column's decoded value (in LoadColumn's canonical form); for a dictionary string
+// column the value is the code, and d gets the dictionary's string.
+__device__ __forceinline__ void SetDecoded(const InputColumn& column, long long value,
+                                           Register& d) {
+  if (static_cast<TypeId>(column.type) == TypeId::STRING) {
+    const int* offsets = reinterpret_cast<const int*>(column.offsets);
+    const int start = offsets[value];
+    const int end = offsets[value + 1];
+    Set(d, java::Add(static_cast<long long>(column.data), start), 0);
+    d.length = end - start;
+    return;
+  }
+  Set(d, value, 0);
+}
+
+// ColumnReader.load. A GPU-DFOR column is loaded a tile at a time by LoadDforTile instead.
 __device__ __forceinline__ void LoadColumn(const InputColumn& column, long long row, Register& d) {
-  if (column.validity != 0) {
-    const unsigned char bits =
-        reinterpret_cast<const unsigned char*>(column.validity)[row >> 3];
-    if ((bits & (1u << (row & 7))) == 0) {
-      SetNull(d, 0);
-      return;
-    }
+  if (IsNullAt(column, row)) {
+    SetNull(d, 0);
+    return;
+  }
+  if (column.encoding == gpufor::kFor) {
+    const int reference_words = ReferenceWords(column);
+    const unsigned long long value =
+        gpufor::ForValue(reinterpret_cast<const unsigned int*>(column.words),
+                         reinterpret_cast<const int*>(column.block_starts), row, reference_words);
+    SetDecoded(column, gpufor::Narrow(value, reference_words), d);
+    return;
   }
   const unsigned char* data = reinterpret_cast<const unsigned char*>(column.data);
   switch (static_cast<TypeId>(column.type)) {
@@ -1214,6 +1252,64 @@ __device__ __forceinline__ void ExecuteInstruction(const ProgramView& program, O
   SetNull(d, 0);
 }
 
+// LOAD_COLUMN of a GPU-DFOR column for every row of the tile: the tile is one GPU-DFOR set (its
+// first value before its first block), and row i's value is that value plus the set's deltas up
+// to i. Each thread unpacks its items' deltas (item ITEM is block ITEM of the set, element
+// threadIdx.x), and a block-wide inclusive scan in row order sums them: a warp scan per item, then
+// the warps' totals through shared memory. Every thread of the block must call it (it
+// synchronizes); rows past the end of the tile hold delta 0 and are not written.
+template <int BLOCK_THREADS, int ITEMS_PER_THREAD>
+__device__ __forceinline__ void LoadDforTile(const InputColumn& column,
+                                             Register (&regs)[ITEMS_PER_THREAD][kMaxRegisters],
+                                             int dst, long long tile_offset, int num_tile_items) {
+  static_assert(BLOCK_THREADS == gpufor::kBlockValues, "one thread per value of a block");
+  static_assert(ITEMS_PER_THREAD == gpufor::kSetBlocks, "one tile per GPU-DFOR set");
+  constexpr int kWarps = BLOCK_THREADS / 32;
+  __shared__ unsigned long long warp_totals[ITEMS_PER_THREAD][kWarps];
+  const unsigned int* words = reinterpret_cast<const unsigned int*>(column.words);
+  const int* block_starts = reinterpret_cast<const int*>(column.block_starts);
+  const int reference_words = ReferenceWords(column);
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+
+  unsigned long long sums[ITEMS_PER_THREAD];
+#pragma unroll
+  for (int item = 0; item < ITEMS_PER_THREAD; ++item) {
+    const int index = threadIdx.x + item * BLOCK_THREADS;
+    unsigned long long delta =
+        index < num_tile_items
+            ? gpufor::ForValue(words, block_starts, tile_offset + index, reference_words)
+            : 0;
+#pragma unroll
+    for (int step = 1; step < 32; step <<= 1) {
+      const unsigned long long before = __shfl_up_sync(0xffffffffu, delta, step);
+      if (lane >= step) delta += before;
+    }
+    sums[item] = delta;
+    if (lane == 31) warp_totals[item][warp] = delta;
+  }
+  __syncthreads();
+  const long long first_block = tile_offset / gpufor::kBlockValues;
+  unsigned long long carry = static_cast<unsigned long long>(gpufor::ReadSigned(
+      words + __ldg(block_starts + first_block) - reference_words, reference_words));
+#pragma unroll
+  for (int item = 0; item < ITEMS_PER_THREAD; ++item) {
+    unsigned long long before = carry;
+    for (int w = 0; w < warp; ++w) before += warp_totals[item][w];
+    for (int w = 0; w < kWarps; ++w) carry += warp_totals[item][w];
+    const int index = threadIdx.x + item * BLOCK_THREADS;
+    if (index < num_tile_items) {
+      Register& d = regs[item][dst];
+      if (IsNullAt(column, tile_offset + index)) {
+        SetNull(d, 0);
+      } else {
+        SetDecoded(column, gpufor::Narrow(before + sums[item], reference_words), d);
+      }
+    }
+  }
+  __syncthreads();  // warp_totals is reused by the next GPU-DFOR load
+}
+
 // Runs the whole program over the ITEMS_PER_THREAD rows a thread holds in the tile (striped:
 // item ITEM is tile row threadIdx.x + ITEM * BLOCK_THREADS), one register file per row. The
 // instruction loop is the same for every thread (uniform across the warp); only rows past the
@@ -1229,6 +1325,12 @@ __device__ __forceinline__ void RunProgram(const ProgramView& program,
     const int a = __ldg(word + 2);
     const int b = __ldg(word + 3);
     const int c = __ldg(word + 4);
+    if (op == Opcode::LOAD_COLUMN && program.inputs[a].encoding == gpufor::kDfor) {
+      // Uniform across the block (the instruction is), as LoadDforTile's scan needs.
+      LoadDforTile<BLOCK_THREADS, ITEMS_PER_THREAD>(program.inputs[a], regs, dst, tile_offset,
+                                                    num_tile_items);
+      continue;
+    }
 #pragma unroll 1
     for (int item = 0; item < ITEMS_PER_THREAD; ++item) {
       const int index = threadIdx.x + item * BLOCK_THREADS;

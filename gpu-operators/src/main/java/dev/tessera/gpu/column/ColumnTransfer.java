@@ -78,6 +78,9 @@ public final class ColumnTransfer {
 
   private static HostColumn toHostAsync(DeviceColumn device, BufferAllocator allocator,
       GpuStream stream) {
+    if (device.isEncoded()) {
+      return EncodedDownload.toHost(device, allocator, stream);
+    }
     List<ArrowBuf> allocated = new ArrayList<>(3);
     try {
       long dataBytes = device.dataBytes();

@@ -280,6 +280,9 @@ final class CudaHashJoin implements HashJoinKernel {
      */
     private long copyColumn(int c, ArrowBuf staged, long at) {
       DeviceColumn column = input.column(c);
+      if (column.isEncoded()) {
+        throw new IllegalStateException("Tessera bug: a join table built from an encoded column");
+      }
       long dataBytes = column.dataBytes();
       DeviceBuffer data = own(dataBytes);
       stream.copyDeviceToDevice(column.data().address(), data.address(), dataBytes);
@@ -298,11 +301,8 @@ final class CudaHashJoin implements HashJoinKernel {
         offsetsAddress = offsets.address();
         copiedOffsets[c] = offsetsAddress;
       }
-      staged.setLong(at, data.address());
-      staged.setLong(at + Long.BYTES, validityAddress);
-      staged.setLong(at + 2L * Long.BYTES, offsetsAddress);
-      staged.setInt(at + 3L * Long.BYTES, column.type().id().ordinal());
-      staged.setInt(at + 3L * Long.BYTES + Integer.BYTES, 0);
+      ProgramPlan.writeInputColumn(staged, at, column, data.address(), validityAddress,
+          offsetsAddress);
       return column.type().isString() ? dataBytes : 0;
     }
   }

@@ -154,11 +154,10 @@ final class CudaJoinExpand {
 
   /** program.cuh struct InputColumn: data, validity, offsets, type, reserved. */
   private static void writeInputColumn(ArrowBuf host, long at, DeviceColumn column) {
-    host.setLong(at, column.data().address());
-    host.setLong(at + Long.BYTES, column.validity() == null ? 0 : column.validity().address());
-    host.setLong(at + 2L * Long.BYTES, column.offsets() == null ? 0 : column.offsets().address());
-    host.setInt(at + 3L * Long.BYTES, column.type().id().ordinal());
-    host.setInt(at + 3L * Long.BYTES + Integer.BYTES, 0);
+    if (column.isEncoded()) {
+      throw new IllegalStateException("Tessera bug: a join expands an encoded column");
+    }
+    ProgramPlan.writeInputColumn(host, at, column);
   }
 
   /** Output rows [begin, begin + rows) as one batch. */

@@ -17,12 +17,18 @@ import org.apache.arrow.memory.ArrowBuf;
  * the join tables given at run time (PROBE and LOAD_BUILD index it by table number).
  */
 final class ProgramPlan {
-  /** program.cuh struct InputColumn: data, validity, offsets (8 bytes each), type, reserved. */
-  static final int INPUT_COLUMN_BYTES = 32;
+  /**
+   * program.cuh struct InputColumn: data, validity, offsets (8 bytes each), type, encoding (4
+   * each), words, block starts (8 each).
+   */
+  static final int INPUT_COLUMN_BYTES = 48;
   private static final int INPUT_DATA = 0;
   private static final int INPUT_VALIDITY = 8;
   private static final int INPUT_OFFSETS = 16;
   private static final int INPUT_TYPE = 24;
+  private static final int INPUT_ENCODING = 28;
+  private static final int INPUT_WORDS = 32;
+  private static final int INPUT_BLOCK_STARTS = 40;
 
   private final Program program;
   private final ColumnBatch<DeviceColumn> input;
@@ -52,13 +58,7 @@ final class ProgramPlan {
   /** Writes the sections into the staging copy of the plan. */
   void write(ArrowBuf host) {
     for (int i = 0; i < input.columns().size(); i++) {
-      DeviceColumn column = input.column(i);
-      long at = inputsAt + (long) INPUT_COLUMN_BYTES * i;
-      host.setLong(at + INPUT_DATA, column.data().address());
-      host.setLong(at + INPUT_VALIDITY, column.validity() == null ? 0 : column.validity().address());
-      host.setLong(at + INPUT_OFFSETS, column.offsets() == null ? 0 : column.offsets().address());
-      host.setInt(at + INPUT_TYPE, column.type().id().ordinal());
-      host.setInt(at + INPUT_TYPE + Integer.BYTES, 0);
+      writeInputColumn(host, inputsAt + (long) INPUT_COLUMN_BYTES * i, input.column(i));
     }
     int[] code = program.code();
     for (int i = 0; i < code.length; i++) {
@@ -72,6 +72,26 @@ final class ProgramPlan {
     for (int t = 0; t < tables.size(); t++) {
       tables.get(t).writeView(host, tablesAt + (long) CudaJoinTable.TABLE_VIEW_BYTES * t);
     }
+  }
+
+  /** Writes {@code column}'s InputColumn at {@code at}. */
+  static void writeInputColumn(ArrowBuf host, long at, DeviceColumn column) {
+    writeInputColumn(host, at, column, column.data().address(),
+        column.validity() == null ? 0 : column.validity().address(),
+        column.offsets() == null ? 0 : column.offsets().address());
+  }
+
+  /** Writes an InputColumn of {@code column}'s type and encoding over the buffers given. */
+  static void writeInputColumn(ArrowBuf host, long at, DeviceColumn column, long data,
+      long validity, long offsets) {
+    host.setLong(at + INPUT_DATA, data);
+    host.setLong(at + INPUT_VALIDITY, validity);
+    host.setLong(at + INPUT_OFFSETS, offsets);
+    host.setInt(at + INPUT_TYPE, column.type().id().ordinal());
+    host.setInt(at + INPUT_ENCODING, column.encoding().ordinal());
+    host.setLong(at + INPUT_WORDS, column.isEncoded() ? column.words().address() : 0);
+    host.setLong(at + INPUT_BLOCK_STARTS,
+        column.isEncoded() ? column.blockStarts().address() : 0);
   }
 
   /** The leading kernel arguments, for the plan uploaded at {@code planAddress}. */

@@ -28,8 +28,8 @@ final class HostFilterProject implements ProgramKernel {
   public ColumnBatch<DeviceColumn> run(Program program, List<JoinTable> tables,
       ColumnBatch<DeviceColumn> input, ArenaPool pool, GpuStream stream) {
     long started = System.nanoTime();
-    try {
-      return evaluate(program, tables, input, pool);
+    try (EncodedInput plain = EncodedInput.of(input, pool)) {
+      return evaluate(program, tables, plain.batch(), pool);
     } finally {
       lastKernelNanos = System.nanoTime() - started;
     }

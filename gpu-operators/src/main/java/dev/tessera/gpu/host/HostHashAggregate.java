@@ -74,7 +74,13 @@ final class HostHashAggregate implements HashAggregateKernel {
     }
 
     @Override
-    public void update(ColumnBatch<DeviceColumn> batch) {
+    public void update(ColumnBatch<DeviceColumn> input) {
+      try (EncodedInput plain = EncodedInput.of(input, pool)) {
+        updatePlain(plain.batch());
+      }
+    }
+
+    private void updatePlain(ColumnBatch<DeviceColumn> batch) {
       if (batch.columns().size() != spec.inputTypes().size()) {
         throw new IllegalArgumentException("the aggregation reads " + spec.inputTypes().size()
             + " columns, the batch has " + batch.columns().size());

@@ -3,6 +3,8 @@ package dev.tessera.gpu.cuda;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.tessera.gpu.codec.Encoding;
+import dev.tessera.gpu.codec.GpuForLayout;
 import dev.tessera.gpu.column.TypeId;
 import dev.tessera.gpu.expr.Comparison;
 import dev.tessera.gpu.expr.Opcode;
@@ -28,6 +30,7 @@ class ProgramAbiTest {
   private static String program;
   private static String filterProject;
   private static String config;
+  private static String gpufor;
 
   @BeforeAll
   static void readSources() throws IOException {
@@ -37,6 +40,7 @@ class ProgramAbiTest {
     program = Files.readString(kernels.resolve("include/tessera/program.cuh"));
     filterProject = Files.readString(kernels.resolve("kernels/filter_project.cu"));
     config = Files.readString(kernels.resolve("include/tessera/config.cuh"));
+    gpufor = Files.readString(kernels.resolve("include/tessera/gpufor.cuh"));
   }
 
   private static Path findNativeKernels() {
@@ -120,6 +124,20 @@ class ProgramAbiTest {
     assertEquals(CudaFilterProject.OUTPUT_STATUS_BYTES,
         cudaConstant(filterProject, "kOutputStatusBytes"));
     assertEquals(CudaFilterProject.ERROR_ROW_SHIFT, cudaConstant(filterProject, "kErrorRowShift"));
+  }
+
+  @Test
+  void gpuForLayoutMatches() {
+    assertEquals(GpuForLayout.BLOCK_VALUES, cudaConstant(gpufor, "kBlockValues"));
+    assertEquals(GpuForLayout.MINIBLOCK_VALUES, cudaConstant(gpufor, "kMiniblockValues"));
+    assertEquals(GpuForLayout.SET_BLOCKS, cudaConstant(gpufor, "kSetBlocks"));
+    assertEquals(1 << cudaConstant(gpufor, "kBlockShift"), GpuForLayout.BLOCK_VALUES);
+    assertEquals(Encoding.PLAIN.ordinal(), cudaConstant(gpufor, "kPlain"));
+    assertEquals(Encoding.FOR.ordinal(), cudaConstant(gpufor, "kFor"));
+    assertEquals(Encoding.DFOR.ordinal(), cudaConstant(gpufor, "kDfor"));
+    // A GPU-DFOR set is one kernel tile (LoadDforTile decodes a set per tile).
+    assertEquals(GpuForLayout.SET_VALUES, LaunchShape.TILE_ITEMS);
+    assertEquals(GpuForLayout.BLOCK_VALUES, LaunchShape.BLOCK_THREADS);
   }
 
   @Test
