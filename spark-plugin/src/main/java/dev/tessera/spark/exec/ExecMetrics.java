@@ -21,6 +21,10 @@ final class ExecMetrics {
   static final String BATCH_SPLITS = "memorySplits";
   static final String MEMORY_WAITS = "memoryWaits";
   static final String CPU_FALLBACK_TASKS = "cpuFallbackTasks";
+  static final String CACHE_ENCODED_BYTES = "cacheEncodedBytes";
+  static final String CACHE_PLAIN_BYTES = "cachePlainBytes";
+  static final String DEVICE_STORE_HITS = "deviceStoreHits";
+  static final String DEVICE_STORE_MISSES = "deviceStoreMisses";
 
   private ExecMetrics() {}
 
@@ -46,6 +50,14 @@ final class ExecMetrics {
             "waits for other tasks to free memory (memory ran out)");
         case CPU_FALLBACK_TASKS -> SQLMetrics.createMetric(sc,
             "tasks that ran Spark's plan (no usable GPU, or device memory ran out)");
+        case CACHE_ENCODED_BYTES -> SQLMetrics.createSizeMetric(sc,
+            "cached columns read, as stored (GPU-FOR, GPU-DFOR, dictionary or plain)", -1L);
+        case CACHE_PLAIN_BYTES -> SQLMetrics.createSizeMetric(sc,
+            "cached columns read, uncompressed size", -1L);
+        case DEVICE_STORE_HITS -> SQLMetrics.createMetric(sc,
+            "cached columns found on the device");
+        case DEVICE_STORE_MISSES -> SQLMetrics.createMetric(sc,
+            "cached columns uploaded to the device");
         default -> throw new IllegalArgumentException("no metric " + name);
       });
     }

@@ -159,6 +159,9 @@ final class MemoryPressure {
     if (from % 8 != 0) {
       throw new IllegalArgumentException("a range starts at a multiple of 8, not " + from);
     }
+    if (c.isEncoded()) {
+      throw new IllegalStateException("Tessera bug: a range of an encoded column is copied");
+    }
     int rows = to - from;
     List<ArrowBuf> owned = new ArrayList<>(3);
     try {

@@ -2,6 +2,7 @@ package dev.tessera.spark.plugin;
 
 import dev.tessera.TesseraExtensions;
 import dev.tessera.spark.TesseraConf;
+import dev.tessera.spark.cache.TesseraCachedBatchSerializer;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
@@ -15,13 +16,15 @@ import org.apache.spark.api.plugin.DriverPlugin;
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerExecutorRemoved;
+import org.apache.spark.sql.execution.columnar.InMemoryRelation$;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The driver side of {@link dev.tessera.TesseraPlugin}: fails the application at startup on a bad
  * {@code spark.tessera.*} setting, and adds {@link TesseraExtensions} to
- * {@code spark.sql.extensions} so that the plugin alone activates the plan rewrite.
+ * {@code spark.sql.extensions} so that the plugin alone activates the plan rewrite, and Tessera's
+ * cache format as {@code spark.sql.cache.serializer} (see {@link #installCacheSerializer}).
  *
  * <p>That works because Spark creates the SparkContext, and with it the plugins, before the
  * SparkSession, and the session reads {@code spark.sql.extensions} from the context's own
@@ -34,6 +37,8 @@ import org.slf4j.LoggerFactory;
 public final class TesseraDriverPlugin implements DriverPlugin {
   /** Spark's setting listing the session extensions every new SparkSession applies. */
   static final String SQL_EXTENSIONS = "spark.sql.extensions";
+  /** Spark's static setting naming the CachedBatchSerializer of df.cache() and CACHE TABLE. */
+  static final String CACHE_SERIALIZER = "spark.sql.cache.serializer";
 
   private static final Logger LOG = LoggerFactory.getLogger(TesseraDriverPlugin.class);
 
@@ -51,11 +56,33 @@ public final class TesseraDriverPlugin implements DriverPlugin {
     if (!after.equals(before)) {
       conf.set(SQL_EXTENSIONS, after);
     }
+    installCacheSerializer(conf, TesseraConf.from(conf).get(TesseraConf.CACHE_ENABLED));
     devices = new ExecutorDevices(!sc.isLocal());
     sc.addSparkListener(new ForgetRemovedExecutors(devices));
     ACTIVE.set(devices);
     LOG.info("Tessera: driver plugin active; {}={}", SQL_EXTENSIONS, after);
     return Collections.emptyMap();
+  }
+
+  /**
+   * Makes Tessera's cache format Spark's (static) {@code spark.sql.cache.serializer}, unless the
+   * user chose another class or turned the cache off. Spark keeps the serializer it first made in
+   * a JVM-wide field; it is cleared so that this application's setting holds even where an
+   * earlier SparkContext of the same JVM (a test, a notebook kernel) cached with another.
+   */
+  static void installCacheSerializer(SparkConf conf, boolean enabled) {
+    String ours = TesseraCachedBatchSerializer.class.getName();
+    String set = conf.get(CACHE_SERIALIZER, null);
+    if (!enabled) {
+      LOG.info("Tessera: {} is false: cached tables use {}", TesseraConf.CACHE_ENABLED.key(),
+          set == null ? "Spark's default serializer" : set);
+    } else if (set != null && !set.equals(ours)) {
+      LOG.warn("Tessera: {} is set to {}, so cached tables keep that format and GPU plans read"
+          + " them through the host", CACHE_SERIALIZER, set);
+    } else {
+      conf.set(CACHE_SERIALIZER, ours);
+    }
+    InMemoryRelation$.MODULE$.clearSerializer();
   }
 
   /** Records an executor's {@link ExecutorDeviceState}; other messages are a bug. */
@@ -71,6 +98,7 @@ public final class TesseraDriverPlugin implements DriverPlugin {
   @Override
   public void shutdown() {
     ACTIVE.compareAndSet(devices, null);
+    InMemoryRelation$.MODULE$.clearSerializer(); // the next SparkContext of this JVM chooses anew
   }
 
   /**

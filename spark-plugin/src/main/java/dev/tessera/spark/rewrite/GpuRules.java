@@ -3,6 +3,7 @@ package dev.tessera.spark.rewrite;
 import dev.tessera.spark.TesseraConf;
 import dev.tessera.spark.exec.DeviceToHostExec;
 import dev.tessera.spark.exec.HostToDeviceExec;
+import dev.tessera.spark.exec.TesseraCacheScanExec;
 import dev.tessera.spark.expr.ExpressionRules;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -113,7 +114,7 @@ public final class GpuRules {
    */
   public boolean isGpuNode(SparkPlan node) {
     return node instanceof HostToDeviceExec || node instanceof DeviceToHostExec
-        || isGpuOperator(node);
+        || node instanceof TesseraCacheScanExec || isGpuOperator(node);
   }
 
   /** Whether {@code node} is a GPU node a rule produces (an operator, not a transition). */

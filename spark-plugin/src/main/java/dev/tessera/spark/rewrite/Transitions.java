@@ -2,6 +2,7 @@ package dev.tessera.spark.rewrite;
 
 import dev.tessera.spark.exec.DeviceToHostExec;
 import dev.tessera.spark.exec.HostToDeviceExec;
+import dev.tessera.spark.exec.TesseraCacheScanExec;
 import dev.tessera.spark.exec.TesseraPipelineExec;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,8 +55,13 @@ final class Transitions {
 
   private static SparkPlan deviceInput(TesseraPipelineExec gpu, SparkPlan input,
       LongSupplier batchBytes) {
-    if (gpu.readsDeviceBatches() || input instanceof HostToDeviceExec) {
+    if (gpu.readsDeviceBatches() || input instanceof HostToDeviceExec
+        || input instanceof TesseraCacheScanExec) {
       return input;
+    }
+    if (TesseraCacheScanExec.tesseraCacheScan(input) != null) {
+      // A table cached in Tessera's format: read its device copy, no upload.
+      return new TesseraCacheScanExec(input, gpu.uploadOrdinals());
     }
     SparkPlan host = input instanceof TesseraPipelineExec
         ? new RowToColumnarExec(new DeviceToHostExec(input)) : input;
