@@ -1,7 +1,6 @@
 package dev.tessera.gpu.column;
 
 import dev.tessera.gpu.GpuStream;
-import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.codec.GpuForCodec;
 import dev.tessera.gpu.codec.GpuForLayout;
 import dev.tessera.gpu.memory.DeviceBuffer;
@@ -32,9 +31,7 @@ final class EncodedDownload {
       GpuForCodec.Packed packed = new GpuForCodec.Packed(ints(words, device.words()),
           ints(starts, device.blockStarts()));
       int lanes = device.type().isString() ? 32 : GpuForLayout.lanes(device.type().id().width());
-      long[] values = device.encoding() == Encoding.DFOR
-          ? GpuForCodec.decodeDfor(packed, rows, lanes)
-          : GpuForCodec.decodeFor(packed, rows, lanes);
+      long[] values = GpuForCodec.decode(device.encoding(), packed, rows, lanes);
       try (HostColumnBuilder builder = new HostColumnBuilder(device.type(), rows, allocator)) {
         for (int row = 0; row < rows; row++) {
           if (validity != null && (validity.getByte(row >>> 3) & (1 << (row & 7))) == 0) {

@@ -1,6 +1,5 @@
 package dev.tessera.gpu.host;
 
-import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.codec.GpuForCodec;
 import dev.tessera.gpu.codec.GpuForLayout;
 import dev.tessera.gpu.column.ColumnBatch;
@@ -66,9 +65,7 @@ final class EncodedInput implements AutoCloseable {
     int rows = c.rowCount();
     GpuForCodec.Packed packed = new GpuForCodec.Packed(ints(c.words()), ints(c.blockStarts()));
     int lanes = c.type().isString() ? 32 : GpuForLayout.lanes(c.type().id().width());
-    long[] values = c.encoding() == Encoding.DFOR
-        ? GpuForCodec.decodeDfor(packed, rows, lanes)
-        : GpuForCodec.decodeFor(packed, rows, lanes);
+    long[] values = GpuForCodec.decode(c.encoding(), packed, rows, lanes);
     boolean[] valid = new boolean[rows];
     byte[][] strings = c.type().isString() ? new byte[rows][] : null;
     for (int row = 0; row < rows; row++) {

@@ -22,14 +22,11 @@ import java.util.Map;
 import java.util.NoSuchElementException;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
-import org.apache.spark.sql.catalyst.expressions.SortOrder;
-import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
@@ -37,9 +34,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * or Spark's own row-to-columnar conversion), copies the columns the GPU nodes above read into
  * pinned staging buffers, coalescing small batches up to the target batch size, and uploads them.
  */
-public final class HostToDeviceExec extends TesseraDeviceExec {
+public final class HostToDeviceExec extends DeviceInputExec {
   private static final long serialVersionUID = 1L;
-  private final int[] ordinals;
   private final long targetBatchBytes;
 
   /**
@@ -47,30 +43,8 @@ public final class HostToDeviceExec extends TesseraDeviceExec {
    * @param targetBatchBytes the staging bytes after which a device batch is sent
    */
   public HostToDeviceExec(SparkPlan child, int[] ordinals, long targetBatchBytes) {
-    super(child);
-    this.ordinals = ordinals.clone();
+    super(child, ordinals);
     this.targetBatchBytes = targetBatchBytes;
-  }
-
-  @Override
-  public Seq<Attribute> output() {
-    List<Attribute> in = CollectionConverters.asJava(child().output());
-    List<Attribute> out = new ArrayList<>(ordinals.length);
-    for (int o : ordinals) {
-      out.add(in.get(o));
-    }
-    return CollectionConverters.asScala(out).toSeq();
-  }
-
-  @Override
-  public Partitioning outputPartitioning() {
-    return OutputPartitioning.through(child().outputPartitioning(), List.of(),
-        CollectionConverters.asJava(output()));
-  }
-
-  @Override
-  public Seq<SortOrder> outputOrdering() {
-    return child().outputOrdering(); // batches keep the rows' order
   }
 
   @Override
@@ -90,7 +64,7 @@ public final class HostToDeviceExec extends TesseraDeviceExec {
         throw new IllegalStateException("Tessera bug: planned an upload of " + a.sql(), e);
       }
     }
-    int[] columns = ordinals;
+    int[] columns = ordinals();
     long target = targetBatchBytes;
     Map<String, SQLMetric> m = metricMap();
     return child().executeColumnar().toJavaRDD().mapPartitions(
@@ -101,12 +75,12 @@ public final class HostToDeviceExec extends TesseraDeviceExec {
 
   @Override
   public SparkPlan withNewChildInternal(SparkPlan newChild) {
-    return new HostToDeviceExec(newChild, ordinals, targetBatchBytes);
+    return new HostToDeviceExec(newChild, ordinals(), targetBatchBytes);
   }
 
   @Override
   protected List<Object> arguments() {
-    return List.of(ordinals, targetBatchBytes);
+    return List.of(ordinals(), targetBatchBytes);
   }
 
   @Override

@@ -17,11 +17,8 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
-import org.apache.spark.TaskContext;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
-import org.apache.spark.sql.catalyst.expressions.SortOrder;
-import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.columnar.CachedBatch;
 import org.apache.spark.sql.execution.ColumnarToRowExec;
 import org.apache.spark.sql.execution.InputAdapter;
@@ -32,7 +29,6 @@ import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.Function2;
-import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
@@ -44,17 +40,15 @@ import scala.jdk.javaapi.CollectionConverters;
  * Spark's cache scan, which it reads the relation, the pruning predicates and the output from;
  * Spark's batch pruning applies as it does for that scan.
  */
-public final class TesseraCacheScanExec extends TesseraDeviceExec {
+public final class TesseraCacheScanExec extends DeviceInputExec {
   private static final long serialVersionUID = 1L;
-  private final int[] ordinals;
 
   /**
    * @param scan Spark's scan of the cached table (possibly in its query stage or codegen wrapper)
    * @param ordinals the scan's output columns to read, in this node's output order
    */
   public TesseraCacheScanExec(SparkPlan scan, int[] ordinals) {
-    super(scan);
-    this.ordinals = ordinals.clone();
+    super(scan, ordinals);
   }
 
   /**
@@ -94,27 +88,6 @@ public final class TesseraCacheScanExec extends TesseraDeviceExec {
   }
 
   @Override
-  public Seq<Attribute> output() {
-    List<Attribute> in = CollectionConverters.asJava(child().output());
-    List<Attribute> out = new ArrayList<>(ordinals.length);
-    for (int o : ordinals) {
-      out.add(in.get(o));
-    }
-    return CollectionConverters.asScala(out).toSeq();
-  }
-
-  @Override
-  public Partitioning outputPartitioning() {
-    return OutputPartitioning.through(child().outputPartitioning(), List.of(),
-        CollectionConverters.asJava(output()));
-  }
-
-  @Override
-  public Seq<SortOrder> outputOrdering() {
-    return child().outputOrdering();
-  }
-
-  @Override
   protected String[] metricNames() {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
         ExecMetrics.CACHE_ENCODED_BYTES, ExecMetrics.CACHE_PLAIN_BYTES,
@@ -128,6 +101,7 @@ public final class TesseraCacheScanExec extends TesseraDeviceExec {
     List<Attribute> cached = CollectionConverters.asJava(scan.relation().output());
     List<Attribute> scanOutput = CollectionConverters.asJava(scan.output());
     List<Attribute> attributes = CollectionConverters.asJava(output());
+    int[] ordinals = ordinals();
     int[] columns = new int[ordinals.length];
     for (int i = 0; i < ordinals.length; i++) {
       columns[i] = indexOf(cached, scanOutput.get(ordinals[i]));
@@ -161,12 +135,12 @@ public final class TesseraCacheScanExec extends TesseraDeviceExec {
 
   @Override
   public SparkPlan withNewChildInternal(SparkPlan newChild) {
-    return new TesseraCacheScanExec(newChild, ordinals);
+    return new TesseraCacheScanExec(newChild, ordinals());
   }
 
   @Override
   protected List<Object> arguments() {
-    return List.of(ordinals);
+    return List.of(ordinals());
   }
 
   @Override
