@@ -2,11 +2,14 @@ package dev.tessera.it
 
 import dev.tessera.it.TestSessions._
 import dev.tessera.spark.TesseraRuntime
-import dev.tessera.spark.cache.{CachedColumnKey, TesseraCachedBatchSerializer}
+import dev.tessera.gpu.codec.Encoding
+import dev.tessera.spark.cache.{CacheSummary, CachedColumnKey, TesseraCachedBatchSerializer}
 import dev.tessera.spark.exec.{HostToDeviceExec, TesseraCacheScanExec}
 import java.nio.file.Files
 import org.apache.spark.sql.DataFrame
-import org.apache.spark.sql.execution.columnar.InMemoryRelation
+import dev.tessera.spark.rewrite.GpuRules
+import org.apache.spark.sql.execution.columnar.{InMemoryRelation, InMemoryTableScanExec}
+import scala.jdk.CollectionConverters._
 import org.scalatest.funsuite.AnyFunSuite
 
 /**
@@ -122,6 +125,43 @@ class CacheSuite extends AnyFunSuite with GpuQueryTest {
     t.createOrReplaceTempView("arrays")
     val df = checkGpu(spark.sql("SELECT k FROM arrays WHERE k % 3 = 0"), gpuNodeCount = 1)
     assert(cacheScans(df).isEmpty)
+    assert(CacheSummary.of(t) == null)
+    val scan = nodes(finalPlan(df)).collectFirst { case s: InMemoryTableScanExec => s }.get
+    assert(GpuRules.standard().byDesign(scan).contains("cached in Spark's format"))
+    t.unpersist(blocking = true)
+  }
+
+  test("the cache summary and the scan's per-column metrics report what the batches hold") {
+    val t = source(spark)
+    t.cache().count()
+    t.createOrReplaceTempView("t")
+    val summary = CacheSummary.of(t)
+    val byName = summary.columns().asScala.map(c => c.name() -> c).toMap
+    assert(summary.rows() == 5000 && byName("k").batches() == 6, summary.render())
+    // k is sorted within each batch: deltas of 1 pack in almost nothing.
+    assert(byName("k").batches(Encoding.DFOR) == 6 && byName("k").bitsPerRow() < 4,
+      summary.render())
+    assert(byName("d").batches(Encoding.PLAIN) == 6 && byName("d").storedBytes() ==
+      byName("d").plainBytes(), summary.render())
+    assert(byName("s").dictionaryBatches() == 6, summary.render())
+    assert(summary.storedBytes() == summary.columns().asScala.map(_.storedBytes()).sum)
+    assert(summary.storedBytes() < summary.plainBytes(), summary.render())
+    assert(summary.render().linesIterator.exists(_.trim.startsWith("s ")), summary.render())
+
+    val df = checkGpu(spark.sql("SELECT k, s FROM t WHERE i > 50"), gpuNodeCount = -1)
+    df.collect()
+    val scan = cacheScans(df).head
+    val inPlan = nodes(finalPlan(df)).collectFirst { case s: InMemoryTableScanExec => s }.get
+    assert(GpuRules.standard().byDesign(inPlan).contains("cached in Tessera's format"))
+    val m = scan.metrics
+    val names = scan.output.map(_.name)
+    val stored = names.indices.map(i => m(s"cachedColumn${i}Stored").value)
+    val plain = names.indices.map(i => m(s"cachedColumn${i}Plain").value)
+    assert(stored.sum == m("cacheEncodedBytes").value && plain.sum == m("cachePlainBytes").value)
+    for ((name, i) <- names.zipWithIndex) {
+      assert(stored(i) == byName(name).storedBytes() && plain(i) == byName(name).plainBytes(),
+        s"$name: ${stored(i)} / ${plain(i)} read\n${summary.render()}")
+    }
     t.unpersist(blocking = true)
   }
 

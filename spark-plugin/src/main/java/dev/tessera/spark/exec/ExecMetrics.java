@@ -64,6 +64,20 @@ final class ExecMetrics {
     return metrics;
   }
 
+  /**
+   * The key of a cache scan's per-column metric: the bytes read of its output column
+   * {@code column}, as stored or uncompressed.
+   */
+  static String cachedColumnKey(int column, boolean stored) {
+    return "cachedColumn" + column + (stored ? "Stored" : "Plain");
+  }
+
+  /** A cache scan's per-column metric (see {@link #cachedColumnKey}), named by the column. */
+  static SQLMetric cachedColumn(SparkContext sc, String name, boolean stored) {
+    return SQLMetrics.createSizeMetric(sc, name + (stored
+        ? ": bytes read, as stored" : ": bytes read, uncompressed"), -1L);
+  }
+
   static scala.collection.immutable.Map<String, SQLMetric> toScala(Map<String, SQLMetric> m) {
     return scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(m));
   }

@@ -95,6 +95,23 @@ public final class TesseraCacheScanExec extends DeviceInputExec {
         ExecMetrics.BYTES_TO_DEVICE, ExecMetrics.COPY_TIME};
   }
 
+  /**
+   * The metrics of {@link #metricNames()} and, per output column, the bytes read as stored and
+   * uncompressed (the table-wide encodings and bit widths: {@code CacheSummary}).
+   */
+  @Override
+  protected Map<String, SQLMetric> createMetrics() {
+    Map<String, SQLMetric> metrics = super.createMetrics();
+    List<Attribute> attributes = CollectionConverters.asJava(output());
+    for (int i = 0; i < attributes.size(); i++) {
+      for (boolean stored : new boolean[] {true, false}) {
+        metrics.put(ExecMetrics.cachedColumnKey(i, stored),
+            ExecMetrics.cachedColumn(sparkContext(), attributes.get(i).name(), stored));
+      }
+    }
+    return metrics;
+  }
+
   @Override
   public RDD<ColumnarBatch> doExecuteColumnar() {
     InMemoryTableScanExec scan = scan();
@@ -184,8 +201,8 @@ public final class TesseraCacheScanExec extends DeviceInputExec {
       TesseraCachedBatch batch = (TesseraCachedBatch) batches.next();
       List<DeviceColumn> read = new ArrayList<>(columns.length);
       try {
-        for (int c : columns) {
-          read.add(column(batch, c));
+        for (int i = 0; i < columns.length; i++) {
+          read.add(column(batch, i));
         }
       } catch (RuntimeException e) {
         read.forEach(DeviceColumn::close);
@@ -197,13 +214,16 @@ public final class TesseraCacheScanExec extends DeviceInputExec {
     }
 
     /**
-     * Column {@code c} of {@code batch} on the device: the store's copy (uploaded on a miss), or,
-     * for a column larger than the store's whole cap, a copy for this batch alone.
+     * Output column {@code i} of {@code batch} on the device: the store's copy (uploaded on a
+     * miss), or, for a column larger than the store's whole cap, a copy for this batch alone.
      */
-    private DeviceColumn column(TesseraCachedBatch batch, int c) {
+    private DeviceColumn column(TesseraCachedBatch batch, int i) {
+      int c = columns[i];
       EncodedColumn encoded = batch.column(c);
       metrics.get(ExecMetrics.CACHE_ENCODED_BYTES).add(encoded.encodedBytes());
       metrics.get(ExecMetrics.CACHE_PLAIN_BYTES).add(encoded.plainBytes());
+      metrics.get(ExecMetrics.cachedColumnKey(i, true)).add(encoded.encodedBytes());
+      metrics.get(ExecMetrics.cachedColumnKey(i, false)).add(encoded.plainBytes());
       if (!store.fits(encoded.encodedBytes())) {
         DeviceEncodedColumn own = upload(encoded);
         return own.borrow(own);

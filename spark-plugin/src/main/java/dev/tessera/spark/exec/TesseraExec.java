@@ -27,9 +27,14 @@ public abstract class TesseraExec extends SparkPlan {
   /** This node's metrics by name, created once on the driver and shipped with the tasks. */
   protected synchronized Map<String, SQLMetric> metricMap() {
     if (metrics == null) {
-      metrics = ExecMetrics.create(sparkContext(), metricNames());
+      metrics = createMetrics();
     }
     return metrics;
+  }
+
+  /** Creates the metrics: those {@link #metricNames()} names; a node may add its own. */
+  protected Map<String, SQLMetric> createMetrics() {
+    return ExecMetrics.create(sparkContext(), metricNames());
   }
 
   @Override

@@ -49,10 +49,16 @@ public final class GpuRules {
       "Spark reads the rows; Tessera copies the columns a GPU node reads to the device";
   /** Spark nodes that stay on the CPU by design, and why: a sentence for explain. */
   private static final String COMMAND = "a command, which Spark runs itself";
+  private static final String TESSERA_CACHE = "a table cached in Tessera's format: a GPU node"
+      + " above it reads the device copies of the columns it needs, still compressed"
+      + " (TesseraCacheScanExec); a CPU node reads them decoded on the host";
+  private static final String SPARK_CACHE = "a table cached in Spark's format (by"
+      + " spark.tessera.cache.enabled=false, another spark.sql.cache.serializer, or a column type"
+      + " Tessera does not store): " + READS;
   private static final Map<Class<?>, String> BY_DESIGN = Map.ofEntries(
       Map.entry(FileSourceScanExec.class, READS),
       Map.entry(BatchScanExec.class, READS),
-      Map.entry(InMemoryTableScanExec.class, READS),
+      Map.entry(InMemoryTableScanExec.class, SPARK_CACHE),
       Map.entry(LocalTableScanExec.class, READS),
       Map.entry(RDDScanExec.class, READS),
       Map.entry(RangeExec.class, READS),
@@ -125,7 +131,14 @@ public final class GpuRules {
   /** Why {@code node} stays on the CPU by design, or null when it does not. */
   public String byDesign(SparkPlan node) {
     scala.Option<String> added = node.getTagValue(GpuRewrite.BY_DESIGN); // a conversion's
-    return added.isDefined() ? added.get() : BY_DESIGN.get(node.getClass());
+    if (added.isDefined()) {
+      return added.get();
+    }
+    if (node instanceof InMemoryTableScanExec
+        && TesseraCacheScanExec.tesseraCacheScan(node) != null) {
+      return TESSERA_CACHE;
+    }
+    return BY_DESIGN.get(node.getClass());
   }
 
   /** Whether {@code node} only wraps others, for adaptive execution or code generation. */

@@ -1,10 +1,12 @@
 package dev.tessera.ssb.bench;
 
+import dev.tessera.spark.cache.CacheSummary;
 import dev.tessera.ssb.SsbQueries;
 import dev.tessera.ssb.SsbQuery;
 import dev.tessera.ssb.SsbTables;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.function.Consumer;
 import org.apache.spark.sql.SparkSession;
 
@@ -17,6 +19,15 @@ public record SsbWorkload(Path dir, double scale, long seed) implements Workload
     SsbTables.register(spark, dir, cached);
     if (cached) {
       log.accept(String.format("cached the tables in %.1f s", (System.nanoTime() - start) / 1e9));
+      for (String name : SsbTables.NAMES) {
+        CacheSummary summary = CacheSummary.of(spark.table(name));
+        if (summary != null) {
+          // What the device store holds once every column has been read: the device footprint.
+          log.accept(String.format(Locale.ROOT, "%s cached: %s on the device as stored, %s"
+              + " uncompressed (%.1f%%)", name, CacheSummary.formatBytes(summary.storedBytes()),
+              CacheSummary.formatBytes(summary.plainBytes()), summary.storedPercent()));
+        }
+      }
     }
   }
 

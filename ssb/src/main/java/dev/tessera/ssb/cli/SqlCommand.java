@@ -44,6 +44,11 @@ public final class SqlCommand implements Callable<Integer> {
           + " and DIR does not hold that scale)")
   Path data;
 
+  @Option(names = "--cached",
+      description = "cache the --data tables (in Tessera's GPU-FOR format) before the statement,"
+          + " and print what each cached table the plan reads holds")
+  boolean cached;
+
   @Option(names = "--scale", description = "SSB scale factor to generate into --data if missing")
   Double scale;
 
@@ -111,7 +116,9 @@ public final class SqlCommand implements Callable<Integer> {
           throw bad("--data " + data + " holds no SSB data written by bin/tessera; add --scale to"
               + " generate it there");
         }
-        SsbTables.register(spark, data, false);
+        SsbTables.register(spark, data, cached);
+      } else if (cached) {
+        throw bad("--cached caches the --data tables: give --data");
       }
       // Only now, so that the report is about the statement, not the views' registration.
       spark.conf().set("spark.tessera.explain", "NOT_ON_GPU");
@@ -131,6 +138,7 @@ public final class SqlCommand implements Callable<Integer> {
       out.println(profile.plan());
       out.println("Why nodes stay on the CPU: see the 'cannot run on GPU because' lines that"
           + " spark.tessera.explain=NOT_ON_GPU logged on stderr above.");
+      CachedTables.print(df, out);
       return 0;
     } finally {
       spark.stop();
