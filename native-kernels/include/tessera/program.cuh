@@ -1252,16 +1252,18 @@ __device__ __forceinline__ void ExecuteInstruction(const ProgramView& program, O
   SetNull(d, 0);
 }
 
-// LOAD_COLUMN of a GPU-DFOR column for every row of the tile: the tile is one GPU-DFOR set (its
-// first value before its first block), and row i's value is that value plus the set's deltas up
-// to i. Each thread unpacks its items' deltas (item ITEM is block ITEM of the set, element
-// threadIdx.x), and a block-wide inclusive scan in row order sums them: a warp scan per item, then
-// the warps' totals through shared memory. Every thread of the block must call it (it
-// synchronizes); rows past the end of the tile hold delta 0 and are not written.
+// The values of a GPU-DFOR column for every row of the tile, in LoadColumn's canonical form (for
+// a dictionary string column: the codes): the tile is one GPU-DFOR set (its first value before its
+// first block), and row i's value is that value plus the set's deltas up to i. Each thread unpacks
+// its items' deltas (item ITEM is block ITEM of the set, element threadIdx.x), and a block-wide
+// inclusive scan in row order sums them: a warp scan per item, then the warps' totals through
+// shared memory. Every thread of the block must call it (it synchronizes); rows past the end of
+// the tile hold delta 0, and NULL rows hold a value of no meaning. Used by LoadDforTile and by the
+// generated kernels' prelude (one definition of the decode).
 template <int BLOCK_THREADS, int ITEMS_PER_THREAD>
-__device__ __forceinline__ void LoadDforTile(const InputColumn& column,
-                                             Register (&regs)[ITEMS_PER_THREAD][kMaxRegisters],
-                                             int dst, long long tile_offset, int num_tile_items) {
+__device__ __forceinline__ void DforTileValues(const InputColumn& column, long long tile_offset,
+                                               int num_tile_items,
+                                               long long (&values)[ITEMS_PER_THREAD]) {
   static_assert(BLOCK_THREADS == gpufor::kBlockValues, "one thread per value of a block");
   static_assert(ITEMS_PER_THREAD == gpufor::kSetBlocks, "one tile per GPU-DFOR set");
   constexpr int kWarps = BLOCK_THREADS / 32;
@@ -1297,17 +1299,31 @@ __device__ __forceinline__ void LoadDforTile(const InputColumn& column,
     unsigned long long before = carry;
     for (int w = 0; w < warp; ++w) before += warp_totals[item][w];
     for (int w = 0; w < kWarps; ++w) carry += warp_totals[item][w];
+    values[item] = gpufor::Narrow(before + sums[item], reference_words);
+  }
+  __syncthreads();  // warp_totals is reused by the next GPU-DFOR load
+}
+
+// LOAD_COLUMN of a GPU-DFOR column for every row of the tile (DforTileValues), into register dst
+// of each row's register file. Every thread of the block must call it.
+template <int BLOCK_THREADS, int ITEMS_PER_THREAD>
+__device__ __forceinline__ void LoadDforTile(const InputColumn& column,
+                                             Register (&regs)[ITEMS_PER_THREAD][kMaxRegisters],
+                                             int dst, long long tile_offset, int num_tile_items) {
+  long long values[ITEMS_PER_THREAD];
+  DforTileValues<BLOCK_THREADS, ITEMS_PER_THREAD>(column, tile_offset, num_tile_items, values);
+#pragma unroll
+  for (int item = 0; item < ITEMS_PER_THREAD; ++item) {
     const int index = threadIdx.x + item * BLOCK_THREADS;
     if (index < num_tile_items) {
       Register& d = regs[item][dst];
       if (IsNullAt(column, tile_offset + index)) {
         SetNull(d, 0);
       } else {
-        SetDecoded(column, gpufor::Narrow(before + sums[item], reference_words), d);
+        SetDecoded(column, values[item], d);
       }
     }
   }
-  __syncthreads();  // warp_totals is reused by the next GPU-DFOR load
 }
 
 // Runs the whole program over the ITEMS_PER_THREAD rows a thread holds in the tile (striped:

@@ -11,6 +11,8 @@ package dev.tessera.gpu;
  * @param pinnedChunkBytes the size of each pinned-memory chunk the pool reserves at a time
  * @param deviceCapSetting the setting that controls {@code deviceMemoryCapBytes}, named in errors
  * @param pinnedCapSetting the setting that controls {@code pinnedMemoryCapBytes}, named in errors
+ * @param codegen whether CUDA pipelines run as generated kernels where the generator covers them
+ *     (the interpreter kernels otherwise; spark.tessera.codegen.enabled)
  */
 public record RuntimeOptions(
     int deviceOrdinal,
@@ -19,7 +21,8 @@ public record RuntimeOptions(
     long deviceChunkBytes,
     long pinnedChunkBytes,
     String deviceCapSetting,
-    String pinnedCapSetting) {
+    String pinnedCapSetting,
+    boolean codegen) {
 
   public static final long MiB = 1L << 20;
   public static final long GiB = 1L << 30;
@@ -38,24 +41,37 @@ public record RuntimeOptions(
     }
   }
 
-  /** Device 0, automatic device cap, 1 GiB of pinned staging memory. */
+  /** The options without the codegen switch: generated kernels off. */
+  public RuntimeOptions(int deviceOrdinal, long deviceMemoryCapBytes, long pinnedMemoryCapBytes,
+      long deviceChunkBytes, long pinnedChunkBytes, String deviceCapSetting,
+      String pinnedCapSetting) {
+    this(deviceOrdinal, deviceMemoryCapBytes, pinnedMemoryCapBytes, deviceChunkBytes,
+        pinnedChunkBytes, deviceCapSetting, pinnedCapSetting, false);
+  }
+
+  /** Device 0, automatic device cap, 1 GiB of pinned staging memory, interpreter kernels. */
   public static RuntimeOptions defaults() {
     return new RuntimeOptions(0, 0, GiB, 256 * MiB, 64 * MiB,
-        "deviceMemoryCapBytes", "pinnedMemoryCapBytes");
+        "deviceMemoryCapBytes", "pinnedMemoryCapBytes", false);
+  }
+
+  public RuntimeOptions withCodegen(boolean enabled) {
+    return new RuntimeOptions(deviceOrdinal, deviceMemoryCapBytes, pinnedMemoryCapBytes,
+        deviceChunkBytes, pinnedChunkBytes, deviceCapSetting, pinnedCapSetting, enabled);
   }
 
   public RuntimeOptions withDeviceOrdinal(int ordinal) {
     return new RuntimeOptions(ordinal, deviceMemoryCapBytes, pinnedMemoryCapBytes,
-        deviceChunkBytes, pinnedChunkBytes, deviceCapSetting, pinnedCapSetting);
+        deviceChunkBytes, pinnedChunkBytes, deviceCapSetting, pinnedCapSetting, codegen);
   }
 
   public RuntimeOptions withDeviceMemoryCap(long bytes) {
     return new RuntimeOptions(deviceOrdinal, bytes, pinnedMemoryCapBytes,
-        deviceChunkBytes, pinnedChunkBytes, deviceCapSetting, pinnedCapSetting);
+        deviceChunkBytes, pinnedChunkBytes, deviceCapSetting, pinnedCapSetting, codegen);
   }
 
   public RuntimeOptions withPinnedMemoryCap(long bytes) {
     return new RuntimeOptions(deviceOrdinal, deviceMemoryCapBytes, bytes,
-        deviceChunkBytes, pinnedChunkBytes, deviceCapSetting, pinnedCapSetting);
+        deviceChunkBytes, pinnedChunkBytes, deviceCapSetting, pinnedCapSetting, codegen);
   }
 }

@@ -104,6 +104,18 @@ public final class TesseraConf {
           .booleanConf()
           .createWithDefault(false));
 
+  public static final ConfEntry<Boolean> CODEGEN_ENABLED = REGISTRY.register(
+      ConfEntry.key("spark.tessera.codegen.enabled")
+          .doc("Whether filter-and-project pipelines run on CUDA as kernels generated for each"
+              + " pipeline (PTX written by Tessera and compiled in-process: values in registers,"
+              + " rows the filter drops skip the rest) instead of the program interpreter."
+              + " Pipelines the generator does not cover, and kernels the compiler rejects,"
+              + " use the interpreter, with the reason in the log. Off until the CUDA suites"
+              + " have passed with it on a GPU. Read when the executor opens the GPU.")
+          .booleanConf()
+          .readOncePerJvm()
+          .createWithDefault(false));
+
   public static final ConfEntry<Boolean> CACHE_ENABLED = REGISTRY.register(
       ConfEntry.key("spark.tessera.cache.enabled")
           .doc("Whether df.cache() and CACHE TABLE store tables in Tessera's GPU-FOR format"
@@ -361,7 +373,7 @@ public final class TesseraConf {
     RuntimeOptions defaults = RuntimeOptions.defaults();
     return new RuntimeOptions(deviceOrdinal, deviceCapBytes(), pinnedCapBytes(),
         defaults.deviceChunkBytes(), defaults.pinnedChunkBytes(),
-        DEVICE_CAP_BYTES.key(), PINNED_CAP_BYTES.key());
+        DEVICE_CAP_BYTES.key(), PINNED_CAP_BYTES.key(), get(CODEGEN_ENABLED));
   }
 
   /** The settings that differ from their defaults, for logs. */

@@ -188,10 +188,11 @@ class TesseraConfTest {
         readOnce.add(entry.key());
       }
     }
-    // The runtime's settings, and the cache's: the serializer is chosen when the application
-    // starts, the device store's cap when the runtime opens.
+    // The runtime's settings (codegen included: the backend is opened with it), and the
+    // cache's: the serializer is chosen when the application starts, the device store's cap
+    // when the runtime opens.
     assertEquals(java.util.Set.of(TesseraConf.BACKEND.key(), TesseraConf.DEVICE_CAP_BYTES.key(),
-        TesseraConf.PINNED_CAP_BYTES.key(), TesseraConf.CACHE_ENABLED.key(),
-        TesseraConf.CACHE_DEVICE_BYTES.key()), readOnce);
+        TesseraConf.PINNED_CAP_BYTES.key(), TesseraConf.CODEGEN_ENABLED.key(),
+        TesseraConf.CACHE_ENABLED.key(), TesseraConf.CACHE_DEVICE_BYTES.key()), readOnce);
   }
 }

@@ -16,6 +16,7 @@ public final class CudaBackend extends PooledBackend {
   private static final double AUTOMATIC_CAP_FRACTION = 0.8;
 
   private final CudaDevice device;
+  private final boolean codegen;
 
   private CudaBackend(CudaDevice device, RuntimeOptions options) {
     super(new ArenaPool("device memory (" + device.description() + ")",
@@ -25,6 +26,7 @@ public final class CudaBackend extends PooledBackend {
             options.pinnedMemoryCapBytes(), options.pinnedCapSetting(),
             options.pinnedChunkBytes()));
     this.device = device;
+    this.codegen = options.codegen();
   }
 
   private static long deviceCap(CudaDevice device, RuntimeOptions options) {
@@ -45,6 +47,11 @@ public final class CudaBackend extends PooledBackend {
 
   public CudaDevice device() {
     return device;
+  }
+
+  /** Whether pipelines run as generated kernels where the generator covers them. */
+  boolean codegen() {
+    return codegen;
   }
 
   @Override

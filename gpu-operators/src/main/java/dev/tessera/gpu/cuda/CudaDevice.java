@@ -40,6 +40,7 @@ public final class CudaDevice {
   private final long totalMemoryBytes;
   private final int driverVersion;
   private final KernelModule kernels;
+  private final GeneratedKernels generated = new GeneratedKernels(this);
   private int references;
 
   private CudaDevice(int ordinal) {
@@ -100,6 +101,7 @@ public final class CudaDevice {
       if (--references == 0) {
         OPEN.remove(ordinal);
         makeCurrent();
+        generated.unload();
         kernels.unload();
         cuDevicePrimaryCtxRelease(device);
       }
@@ -118,6 +120,11 @@ public final class CudaDevice {
     long[] total = new long[1];
     check(cuMemGetInfo(free, total), "cuMemGetInfo");
     return new long[] {free[0], total[0]};
+  }
+
+  /** The generated kernels compiled for this device's context. */
+  GeneratedKernels generated() {
+    return generated;
   }
 
   public KernelModule kernels() {

@@ -1,6 +1,7 @@
 package dev.tessera.gpu.cuda;
 
 import dev.tessera.gpu.GpuStream;
+import dev.tessera.gpu.codegen.InputSpec;
 import dev.tessera.gpu.join.JoinTable;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.ColumnType;
@@ -74,10 +75,22 @@ final class CudaFilterProject implements ProgramKernel {
 
   private final CudaDevice device;
   private final BufferAllocator staging;
+  private final boolean codegen;
 
   CudaFilterProject(CudaBackend backend) {
     this.device = backend.device();
     this.staging = backend.stagingAllocator();
+    this.codegen = backend.codegen();
+  }
+
+  private GeneratedKernels.Kernel lastGenerated;
+
+  /**
+   * The generated kernel the last run used for phase 1, or why it had none (null when codegen
+   * is off or nothing ran). For tests and {@code bin/tessera sql --kernels}.
+   */
+  GeneratedKernels.Kernel lastGenerated() {
+    return lastGenerated;
   }
 
   private long lastKernelNanos;
@@ -265,9 +278,13 @@ final class CudaFilterProject implements ProgramKernel {
         stream.fill(validity[o].address(), validity[o].size(), (byte) 0);
       }
       KernelModule kernels = device.kernels();
+      // The generated kernel where there is one: the same arguments, the same results.
+      GeneratedKernels.Kernel generated = codegen ? device.generated().filterProject(program,
+          input.columns().stream().map(InputSpec::of).toList()) : null;
+      lastGenerated = generated;
       lastKernelNanos = 0;
       timer.start(stream);
-      kernels.launch(FILTER_PROJECT_KERNEL, tileGrid, stream, programPlan.arguments(planAddress)
+      KernelArgs phase1 = programPlan.arguments(planAddress)
           .address(planAddress + outputsAt)
           .i32(outputCount)
           .i32(program.filterRegister())
@@ -275,7 +292,12 @@ final class CudaFilterProject implements ProgramKernel {
           .i32(rows)
           .address(statusAddress)
           .address(outputStatusAddress)
-          .address(workAddress + tileStatusAt));
+          .address(workAddress + tileStatusAt);
+      if (generated != null && generated.generated()) {
+        kernels.launch(generated.function(), generated.entry(), tileGrid, stream, phase1);
+      } else {
+        kernels.launch(FILTER_PROJECT_KERNEL, tileGrid, stream, phase1);
+      }
       for (int o = 0; o < outputCount; o++) {
         if (outputs.get(o).type().isString()) {
           long outputStatus = outputStatusAddress + (long) OUTPUT_STATUS_BYTES * o;

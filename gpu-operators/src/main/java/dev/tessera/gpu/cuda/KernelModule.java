@@ -53,7 +53,15 @@ public final class KernelModule {
    * @throws GpuException naming the kernel if the function is unknown or the launch fails
    */
   public void launch(String kernel, LaunchShape shape, CudaStream stream, KernelArgs args) {
-    CUfunction function = functions.computeIfAbsent(kernel, this::lookUp);
+    launch(functions.computeIfAbsent(kernel, this::lookUp), kernel, shape, stream, args);
+  }
+
+  /**
+   * Launches {@code function} (of this module or another of the device's, such as a generated
+   * kernel's) named {@code kernel} in errors, on {@code stream} with a 1-D grid.
+   */
+  void launch(CUfunction function, String kernel, LaunchShape shape, CudaStream stream,
+      KernelArgs args) {
     device.makeCurrent();
     int result = cuLaunchKernel(function,
         shape.gridBlocks(), 1, 1,

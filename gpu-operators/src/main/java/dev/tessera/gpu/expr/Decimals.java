@@ -3,16 +3,24 @@ package dev.tessera.gpu.expr;
 import java.util.function.LongSupplier;
 
 /** Decimal arithmetic on int64 unscaled values, as Spark's Decimal does it for precision <= 18. */
-final class Decimals {
+public final class Decimals {
   private Decimals() {}
 
-  static final long[] POW10 = new long[19];
+  /** The largest n with 10^n in an int64. */
+  public static final int MAX_POW10 = 18;
+
+  static final long[] POW10 = new long[MAX_POW10 + 1];
 
   static {
     POW10[0] = 1;
     for (int i = 1; i < POW10.length; i++) {
       POW10[i] = POW10[i - 1] * 10;
     }
+  }
+
+  /** 10^n, 0 <= n <= {@link #MAX_POW10}. */
+  public static long pow10(int n) {
+    return POW10[n];
   }
 
   /** Whether |v| < 10^precision. */

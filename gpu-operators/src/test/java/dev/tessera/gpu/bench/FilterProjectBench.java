@@ -28,7 +28,10 @@ import java.util.Random;
  * CUDA), rows per second, and the bandwidth floor: bytes the kernel must touch over the device
  * bandwidth given as the second argument (GB/s, measured by the diagnostic).
  *
- * <pre>run-bench.sh dev.tessera.gpu.bench.FilterProjectBench [rows] [deviceGBps] [backend]</pre>
+ * <p>The fourth argument, {@code codegen}, runs the pipeline as its generated kernel instead of
+ * the interpreter (spark.tessera.codegen.enabled).
+ *
+ * <pre>run-bench.sh dev.tessera.gpu.bench.FilterProjectBench [rows] [deviceGBps] [backend] [codegen]</pre>
  */
 public final class FilterProjectBench {
   private static final int WARM_UP = 2;
@@ -40,10 +43,12 @@ public final class FilterProjectBench {
     int rows = args.length > 0 ? Integer.parseInt(args[0]) : 16 << 20;
     double deviceGBps = args.length > 1 ? Double.parseDouble(args[1]) : 4245;
     BackendKind kind = BackendKind.fromConfigValue("backend", args.length > 2 ? args[2] : "cuda");
+    boolean codegen = args.length > 3 && args[3].equals("codegen");
     RuntimeOptions options = RuntimeOptions.defaults().withDeviceMemoryCap(8L << 30)
-        .withPinnedMemoryCap(2L << 30);
+        .withPinnedMemoryCap(2L << 30).withCodegen(codegen);
     try (Backend backend = Backends.open(kind, options); GpuStream stream = backend.newStream()) {
-      System.out.println("filter-project benchmark on " + backend.description());
+      System.out.println("filter-project benchmark on " + backend.description()
+          + (codegen ? ", generated kernel" : ", interpreter kernel"));
       try (ColumnBatch<DeviceColumn> input = upload(backend, stream, rows)) {
         Program program = program();
         ProgramKernel kernel = backend.programKernel();

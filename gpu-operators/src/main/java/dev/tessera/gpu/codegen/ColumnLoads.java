@@ -1,0 +1,222 @@
+package dev.tessera.gpu.codegen;
+
+import dev.tessera.gpu.codec.GpuForLayout;
+
+/**
+ * LOAD_COLUMN in PTX for one row, as program.cuh's LoadColumn reads each layout: the validity
+ * bit when the column has a bitmap, then the value by type (sign-extended integers, a float's
+ * bits zero-extended, a string's address and length), GPU-FOR decoded inline (gpufor.cuh
+ * ForValue: the block's reference and bit-width word, then the one to three words holding the
+ * value), GPU-DFOR from the tile's values the prelude decoded, and dictionary codes resolved to
+ * their string.
+ */
+final class ColumnLoads {
+  private ColumnLoads() {}
+
+  /**
+   * @param data the column's data (or dictionary bytes) address, global
+   * @param validity the validity bitmap's address, or null when the column has none
+   * @param offsets a string column's (or dictionary's) offsets, else null
+   * @param words an encoded column's words, else null
+   * @param blockStarts an encoded column's block starts, else null
+   * @param dfor a GPU-DFOR column's values for the thread's items (the prelude's), else null
+   */
+  static Val load(PtxBuilder b, InputSpec spec, String data, String validity, String offsets,
+      String words, String blockStarts, String[] dfor, RowEmitter.Item item) {
+    String row = item.row();
+    String valid = validity == null ? null : validBit(b, validity, row);
+    switch (spec.encoding()) {
+      case PLAIN -> {
+        if (spec.type().isString()) {
+          return string(b, data, offsets, row, valid);
+        }
+        return new Val(plain(b, spec, data, row), valid, null, null);
+      }
+      case FOR -> {
+        String value = forValue(b, words, blockStarts, row, spec.referenceWords());
+        return decoded(b, spec, data, offsets, value, valid);
+      }
+      default -> {
+        return decoded(b, spec, data, offsets, dfor[item.index()], valid);
+      }
+    }
+  }
+
+  /** program.cuh IsNullAt, negated: bit row % 8 of byte row / 8. */
+  private static String validBit(PtxBuilder b, String validity, String row) {
+    String byteIndex = b.b64();
+    b.op("shr.s64 %s, %s, 3", byteIndex, row);
+    String address = b.b64();
+    b.op("add.s64 %s, %s, %s", address, validity, byteIndex);
+    String bits = b.b32();
+    b.op("ld.global.nc.u8 %s, [%s]", bits, address);
+    String shift = b.b32();
+    b.op("cvt.u32.u64 %s, %s", shift, row);
+    b.op("and.b32 %s, %s, 7", shift, shift);
+    b.op("shr.u32 %s, %s, %s", bits, bits, shift);
+    b.op("and.b32 %s, %s, 1", bits, bits);
+    String valid = b.pred();
+    b.op("setp.ne.u32 %s, %s, 0", valid, bits);
+    return valid;
+  }
+
+  private static String plain(PtxBuilder b, InputSpec spec, String data, String row) {
+    int width = spec.type().id().width();
+    String address = b.b64();
+    b.op("mad.lo.s64 %s, %s, %d, %s", address, row, width, data);
+    String value = b.b64();
+    switch (spec.type().id()) {
+      case BOOLEAN, BYTE, SHORT, INT, DATE -> {
+        String narrow = b.b32();
+        b.op("ld.global.nc.s%d %s, [%s]", width * 8, narrow, address);
+        b.op("cvt.s64.s32 %s, %s", value, narrow);
+      }
+      case FLOAT -> {
+        String bits = b.b32();
+        b.op("ld.global.nc.u32 %s, [%s]", bits, address);
+        b.op("cvt.u64.u32 %s, %s", value, bits); // the bits, zero-extended
+      }
+      default -> b.op("ld.global.nc.u64 %s, [%s]", value, address);
+    }
+    return value;
+  }
+
+  /** A string at {@code index} of the offsets: its address in {@code data} and its length. */
+  private static Val string(PtxBuilder b, String data, String offsets, String index,
+      String valid) {
+    String at = b.b64();
+    b.op("mad.lo.s64 %s, %s, 4, %s", at, index, offsets);
+    String start = b.b32();
+    b.op("ld.global.nc.s32 %s, [%s]", start, at);
+    String end = b.b32();
+    b.op("ld.global.nc.s32 %s, [%s+4]", end, at);
+    String start64 = b.b64();
+    b.op("cvt.s64.s32 %s, %s", start64, start);
+    String address = b.b64();
+    b.op("add.s64 %s, %s, %s", address, data, start64);
+    String length = b.b32();
+    b.op("sub.s32 %s, %s, %s", length, end, start);
+    return new Val(address, valid, null, length);
+  }
+
+  /** program.cuh SetDecoded: a dictionary code becomes its string; other values stay. */
+  private static Val decoded(PtxBuilder b, InputSpec spec, String data, String offsets,
+      String value, String valid) {
+    if (spec.dictionary()) {
+      return string(b, data, offsets, value, valid);
+    }
+    return new Val(value, valid, null, null);
+  }
+
+  /** gpufor.cuh ForValue then Narrow: the value of {@code row}, sign-extended from its lanes. */
+  private static String forValue(PtxBuilder b, String words, String blockStarts, String row,
+      int referenceWords) {
+    String block = b.b64();
+    b.op("shr.s64 %s, %s, %d", block, row, Integer.numberOfTrailingZeros(
+        GpuForLayout.BLOCK_VALUES));
+    String startAddress = b.b64();
+    b.op("mad.lo.s64 %s, %s, 4, %s", startAddress, block, blockStarts);
+    String start = b.b32();
+    b.op("ld.global.nc.s32 %s, [%s]", start, startAddress);
+    String start64 = b.b64();
+    b.op("cvt.s64.s32 %s, %s", start64, start);
+    String blockAddress = b.b64();
+    b.op("mad.lo.s64 %s, %s, 4, %s", blockAddress, start64, words);
+    // The reference: words are 4-byte aligned only, so a 64-bit one is read as two halves.
+    String reference = b.b64();
+    if (referenceWords == 2) {
+      String low = b.b32();
+      String high = b.b32();
+      b.op("ld.global.nc.u32 %s, [%s]", low, blockAddress);
+      b.op("ld.global.nc.u32 %s, [%s+4]", high, blockAddress);
+      b.op("mov.b64 %s, {%s, %s}", reference, low, high);
+    } else {
+      String low = b.b32();
+      b.op("ld.global.nc.s32 %s, [%s]", low, blockAddress);
+      b.op("cvt.s64.s32 %s, %s", reference, low);
+    }
+    String widths = b.b32();
+    b.op("ld.global.nc.u32 %s, [%s+%d]", widths, blockAddress, 4 * referenceWords);
+    String inBlock = b.b32();
+    b.op("cvt.u32.u64 %s, %s", inBlock, row);
+    b.op("and.b32 %s, %s, %d", inBlock, inBlock, GpuForLayout.BLOCK_VALUES - 1);
+    // Algorithm 7: byte m of `offsets` is the sum of the widths of miniblocks 0..m-1.
+    String offsets = b.b32();
+    String t = b.b32();
+    b.op("shl.b32 %s, %s, 8", offsets, widths);
+    b.op("shl.b32 %s, %s, 16", t, widths);
+    b.op("add.s32 %s, %s, %s", offsets, offsets, t);
+    b.op("shl.b32 %s, %s, 24", t, widths);
+    b.op("add.s32 %s, %s, %s", offsets, offsets, t);
+    String byteShift = b.b32();
+    b.op("shr.u32 %s, %s, %d", byteShift, inBlock, Integer.numberOfTrailingZeros(
+        GpuForLayout.MINIBLOCK_VALUES));
+    b.op("shl.b32 %s, %s, 3", byteShift, byteShift);
+    String offset = b.b32();
+    b.op("shr.u32 %s, %s, %s", offset, offsets, byteShift);
+    b.op("and.b32 %s, %s, 255", offset, offset);
+    String width = b.b32();
+    b.op("shr.u32 %s, %s, %s", width, widths, byteShift);
+    b.op("and.b32 %s, %s, 255", width, width);
+    // ExtractBits(packed, (row % 32) * width, width), packed = block + reference + widths word.
+    String startBit = b.b32();
+    b.op("and.b32 %s, %s, %d", startBit, inBlock, GpuForLayout.MINIBLOCK_VALUES - 1);
+    b.op("mul.lo.u32 %s, %s, %s", startBit, startBit, width);
+    String word = b.b32();
+    b.op("shr.u32 %s, %s, 5", word, startBit);
+    b.op("add.s32 %s, %s, %s", word, word, offset);
+    b.op("add.s32 %s, %s, %d", word, word, referenceWords + 1);
+    String word64 = b.b64();
+    b.op("cvt.u64.u32 %s, %s", word64, word);
+    String wordAddress = b.b64();
+    b.op("mad.lo.s64 %s, %s, 4, %s", wordAddress, word64, blockAddress);
+    String shift = b.b32();
+    b.op("and.b32 %s, %s, 31", shift, startBit);
+    String end = b.b32();
+    b.op("add.s32 %s, %s, %s", end, shift, width);
+    // Only the words the bits lie in are read (the array may end right after them).
+    String first = b.b32();
+    b.op("mov.b32 %s, 0", first);
+    String any = b.pred();
+    b.op("setp.ne.u32 %s, %s, 0", any, width);
+    b.op("@%s ld.global.nc.u32 %s, [%s]", any, first, wordAddress);
+    String second = b.b32();
+    b.op("mov.b32 %s, 0", second);
+    String two = b.pred();
+    b.op("setp.gt.u32 %s, %s, 32", two, end);
+    b.op("@%s ld.global.nc.u32 %s, [%s+4]", two, second, wordAddress);
+    String window = b.b64();
+    b.op("mov.b64 %s, {%s, %s}", window, first, second);
+    String bits = b.b64();
+    b.op("shr.u64 %s, %s, %s", bits, window, shift);
+    if (referenceWords == 2) {
+      // 64-lane values: a value may reach into a third word (end > 64 implies shift > 0).
+      String third = b.b32();
+      b.op("mov.b32 %s, 0", third);
+      String three = b.pred();
+      b.op("setp.gt.u32 %s, %s, 64", three, end);
+      b.op("@%s ld.global.nc.u32 %s, [%s+8]", three, third, wordAddress);
+      String third64 = b.b64();
+      b.op("cvt.u64.u32 %s, %s", third64, third);
+      String back = b.b32();
+      b.op("sub.s32 %s, 64, %s", back, shift);
+      b.op("shl.b64 %s, %s, %s", third64, third64, back);
+      b.op("or.b64 %s, %s, %s", bits, bits, third64);
+    }
+    // (1 << width) - 1; PTX clamps a shift by 64 to give 0, so width 64 keeps every bit.
+    String mask = b.b64();
+    b.op("shl.b64 %s, 1, %s", mask, width);
+    b.op("sub.s64 %s, %s, 1", mask, mask);
+    b.op("and.b64 %s, %s, %s", bits, bits, mask);
+    String value = b.b64();
+    b.op("add.s64 %s, %s, %s", value, reference, bits);
+    if (referenceWords == 1) {
+      String low = b.b32();
+      b.op("cvt.u32.u64 %s, %s", low, value);
+      String narrowed = b.b64();
+      b.op("cvt.s64.s32 %s, %s", narrowed, low);
+      return narrowed;
+    }
+    return value;
+  }
+}

@@ -1,0 +1,94 @@
+package dev.tessera.gpu.codegen;
+
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The text of one PTX function body under construction: virtual registers by kind (PTX has an
+ * unlimited supply; ptxas allocates the machine's), labels, and instructions one per line. The
+ * register declarations are written when the body is finished, so instructions can ask for
+ * registers as they go.
+ */
+final class PtxBuilder {
+  /** PTX register kinds: the declaration type and the name prefix. */
+  enum Kind {
+    B64(".b64", "%rd"),
+    B32(".b32", "%r"),
+    PRED(".pred", "%p"),
+    F32(".f32", "%f"),
+    F64(".f64", "%fd");
+
+    final String type;
+    final String prefix;
+
+    Kind(String type, String prefix) {
+      this.type = type;
+      this.prefix = prefix;
+    }
+  }
+
+  private final StringBuilder body = new StringBuilder();
+  private final Map<Kind, Integer> used = new LinkedHashMap<>();
+  private int labels;
+
+  String b64() {
+    return register(Kind.B64);
+  }
+
+  String b32() {
+    return register(Kind.B32);
+  }
+
+  String pred() {
+    return register(Kind.PRED);
+  }
+
+  String f32() {
+    return register(Kind.F32);
+  }
+
+  String f64() {
+    return register(Kind.F64);
+  }
+
+  private String register(Kind kind) {
+    int n = used.merge(kind, 1, Integer::sum);
+    return kind.prefix + n;
+  }
+
+  /** A fresh label name. */
+  String label(String what) {
+    return "$L_" + what + "_" + (++labels);
+  }
+
+  /** One instruction; the trailing semicolon is added. */
+  void op(String format, Object... args) {
+    body.append('\t').append(String.format(Locale.ROOT, format, args)).append(";\n");
+  }
+
+  /** Places {@code label} here. */
+  void place(String label) {
+    body.append(label).append(":\n");
+  }
+
+  /** A comment line, to make the kernel readable for {@code bin/tessera sql --ptx}. */
+  void comment(String text) {
+    body.append("\t// ").append(text).append('\n');
+  }
+
+  /** Raw lines (a call sequence's braces and .param declarations). */
+  void raw(String line) {
+    body.append('\t').append(line).append('\n');
+  }
+
+  /** The declarations of every register used, then the instructions. */
+  String finish() {
+    StringBuilder out = new StringBuilder();
+    for (Map.Entry<Kind, Integer> e : used.entrySet()) {
+      out.append('\t').append(".reg ").append(e.getKey().type).append(' ')
+          .append(e.getKey().prefix).append('<').append(e.getValue() + 1).append(">;\n");
+    }
+    return out.append(body).toString();
+  }
+}

@@ -1,0 +1,145 @@
+package dev.tessera.gpu.cuda;
+
+import static dev.tessera.gpu.cuda.CudaException.check;
+import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
+import static jcuda.driver.JCudaDriver.cuModuleLoadData;
+import static jcuda.driver.JCudaDriver.cuModuleUnload;
+
+import dev.tessera.gpu.GpuException;
+import dev.tessera.gpu.codegen.CodegenUnsupportedException;
+import dev.tessera.gpu.codegen.CompileReport;
+import dev.tessera.gpu.codegen.CompiledKernel;
+import dev.tessera.gpu.codegen.CubinTarget;
+import dev.tessera.gpu.codegen.FilterProjectGenerator;
+import dev.tessera.gpu.codegen.GeneratedKernel;
+import dev.tessera.gpu.codegen.GeneratedModule;
+import dev.tessera.gpu.codegen.InputSpec;
+import dev.tessera.gpu.codegen.PtxCompiler;
+import dev.tessera.gpu.expr.Program;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUmodule;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One device context's generated kernels, compiled once per key ({@link FilterProjectGenerator#key}:
+ * programs that differ only in their constants share one) and kept until the device is released.
+ * A pipeline the generator does not cover, or whose kernel the compiler rejects or cannot compile,
+ * is remembered as such with the reason, and runs on the interpreter.
+ *
+ * <p>The in-jar PTX compiler makes the cubin where it knows the device's architecture
+ * ({@link CubinTarget}); for newer devices the driver compiles the PTX itself (its JIT), which
+ * reports no stack or spill figures.
+ */
+final class GeneratedKernels {
+  private static final Logger LOG = LoggerFactory.getLogger(GeneratedKernels.class);
+
+  private final CudaDevice device;
+  private final ConcurrentHashMap<String, Kernel> byKey = new ConcurrentHashMap<>();
+  private final List<CUmodule> modules = new ArrayList<>();
+
+  /**
+   * A pipeline's kernel, or why it has none.
+   *
+   * @param function the loaded kernel, or null when the pipeline runs on the interpreter
+   * @param entry the kernel's entry name (null when the generator declined)
+   * @param reason why there is no kernel, or null
+   * @param compileNanos how long compiling took (0 when nothing was compiled)
+   */
+  record Kernel(CUfunction function, String entry, String reason, long compileNanos) {
+    boolean generated() {
+      return function != null;
+    }
+  }
+
+  GeneratedKernels(CudaDevice device) {
+    this.device = device;
+  }
+
+  /** The generated phase-1 filter-project kernel of {@code program} over {@code inputs}. */
+  Kernel filterProject(Program program, List<InputSpec> inputs) {
+    return byKey.computeIfAbsent(FilterProjectGenerator.key(program, inputs),
+        key -> build(program, inputs));
+  }
+
+  private Kernel build(Program program, List<InputSpec> inputs) {
+    GeneratedKernel kernel;
+    try {
+      kernel = FilterProjectGenerator.generate(program, inputs);
+    } catch (CodegenUnsupportedException e) {
+      LOG.info("Tessera: a filter-project pipeline runs on the interpreter kernel: {}",
+          e.getMessage());
+      return new Kernel(null, null, e.getMessage(), 0);
+    }
+    try {
+      return load(kernel);
+    } catch (RuntimeException e) {
+      // A generator bug, or a compiler that cannot run here: the interpreter is always right.
+      LOG.warn("Tessera: generated kernel {} could not be compiled or loaded; the pipeline runs"
+          + " on the interpreter kernel: {}\n{}", kernel.entry(), e.getMessage(),
+          program.disassemble());
+      return new Kernel(null, kernel.entry(), "compiling the generated kernel failed: "
+          + e.getMessage(), 0);
+    }
+  }
+
+  private Kernel load(GeneratedKernel kernel) {
+    Optional<String> arch = PtxCompiler.available()
+        ? CubinTarget.forDevice(device.computeMajor(), device.computeMinor()) : Optional.empty();
+    byte[] image;
+    long nanos = 0;
+    if (arch.isPresent()) {
+      CompiledKernel compiled = GeneratedModule.compile(kernel, arch.get());
+      CompileReport report = compiled.report(kernel.entry());
+      nanos = compiled.compileNanos();
+      String rejection = GeneratedModule.rejection(report);
+      if (rejection != null) {
+        LOG.warn("Tessera: generated kernel {} not used: {}", kernel.entry(), rejection);
+        return new Kernel(null, kernel.entry(), rejection, nanos);
+      }
+      LOG.info("Tessera: compiled {} for {} in {} ms: {}", kernel.entry(), arch.get(),
+          nanos / 1_000_000, report.summary());
+      image = compiled.cubin();
+    } else {
+      // The driver's JIT: the PTX text, NUL-terminated.
+      byte[] text = GeneratedModule.text(kernel).getBytes(StandardCharsets.US_ASCII);
+      image = java.util.Arrays.copyOf(text, text.length + 1);
+    }
+    device.makeCurrent();
+    CUmodule module = new CUmodule();
+    check(cuModuleLoadData(module, image), "loading generated kernel " + kernel.entry());
+    CUfunction function = new CUfunction();
+    try {
+      check(cuModuleGetFunction(function, module, kernel.entry()),
+          "looking up generated kernel " + kernel.entry());
+    } catch (GpuException e) {
+      cuModuleUnload(module);
+      throw e;
+    }
+    synchronized (modules) {
+      modules.add(module);
+    }
+    return new Kernel(function, kernel.entry(), null, nanos);
+  }
+
+  /** How many generated kernels are loaded (for tests). */
+  int loadedCount() {
+    synchronized (modules) {
+      return modules.size();
+    }
+  }
+
+  /** Unloads every module; the device's context must be current. */
+  void unload() {
+    synchronized (modules) {
+      modules.forEach(m -> cuModuleUnload(m));
+      modules.clear();
+    }
+    byKey.clear();
+  }
+}

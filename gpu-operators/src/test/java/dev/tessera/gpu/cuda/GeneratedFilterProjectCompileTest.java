@@ -1,0 +1,106 @@
+package dev.tessera.gpu.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.tessera.gpu.codec.Encoding;
+import dev.tessera.gpu.codegen.CodegenUnsupportedException;
+import dev.tessera.gpu.codegen.CompileReport;
+import dev.tessera.gpu.codegen.CompiledKernel;
+import dev.tessera.gpu.codegen.FilterProjectGenerator;
+import dev.tessera.gpu.codegen.GeneratedKernel;
+import dev.tessera.gpu.codegen.GeneratedModule;
+import dev.tessera.gpu.codegen.InputSpec;
+import dev.tessera.gpu.codegen.PtxCompiler;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.column.TypeId;
+import dev.tessera.gpu.expr.Opcode;
+import dev.tessera.gpu.expr.Program;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Without a GPU: the generated filter-project kernels of random programs (RandomPrograms, over
+ * random column layouts: nullable or not, plain, GPU-FOR or GPU-DFOR) compile with the in-jar PTX
+ * compiler for sm_90 with no stack frame, no spills and at most 128 registers, and the generator
+ * declines a program only for an opcode it does not cover. Whether the kernels compute the right
+ * thing is CudaGeneratedFilterProjectTest's job, on a GPU.
+ */
+class GeneratedFilterProjectCompileTest {
+  private static final int PROGRAMS = 300;
+  private static final int MAX_INPUT_COLUMNS = 5;
+
+  @BeforeAll
+  static void compilerLoads() {
+    assumeTrue(PtxCompiler.available(), PtxCompiler::unavailableReason);
+  }
+
+  @Test
+  void randomProgramsCompileWithoutStackOrSpills() {
+    AtomicInteger generated = new AtomicInteger();
+    AtomicInteger declined = new AtomicInteger();
+    AtomicLong slowest = new AtomicLong();
+    AtomicInteger mostRegisters = new AtomicInteger();
+    IntStream.range(0, PROGRAMS).parallel().forEach(seed -> {
+      Random random = new Random(seed);
+      List<ColumnType> types = RandomBatches.randomTypes(random, 1 + random.nextInt(
+          MAX_INPUT_COLUMNS));
+      Program program = RandomPrograms.generate(types, random.nextBoolean(), random.nextLong());
+      List<InputSpec> inputs = randomLayouts(types, random);
+      Set<Opcode> uncovered = FilterProjectGenerator.uncoveredOpcodes(program);
+      GeneratedKernel kernel;
+      try {
+        kernel = FilterProjectGenerator.generate(program, inputs);
+      } catch (CodegenUnsupportedException e) {
+        if (uncovered.isEmpty() && program.tables().isEmpty()) {
+          fail("declined a program of covered opcodes: " + e.getMessage() + "\n"
+              + program.disassemble());
+        }
+        declined.incrementAndGet();
+        return;
+      }
+      assertTrue(uncovered.isEmpty(), "generated a kernel despite " + uncovered);
+      CompiledKernel compiled;
+      try {
+        compiled = GeneratedModule.compile(kernel, "sm_90");
+      } catch (RuntimeException e) {
+        throw new AssertionError("seed " + seed + " " + inputs + ": " + e.getMessage() + "\n"
+            + program.disassemble(), e);
+      }
+      CompileReport report = compiled.report(kernel.entry());
+      assertNull(GeneratedModule.rejection(report), () -> "seed " + seed + " " + inputs + "\n"
+          + program.disassemble());
+      generated.incrementAndGet();
+      slowest.accumulateAndGet(compiled.compileNanos(), Math::max);
+      mostRegisters.accumulateAndGet(report.registers(), Math::max);
+    });
+    System.out.printf("generated kernels: %d compiled cleanly (at most %d registers, slowest"
+        + " compile %.0f ms), %d declined for uncovered opcodes%n", generated.get(),
+        mostRegisters.get(), slowest.get() / 1e6, declined.get());
+    assertEquals(PROGRAMS, generated.get() + declined.get());
+    assertTrue(generated.get() >= PROGRAMS / 4, "too few programs were generated: "
+        + generated.get() + " of " + PROGRAMS);
+  }
+
+  /** A layout per column as the cache and uploads make them. */
+  private static List<InputSpec> randomLayouts(List<ColumnType> types, Random random) {
+    List<InputSpec> inputs = new ArrayList<>();
+    for (ColumnType type : types) {
+      boolean encodable = type.id() != TypeId.FLOAT && type.id() != TypeId.DOUBLE
+          && type.id() != TypeId.BOOLEAN;
+      Encoding encoding = encodable ? Encoding.values()[random.nextInt(3)] : Encoding.PLAIN;
+      inputs.add(new InputSpec(type, encoding, random.nextBoolean()));
+    }
+    return inputs;
+  }
+}
