@@ -4,3 +4,4 @@
 #include "filter_project.cu"
 #include "hash_aggregate.cu"
 #include "hash_join.cu"
+#include "column_sum.cu"

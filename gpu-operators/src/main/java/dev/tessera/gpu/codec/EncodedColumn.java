@@ -4,6 +4,7 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.TypeId;
 import java.io.Serializable;
 import java.util.Arrays;
+import java.util.Objects;
 
 /**
  * One column of a cached batch, encoded once on the host and kept in Spark's block manager
@@ -61,27 +62,54 @@ public final class EncodedColumn implements Serializable {
    */
   public static EncodedColumn encodeFixed(ColumnType type, long[] values, boolean[] valid,
       int rows) {
+    return fixed(type, values, valid, rows, null);
+  }
+
+  /**
+   * {@link #encodeFixed(ColumnType, long[], boolean[], int)} in {@code encoding} rather than the
+   * smallest, for benchmarks and tests of one decoder. FOR and DFOR take integer-like types only
+   * (not BOOLEAN, FLOAT or DOUBLE, which are always PLAIN).
+   */
+  public static EncodedColumn encodeFixed(ColumnType type, long[] values, boolean[] valid,
+      int rows, Encoding encoding) {
+    return fixed(type, values, valid, rows, Objects.requireNonNull(encoding, "encoding"));
+  }
+
+  /** The encodeFixed overloads: {@code encoding} null is the smallest. */
+  private static EncodedColumn fixed(ColumnType type, long[] values, boolean[] valid, int rows,
+      Encoding encoding) {
     if (type.isString()) {
       throw new IllegalArgumentException("strings are encoded by encodeStrings");
     }
     checkRows(rows, values.length, valid == null ? rows : valid.length);
     TypeId id = type.id();
+    boolean packable = id != TypeId.BOOLEAN && id != TypeId.FLOAT && id != TypeId.DOUBLE;
+    if (!packable && encoding != null && encoding != Encoding.PLAIN) {
+      throw new IllegalArgumentException(type + " columns are always PLAIN, not " + encoding);
+    }
     int nulls = Validity.nulls(valid, rows);
     byte[] validity = nulls == 0 ? null : Validity.bitmap(valid, rows);
     long[] slots = fillNullSlots(values, nulls == 0 ? null : valid, rows, id);
-    if (id == TypeId.BOOLEAN || id == TypeId.FLOAT || id == TypeId.DOUBLE) {
+    int lanes = GpuForLayout.lanes(id.width());
+    if (packable && encoding == null) {
+      encoding = smallest(type, slots, rows, lanes);
+    }
+    if (!packable || encoding == Encoding.PLAIN) {
       return plain(type, rows, nulls, validity, slots);
     }
-    int lanes = GpuForLayout.lanes(id.width());
+    return new EncodedColumn(type, rows, nulls, encoding, validity,
+        GpuForCodec.encode(encoding, slots, rows, lanes), null, null, null, 0);
+  }
+
+  /** PLAIN, FOR or DFOR, whichever stores {@code slots[0, rows)} in the fewest bytes. */
+  private static Encoding smallest(ColumnType type, long[] slots, int rows, int lanes) {
     long plainBytes = type.fixedDataBytes(rows);
     long forBytes = GpuForCodec.packedBytes(GpuForCodec.forWords(slots, rows, lanes), rows);
     long dforBytes = GpuForCodec.packedBytes(GpuForCodec.dforWords(slots, rows, lanes), rows);
     if (plainBytes <= forBytes && plainBytes <= dforBytes) {
-      return plain(type, rows, nulls, validity, slots);
+      return Encoding.PLAIN;
     }
-    Encoding encoding = forBytes <= dforBytes ? Encoding.FOR : Encoding.DFOR;
-    return new EncodedColumn(type, rows, nulls, encoding, validity,
-        GpuForCodec.encode(encoding, slots, rows, lanes), null, null, null, 0);
+    return forBytes <= dforBytes ? Encoding.FOR : Encoding.DFOR;
   }
 
   /**
