@@ -4,14 +4,15 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /**
- * The Java side of {@code bin/tessera}: its {@code ssb} and {@code sql} commands. ({@code
- * diagnose} and {@code configs} are main classes of their own modules, which the launcher runs
- * directly.) Run from {@link #main}, the commands log quietly unless {@code --verbose} is given
- * (see {@link CliLogging}).
+ * The Java side of {@code bin/tessera}: its {@code ssb}, {@code sql} and {@code compression}
+ * commands. ({@code diagnose} and {@code configs} are main classes of their own modules, which
+ * the launcher runs directly.) Run from {@link #main}, the commands log quietly unless {@code
+ * --verbose} is given (see {@link CliLogging}).
  */
 @Command(name = "tessera", mixinStandardHelpOptions = true,
-    description = "Spark SQL on NVIDIA GPUs: the SSB benchmark and ad-hoc SQL.",
-    subcommands = {SsbCommand.class, SqlCommand.class})
+    description = "Spark SQL on NVIDIA GPUs: the SSB benchmark, ad-hoc SQL and the cache's"
+        + " compression of the SSB tables.",
+    subcommands = {SsbCommand.class, SqlCommand.class, CompressionCommand.class})
 public final class TesseraCli implements Runnable {
   @CommandLine.Spec
   CommandLine.Model.CommandSpec spec;
@@ -43,6 +44,7 @@ public final class TesseraCli implements Runnable {
 
   @Override
   public void run() {
-    throw new CommandLine.ParameterException(spec.commandLine(), "name a command: ssb or sql");
+    throw new CommandLine.ParameterException(spec.commandLine(),
+        "name a command: ssb or sql to run queries, compression to measure the cache's format");
   }
 }
