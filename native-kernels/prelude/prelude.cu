@@ -11,28 +11,19 @@
 // between PTX functions, so only work done once per tile, or too involved to emit in PTX, lives
 // here; per-row arithmetic is emitted by the generator itself.
 //
-// Functions with barriers (take_tile, block_exclusive_sum4, tile_prefix, block_sum, load_dfor)
-// must be called by every thread of the block, as their interpreter counterparts.
+// The block scan and the look-back between a kernel's phases are written into the kernel itself
+// (codegen/TilePrimitives): values held across a call beyond the few registers the call
+// convention preserves are spilled. Functions with barriers (take_tile, load_dfor_tile) must be
+// called by every thread of the block, as their interpreter counterparts.
 #include "tessera/config.cuh"
 #include "tessera/lookback.cuh"
 #include "tessera/program.cuh"
-#include "tessera/reduce.cuh"
-#include "tessera/scan.cuh"
 
 namespace {
 using tessera::kBlockThreads;
 using tessera::kItemsPerThread;
 static_assert(kItemsPerThread == 4, "the prelude's four-item signatures");
 }  // namespace
-
-// Per thread: the exclusive tile positions of its four items, and the tile's total.
-struct TesseraPositions4 {
-  int item0;
-  int item1;
-  int item2;
-  int item3;
-  int total;
-};
 
 // Per thread: one value per item.
 struct TesseraValues4 {
@@ -46,32 +37,6 @@ struct TesseraValues4 {
 extern "C" __device__ long long tessera_take_tile(unsigned long long* counter) {
   __shared__ unsigned long long tile;
   return tessera::TakeTile(counter, &tile);
-}
-
-// scan.cuh BlockExclusiveSum over the striped tile (item i of thread t is row t + i * 128);
-// items at tile index num_tile_items or beyond count as 0.
-extern "C" __device__ TesseraPositions4 tessera_block_exclusive_sum4(int k0, int k1, int k2,
-                                                                    int k3, int num_tile_items) {
-  __shared__ tessera::BlockScanStorage<int, kBlockThreads, kItemsPerThread> storage;
-  const int items[kItemsPerThread] = {k0, k1, k2, k3};
-  int positions[kItemsPerThread];
-  const int total = tessera::BlockExclusiveSum<int, kBlockThreads, kItemsPerThread>(
-      items, positions, storage, num_tile_items);
-  return {positions[0], positions[1], positions[2], positions[3], total};
-}
-
-// lookback.cuh BlockTilePrefix: the totals of the tiles before `tile`; publishes this tile's.
-extern "C" __device__ unsigned long long tessera_tile_prefix(unsigned long long* tile_status,
-                                                            long long tile,
-                                                            unsigned long long tile_total) {
-  __shared__ unsigned long long prefix;
-  return tessera::BlockTilePrefix(tile_status, tile, tile_total, &prefix);
-}
-
-// reduce.cuh BlockSum: the block's sum of `value`, in every thread.
-extern "C" __device__ int tessera_block_sum_int(int value) {
-  __shared__ int warp_partials[kBlockThreads / tessera::kWarpThreads];
-  return tessera::BlockSum<int, kBlockThreads>(value, warp_partials);
 }
 
 // program.cuh DforTileValues: a GPU-DFOR column's values for the thread's four rows of the tile.

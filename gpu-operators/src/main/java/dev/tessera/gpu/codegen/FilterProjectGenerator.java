@@ -209,14 +209,42 @@ public final class FilterProjectGenerator {
 
       header();
       prologue(needed);
-      String[] keep = new String[ITEMS];
-      Val[][] outputValues = new Val[ITEMS][];
+      // Phase A, every item: the filter and what it reads; then the tile's positions (the
+      // prelude's block scan and look-back); then phase B, every kept row: the rest of the
+      // program and the writes. Few values live across the prelude calls between the phases
+      // (the call convention keeps few registers across a call).
+      loadPhaseValues(cone);
+      Item[] items = new Item[ITEMS];
       for (int item = 0; item < ITEMS; item++) {
-        keep[item] = b.b32();
-        outputValues[item] = item(item, sources, cone, rest, filter, outputs, keep[item]);
+        items[item] = filterPhase(item, sources, cone, filter);
       }
-      epilogue(keep, outputValues);
+      Positions positions = positions(items);
+      // Phase B computes again the loads of phase A it reads, rather than keep them live
+      // across the calls.
+      BitSet reloaded = new BitSet();
+      for (int i = rest.nextSetBit(0); i >= 0; i = rest.nextSetBit(i + 1)) {
+        for (int source : sources[i]) {
+          if (cone.get(source) && isLoad(source)) {
+            reloaded.set(source);
+          }
+        }
+      }
+      for (int o : outputs) {
+        if (cone.get(o) && isLoad(o)) {
+          reloaded.set(o);
+        }
+      }
+      BitSet phaseB = (BitSet) rest.clone();
+      phaseB.or(reloaded);
+      loadPhaseValues(phaseB);
+      outputPhase(items, positions, sources, phaseB, outputs);
       return text();
+    }
+
+    private boolean isLoad(int i) {
+      int op = op(i);
+      return op == Opcode.LOAD_COLUMN.code() || op == Opcode.LOAD_CONST.code()
+          || op == Opcode.LOAD_STRING_CONST.code() || op == Opcode.LOAD_NULL.code();
     }
 
     private static void mark(int i, int[][] sources, BitSet into) {
@@ -297,21 +325,39 @@ public final class FilterProjectGenerator {
       threadRow = b.b64();
       b.op("add.s64 %s, %s, %s", threadRow, tileOffset, thread64);
 
-      // Every column a needed LOAD_COLUMN reads: its descriptor now, and GPU-DFOR tiles (the
-      // decode synchronizes the block, so it runs here, where every thread is).
+      // GPU-DFOR tiles of every needed column (the decode synchronizes the block, so it runs
+      // here, where every thread is), then what phase A reads.
       for (int i = needed.nextSetBit(0); i >= 0; i = needed.nextSetBit(i + 1)) {
+        if (op(i) == Opcode.LOAD_COLUMN.code()) {
+          int column = word(i, 2);
+          if (inputs.get(column).encoding() == Encoding.DFOR && !dforValues.containsKey(column)) {
+            dforValues.put(column, loadDforTile(column));
+          }
+        }
+      }
+    }
+
+    /**
+     * Loads the column descriptors and constants that {@code instructions} read, before a phase's
+     * items (an item may skip its own code, so the loads cannot sit in it). Each phase loads its
+     * own: registers live across the prelude calls between the phases cost spills (the call
+     * convention saves few), and these loads hit the cache.
+     */
+    private void loadPhaseValues(BitSet instructions) {
+      columns.clear();
+      constantRegisters.clear();
+      constants = global(loadParam("u64", "constants"));
+      strings = loadParam("u64", "strings");
+      inputsBase = global(loadParam("u64", "inputs"));
+      status = global(loadParam("u64", "status"));
+      for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
         if (op(i) == Opcode.LOAD_CONST.code() && !constantRegisters.containsKey(word(i, 2))) {
-          // In the prologue, which every item's code follows: an item may skip its loads.
           String r = b.b64();
           b.op("ld.global.nc.u64 %s, [%s+%d]", r, constants, 8L * word(i, 2));
           constantRegisters.put(word(i, 2), r);
         }
         if (op(i) == Opcode.LOAD_COLUMN.code()) {
-          int column = word(i, 2);
-          columnRegisters(column);
-          if (inputs.get(column).encoding() == Encoding.DFOR && !dforValues.containsKey(column)) {
-            dforValues.put(column, loadDforTile(column));
-          }
+          columnRegisters(word(i, 2));
         }
       }
     }
@@ -359,26 +405,28 @@ public final class FilterProjectGenerator {
       return values;
     }
 
-    /** One item's code; returns the output values, the keep flag in {@code keep}. */
-    private Val[] item(int item, int[][] sources, BitSet cone, BitSet rest, int filter,
-        int[] outputs, String keep) throws CodegenUnsupportedException {
-      b.comment("item " + item);
+    /** One of the thread's rows through phase A: its row, values, keep flag and filter error. */
+    private record Item(RowEmitter.Item row, Val[] values, String keep, String filterError) {}
+
+    /** Phase A for one item: the filter's instructions and the keep flag (0 past the end). */
+    private Item filterPhase(int item, int[][] sources, BitSet cone, int filter)
+        throws CodegenUnsupportedException {
+      b.comment("item " + item + ": the filter");
       String row = b.b64();
       b.op("add.s64 %s, %s, %d", row, threadRow, (long) item * BLOCK_THREADS);
       RowEmitter.Item it = new RowEmitter.Item(item, row);
-      String done = b.label("item" + item + "_done");
+      String keep = b.b32();
+      String done = b.label("filter" + item + "_done");
       b.op("mov.b32 %s, 0", keep);
       String outside = b.pred();
       b.op("setp.ge.s64 %s, %s, %s", outside, row, rowsRegister);
       b.op("@%s bra %s", outside, done);
-
       Val[] values = new Val[count];
       emitAll(cone, sources, values, it);
       String error = null;
-      String keepPred = null;
       if (filter >= 0) {
         Val f = values[filter];
-        keepPred = b.pred();
+        String keepPred = b.pred();
         b.op("setp.ne.s64 %s, %s, 0", keepPred, f.value());
         if (f.valid() != null) {
           b.op("and.pred %s, %s, %s", keepPred, keepPred, f.valid());
@@ -387,30 +435,60 @@ public final class FilterProjectGenerator {
         if (error != null) {
           reportError(error, row, null);
         }
-        String skip = b.pred();
-        b.op("not.pred %s, %s", skip, keepPred);
-        b.op("@%s bra %s", skip, done);
+        b.op("selp.b32 %s, 1, 0, %s", keep, keepPred);
+      } else {
+        b.op("mov.b32 %s, 1", keep);
       }
-      emitAll(rest, sources, values, it);
-      // The first error among the outputs of a kept row (RowErrorCode), unless the filter's
-      // error was reported already.
-      String outputError = null;
-      for (int o : outputs) {
-        if (values[o].error() != null) {
-          outputError = outputError == null ? values[o].error()
-              : firstNonZero(outputError, values[o].error());
-        }
-      }
-      if (outputError != null) {
-        reportError(outputError, row, error);
-      }
-      b.op("mov.b32 %s, 1", keep);
       b.place(done);
-      Val[] result = new Val[outputs.length];
+      return new Item(it, values, keep, error);
+    }
+
+    /** The tile's output positions: per item, and the tile's first (prefix) and count. */
+    private record Positions(String[] item, String prefix, String total) {}
+
+    /** Phase B for every item: each kept row's other instructions, its errors and its writes. */
+    private void outputPhase(Item[] items, Positions positions, int[][] sources, BitSet rest,
+        int[] outputs) throws CodegenUnsupportedException {
+      List<Program.Output> declared = program.outputs();
+      String outputsBase = global(loadParam("u64", "outputs"));
+      OutputColumn[] columns = new OutputColumn[outputs.length];
       for (int o = 0; o < outputs.length; o++) {
-        result[o] = values[outputs[o]];
+        columns[o] = outputColumn(o, declared.get(o).type(), outputsBase);
       }
-      return result;
+      for (int item = 0; item < ITEMS; item++) {
+        Item it = items[item];
+        b.comment("item " + item + ": the outputs");
+        String skip = b.label("outputs" + item + "_done");
+        String dropped = b.pred();
+        b.op("setp.eq.u32 %s, %s, 0", dropped, it.keep());
+        b.op("@%s bra %s", dropped, skip);
+        emitAll(rest, sources, it.values(), it.row());
+        // The first error among the outputs of a kept row (RowErrorCode), unless the filter's
+        // error was reported already.
+        String outputError = null;
+        for (int o : outputs) {
+          if (it.values()[o].error() != null) {
+            outputError = outputError == null ? it.values()[o].error()
+                : firstNonZero(outputError, it.values()[o].error());
+          }
+        }
+        if (outputError != null) {
+          reportError(outputError, it.row().row(), it.filterError());
+        }
+        String position64 = b.b64();
+        b.op("cvt.u64.u32 %s, %s", position64, positions.item()[item]);
+        String at = b.b64();
+        b.op("add.s64 %s, %s, %s", at, positions.prefix(), position64);
+        for (int o = 0; o < outputs.length; o++) {
+          writeRow(columns[o], it.values()[outputs[o]], at);
+        }
+        b.place(skip);
+      }
+      String outputStatus = global(loadParam("u64", "output_status"));
+      for (int o = 0; o < outputs.length; o++) {
+        finishOutput(o, columns[o], positions, outputStatus);
+      }
+      b.op("ret");
     }
 
     private void emitAll(BitSet which, int[][] sources, Val[] values, RowEmitter.Item item)
@@ -458,56 +536,46 @@ public final class FilterProjectGenerator {
       b.place(skip);
     }
 
-    /** The block scan, the look-back, then each kept row's outputs. */
-    private void epilogue(String[] keep, Val[][] outputValues) {
+    /** The block scan of the keep flags and the look-back: each kept row's output position. */
+    private Positions positions(Item[] items) {
       b.comment("positions: block scan and look-back");
-      String[] position = new String[ITEMS];
-      List<PreludeCall.Field> fields = new ArrayList<>();
+      TilePrimitives tiles = new TilePrimitives(b, thread, BLOCK_THREADS, ITEMS);
+      String[] flags = new String[ITEMS];
       for (int item = 0; item < ITEMS; item++) {
-        position[item] = b.b32();
-        fields.add(new PreludeCall.Field(4 * item, "b32", position[item]));
+        flags[item] = items[item].keep();
       }
-      String total = b.b32();
-      fields.add(new PreludeCall.Field(4 * ITEMS, "b32", total));
-      List<PreludeCall.Arg> args = new ArrayList<>();
-      for (String k : keep) {
-        args.add(PreludeCall.b32(k));
-      }
-      args.add(PreludeCall.b32(numTileItems));
-      PreludeCall.callStruct(b, "tessera_block_exclusive_sum4", 4, 4 * (ITEMS + 1), fields,
-          args);
+      String[] scanned = tiles.blockExclusiveSum(flags);
+      String[] position = java.util.Arrays.copyOf(scanned, ITEMS);
       String total64 = b.b64();
-      b.op("cvt.u64.u32 %s, %s", total64, total);
-      String tileStatus = loadParam("u64", "tile_status");
-      String prefix = b.b64();
-      PreludeCall.call(b, "tessera_tile_prefix", List.of(prefix), List.of(
-          PreludeCall.b64(tileStatus), PreludeCall.b64(tile), PreludeCall.b64(total64)));
+      b.op("cvt.u64.u32 %s, %s", total64, scanned[ITEMS]);
+      String tileStatus = global(loadParam("u64", "tile_status"));
+      String prefix = tiles.tilePrefix(tileStatus, tile, total64);
       // The last tile's first thread records the kept rows.
       String lastTile = b.b64();
       b.op("add.s64 %s, %s, -1", lastTile, rowsRegister);
       b.op("div.s64 %s, %s, %d", lastTile, lastTile, TILE_ITEMS);
       String isLast = b.pred();
       b.op("setp.eq.s64 %s, %s, %s", isLast, tile, lastTile);
-      String first = b.pred();
-      b.op("setp.eq.u32 %s, %s, 0", first, thread);
-      b.op("and.pred %s, %s, %s", isLast, isLast, first);
+      firstThread = b.pred();
+      b.op("setp.eq.u32 %s, %s, 0", firstThread, thread);
+      b.op("and.pred %s, %s, %s", isLast, isLast, firstThread);
       String kept = b.b64();
       b.op("add.s64 %s, %s, %s", kept, prefix, total64);
       b.op("@%s st.global.u64 [%s+%d], %s", isLast, status, STATUS_KEPT_ROWS, kept);
-
-      String outputsBase = global(loadParam("u64", "outputs"));
-      String outputStatus = global(loadParam("u64", "output_status"));
-      List<Program.Output> outputs = program.outputs();
-      for (int o = 0; o < outputs.size(); o++) {
-        writeOutput(o, outputs.get(o).type(), outputsBase, outputStatus, keep, position, prefix,
-            outputValues, first);
-      }
-      b.op("ret");
+      return new Positions(position, prefix, total64);
     }
 
-    private void writeOutput(int o, ColumnType type, String outputsBase, String outputStatus,
-        String[] keep, String[] position, String prefix, Val[][] values, String firstThread) {
-      b.comment("output " + o + " (" + type + ")");
+    private String firstThread;
+
+    /**
+     * One output's buffers and what is known of it: whether any row may be NULL (then validity
+     * is written per row and NULLs are counted; otherwise the tile's whole range of validity
+     * bits is set at once).
+     */
+    private record OutputColumn(ColumnType type, String data, String validity, String lengths,
+        String sources, String nulls) {}
+
+    private OutputColumn outputColumn(int o, ColumnType type, String outputsBase) {
       String descriptor = b.b64();
       b.op("add.s64 %s, %s, %d", descriptor, outputsBase, (long) OUTPUT_COLUMN_BYTES * o);
       boolean string = type.isString();
@@ -515,79 +583,146 @@ public final class FilterProjectGenerator {
       String validity = field(descriptor, OUTPUT_VALIDITY);
       String lengths = string ? field(descriptor, OUTPUT_STRING_LENGTHS) : null;
       String sources = string ? field(descriptor, OUTPUT_STRING_SOURCES) : null;
-      boolean mayBeNull = false;
-      for (int item = 0; item < ITEMS; item++) {
-        mayBeNull |= values[item][o].mayBeNull();
+      String nulls = b.b32();
+      b.op("mov.b32 %s, 0", nulls);
+      return new OutputColumn(type, data, validity, lengths, sources, nulls);
+    }
+
+    /**
+     * The validity buffers (by register) of outputs whose values turned out never NULL, and of
+     * those that may be: known once phase B has emitted them (every item the same way).
+     */
+    private final java.util.Set<String> neverNull = new java.util.HashSet<>();
+    private final java.util.Set<String> mayBeNull = new java.util.HashSet<>();
+
+    /** Writes one kept row's value of {@code column} at output position {@code at}. */
+    private void writeRow(OutputColumn column, Val v, String at) {
+      String validNow = v.valid();
+      if (validNow == null) {
+        neverNull.add(column.validity());
+      } else {
+        mayBeNull.add(column.validity());
+        writeValidBit(column.validity(), at, validNow);
+        String isNull = b.pred();
+        b.op("not.pred %s, %s", isNull, validNow);
+        b.op("@%s add.s32 %s, %s, 1", isNull, column.nulls(), column.nulls());
       }
-      String nulls = null;
-      if (mayBeNull) {
-        nulls = b.b32();
-        b.op("mov.b32 %s, 0", nulls);
-      }
-      for (int item = 0; item < ITEMS; item++) {
-        Val v = values[item][o];
-        String skip = b.label("write" + o + "_" + item);
-        String dropped = b.pred();
-        b.op("setp.eq.u32 %s, %s, 0", dropped, keep[item]);
-        b.op("@%s bra %s", dropped, skip);
-        String position64 = b.b64();
-        b.op("cvt.u64.u32 %s, %s", position64, position[item]);
-        String at = b.b64();
-        b.op("add.s64 %s, %s, %s", at, prefix, position64);
-        // Validity: Arrow's bit at % 8 of byte at / 8 is bit at % 32 of 32-bit word at / 32.
-        String validNow = v.valid();
-        writeValidBit(validity, at, validNow);
+      if (column.type().isString()) {
+        String length = v.length();
+        String address = v.value();
         if (validNow != null) {
-          String isNull = b.pred();
-          b.op("not.pred %s, %s", isNull, validNow);
-          b.op("@%s add.s32 %s, %s, 1", isNull, nulls, nulls);
+          String l = b.b32();
+          b.op("selp.b32 %s, %s, 0, %s", l, length, validNow);
+          length = l;
+          String a = b.b64();
+          b.op("selp.b64 %s, %s, 0, %s", a, address, validNow);
+          address = a;
         }
-        if (string) {
-          String length = v.length();
-          String address = v.value();
-          if (validNow != null) {
-            String l = b.b32();
-            b.op("selp.b32 %s, %s, 0, %s", l, length, validNow);
-            length = l;
-            String a = b.b64();
-            b.op("selp.b64 %s, %s, 0, %s", a, address, validNow);
-            address = a;
-          }
-          String lengthAt = b.b64();
-          b.op("mad.lo.s64 %s, %s, 4, %s", lengthAt, at, lengths);
-          b.op("st.global.u32 [%s], %s", lengthAt, length);
-          String sourceAt = b.b64();
-          b.op("mad.lo.s64 %s, %s, 8, %s", sourceAt, at, sources);
-          b.op("st.global.u64 [%s], %s", sourceAt, address);
-        } else {
-          String value = v.value();
-          if (validNow != null) {
-            String z = b.b64();
-            b.op("selp.b64 %s, %s, 0, %s", z, value, validNow);
-            value = z;
-          }
-          storeFixed(type.id(), data, at, value);
+        String lengthAt = b.b64();
+        b.op("mad.lo.s64 %s, %s, 4, %s", lengthAt, at, column.lengths());
+        b.op("st.global.u32 [%s], %s", lengthAt, length);
+        String sourceAt = b.b64();
+        b.op("mad.lo.s64 %s, %s, 8, %s", sourceAt, at, column.sources());
+        b.op("st.global.u64 [%s], %s", sourceAt, address);
+      } else {
+        String value = v.value();
+        if (validNow != null) {
+          String z = b.b64();
+          b.op("selp.b64 %s, %s, 0, %s", z, value, validNow);
+          value = z;
         }
-        b.place(skip);
+        storeFixed(column.type().id(), column.data(), at, value);
       }
-      if (mayBeNull) {
-        String blockNulls = b.b32();
-        PreludeCall.call(b, "tessera_block_sum_int", List.of(blockNulls),
-            List.of(PreludeCall.b32(nulls)));
-        String skip = b.label("nulls" + o);
-        String none = b.pred();
-        b.op("setp.eq.s32 %s, %s, 0", none, blockNulls);
-        String notFirst = b.pred();
-        b.op("not.pred %s, %s", notFirst, firstThread);
-        b.op("or.pred %s, %s, %s", none, none, notFirst);
-        b.op("@%s bra %s", none, skip);
-        String blockNulls64 = b.b64();
-        b.op("cvt.u64.u32 %s, %s", blockNulls64, blockNulls);
-        String old = b.b64();
-        b.op("atom.global.add.u64 %s, [%s+%d], %s", old, outputStatus,
-            (long) OUTPUT_STATUS_BYTES * o, blockNulls64);
-        b.place(skip);
+    }
+
+    /**
+     * After every row: a never-NULL output's validity bits for the tile's whole output range
+     * (one atomic OR per 32 rows instead of one per row), or a nullable one's NULL count.
+     */
+    private void finishOutput(int o, OutputColumn column, Positions positions,
+        String outputStatus) {
+      if (mayBeNull.contains(column.validity()) && neverNull.contains(column.validity())) {
+        throw new IllegalStateException("output " + o + " is NULL-free in some items only");
       }
+      if (neverNull.contains(column.validity())) {
+        setValidRange(column.validity(), positions);
+        return;
+      }
+      if (!mayBeNull.contains(column.validity())) {
+        return; // no item wrote it (cannot happen: every item reaches phase B's writes)
+      }
+      // The warp's sum (butterfly shuffles: every lane ends with it), added by lane 0: four
+      // atomics a tile, and no call (values live across a call cost spills).
+      String sum = b.b32();
+      b.op("mov.b32 %s, %s", sum, column.nulls());
+      for (int offset = 16; offset >= 1; offset >>= 1) {
+        String other = b.b32();
+        b.op("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", other, sum, offset);
+        b.op("add.s32 %s, %s, %s", sum, sum, other);
+      }
+      String skip = b.label("nulls" + o);
+      String lane = b.b32();
+      b.op("and.b32 %s, %s, 31", lane, thread);
+      String none = b.pred();
+      b.op("setp.eq.s32 %s, %s, 0", none, sum);
+      String notFirst = b.pred();
+      b.op("setp.ne.u32 %s, %s, 0", notFirst, lane);
+      b.op("or.pred %s, %s, %s", none, none, notFirst);
+      b.op("@%s bra %s", none, skip);
+      String sum64 = b.b64();
+      b.op("cvt.u64.u32 %s, %s", sum64, sum);
+      String old = b.b64();
+      b.op("atom.global.add.u64 %s, [%s+%d], %s", old, outputStatus,
+          (long) OUTPUT_STATUS_BYTES * o, sum64);
+      b.place(skip);
+    }
+
+    /**
+     * Sets validity bits [prefix, prefix + total): thread t takes 32-bit word first + t. Words
+     * at the ends are shared with the neighbouring tiles, so every word is an atomic OR.
+     */
+    private void setValidRange(String validity, Positions positions) {
+      String skip = b.label("valid_range");
+      String end = b.b64();
+      b.op("add.s64 %s, %s, %s", end, positions.prefix(), positions.total());
+      String first = b.b64();
+      b.op("shr.u64 %s, %s, 5", first, positions.prefix());
+      String thread64 = b.b64();
+      b.op("cvt.u64.u32 %s, %s", thread64, thread);
+      String word = b.b64();
+      b.op("add.s64 %s, %s, %s", word, first, thread64);
+      String wordStart = b.b64();
+      b.op("shl.b64 %s, %s, 5", wordStart, word);
+      String past = b.pred();
+      b.op("setp.ge.u64 %s, %s, %s", past, wordStart, end);
+      b.op("@%s bra %s", past, skip);
+      String low = b.b64();
+      b.op("max.u64 %s, %s, %s", low, positions.prefix(), wordStart);
+      String wordEnd = b.b64();
+      b.op("add.s64 %s, %s, 32", wordEnd, wordStart);
+      String high = b.b64();
+      b.op("min.u64 %s, %s, %s", high, end, wordEnd);
+      String bits = b.b64();
+      b.op("sub.s64 %s, %s, %s", bits, high, low);
+      String shift = b.b64();
+      b.op("sub.s64 %s, %s, %s", shift, low, wordStart);
+      String one = b.b64();
+      b.op("mov.b64 %s, 1", one);
+      String count32 = b.b32();
+      b.op("cvt.u32.u64 %s, %s", count32, bits);
+      String mask = b.b64();
+      b.op("shl.b64 %s, %s, %s", mask, one, count32);
+      b.op("sub.s64 %s, %s, 1", mask, mask);
+      String shift32 = b.b32();
+      b.op("cvt.u32.u64 %s, %s", shift32, shift);
+      b.op("shl.b64 %s, %s, %s", mask, mask, shift32);
+      String mask32 = b.b32();
+      b.op("cvt.u32.u64 %s, %s", mask32, mask);
+      String address = b.b64();
+      b.op("mad.lo.s64 %s, %s, 4, %s", address, word, validity);
+      String old = b.b32();
+      b.op("atom.global.or.b32 %s, [%s], %s", old, address, mask32);
+      b.place(skip);
     }
 
     private void writeValidBit(String validity, String at, String valid) {

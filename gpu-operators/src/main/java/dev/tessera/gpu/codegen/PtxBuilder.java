@@ -29,6 +29,7 @@ final class PtxBuilder {
   }
 
   private final StringBuilder body = new StringBuilder();
+  private final StringBuilder declarations = new StringBuilder();
   private final Map<Kind, Integer> used = new LinkedHashMap<>();
   private int labels;
 
@@ -82,6 +83,11 @@ final class PtxBuilder {
     body.append('\t').append(line).append('\n');
   }
 
+  /** A declaration at the top of the body (a .shared variable of the kernel). */
+  void declare(String declaration) {
+    declarations.append('\t').append(declaration).append(";\n");
+  }
+
   /** The declarations of every register used, then the instructions. */
   String finish() {
     StringBuilder out = new StringBuilder();
@@ -89,6 +95,6 @@ final class PtxBuilder {
       out.append('\t').append(".reg ").append(e.getKey().type).append(' ')
           .append(e.getKey().prefix).append('<').append(e.getValue() + 1).append(">;\n");
     }
-    return out.append(body).toString();
+    return out.append(declarations).append(body).toString();
   }
 }

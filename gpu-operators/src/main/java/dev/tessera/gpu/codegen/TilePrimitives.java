@@ -1,0 +1,240 @@
+package dev.tessera.gpu.codegen;
+
+/**
+ * The block-wide tile primitives a generated kernel needs between its phases, written into the
+ * kernel as PTX: the exclusive sum of the keep flags over the striped tile (scan.cuh
+ * BlockExclusiveSum) and the decoupled look-back across tiles (lookback.cuh BlockTilePrefix),
+ * instruction for instruction as the interpreter kernels compile them. Inline, not prelude calls:
+ * values the kernel holds across a call beyond the few registers the call convention preserves
+ * are spilled, and these run where the kernel holds its most values.
+ *
+ * <p>Both contain barriers: every thread of the block must reach them.
+ */
+final class TilePrimitives {
+  private static final int WARP_THREADS = 32;
+  private static final int TILE_FLAG_SHIFT = 62;
+  private static final long TILE_VALUE_MASK = (1L << TILE_FLAG_SHIFT) - 1;
+  private static final long FLAG_AGGREGATE = 1;
+  private static final long FLAG_PREFIX = 2;
+
+  private final PtxBuilder b;
+  private final String thread;
+  private final int items;
+  private final int warps;
+  private final String lane;
+  private final String warp;
+
+  /**
+   * @param thread the .b32 register holding %tid.x
+   */
+  TilePrimitives(PtxBuilder b, String thread, int blockThreads, int items) {
+    this.b = b;
+    this.thread = thread;
+    this.items = items;
+    this.warps = blockThreads / WARP_THREADS;
+    this.lane = b.b32();
+    b.op("and.b32 %s, %s, %d", lane, thread, WARP_THREADS - 1);
+    this.warp = b.b32();
+    b.op("shr.u32 %s, %s, 5", warp, thread);
+  }
+
+  /** The .b32 register holding the thread's lane. */
+  String lane() {
+    return lane;
+  }
+
+  /** scan.cuh WarpInclusiveSum of a .b32 value, in place. */
+  private void warpInclusiveSum(String value) {
+    for (int offset = 1; offset < WARP_THREADS; offset <<= 1) {
+      String other = b.b32();
+      String inRange = b.pred();
+      // c = 0: lanes below `offset` get their own value back and inRange false.
+      b.op("shfl.sync.up.b32 %s|%s, %s, %d, 0, -1", other, inRange, value, offset);
+      b.op("@%s add.s32 %s, %s, %s", inRange, value, value, other);
+    }
+  }
+
+  /**
+   * scan.cuh BlockExclusiveSum over the striped tile (item i of thread t is tile row
+   * t + i * blockThreads): each item's exclusive prefix in the tile, and the tile's total (both
+   * .b32, in every thread). Flags of rows past the tile's end must be 0.
+   */
+  String[] blockExclusiveSum(String[] flags) {
+    int segments = items * warps;
+    b.declare(".shared .align 4 .b32 scan_segments[" + segments + "]");
+    b.declare(".shared .align 4 .b32 scan_total");
+    String[] exclusive = new String[items + 1];
+    String segmentBase = b.b32();
+    b.op("mov.u32 %s, scan_segments", segmentBase);
+    String lastLane = b.pred();
+    b.op("setp.eq.u32 %s, %s, %d", lastLane, lane, WARP_THREADS - 1);
+    for (int i = 0; i < items; i++) {
+      String inclusive = b.b32();
+      b.op("mov.b32 %s, %s", inclusive, flags[i]);
+      warpInclusiveSum(inclusive);
+      exclusive[i] = b.b32();
+      b.op("sub.s32 %s, %s, %s", exclusive[i], inclusive, flags[i]);
+      String slot = segmentSlot(segmentBase, i);
+      b.op("@%s st.shared.u32 [%s], %s", lastLane, slot, inclusive);
+    }
+    b.op("bar.sync 0");
+    // Warp 0 scans the segment totals, one per lane.
+    String skip = b.label("segments_done");
+    String notWarp0 = b.pred();
+    b.op("setp.ge.u32 %s, %s, %d", notWarp0, thread, WARP_THREADS);
+    b.op("@%s bra %s", notWarp0, skip);
+    String isSegment = b.pred();
+    b.op("setp.lt.u32 %s, %s, %d", isSegment, lane, segments);
+    String laneSlot = b.b32();
+    b.op("mad.lo.u32 %s, %s, 4, %s", laneSlot, lane, segmentBase);
+    String segmentTotal = b.b32();
+    b.op("mov.b32 %s, 0", segmentTotal);
+    b.op("@%s ld.shared.u32 %s, [%s]", isSegment, segmentTotal, laneSlot);
+    String inclusive = b.b32();
+    b.op("mov.b32 %s, %s", inclusive, segmentTotal);
+    warpInclusiveSum(inclusive);
+    String offset = b.b32();
+    b.op("sub.s32 %s, %s, %s", offset, inclusive, segmentTotal);
+    b.op("@%s st.shared.u32 [%s], %s", isSegment, laneSlot, offset);
+    b.op("@%s st.shared.u32 [scan_total], %s", lastLane, inclusive);
+    b.place(skip);
+    b.op("bar.sync 0");
+    for (int i = 0; i < items; i++) {
+      String segmentOffset = b.b32();
+      b.op("ld.shared.u32 %s, [%s]", segmentOffset, segmentSlot(segmentBase, i));
+      b.op("add.s32 %s, %s, %s", exclusive[i], exclusive[i], segmentOffset);
+    }
+    exclusive[items] = b.b32();
+    b.op("ld.shared.u32 %s, [scan_total]", exclusive[items]);
+    b.op("bar.sync 0");
+    return exclusive;
+  }
+
+  /** The shared address of segment (item, warp): scan_segments[item * warps + warp]. */
+  private String segmentSlot(String segmentBase, int item) {
+    String index = b.b32();
+    b.op("add.s32 %s, %s, %d", index, warp, item * warps);
+    String slot = b.b32();
+    b.op("mad.lo.u32 %s, %s, 4, %s", slot, index, segmentBase);
+    return slot;
+  }
+
+  /**
+   * lookback.cuh BlockTilePrefix: the sum of the totals of the tiles before {@code tile}, in every
+   * thread (.b64); publishes this tile's aggregate, then its inclusive prefix. Warp 0 walks back
+   * over 32 predecessors at a time until one knows its prefix.
+   *
+   * @param tileStatus the .b64 global address of the status words (zeroed before the launch)
+   * @param tile the .b64 tile index
+   * @param total the .b64 tile total, the same in every thread
+   */
+  String tilePrefix(String tileStatus, String tile, String total) {
+    b.declare(".shared .align 8 .b64 lookback_prefix");
+    String skip = b.label("lookback_done");
+    String notWarp0 = b.pred();
+    b.op("setp.ge.u32 %s, %s, %d", notWarp0, thread, WARP_THREADS);
+    b.op("@%s bra %s", notWarp0, skip);
+    String firstLane = b.pred();
+    b.op("setp.eq.u32 %s, %s, 0", firstLane, lane);
+    String exclusive = b.b64();
+    b.op("mov.b64 %s, 0", exclusive);
+    String own = b.b64();
+    b.op("mad.lo.s64 %s, %s, 8, %s", own, tile, tileStatus);
+    String firstTile = b.pred();
+    b.op("setp.eq.s64 %s, %s, 0", firstTile, tile);
+    String walk = b.label("lookback_walk");
+    String publish = b.label("lookback_publish");
+    b.op("@!%s bra %s", firstTile, walk);
+    b.op("bra.uni %s", publish);
+    b.place(walk);
+    // Not the first tile: publish the aggregate, then walk back.
+    String aggregate = status(FLAG_AGGREGATE, total);
+    b.op("@%s st.relaxed.gpu.global.u64 [%s], %s", firstLane, own, aggregate);
+    String windowEnd = b.b64();
+    b.op("add.s64 %s, %s, -1", windowEnd, tile);
+    String lane64 = b.b64();
+    b.op("cvt.u64.u32 %s, %s", lane64, lane);
+    String window = b.label("lookback_window");
+    String wait = b.label("lookback_wait");
+    b.place(window);
+    String predecessor = b.b64();
+    b.op("sub.s64 %s, %s, %s", predecessor, windowEnd, lane64);
+    String exists = b.pred();
+    b.op("setp.ge.s64 %s, %s, 0", exists, predecessor);
+    String address = b.b64();
+    b.op("mad.lo.s64 %s, %s, 8, %s", address, predecessor, tileStatus);
+    String word = b.b64();
+    b.place(wait);
+    // Tiles before tile 0 read as an inclusive prefix of 0.
+    b.op("mov.b64 %s, %d", word, FLAG_PREFIX << TILE_FLAG_SHIFT);
+    b.op("@%s ld.relaxed.gpu.global.u64 %s, [%s]", exists, word, address);
+    String flag = b.b64();
+    b.op("shr.u64 %s, %s, %d", flag, word, TILE_FLAG_SHIFT);
+    String invalid = b.pred();
+    b.op("setp.eq.u64 %s, %s, 0", invalid, flag);
+    String anyInvalid = b.pred();
+    b.op("vote.sync.any.pred %s, %s, -1", anyInvalid, invalid);
+    b.op("@%s bra %s", anyInvalid, wait);
+    String isPrefix = b.pred();
+    b.op("setp.eq.u64 %s, %s, %d", isPrefix, flag, FLAG_PREFIX);
+    String prefixLanes = b.b32();
+    b.op("vote.sync.ballot.b32 %s, %s, -1", prefixLanes, isPrefix);
+    // The nearest predecessor with a PREFIX is the lowest such lane (__ffs - 1); it and the
+    // lanes nearer to this tile contribute.
+    String lastLane = b.b32();
+    String reversed = b.b32();
+    b.op("brev.b32 %s, %s", reversed, prefixLanes);
+    b.op("bfind.shiftamt.u32 %s, %s", lastLane, reversed);
+    String none = b.pred();
+    b.op("setp.eq.u32 %s, %s, 0", none, prefixLanes);
+    b.op("@%s mov.b32 %s, %d", none, lastLane, WARP_THREADS - 1);
+    String contributes = b.pred();
+    b.op("setp.le.u32 %s, %s, %s", contributes, lane, lastLane);
+    String contribution = b.b64();
+    b.op("and.b64 %s, %s, %d", contribution, word, TILE_VALUE_MASK);
+    b.op("@!%s mov.b64 %s, 0", contributes, contribution);
+    for (int offset = WARP_THREADS / 2; offset > 0; offset >>= 1) {
+      String low = b.b32();
+      String high = b.b32();
+      b.op("mov.b64 {%s, %s}, %s", low, high, contribution);
+      String otherLow = b.b32();
+      String otherHigh = b.b32();
+      b.op("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", otherLow, low, offset);
+      b.op("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", otherHigh, high, offset);
+      String other = b.b64();
+      b.op("mov.b64 %s, {%s, %s}", other, otherLow, otherHigh);
+      b.op("add.s64 %s, %s, %s", contribution, contribution, other);
+    }
+    b.op("add.s64 %s, %s, %s", exclusive, exclusive, contribution);
+    String found = b.pred();
+    b.op("not.pred %s, %s", found, none);
+    String done = b.label("lookback_found");
+    b.op("@%s bra %s", found, done);
+    b.op("sub.s64 %s, %s, %d", windowEnd, windowEnd, WARP_THREADS);
+    b.op("bra.uni %s", window);
+    b.place(done);
+    String inclusive = b.b64();
+    b.op("add.s64 %s, %s, %s", inclusive, exclusive, total);
+    b.op("@%s st.relaxed.gpu.global.u64 [%s], %s", firstLane, own, status(FLAG_PREFIX, inclusive));
+    String end = b.label("lookback_store");
+    b.op("bra.uni %s", end);
+    b.place(publish);
+    // The first tile: its prefix is its total.
+    b.op("@%s st.relaxed.gpu.global.u64 [%s], %s", firstLane, own, status(FLAG_PREFIX, total));
+    b.place(end);
+    b.op("@%s st.shared.u64 [lookback_prefix], %s", firstLane, exclusive);
+    b.place(skip);
+    b.op("bar.sync 0");
+    String prefix = b.b64();
+    b.op("ld.shared.u64 %s, [lookback_prefix]", prefix);
+    return prefix;
+  }
+
+  /** A status word: the flag in the top 2 bits, the value in the low 62. */
+  private String status(long flag, String value) {
+    String word = b.b64();
+    b.op("and.b64 %s, %s, %d", word, value, TILE_VALUE_MASK);
+    b.op("or.b64 %s, %s, %d", word, word, flag << TILE_FLAG_SHIFT);
+    return word;
+  }
+}
