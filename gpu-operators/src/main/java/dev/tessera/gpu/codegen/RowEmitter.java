@@ -458,17 +458,30 @@ final class RowEmitter {
       b.op("not.pred %s, %s", bad, inRange); // NaN: out of range, as !(NaN <= max) in Java
       error = raise(error, andPred(bad, x.valid()), RowError.CAST_OVERFLOW);
     }
-    String r;
-    if (width == 64) {
-      r = b.b64();
-      b.op("cvt.rzi.s64.f64 %s, %s", r, d);
+    // java::DoubleToLong / DoubleToInt, their checks spelled out as program.cuh does: NaN is 0,
+    // values at or beyond the range's ends saturate, the rest truncate.
+    boolean wide = width == 64;
+    double upper = wide ? 9223372036854775808.0 : 2147483647.0;
+    double lower = wide ? -9223372036854775808.0 : -2147483648.0;
+    String truncated;
+    if (wide) {
+      truncated = b.b64();
+      b.op("cvt.rzi.s64.f64 %s, %s", truncated, d);
     } else {
       String i = b.b32();
       b.op("cvt.rzi.s32.f64 %s, %s", i, d);
-      String wide = b.b64();
-      b.op("cvt.s64.s32 %s, %s", wide, i);
-      r = wrap(wide, width);
+      truncated = b.b64();
+      b.op("cvt.s64.s32 %s, %s", truncated, i);
     }
+    String atUpper = b.pred();
+    b.op("setp.ge.f64 %s, %s, 0d%016X", atUpper, d, Double.doubleToRawLongBits(upper));
+    String atLower = b.pred();
+    b.op("setp.le.f64 %s, %s, 0d%016X", atLower, d, Double.doubleToRawLongBits(lower));
+    String nan = b.pred();
+    b.op("setp.nan.f64 %s, %s, %s", nan, d, d);
+    String saturated = selp(atUpper, Long.toString(wide ? Long.MAX_VALUE : Integer.MAX_VALUE),
+        selp(atLower, Long.toString(wide ? Long.MIN_VALUE : Integer.MIN_VALUE), truncated));
+    String r = wrap(selp(nan, "0", saturated), width);
     if (bad != null) {
       r = selp(bad, "0", r);
     }
