@@ -14,7 +14,7 @@ import org.apache.spark.unsafe.types.UTF8String;
  * Values are held as the codec takes them: integers sign-extended, FLOAT and DOUBLE as their raw
  * bits, decimals as unscaled longs, strings as UTF-8 bytes.
  */
-final class ColumnAccumulator {
+public final class ColumnAccumulator {
   private final ColumnType type;
   private long[] values;
   private byte[][] strings;
@@ -28,7 +28,7 @@ final class ColumnAccumulator {
   private byte[] upperString;
   private boolean anyValue;
 
-  ColumnAccumulator(ColumnType type, int capacity) {
+  public ColumnAccumulator(ColumnType type, int capacity) {
     this.type = type;
     if (type.isString()) {
       strings = new byte[capacity][];
@@ -38,12 +38,12 @@ final class ColumnAccumulator {
     valid = new boolean[capacity];
   }
 
-  int size() {
+  public int size() {
     return size;
   }
 
   /** Adds {@code row}'s value at {@code ordinal}. */
-  void add(InternalRow row, int ordinal) {
+  public void add(InternalRow row, int ordinal) {
     if (row.isNullAt(ordinal)) {
       addNull();
       return;
@@ -141,7 +141,7 @@ final class ColumnAccumulator {
   }
 
   /** The column encoded. */
-  EncodedColumn encode() {
+  public EncodedColumn encode() {
     return type.isString()
         ? EncodedColumn.encodeStrings(strings, size)
         : EncodedColumn.encodeFixed(type, values, nulls == 0 ? null : valid, size);

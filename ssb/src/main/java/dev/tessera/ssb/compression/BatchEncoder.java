@@ -2,6 +2,7 @@ package dev.tessera.ssb.compression;
 
 import dev.tessera.gpu.codec.EncodedColumn;
 import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.spark.cache.ColumnAccumulator;
 import dev.tessera.spark.expr.SparkTypes;
 import dev.tessera.spark.expr.Unsupported;
 import java.util.ArrayList;
@@ -53,7 +54,7 @@ final class BatchEncoder {
     long total = 0;
     int batches = 0;
     while (rows.hasNext()) {
-      List<BatchColumn> batch = newBatch();
+      List<ColumnAccumulator> batch = newBatch();
       int size = 0;
       while (size < batchRows && rows.hasNext()) {
         InternalRow row = (InternalRow) toInternal.apply(rows.next());
@@ -71,11 +72,11 @@ final class BatchEncoder {
     return new TableCompression(name, total, batches, columns);
   }
 
-  private List<BatchColumn> newBatch() {
-    List<BatchColumn> batch = new ArrayList<>(types.size());
+  private List<ColumnAccumulator> newBatch() {
+    List<ColumnAccumulator> batch = new ArrayList<>(types.size());
     for (ColumnType type : types) {
       // Grown as needed, as the cache's are: a small table needs no batch-sized arrays.
-      batch.add(new BatchColumn(type, Math.min(batchRows, 1 << 16)));
+      batch.add(new ColumnAccumulator(type, Math.min(batchRows, 1 << 16)));
     }
     return batch;
   }
