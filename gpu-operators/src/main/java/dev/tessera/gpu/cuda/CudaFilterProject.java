@@ -94,10 +94,16 @@ final class CudaFilterProject implements ProgramKernel {
   }
 
   private long lastKernelNanos;
+  private long lastCompileNanos;
 
   @Override
   public long lastKernelNanos() {
     return lastKernelNanos;
+  }
+
+  @Override
+  public long lastCompileNanos() {
+    return lastCompileNanos;
   }
 
   @Override
@@ -279,8 +285,10 @@ final class CudaFilterProject implements ProgramKernel {
       }
       KernelModule kernels = device.kernels();
       // The generated kernel where there is one: the same arguments, the same results.
-      GeneratedKernels.Kernel generated = codegen ? device.generated().filterProject(program,
+      GeneratedKernels.Lookup lookup = codegen ? device.generated().filterProject(program,
           input.columns().stream().map(InputSpec::of).toList()) : null;
+      GeneratedKernels.Kernel generated = lookup == null ? null : lookup.kernel();
+      lastCompileNanos = lookup == null ? 0 : lookup.buildNanos();
       lastGenerated = generated;
       lastKernelNanos = 0;
       timer.start(stream);

@@ -61,10 +61,22 @@ final class GeneratedKernels {
     this.device = device;
   }
 
+  /**
+   * A kernel looked up, and how long this lookup spent generating, compiling and loading it (0
+   * when it was there already).
+   */
+  record Lookup(Kernel kernel, long buildNanos) {}
+
   /** The generated phase-1 filter-project kernel of {@code program} over {@code inputs}. */
-  Kernel filterProject(Program program, List<InputSpec> inputs) {
-    return byKey.computeIfAbsent(FilterProjectGenerator.key(program, inputs),
-        key -> build(program, inputs));
+  Lookup filterProject(Program program, List<InputSpec> inputs) {
+    long[] spent = {0};
+    Kernel kernel = byKey.computeIfAbsent(FilterProjectGenerator.key(program, inputs), key -> {
+      long started = System.nanoTime();
+      Kernel built = build(program, inputs);
+      spent[0] = System.nanoTime() - started;
+      return built;
+    });
+    return new Lookup(kernel, spent[0]);
   }
 
   private Kernel build(Program program, List<InputSpec> inputs) {

@@ -39,4 +39,12 @@ public interface ProgramKernel {
    * reference backend.
    */
   long lastKernelNanos();
+
+  /**
+   * How long the last {@link #run} spent generating and compiling its kernel, in nanoseconds: 0
+   * when it ran a kernel compiled before, or the interpreter.
+   */
+  default long lastCompileNanos() {
+    return 0;
+  }
 }

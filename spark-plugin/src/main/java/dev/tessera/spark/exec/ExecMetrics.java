@@ -12,6 +12,7 @@ final class ExecMetrics {
   static final String OUTPUT_ROWS = "numOutputRows";
   static final String OUTPUT_BATCHES = "numOutputBatches";
   static final String KERNEL_TIME = "gpuKernelTime";
+  static final String CODEGEN_TIME = "codegenTime";
   static final String COPY_TIME = "copyTime";
   static final String BYTES_TO_DEVICE = "bytesToDevice";
   static final String BYTES_TO_HOST = "bytesToHost";
@@ -36,6 +37,8 @@ final class ExecMetrics {
         case OUTPUT_ROWS -> SQLMetrics.createMetric(sc, "number of output rows");
         case OUTPUT_BATCHES -> SQLMetrics.createMetric(sc, "number of output batches");
         case KERNEL_TIME -> SQLMetrics.createNanoTimingMetric(sc, "GPU kernel time", -1L);
+        case CODEGEN_TIME -> SQLMetrics.createNanoTimingMetric(sc,
+            "time generating and compiling GPU kernels", -1L);
         case COPY_TIME -> SQLMetrics.createNanoTimingMetric(sc, "host-device copy time", -1L);
         case BYTES_TO_DEVICE -> SQLMetrics.createSizeMetric(sc, "bytes copied host to device", -1L);
         case BYTES_TO_HOST -> SQLMetrics.createSizeMetric(sc, "bytes copied device to host", -1L);

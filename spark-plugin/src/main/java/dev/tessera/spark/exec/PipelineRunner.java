@@ -106,6 +106,7 @@ final class PipelineRunner {
       throw replay(stage, batch, e);
     }
     metrics.get(ExecMetrics.KERNEL_TIME).add(kernel.lastKernelNanos());
+    metrics.get(ExecMetrics.CODEGEN_TIME).add(kernel.lastCompileNanos());
     return result;
   }
 

@@ -55,8 +55,8 @@ public final class TesseraFusedExec extends TesseraPipelineExec {
   @Override
   protected String[] metricNames() {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
-        ExecMetrics.KERNEL_TIME, ExecMetrics.BYTES_READ, ExecMetrics.BATCH_SPLITS,
-        ExecMetrics.MEMORY_WAITS};
+        ExecMetrics.KERNEL_TIME, ExecMetrics.CODEGEN_TIME, ExecMetrics.BYTES_READ,
+        ExecMetrics.BATCH_SPLITS, ExecMetrics.MEMORY_WAITS};
   }
 
   @Override

@@ -72,7 +72,8 @@ public final class TesseraHashAggregateExec extends TesseraPipelineExec {
   @Override
   protected String[] metricNames() {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
-        ExecMetrics.KERNEL_TIME, ExecMetrics.BYTES_READ, ExecMetrics.TABLE_FLUSHES,
+        ExecMetrics.KERNEL_TIME, ExecMetrics.CODEGEN_TIME, ExecMetrics.BYTES_READ,
+        ExecMetrics.TABLE_FLUSHES,
         ExecMetrics.CPU_MERGED_ROWS, ExecMetrics.BATCH_SPLITS, ExecMetrics.MEMORY_WAITS};
   }
 
