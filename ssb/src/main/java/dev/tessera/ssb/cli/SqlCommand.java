@@ -1,5 +1,6 @@
 package dev.tessera.ssb.cli;
 
+import dev.tessera.spark.TesseraConf;
 import dev.tessera.ssb.SsbTables;
 import dev.tessera.ssb.bench.BackendChoice;
 import dev.tessera.ssb.bench.BenchSession;
@@ -23,7 +24,9 @@ import picocli.CommandLine.Parameters;
  * {@code bin/tessera sql}: runs one statement with Tessera on and shows its result, the executed
  * plan with Tessera's nodes, and (logged by {@code spark.tessera.explain=NOT_ON_GPU}, at WARN on
  * stderr while the query is planned) why the other nodes stay on the CPU. Spark's own INFO and
- * WARN lines are not shown unless {@code --verbose} is given (see {@link CliLogging}).
+ * WARN lines are not shown unless {@code --verbose} is given (see {@link CliLogging}). With
+ * {@code --kernels} (or {@code --ptx DIR}) it also prints the generated kernel of each GPU
+ * pipeline ({@link KernelReport}).
  */
 @Command(name = "sql", mixinStandardHelpOptions = true,
     description = {"Runs a SQL statement with Tessera and prints its result, executed plan and"
@@ -58,6 +61,16 @@ public final class SqlCommand implements Callable<Integer> {
   @Option(names = "--limit", defaultValue = "20",
       description = "result rows to print (default: ${DEFAULT-VALUE})")
   int limit;
+
+  @Option(names = "--kernels",
+      description = "after the plan, print per GPU pipeline the generated kernel's registers,"
+          + " stack, spills and compile time (for sm_90; no GPU needed), or why it has none")
+  boolean kernels;
+
+  @Option(names = "--ptx", paramLabel = "DIR",
+      description = "write each generated kernel's PTX module to DIR/<entry>.ptx (implies"
+          + " --kernels)")
+  Path ptx;
 
   @Option(names = "--backend", defaultValue = "auto",
       description = "auto, cuda or host-reference (default: ${DEFAULT-VALUE})")
@@ -139,6 +152,12 @@ public final class SqlCommand implements Callable<Integer> {
       out.println("Why nodes stay on the CPU: see the 'cannot run on GPU because' lines that"
           + " spark.tessera.explain=NOT_ON_GPU logged on stderr above.");
       CachedTables.print(df, out);
+      if (kernels || ptx != null) {
+        KernelReport.print(df.queryExecution().executedPlan(),
+            Boolean.parseBoolean(spark.conf().get(TesseraConf.CODEGEN_ENABLED.key(),
+                String.valueOf(TesseraConf.CODEGEN_ENABLED.defaultValue()))),
+            ptx, out);
+      }
       return 0;
     } finally {
       spark.stop();

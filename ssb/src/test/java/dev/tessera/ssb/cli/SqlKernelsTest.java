@@ -1,0 +1,90 @@
+package dev.tessera.ssb.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.tessera.gpu.codegen.FilterProjectGenerator;
+import dev.tessera.gpu.codegen.PtxCompiler;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code bin/tessera sql --kernels} and {@code --ptx DIR} in this JVM, on the host-reference
+ * backend: generating and compiling kernels needs no GPU.
+ */
+class SqlKernelsTest {
+  @TempDir
+  Path dir;
+
+  /** Runs {@code sql} with {@code args}, returning what it printed on stdout. */
+  private static String sql(String... args) {
+    PrintStream saved = System.out;
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    int status;
+    try (PrintStream capture = new PrintStream(bytes, true, StandardCharsets.UTF_8)) {
+      System.setOut(capture);
+      status = TesseraCli.commandLine().execute(
+          Stream.concat(Stream.of("sql", "--backend", "host-reference"), Stream.of(args))
+              .toArray(String[]::new));
+    } finally {
+      System.setOut(saved);
+    }
+    String out = bytes.toString(StandardCharsets.UTF_8);
+    assertEquals(0, status, out);
+    return out;
+  }
+
+  /** The part of the output after the kernels' heading. */
+  private static String kernels(String out) {
+    int at = out.indexOf("Generated kernels (");
+    assertTrue(at >= 0, "no kernel report:\n" + out);
+    return out.substring(at);
+  }
+
+  @Test
+  void filterProjectPrintsItsKernelAndWritesThePtxAndAnAggregateSaysWhyNot() throws Exception {
+    Path ptx = dir.resolve("ptx");
+    String report = kernels(sql("--kernels", "--ptx", ptx.toString(),
+        "SELECT id, id * 2 AS twice FROM range(1000) WHERE id < 500"));
+    assertTrue(report.contains("[1] TesseraFusedExec"), report);
+    assertTrue(report.contains("plain columns with validity bitmaps"), report);
+    assertTrue(report.contains("program: "), report);
+    assertTrue(report.contains("kernel " + FilterProjectGenerator.ENTRY_PREFIX), report);
+    // The PTX is written whether or not the compiler can run here.
+    List<Path> files;
+    try (Stream<Path> listing = Files.list(ptx)) {
+      files = listing.toList();
+    }
+    assertEquals(1, files.size(), files.toString());
+    Path file = files.get(0);
+    assertTrue(file.getFileName().toString().startsWith(FilterProjectGenerator.ENTRY_PREFIX)
+        && file.getFileName().toString().endsWith(".ptx"), file.toString());
+    assertTrue(report.contains("PTX: " + file), report);
+    // The module opens with nvcc's comment lines, then its first directive: .version.
+    String firstDirective = Files.readAllLines(file).stream()
+        .filter(line -> !line.isBlank() && !line.startsWith("//")).findFirst().orElse("");
+    assertTrue(firstDirective.startsWith(".version"), firstDirective);
+
+    String aggregate = kernels(sql("--kernels",
+        "SELECT id % 10 AS k, count(*) AS n FROM range(1000) GROUP BY id % 10"));
+    assertTrue(aggregate.contains("TesseraHashAggregateExec"), aggregate);
+    assertTrue(aggregate.contains("not generated: hash aggregate: the generator does not write"
+        + " aggregate kernels yet"), aggregate);
+    assertFalse(aggregate.contains(FilterProjectGenerator.ENTRY_PREFIX), aggregate);
+
+    assumeTrue(PtxCompiler.available(), "the in-jar PTX compiler cannot be used here: "
+        + PtxCompiler.unavailableReason());
+    assertTrue(report.contains(" registers, 0 B stack, 0/0 B spilled"), report);
+    assertTrue(report.contains("compiled in "), report);
+    assertTrue(report.contains("the runtime would use it"), report);
+  }
+}
