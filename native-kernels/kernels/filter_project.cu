@@ -56,9 +56,7 @@ struct OutputStatus {
 constexpr int kOutputStatusBytes = 32;
 static_assert(sizeof(OutputStatus) == kOutputStatusBytes, "CudaFilterProject.OUTPUT_STATUS_BYTES");
 
-// An error is packed as (row << 8) | code so that one atomicMin keeps the smallest row; codes fit
-// 8 bits (RowError codes are 0 to 5) and rows fit 32.
-constexpr int kErrorRowShift = 8;
+// Errors are packed as program.cuh's kErrorRowShift says; all ones is no error.
 constexpr unsigned long long kNoError = ~0ull;
 
 __device__ __forceinline__ void WriteFixed(const OutputColumn& out, long long position,

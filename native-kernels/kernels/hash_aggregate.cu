@@ -36,14 +36,29 @@
 namespace tessera {
 namespace hash_aggregate {
 
-// TypeId ordinals (column/TypeId.java).
-constexpr int kBoolean = 0, kByte = 1, kShort = 2, kInt = 3, kLong = 4, kFloat = 5, kDouble = 6,
-              kDate = 7, kTimestamp = 8, kDecimal = 9, kString = 10;
-// AggregateFunction.Kind ordinals.
-constexpr int kCountRows = 0, kCount = 1, kSum = 2, kSumDecimal = 3, kMin = 4, kMax = 5;
-// RowError codes.
-constexpr unsigned long long kArithmeticOverflow = 1;
-constexpr int kErrorRowShift = 8;
+// Type ids, row errors and the error word's layout are program.cuh's (TypeId, RowError,
+// kErrorRowShift). Type ids arrive as ints in the plan; these name the ones this file tests.
+constexpr int kFloat = static_cast<int>(TypeId::FLOAT);
+constexpr int kDouble = static_cast<int>(TypeId::DOUBLE);
+constexpr int kString = static_cast<int>(TypeId::STRING);
+constexpr unsigned long long kArithmeticOverflow =
+    static_cast<unsigned long long>(RowError::ARITHMETIC_OVERFLOW);
+
+// AggregateFunction.Kind's ordinals (ProgramAbiTest checks them).
+enum class AggregateKind : int {
+  COUNT_ROWS = 0,
+  COUNT = 1,
+  SUM = 2,
+  SUM_DECIMAL = 3,
+  MIN = 4,
+  MAX = 5,
+};
+constexpr int kCountRows = static_cast<int>(AggregateKind::COUNT_ROWS);
+constexpr int kCount = static_cast<int>(AggregateKind::COUNT);
+constexpr int kSum = static_cast<int>(AggregateKind::SUM);
+constexpr int kSumDecimal = static_cast<int>(AggregateKind::SUM_DECIMAL);
+constexpr int kMin = static_cast<int>(AggregateKind::MIN);
+constexpr int kMax = static_cast<int>(AggregateKind::MAX);
 
 constexpr int kEmpty = -1;
 constexpr int kBusy = -2;
@@ -102,14 +117,7 @@ static_assert(sizeof(Header) == kHeaderWords * 8, "header");
 static_assert(sizeof(Key) == kColumnWords * 8, "key");
 static_assert(sizeof(Function) == kColumnWords * 8, "function");
 
-__device__ __forceinline__ int Width(int type) {
-  switch (type) {
-    case kBoolean: case kByte: case kString: return 1;
-    case kShort: return 2;
-    case kInt: case kFloat: case kDate: return 4;
-    default: return 8;
-  }
-}
+__device__ __forceinline__ int Width(int type) { return WidthOf(static_cast<TypeId>(type)); }
 
 __device__ __forceinline__ void WriteFixed(unsigned long long data, int type, long long row,
                                            long long value) {
@@ -121,19 +129,13 @@ __device__ __forceinline__ void WriteFixed(unsigned long long data, int type, lo
   }
 }
 
-// Spark's order (SparkOrder): NaN largest and equal to NaN, -0.0 = 0.0. Returns <0, 0, >0.
-__device__ __forceinline__ int CompareDoubles(double x, double y) {
-  const bool xn = isnan(x), yn = isnan(y);
-  if (xn || yn) return xn == yn ? 0 : (xn ? 1 : -1);
-  return x < y ? -1 : (x > y ? 1 : 0);
-}
-
+// Spark's order (program.cuh SparkCompare): NaN largest and equal to NaN, -0.0 = 0.0.
 __device__ __forceinline__ int Compare(int type, long long x, long long y) {
   if (type == kFloat) {
-    return CompareDoubles(static_cast<double>(__int_as_float(static_cast<int>(x))),
-                          static_cast<double>(__int_as_float(static_cast<int>(y))));
+    return SparkCompare(static_cast<double>(__int_as_float(static_cast<int>(x))),
+                        static_cast<double>(__int_as_float(static_cast<int>(y))));
   }
-  if (type == kDouble) return CompareDoubles(__longlong_as_double(x), __longlong_as_double(y));
+  if (type == kDouble) return SparkCompare(__longlong_as_double(x), __longlong_as_double(y));
   return x < y ? -1 : (x > y ? 1 : 0);
 }
 

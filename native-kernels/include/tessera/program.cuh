@@ -130,6 +130,10 @@ enum class TypeId : int {
 // The kind operand c of EQ_NULL_SAFE (Opcode.java).
 enum class ValueKind : int { INT = 0, F32 = 1, F64 = 2, STR = 3 };
 
+// An error a kernel reports is (row << kErrorRowShift) | RowError code, so that one atomicMin
+// keeps the smallest row; codes fit 8 bits (CudaFilterProject.ERROR_ROW_SHIFT).
+constexpr int kErrorRowShift = 8;
+
 // Program.java: registers one program may use, and words per instruction.
 constexpr int kMaxRegisters = 64;
 constexpr int kInstructionWords = 5;

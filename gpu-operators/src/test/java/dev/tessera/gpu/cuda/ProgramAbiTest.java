@@ -29,6 +29,7 @@ import org.junit.jupiter.api.Test;
 class ProgramAbiTest {
   private static String program;
   private static String filterProject;
+  private static String hashAggregate;
   private static String config;
   private static String gpufor;
 
@@ -39,6 +40,7 @@ class ProgramAbiTest {
         + Path.of("").toAbsolutePath());
     program = Files.readString(kernels.resolve("include/tessera/program.cuh"));
     filterProject = Files.readString(kernels.resolve("kernels/filter_project.cu"));
+    hashAggregate = Files.readString(kernels.resolve("kernels/hash_aggregate.cu"));
     config = Files.readString(kernels.resolve("include/tessera/config.cuh"));
     gpufor = Files.readString(kernels.resolve("include/tessera/gpufor.cuh"));
   }
@@ -109,6 +111,16 @@ class ProgramAbiTest {
   }
 
   @Test
+  void aggregateKindsMatchAggregateFunctionJava() {
+    Map<String, Integer> kinds = new LinkedHashMap<>();
+    for (dev.tessera.gpu.agg.AggregateFunction.Kind k
+        : dev.tessera.gpu.agg.AggregateFunction.Kind.values()) {
+      kinds.put(k.name(), k.ordinal());
+    }
+    assertEquals(kinds, cudaEnum(hashAggregate, "AggregateKind"));
+  }
+
+  @Test
   void programLimitsMatch() {
     assertEquals(Program.MAX_REGISTERS, cudaConstant(program, "kMaxRegisters"));
     assertEquals(Program.WORDS, cudaConstant(program, "kInstructionWords"));
@@ -123,7 +135,7 @@ class ProgramAbiTest {
         cudaConstant(filterProject, "kStatusHeaderBytes"));
     assertEquals(CudaFilterProject.OUTPUT_STATUS_BYTES,
         cudaConstant(filterProject, "kOutputStatusBytes"));
-    assertEquals(CudaFilterProject.ERROR_ROW_SHIFT, cudaConstant(filterProject, "kErrorRowShift"));
+    assertEquals(CudaFilterProject.ERROR_ROW_SHIFT, cudaConstant(program, "kErrorRowShift"));
   }
 
   @Test
