@@ -83,6 +83,24 @@ class ExplainReportSuite extends AnyFunSuite with GpuQueryTest {
     }
   }
 
+  test("with generated kernels on, a GPU pipeline's line says how its program runs") {
+    withConf("spark.tessera.codegen.enabled" -> "true") {
+      val project = lines(reports("ALL")(spark.sql("SELECT a + b AS x, v * 2 AS y FROM t" +
+        " WHERE a > 1")))
+      assert(project.exists(line => line.startsWith("*Exec <") &&
+        line.contains("its program runs as a kernel generated for it")), project.mkString("\n"))
+      val pmod = lines(reports("ALL")(spark.sql("SELECT pmod(CAST(v AS DOUBLE), 3.5D) AS m" +
+        " FROM t")))
+      assert(pmod.exists(_.contains("its program runs on the interpreter kernel: the kernel" +
+        " generator does not cover PMOD_F64")), pmod.mkString("\n"))
+      val aggregate = lines(reports("ALL")(spark.sql("SELECT a, count(*) FROM t GROUP BY a")))
+      assert(aggregate.exists(_.contains("its aggregate runs on the interpreter kernel")),
+        aggregate.mkString("\n"))
+    }
+    val off = lines(reports("ALL")(spark.sql("SELECT a + b AS x FROM t WHERE a > 1")))
+    assert(!off.exists(_.contains("kernel")), off.mkString("\n"))
+  }
+
   test("under adaptive execution each report says which query stage it is of") {
     val headers = reports("ALL")(spark.sql("SELECT k, sum(v) FROM t GROUP BY k"))
       .map(_.linesIterator.next())

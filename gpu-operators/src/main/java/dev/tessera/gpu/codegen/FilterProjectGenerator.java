@@ -87,6 +87,24 @@ public final class FilterProjectGenerator {
     return key.toString();
   }
 
+  /**
+   * Why the generator does not write {@code program}'s kernel (join probes, opcodes it does not
+   * cover), or null when it does: for explain and {@code bin/tessera sql --kernels}.
+   */
+  public static String whyNotGenerated(Program program) {
+    List<String> reasons = new ArrayList<>();
+    if (!program.tables().isEmpty()) {
+      reasons.add("it probes " + program.tables().size() + " join table(s), which the kernel"
+          + " generator does not do yet");
+    }
+    java.util.Set<Opcode> uncovered = uncoveredOpcodes(program);
+    if (!uncovered.isEmpty()) {
+      reasons.add("the kernel generator does not cover " + uncovered.stream().map(Opcode::name)
+          .collect(java.util.stream.Collectors.joining(", ")));
+    }
+    return reasons.isEmpty() ? null : String.join("; ", reasons);
+  }
+
   /** The opcodes of {@code program} the generator has no emitter for, in program order. */
   public static java.util.Set<Opcode> uncoveredOpcodes(Program program) {
     java.util.Set<Opcode> uncovered = new java.util.LinkedHashSet<>();
@@ -117,8 +135,9 @@ public final class FilterProjectGenerator {
    */
   public static GeneratedKernel generate(Program program, List<InputSpec> inputs)
       throws CodegenUnsupportedException {
-    if (!program.tables().isEmpty()) {
-      throw new CodegenUnsupportedException("the kernel generator does not probe join tables yet");
+    String whyNot = whyNotGenerated(program);
+    if (whyNot != null) {
+      throw new CodegenUnsupportedException(whyNot);
     }
     if (inputs.size() != program.inputTypes().size()) {
       throw new IllegalArgumentException("the program reads " + program.inputTypes().size()

@@ -105,7 +105,12 @@ public final class PlanMeta {
       Converter converter = new Converter(context);
       try {
         result = rule.convertNode(current, converter);
-        notes = List.copyOf(converter.notes());
+        List<String> all = new ArrayList<>(converter.notes());
+        String kernel = KernelNote.of(result, context.conf());
+        if (kernel != null) {
+          all.add(kernel);
+        }
+        notes = List.copyOf(all);
         byDesign = List.copyOf(converter.byDesign());
         onGpu = true;
       } catch (Unsupported e) {
