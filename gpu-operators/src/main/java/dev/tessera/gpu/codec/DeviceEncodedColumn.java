@@ -5,6 +5,7 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.memory.ArenaPool;
 import dev.tessera.gpu.memory.DeviceBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
@@ -124,9 +125,10 @@ public final class DeviceEncodedColumn implements AutoCloseable {
     DeviceBuffer ints(int[] values) {
       long bytes = (long) Integer.BYTES * values.length;
       ArrowBuf host = stage(bytes);
-      for (int i = 0; i < values.length; i++) {
-        host.setInt((long) Integer.BYTES * i, values[i]);
-      }
+      // One bulk copy through a little-endian view (ArrowBuf's own byte order); an int array
+      // of a cached batch is far below the view's 2 GiB limit.
+      host.nioBuffer(0, Math.toIntExact(bytes)).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer()
+          .put(values);
       return send(host, bytes);
     }
 
