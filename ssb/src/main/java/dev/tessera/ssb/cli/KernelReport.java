@@ -51,13 +51,40 @@ final class KernelReport {
 
   private final PrintStream out;
   private final Path ptxDir;
-  /** Kernels compiled so far by key: two pipelines of the same kernel compile once. */
-  private final Map<String, Object> compiled = new HashMap<>();
   private final Set<Path> written = new HashSet<>();
 
   private KernelReport(PrintStream out, Path ptxDir) {
     this.out = out;
     this.ptxDir = ptxDir;
+  }
+
+  /**
+   * What became of one program of a GPU pipeline: the kernel the generator wrote for it and what
+   * the compiler made of it, or why it has none. Exactly one of {@code declined} and {@code
+   * kernel} is null; with a kernel, at most one of {@code report} and {@code compileFailure} is
+   * non-null (both are null where the compiler cannot be used).
+   *
+   * @param node the pipeline node the program belongs to
+   * @param stage 0 for the node's fused program, 1 to n for the stages of its staged form
+   * @param program the program
+   * @param aggregate whether the program feeds the node's hash aggregate (the fused program, and
+   *     the staged form's last stage, of a {@link TesseraHashAggregateExec})
+   * @param declined why the generator writes no kernel for it ({@link #notGenerated}, or the
+   *     generator's own refusal), or null
+   * @param kernel the generated kernel, or null
+   * @param report what ptxas reported of the kernel's entry, compiled for {@link #ARCH}, or null
+   * @param compileNanos how long compiling the kernel's module took (the first time its key was
+   *     compiled: pipelines of the same kernel share one compile); 0 without a report
+   * @param compileFailure the compiler's message where it refused or failed the module, or null
+   */
+  record ProgramKernel(TesseraPipelineExec node, int stage, Program program, boolean aggregate,
+      String declined, GeneratedKernel kernel, CompileReport report, long compileNanos,
+      String compileFailure) {
+
+    /** Why the runtime would not use the compiled kernel ({@link GeneratedModule#rejection}). */
+    String rejection() {
+      return report == null ? null : GeneratedModule.rejection(report);
+    }
   }
 
   /**
@@ -68,15 +95,67 @@ final class KernelReport {
    */
   static void print(SparkPlan executed, boolean codegen, Path ptxDir, PrintStream out)
       throws IOException {
-    new KernelReport(out, ptxDir).print(executed, codegen);
+    new KernelReport(out, ptxDir).print(kernels(executed), codegen);
   }
 
-  private void print(SparkPlan executed, boolean codegen) throws IOException {
-    List<TesseraPipelineExec> nodes = pipelines(executed);
+  /**
+   * Every program of every GPU pipeline of {@code executed} ({@link #pipelines}), in plan order
+   * and each node's fused program before its staged form's stages: generated as for inputs of
+   * plain columns with validity bitmaps and, where {@link PtxCompiler#available()}, compiled for
+   * {@link #ARCH}.
+   */
+  static List<ProgramKernel> kernels(SparkPlan executed) {
+    // Kernels compiled so far by key: two pipelines of the same kernel compile once.
+    Map<String, Object> compiled = new HashMap<>();
+    List<ProgramKernel> kernels = new ArrayList<>();
+    for (TesseraPipelineExec node : pipelines(executed)) {
+      Pipeline pipeline = node.pipeline();
+      boolean aggregate = node instanceof TesseraHashAggregateExec;
+      kernels.add(kernel(node, 0, pipeline.fused().program(), aggregate, compiled));
+      List<Pipeline.Stage> staged = pipeline.staged();
+      for (int s = 0; s < staged.size(); s++) {
+        boolean last = s == staged.size() - 1;
+        kernels.add(kernel(node, s + 1, staged.get(s).program(), aggregate && last, compiled));
+      }
+    }
+    return kernels;
+  }
+
+  private static ProgramKernel kernel(TesseraPipelineExec node, int stage, Program program,
+      boolean aggregate, Map<String, Object> compiled) {
+    String reason = notGenerated(program, aggregate);
+    if (reason != null) {
+      return new ProgramKernel(node, stage, program, aggregate, reason, null, null, 0, null);
+    }
+    List<InputSpec> inputs = new ArrayList<>();
+    for (ColumnType type : program.inputTypes()) {
+      inputs.add(new InputSpec(type, Encoding.PLAIN, true));
+    }
+    GeneratedKernel kernel;
+    try {
+      kernel = FilterProjectGenerator.generate(program, inputs);
+    } catch (CodegenUnsupportedException e) {
+      return new ProgramKernel(node, stage, program, aggregate, e.getMessage(), null, null, 0,
+          null);
+    }
+    if (!PtxCompiler.available()) {
+      return new ProgramKernel(node, stage, program, aggregate, null, kernel, null, 0, null);
+    }
+    Object result = compiled.computeIfAbsent(kernel.key(), key -> compile(kernel));
+    if (result instanceof CompiledKernel c) {
+      return new ProgramKernel(node, stage, program, aggregate, null, kernel,
+          c.report(kernel.entry()), c.compileNanos(), null);
+    }
+    return new ProgramKernel(node, stage, program, aggregate, null, kernel, null, 0,
+        (String) result);
+  }
+
+  private void print(List<ProgramKernel> kernels, boolean codegen) throws IOException {
+    long nodes = kernels.stream().filter(k -> k.stage() == 0).count();
     out.println();
     out.printf("Generated kernels (%d GPU pipeline node(s)), as the generator writes them for"
         + " inputs of plain columns with validity bitmaps (a cached table's encoded columns"
-        + " compile their own variants at run time), compiled for %s:%n", nodes.size(), ARCH);
+        + " compile their own variants at run time), compiled for %s:%n", nodes, ARCH);
     if (!PtxCompiler.available()) {
       out.println("  (the in-jar PTX compiler cannot be used here, so kernels are generated but"
           + " not compiled: " + PtxCompiler.unavailableReason() + ")");
@@ -88,66 +167,49 @@ final class KernelReport {
       Files.createDirectories(ptxDir);
     }
     int n = 0;
-    for (TesseraPipelineExec node : nodes) {
-      n++;
-      out.println();
-      out.printf("[%d] %s%n", n, shorten(node.simpleString(25)));
-      Pipeline pipeline = node.pipeline();
-      boolean aggregate = node instanceof TesseraHashAggregateExec;
-      report("", pipeline.fused().program(), aggregate);
-      List<Pipeline.Stage> staged = pipeline.staged();
-      if (!staged.isEmpty()) {
-        out.printf("    staged form (runs instead when a probed build side's keys repeat):"
-            + " %d stages%n", staged.size());
-        for (int s = 0; s < staged.size(); s++) {
-          boolean last = s == staged.size() - 1;
-          report("stage " + (s + 1) + ": ", staged.get(s).program(), aggregate && last);
+    for (ProgramKernel k : kernels) {
+      if (k.stage() == 0) {
+        n++;
+        out.println();
+        out.printf("[%d] %s%n", n, shorten(k.node().simpleString(25)));
+        report("", k);
+      } else {
+        if (k.stage() == 1) {
+          out.printf("    staged form (runs instead when a probed build side's keys repeat):"
+              + " %d stages%n", k.node().pipeline().staged().size());
         }
+        report("stage " + k.stage() + ": ", k);
       }
     }
-    if (nodes.isEmpty()) {
+    if (nodes == 0) {
       out.println("  No GPU pipeline (filter, projection, join probe or hash aggregate) in the"
           + " plan: nothing to generate.");
     }
   }
 
   /** One program's lines: what it is, then its kernel or why it has none. */
-  private void report(String label, Program program, boolean aggregate) throws IOException {
+  private void report(String label, ProgramKernel k) throws IOException {
+    Program program = k.program();
     String indent = label.isEmpty() ? "    " : "      ";
     int columns = program.inputTypes().size();
     out.printf("%s%sprogram: %d instructions, %d registers, %d input column%s %s%s%n",
         label.isEmpty() ? indent : "    ", label, program.instructionCount(),
         program.registerCount(), columns, columns == 1 ? "" : "s", program.inputTypes(),
         program.hasFilter() ? ", with a filter" : "");
-    String reason = notGenerated(program, aggregate);
-    if (reason != null) {
-      out.println(indent + "not generated: " + reason);
+    if (k.declined() != null) {
+      out.println(indent + "not generated: " + k.declined());
       return;
     }
-    List<InputSpec> inputs = new ArrayList<>();
-    for (ColumnType type : program.inputTypes()) {
-      inputs.add(new InputSpec(type, Encoding.PLAIN, true));
-    }
-    GeneratedKernel kernel;
-    try {
-      kernel = FilterProjectGenerator.generate(program, inputs);
-    } catch (CodegenUnsupportedException e) {
-      out.println(indent + "not generated: " + e.getMessage());
-      return;
-    }
-    if (PtxCompiler.available()) {
-      Object result = compiled.computeIfAbsent(kernel.key(), key -> compile(kernel));
-      if (result instanceof CompiledKernel c) {
-        CompileReport report = c.report(kernel.entry());
-        out.printf("%skernel %s; compiled in %.0f ms%n", indent, report.summary(),
-            c.compileNanos() / 1e6);
-        String rejection = GeneratedModule.rejection(report);
-        out.println(indent + (rejection == null ? "the runtime would use it"
-            : "the runtime would not use it (the interpreter runs instead): " + rejection));
-      } else {
-        out.println(indent + "kernel " + kernel.entry() + ": compiling failed (the interpreter"
-            + " would run instead): " + result);
-      }
+    GeneratedKernel kernel = k.kernel();
+    if (k.report() != null) {
+      out.printf("%skernel %s; compiled in %.0f ms%n", indent, k.report().summary(),
+          k.compileNanos() / 1e6);
+      String rejection = k.rejection();
+      out.println(indent + (rejection == null ? "the runtime would use it"
+          : "the runtime would not use it (the interpreter runs instead): " + rejection));
+    } else if (k.compileFailure() != null) {
+      out.println(indent + "kernel " + kernel.entry() + ": compiling failed (the interpreter"
+          + " would run instead): " + k.compileFailure());
     } else {
       out.println(indent + "kernel " + kernel.entry() + " (generated, not compiled)");
     }
@@ -166,7 +228,7 @@ final class KernelReport {
       return GeneratedModule.compile(kernel, ARCH);
     } catch (RuntimeException e) {
       // The compiler refused the module (a generator bug) or could not run.
-      return e.getMessage();
+      return String.valueOf(e.getMessage());
     }
   }
 
