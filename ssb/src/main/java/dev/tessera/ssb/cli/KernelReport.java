@@ -10,7 +10,6 @@ import dev.tessera.gpu.codegen.GeneratedModule;
 import dev.tessera.gpu.codegen.InputSpec;
 import dev.tessera.gpu.codegen.PtxCompiler;
 import dev.tessera.gpu.column.ColumnType;
-import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.spark.exec.TesseraHashAggregateExec;
 import dev.tessera.spark.exec.TesseraPipelineExec;
@@ -28,7 +27,6 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.Collectors;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
 import org.apache.spark.sql.execution.adaptive.QueryStageExec;
@@ -239,14 +237,9 @@ final class KernelReport {
       reasons.add("hash aggregate: the generator does not write aggregate kernels yet (the"
           + " hash-aggregate kernel interprets the program)");
     }
-    if (!program.tables().isEmpty()) {
-      reasons.add("probes " + program.tables().size() + " join table(s): the generator does not"
-          + " probe join tables yet");
-    }
-    Set<Opcode> uncovered = FilterProjectGenerator.uncoveredOpcodes(program);
-    if (!uncovered.isEmpty()) {
-      reasons.add("the generator does not cover "
-          + uncovered.stream().map(Opcode::name).collect(Collectors.joining(", ")));
+    String generator = FilterProjectGenerator.whyNotGenerated(program);
+    if (generator != null) {
+      reasons.add(generator);
     }
     return reasons.isEmpty() ? null : String.join("; ", reasons);
   }
