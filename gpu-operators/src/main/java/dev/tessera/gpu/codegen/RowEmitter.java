@@ -1,6 +1,5 @@
 package dev.tessera.gpu.codegen;
 
-import dev.tessera.gpu.column.TypeId;
 import dev.tessera.gpu.expr.Comparison;
 import dev.tessera.gpu.expr.Decimals;
 import dev.tessera.gpu.expr.Opcode;
@@ -967,10 +966,5 @@ final class RowEmitter {
     String r = b.b64();
     b.op("cvt.s64.s32 %s, %s", r, int32);
     return r;
-  }
-
-  /** Whether {@code type}'s data buffer element is signed when loaded (program.cuh LoadColumn). */
-  static boolean loadsSigned(TypeId type) {
-    return type != TypeId.FLOAT;
   }
 }

@@ -15,12 +15,4 @@ record Val(String value, String valid, String error, String length) {
   static Val of(String value) {
     return new Val(value, null, null, null);
   }
-
-  boolean mayBeNull() {
-    return valid != null;
-  }
-
-  boolean mayFail() {
-    return error != null;
-  }
 }
