@@ -83,16 +83,6 @@ final class CudaFilterProject implements ProgramKernel {
     this.codegen = backend.codegen();
   }
 
-  private GeneratedKernels.Kernel lastGenerated;
-
-  /**
-   * The generated kernel the last run used for phase 1, or why it had none (null when codegen
-   * is off or nothing ran). For tests and {@code bin/tessera sql --kernels}.
-   */
-  GeneratedKernels.Kernel lastGenerated() {
-    return lastGenerated;
-  }
-
   private long lastKernelNanos;
   private long lastCompileNanos;
 
@@ -289,7 +279,6 @@ final class CudaFilterProject implements ProgramKernel {
           input.columns().stream().map(InputSpec::of).toList()) : null;
       GeneratedKernels.Kernel generated = lookup == null ? null : lookup.kernel();
       lastCompileNanos = lookup == null ? 0 : lookup.buildNanos();
-      lastGenerated = generated;
       lastKernelNanos = 0;
       timer.start(stream);
       KernelArgs phase1 = programPlan.arguments(planAddress)
