@@ -1,9 +1,9 @@
-// The prelude of the generated kernels (gpu-operators/.../codegen): the tile primitives and the
-// hard operations a generated kernel calls, compiled by nvcc to relocatable PTX at build time
-// (build-prelude.sh) and concatenated with each generated kernel before the in-process PTX
-// compiler turns the pair into a cubin. Every function here wraps the same device code the
-// interpreter kernels use (program.cuh, scan.cuh, lookback.cuh, reduce.cuh), so the generated
-// kernels and the interpreter share one definition of each primitive.
+// The prelude of the generated kernels (gpu-operators/.../codegen): the per-row helpers too
+// involved to write in PTX (strings, the calendar), compiled by nvcc to relocatable
+// PTX at build time (build-fatbin.sh) and concatenated with each generated kernel before the
+// in-process PTX compiler turns the pair into a cubin. Every function here wraps the same device
+// code the interpreter kernels use (program.cuh), so the generated kernels and the interpreter
+// share one definition of each.
 //
 // The calling convention: extern "C" functions (stable names), scalar or small struct arguments
 // and results, no pointer to the caller's locals (a generated kernel keeps every value in
@@ -11,43 +11,10 @@
 // between PTX functions, so only work done once per tile, or too involved to emit in PTX, lives
 // here; per-row arithmetic is emitted by the generator itself.
 //
-// The block scan and the look-back between a kernel's phases are written into the kernel itself
-// (codegen/TilePrimitives): values held across a call beyond the few registers the call
-// convention preserves are spilled. Functions with barriers (take_tile, load_dfor_tile) must be
-// called by every thread of the block, as their interpreter counterparts.
-#include "tessera/config.cuh"
-#include "tessera/lookback.cuh"
+// Taking a tile, the block scan, the look-back and the GPU-DFOR tile decode are written into the
+// kernel itself (codegen/TilePrimitives): values held across a call beyond the few registers the
+// call convention preserves are spilled, so a kernel calls here only when it must.
 #include "tessera/program.cuh"
-
-namespace {
-using tessera::kBlockThreads;
-using tessera::kItemsPerThread;
-static_assert(kItemsPerThread == 4, "the prelude's four-item signatures");
-}  // namespace
-
-// Per thread: one value per item.
-struct TesseraValues4 {
-  long long item0;
-  long long item1;
-  long long item2;
-  long long item3;
-};
-
-// lookback.cuh TakeTile: the next tile index from *counter, the same in every thread.
-extern "C" __device__ long long tessera_take_tile(unsigned long long* counter) {
-  __shared__ unsigned long long tile;
-  return tessera::TakeTile(counter, &tile);
-}
-
-// program.cuh DforTileValues: a GPU-DFOR column's values for the thread's four rows of the tile.
-extern "C" __device__ TesseraValues4 tessera_load_dfor_tile(const tessera::InputColumn* column,
-                                                            long long tile_offset,
-                                                            int num_tile_items) {
-  long long values[kItemsPerThread];
-  tessera::DforTileValues<kBlockThreads, kItemsPerThread>(*column, tile_offset, num_tile_items,
-                                                          values);
-  return {values[0], values[1], values[2], values[3]};
-}
 
 // ---- per-row helpers too involved to emit in PTX: strings and the calendar ---------------------
 namespace {

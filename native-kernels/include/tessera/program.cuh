@@ -1262,8 +1262,8 @@ __device__ __forceinline__ void ExecuteInstruction(const ProgramView& program, O
 // its items' deltas (item ITEM is block ITEM of the set, element threadIdx.x), and a block-wide
 // inclusive scan in row order sums them: a warp scan per item, then the warps' totals through
 // shared memory. Every thread of the block must call it (it synchronizes); rows past the end of
-// the tile hold delta 0, and NULL rows hold a value of no meaning. Used by LoadDforTile and by the
-// generated kernels' prelude (one definition of the decode).
+// the tile hold delta 0, and NULL rows hold a value of no meaning. The generated kernels write the
+// same steps in PTX (codegen/TilePrimitives.dforTile).
 template <int BLOCK_THREADS, int ITEMS_PER_THREAD>
 __device__ __forceinline__ void DforTileValues(const InputColumn& column, long long tile_offset,
                                                int num_tile_items,

@@ -109,7 +109,7 @@ final class ColumnLoads {
   }
 
   /** gpufor.cuh ForValue then Narrow: the value of {@code row}, sign-extended from its lanes. */
-  private static String forValue(PtxBuilder b, String words, String blockStarts, String row,
+  static String forValue(PtxBuilder b, String words, String blockStarts, String row,
       int referenceWords) {
     String block = b.b64();
     b.op("shr.s64 %s, %s, %d", block, row, Integer.numberOfTrailingZeros(

@@ -29,13 +29,15 @@ import java.util.Map;
  *       a row the filter drops runs none of the others. Instructions no output or filter reads
  *       are not emitted.
  *   <li>Column types and encodings are fixed: a load is the few instructions its layout needs;
- *       GPU-FOR is decoded inline (gpufor.cuh ForValue), GPU-DFOR a tile at a time by the
- *       prelude's {@code tessera_load_dfor_tile}, hoisted to the top of the kernel.
+ *       GPU-FOR is decoded inline (gpufor.cuh ForValue), GPU-DFOR a tile at a time
+ *       ({@link TilePrimitives#dforTile}) at the top of the kernel.
  *   <li>Constants are read from the kernel's constants argument, so programs that differ only in
  *       their constants share a kernel ({@link #key}).
  * </ul>
- * The tile primitives (taking a tile, the block scan, the look-back, block sums) are the
- * prelude's, the interpreter kernels' own code.
+ * The block-wide steps (the block scan, the look-back, the GPU-DFOR decode) are written into the
+ * kernel as PTX ({@link TilePrimitives}), instruction for instruction as the interpreter kernels
+ * compile them, as is taking a tile; the string and calendar helpers are calls to the prelude,
+ * which wraps the interpreter kernels' own code.
  */
 public final class FilterProjectGenerator {
   /** Prefix of the generated kernels' entry names; the rest is the key's hash. */
@@ -325,10 +327,12 @@ public final class FilterProjectGenerator {
       alwaysFalse = b.pred();
       b.op("setp.ne.s32 %s, 0, 0", alwaysFalse);
 
+      thread = b.b32();
+      b.op("mov.u32 %s, %%tid.x", thread);
+      tiles = new TilePrimitives(b, thread, BLOCK_THREADS, ITEMS);
       String counter = b.b64();
       b.op("add.s64 %s, %s, %d", counter, status, STATUS_TILE_COUNTER);
-      tile = b.b64();
-      PreludeCall.call(b, "tessera_take_tile", List.of(tile), List.of(PreludeCall.b64(counter)));
+      tile = tiles.takeTile(counter);
       tileOffset = b.b64();
       b.op("mul.lo.s64 %s, %s, %d", tileOffset, tile, TILE_ITEMS);
       String remaining = b.b64();
@@ -337,8 +341,6 @@ public final class FilterProjectGenerator {
       b.op("min.s64 %s, %s, %d", clipped, remaining, TILE_ITEMS);
       numTileItems = b.b32();
       b.op("cvt.u32.u64 %s, %s", numTileItems, clipped);
-      thread = b.b32();
-      b.op("mov.u32 %s, %%tid.x", thread);
       String thread64 = b.b64();
       b.op("cvt.u64.u32 %s, %s", thread64, thread);
       threadRow = b.b64();
@@ -382,6 +384,7 @@ public final class FilterProjectGenerator {
     }
 
     private String tile;
+    private TilePrimitives tiles;
     private String thread;
     private String threadRow;
 
@@ -406,22 +409,14 @@ public final class FilterProjectGenerator {
       return global(r);
     }
 
+    /** A GPU-DFOR column's values for the thread's items (TilePrimitives.dforTile). */
     private String[] loadDforTile(int column) {
       String descriptor = b.b64();
       b.op("add.s64 %s, %s, %d", descriptor, inputsBase, (long) INPUT_COLUMN_BYTES * column);
-      // The prelude takes the generic address of the descriptor.
-      String generic = b.b64();
-      b.op("cvta.global.u64 %s, %s", generic, descriptor);
-      String[] values = new String[ITEMS];
-      List<PreludeCall.Field> fields = new ArrayList<>();
-      for (int item = 0; item < ITEMS; item++) {
-        values[item] = b.b64();
-        fields.add(new PreludeCall.Field(8 * item, "b64", values[item]));
-      }
-      PreludeCall.callStruct(b, "tessera_load_dfor_tile", 8, 8 * ITEMS, fields, List.of(
-          PreludeCall.b64(generic), PreludeCall.b64(tileOffset),
-          PreludeCall.b32(numTileItems)));
-      return values;
+      String words = field(descriptor, INPUT_WORDS);
+      String blockStarts = field(descriptor, INPUT_BLOCK_STARTS);
+      return tiles.dforTile(words, blockStarts, tileOffset, numTileItems,
+          inputs.get(column).referenceWords());
     }
 
     /** One of the thread's rows through phase A: its row, values, keep flag and filter error. */
@@ -558,7 +553,6 @@ public final class FilterProjectGenerator {
     /** The block scan of the keep flags and the look-back: each kept row's output position. */
     private Positions positions(Item[] items) {
       b.comment("positions: block scan and look-back");
-      TilePrimitives tiles = new TilePrimitives(b, thread, BLOCK_THREADS, ITEMS);
       String[] flags = new String[ITEMS];
       for (int item = 0; item < ITEMS; item++) {
         flags[item] = items[item].keep();
@@ -572,7 +566,8 @@ public final class FilterProjectGenerator {
       // The last tile's first thread records the kept rows.
       String lastTile = b.b64();
       b.op("add.s64 %s, %s, -1", lastTile, rowsRegister);
-      b.op("div.s64 %s, %s, %d", lastTile, lastTile, TILE_ITEMS);
+      // rows >= 1, so a shift divides; the in-jar ptxas makes a 64-bit division a call.
+      b.op("shr.s64 %s, %s, %d", lastTile, lastTile, Integer.numberOfTrailingZeros(TILE_ITEMS));
       String isLast = b.pred();
       b.op("setp.eq.s64 %s, %s, %s", isLast, tile, lastTile);
       firstThread = b.pred();

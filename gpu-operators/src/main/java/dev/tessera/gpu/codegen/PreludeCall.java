@@ -34,13 +34,6 @@ final class PreludeCall {
         List.of(new Field(0, type, register)), args);
   }
 
-  /** Calls {@code function}, whose result is a struct of {@code bytes} bytes. */
-  static void callStruct(PtxBuilder b, String function, int align, int bytes,
-      List<Field> fields, List<Arg> args) {
-    sequence(b, function, ".param .align " + align + " .b8 retval0[" + bytes + "];", fields,
-        args);
-  }
-
   private static void sequence(PtxBuilder b, String function, String resultDeclaration,
       List<Field> fields, List<Arg> args) {
     b.raw("{");

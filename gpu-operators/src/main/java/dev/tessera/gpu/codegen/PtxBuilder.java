@@ -30,6 +30,7 @@ final class PtxBuilder {
 
   private final StringBuilder body = new StringBuilder();
   private final StringBuilder declarations = new StringBuilder();
+  private final java.util.Set<String> declared = new java.util.HashSet<>();
   private final Map<Kind, Integer> used = new LinkedHashMap<>();
   private int labels;
 
@@ -83,9 +84,14 @@ final class PtxBuilder {
     body.append('\t').append(line).append('\n');
   }
 
-  /** A declaration at the top of the body (a .shared variable of the kernel). */
+  /**
+   * A declaration at the top of the body (a .shared variable of the kernel); declaring the same
+   * one again (a primitive used twice) keeps the first.
+   */
   void declare(String declaration) {
-    declarations.append('\t').append(declaration).append(";\n");
+    if (declared.add(declaration)) {
+      declarations.append('\t').append(declaration).append(";\n");
+    }
   }
 
   /** The declarations of every register used, then the instructions. */

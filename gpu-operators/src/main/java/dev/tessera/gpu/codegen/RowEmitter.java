@@ -368,13 +368,13 @@ final class RowEmitter {
     String error = firstError(x.error(), y.error());
     String zero = b.pred();
     b.op("setp.eq.s64 %s, %s, 0", zero, y.value());
-    String r = javaRemainder(x.value(), y.value());
+    String r = javaRemainder(x.value(), y.value(), width);
     if (pmod) {
       String negative = b.pred();
       b.op("setp.lt.s64 %s, %s, 0", negative, r);
       String sum = b.b64();
       b.op("add.s64 %s, %s, %s", sum, r, y.value());
-      String again = javaRemainder(wrap(sum, width), y.value());
+      String again = javaRemainder(wrap(sum, width), y.value(), width);
       r = selp(negative, again, r);
     }
     if (ansi) {
@@ -387,12 +387,24 @@ final class RowEmitter {
   }
 
   /**
-   * program.cuh java::Rem for n != 0: x % n truncating, MIN % -1 = 0 (rem.s64's result for it,
-   * and for n == 0, is not defined, so those are chosen around it).
+   * program.cuh java::Rem for n != 0: x % n truncating, MIN % -1 = 0 (rem's result for it, and
+   * for n == 0, is not defined, so those are chosen around it). Operands of at most 32 bits (sign
+   * extended, as every narrower integer is) use the 32-bit remainder: ptxas makes a 64-bit one a
+   * call to a division routine, and values held across a call spill.
    */
-  private String javaRemainder(String x, String n) {
+  private String javaRemainder(String x, String n, int width) {
     String r = b.b64();
-    b.op("rem.s64 %s, %s, %s", r, x, n);
+    if (width <= 32) {
+      String x32 = b.b32();
+      b.op("cvt.u32.u64 %s, %s", x32, x);
+      String n32 = b.b32();
+      b.op("cvt.u32.u64 %s, %s", n32, n);
+      String r32 = b.b32();
+      b.op("rem.s32 %s, %s, %s", r32, x32, n32);
+      b.op("cvt.s64.s32 %s, %s", r, r32);
+    } else {
+      b.op("rem.s64 %s, %s, %s", r, x, n);
+    }
     String minusOne = b.pred();
     b.op("setp.eq.s64 %s, %s, -1", minusOne, n);
     return selp(minusOne, "0", r);

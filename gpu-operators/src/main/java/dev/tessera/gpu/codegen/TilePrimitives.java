@@ -8,7 +8,10 @@ package dev.tessera.gpu.codegen;
  * values the kernel holds across a call beyond the few registers the call convention preserves
  * are spilled, and these run where the kernel holds its most values.
  *
- * <p>Both contain barriers: every thread of the block must reach them.
+ * <p>And the GPU-DFOR tile decode (program.cuh DforTileValues), for the same reason: a kernel
+ * with several GPU-DFOR columns holds every decoded tile while it decodes the next.
+ *
+ * <p>All contain barriers: every thread of the block must reach them.
  */
 final class TilePrimitives {
   private static final int WARP_THREADS = 32;
@@ -38,9 +41,134 @@ final class TilePrimitives {
     b.op("shr.u32 %s, %s, 5", warp, thread);
   }
 
+  /**
+   * lookback.cuh TakeTile: the next tile index from the zeroed device counter at {@code counter}
+   * (.b64 global), taken by thread 0 and shared with the block (.b64 in every thread).
+   */
+  String takeTile(String counter) {
+    b.declare(".shared .align 8 .b64 taken_tile");
+    String first = b.pred();
+    b.op("setp.eq.u32 %s, %s, 0", first, thread);
+    String taken = b.b64();
+    b.op("@%s atom.global.add.u64 %s, [%s], 1", first, taken, counter);
+    b.op("@%s st.shared.u64 [taken_tile], %s", first, taken);
+    b.op("bar.sync 0");
+    String tile = b.b64();
+    b.op("ld.shared.u64 %s, [taken_tile]", tile);
+    return tile;
+  }
+
   /** The .b32 register holding the thread's lane. */
   String lane() {
     return lane;
+  }
+
+  /** WarpInclusiveSum of a .b64 value, in place (two 32-bit shuffles a step). */
+  private void warpInclusiveSum64(String value) {
+    for (int offset = 1; offset < WARP_THREADS; offset <<= 1) {
+      String low = b.b32();
+      String high = b.b32();
+      b.op("mov.b64 {%s, %s}, %s", low, high, value);
+      String otherLow = b.b32();
+      String otherHigh = b.b32();
+      String inRange = b.pred();
+      b.op("shfl.sync.up.b32 %s|%s, %s, %d, 0, -1", otherLow, inRange, low, offset);
+      b.op("shfl.sync.up.b32 %s, %s, %d, 0, -1", otherHigh, high, offset);
+      String other = b.b64();
+      b.op("mov.b64 %s, {%s, %s}", other, otherLow, otherHigh);
+      b.op("@%s add.s64 %s, %s, %s", inRange, value, value, other);
+    }
+  }
+
+  /**
+   * program.cuh DforTileValues: a GPU-DFOR column's values (narrowed as LoadColumn's) for the
+   * thread's items of the tile, which is one GPU-DFOR set: the set's first value plus the deltas
+   * up to each row, summed by a warp scan per item and the warps' totals through shared memory.
+   * Rows past the tile's end hold delta 0 (their values mean nothing, nor do NULL rows').
+   *
+   * @param words the column's words (global .b64)
+   * @param blockStarts the column's block starts (global .b64)
+   * @param tileOffset the tile's first row (.b64)
+   * @param numTileItems the tile's rows (.b32)
+   */
+  String[] dforTile(String words, String blockStarts, String tileOffset, String numTileItems,
+      int referenceWords) {
+    b.declare(".shared .align 8 .b64 dfor_totals[" + items * warps + "]");
+    String totalsBase = b.b32();
+    b.op("mov.u32 %s, dfor_totals", totalsBase);
+    String lastLane = b.pred();
+    b.op("setp.eq.u32 %s, %s, %d", lastLane, lane, WARP_THREADS - 1);
+    String[] sums = new String[items];
+    for (int i = 0; i < items; i++) {
+      String index = b.b32();
+      b.op("add.s32 %s, %s, %d", index, thread, i * warps * WARP_THREADS);
+      sums[i] = b.b64();
+      b.op("mov.b64 %s, 0", sums[i]);
+      String past = b.pred();
+      b.op("setp.ge.s32 %s, %s, %s", past, index, numTileItems);
+      String skip = b.label("dfor_delta");
+      b.op("@%s bra %s", past, skip);
+      String index64 = b.b64();
+      b.op("cvt.u64.u32 %s, %s", index64, index);
+      String row = b.b64();
+      b.op("add.s64 %s, %s, %s", row, tileOffset, index64);
+      String delta = ColumnLoads.forValue(b, words, blockStarts, row, referenceWords);
+      b.op("mov.b64 %s, %s", sums[i], delta);
+      b.place(skip);
+      warpInclusiveSum64(sums[i]);
+      String slot = b.b32();
+      b.op("add.s32 %s, %s, %d", slot, warp, i * warps);
+      b.op("mad.lo.u32 %s, %s, 8, %s", slot, slot, totalsBase);
+      b.op("@%s st.shared.u64 [%s], %s", lastLane, slot, sums[i]);
+    }
+    b.op("bar.sync 0");
+    // The set's first value, stored just before its first block.
+    String firstBlock = b.b64();
+    b.op("shr.s64 %s, %s, 7", firstBlock, tileOffset);
+    String startAddress = b.b64();
+    b.op("mad.lo.s64 %s, %s, 4, %s", startAddress, firstBlock, blockStarts);
+    String start = b.b32();
+    b.op("ld.global.nc.s32 %s, [%s]", start, startAddress);
+    b.op("sub.s32 %s, %s, %d", start, start, referenceWords);
+    String start64 = b.b64();
+    b.op("cvt.s64.s32 %s, %s", start64, start);
+    String firstAddress = b.b64();
+    b.op("mad.lo.s64 %s, %s, 4, %s", firstAddress, start64, words);
+    String carry = b.b64();
+    if (referenceWords == 2) {
+      String low = b.b32();
+      String high = b.b32();
+      b.op("ld.global.nc.u32 %s, [%s]", low, firstAddress);
+      b.op("ld.global.nc.u32 %s, [%s+4]", high, firstAddress);
+      b.op("mov.b64 %s, {%s, %s}", carry, low, high);
+    } else {
+      String low = b.b32();
+      b.op("ld.global.nc.s32 %s, [%s]", low, firstAddress);
+      b.op("cvt.s64.s32 %s, %s", carry, low);
+    }
+    String[] values = new String[items];
+    for (int i = 0; i < items; i++) {
+      String before = b.b64();
+      b.op("mov.b64 %s, %s", before, carry);
+      for (int w = 0; w < warps; w++) {
+        String total = b.b64();
+        b.op("ld.shared.u64 %s, [dfor_totals+%d]", total, 8 * (i * warps + w));
+        String earlier = b.pred();
+        b.op("setp.gt.u32 %s, %s, %d", earlier, warp, w);
+        b.op("@%s add.s64 %s, %s, %s", earlier, before, before, total);
+        b.op("add.s64 %s, %s, %s", carry, carry, total);
+      }
+      String value = b.b64();
+      b.op("add.s64 %s, %s, %s", value, before, sums[i]);
+      if (referenceWords == 1) {
+        String low = b.b32();
+        b.op("cvt.u32.u64 %s, %s", low, value);
+        b.op("cvt.s64.s32 %s, %s", value, low);
+      }
+      values[i] = value;
+    }
+    b.op("bar.sync 0"); // dfor_totals is reused by the next GPU-DFOR column
+    return values;
   }
 
   /** scan.cuh WarpInclusiveSum of a .b32 value, in place. */
