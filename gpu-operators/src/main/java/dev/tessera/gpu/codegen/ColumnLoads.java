@@ -108,6 +108,27 @@ final class ColumnLoads {
     return new Val(value, valid, null, null);
   }
 
+  /**
+   * gpufor.cuh ReadSigned: a lanes-wide signed value stored in {@code referenceWords} words at
+   * {@code address}, sign-extended. Words are 4-byte aligned only, so a 64-bit one is read as two
+   * halves.
+   */
+  static String readSigned(PtxBuilder b, String address, int referenceWords) {
+    String value = b.b64();
+    if (referenceWords == 2) {
+      String low = b.b32();
+      String high = b.b32();
+      b.op("ld.global.nc.u32 %s, [%s]", low, address);
+      b.op("ld.global.nc.u32 %s, [%s+4]", high, address);
+      b.op("mov.b64 %s, {%s, %s}", value, low, high);
+    } else {
+      String low = b.b32();
+      b.op("ld.global.nc.s32 %s, [%s]", low, address);
+      b.op("cvt.s64.s32 %s, %s", value, low);
+    }
+    return value;
+  }
+
   /** gpufor.cuh ForValue then Narrow: the value of {@code row}, sign-extended from its lanes. */
   static String forValue(PtxBuilder b, String words, String blockStarts, String row,
       int referenceWords) {
@@ -122,19 +143,7 @@ final class ColumnLoads {
     b.op("cvt.s64.s32 %s, %s", start64, start);
     String blockAddress = b.b64();
     b.op("mad.lo.s64 %s, %s, 4, %s", blockAddress, start64, words);
-    // The reference: words are 4-byte aligned only, so a 64-bit one is read as two halves.
-    String reference = b.b64();
-    if (referenceWords == 2) {
-      String low = b.b32();
-      String high = b.b32();
-      b.op("ld.global.nc.u32 %s, [%s]", low, blockAddress);
-      b.op("ld.global.nc.u32 %s, [%s+4]", high, blockAddress);
-      b.op("mov.b64 %s, {%s, %s}", reference, low, high);
-    } else {
-      String low = b.b32();
-      b.op("ld.global.nc.s32 %s, [%s]", low, blockAddress);
-      b.op("cvt.s64.s32 %s, %s", reference, low);
-    }
+    String reference = readSigned(b, blockAddress, referenceWords);
     String widths = b.b32();
     b.op("ld.global.nc.u32 %s, [%s+%d]", widths, blockAddress, 4 * referenceWords);
     String inBlock = b.b32();

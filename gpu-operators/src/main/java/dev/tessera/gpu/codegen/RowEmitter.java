@@ -243,28 +243,9 @@ final class RowEmitter {
     b.op("%s %s, %s, %s", name, result, x.value(), y.value());
     if (width == 64) {
       if (ansi) {
-        overflow = b.pred();
-        if (op == Opcode.MUL_INT) {
-          // The exact product fits iff its high half is the sign extension of the low half.
-          String high = b.b64();
-          b.op("mul.hi.s64 %s, %s, %s", high, x.value(), y.value());
-          String sign = b.b64();
-          b.op("shr.s64 %s, %s, 63", sign, result);
-          b.op("setp.ne.s64 %s, %s, %s", overflow, high, sign);
-        } else {
-          // Math.addExact: ((x ^ r) & (y ^ r)) < 0; subtractExact: ((x ^ y) & (x ^ r)) < 0.
-          String t1 = b.b64();
-          String t2 = b.b64();
-          if (op == Opcode.ADD_INT) {
-            b.op("xor.b64 %s, %s, %s", t1, x.value(), result);
-            b.op("xor.b64 %s, %s, %s", t2, y.value(), result);
-          } else {
-            b.op("xor.b64 %s, %s, %s", t1, x.value(), y.value());
-            b.op("xor.b64 %s, %s, %s", t2, x.value(), result);
-          }
-          b.op("and.b64 %s, %s, %s", t1, t1, t2);
-          b.op("setp.lt.s64 %s, %s, 0", overflow, t1);
-        }
+        overflow = exactOverflows(op == Opcode.ADD_INT ? Exactly.ADD
+            : op == Opcode.SUB_INT ? Exactly.SUBTRACT : Exactly.MULTIPLY, x.value(), y.value(),
+            result);
       }
     } else {
       String wrapped = wrap(result, width);
@@ -654,33 +635,56 @@ final class RowEmitter {
   private record Exact(String value, String ok) {}
 
   private Exact exact(Opcode op, Val x, Val y) {
+    Exactly how = op == Opcode.ADD_DECIMAL ? Exactly.ADD
+        : op == Opcode.SUB_DECIMAL ? Exactly.SUBTRACT : Exactly.MULTIPLY;
     String r = b.b64();
-    String failed = b.pred();
-    if (op == Opcode.MUL_DECIMAL) {
-      b.op("mul.lo.s64 %s, %s, %s", r, x.value(), y.value());
-      String high = b.b64();
-      b.op("mul.hi.s64 %s, %s, %s", high, x.value(), y.value());
-      String sign = b.b64();
-      b.op("shr.s64 %s, %s, 63", sign, r);
-      b.op("setp.ne.s64 %s, %s, %s", failed, high, sign);
-    } else {
-      String t1 = b.b64();
-      String t2 = b.b64();
-      if (op == Opcode.ADD_DECIMAL) {
-        b.op("add.s64 %s, %s, %s", r, x.value(), y.value());
-        b.op("xor.b64 %s, %s, %s", t1, x.value(), r);
-        b.op("xor.b64 %s, %s, %s", t2, y.value(), r);
-      } else {
-        b.op("sub.s64 %s, %s, %s", r, x.value(), y.value());
-        b.op("xor.b64 %s, %s, %s", t1, x.value(), y.value());
-        b.op("xor.b64 %s, %s, %s", t2, x.value(), r);
-      }
-      b.op("and.b64 %s, %s, %s", t1, t1, t2);
-      b.op("setp.lt.s64 %s, %s, 0", failed, t1);
-    }
+    b.op("%s %s, %s, %s", how.instruction, r, x.value(), y.value());
     String ok = b.pred();
-    b.op("not.pred %s, %s", ok, failed);
+    b.op("not.pred %s, %s", ok, exactOverflows(how, x.value(), y.value(), r));
     return new Exact(r, ok);
+  }
+
+  /** Java's exact long arithmetic (Math.addExact, subtractExact, multiplyExact). */
+  private enum Exactly {
+    ADD("add.s64"),
+    SUBTRACT("sub.s64"),
+    MULTIPLY("mul.lo.s64");
+
+    final String instruction;
+
+    Exactly(String instruction) {
+      this.instruction = instruction;
+    }
+  }
+
+  /**
+   * Whether the exact {@code x how y} does not fit a long, given {@code result}, the wrapped one
+   * (program.cuh java::AddExact, SubtractExact, MultiplyExact): addExact overflows when
+   * ((x ^ r) & (y ^ r)) < 0, subtractExact when ((x ^ y) & (x ^ r)) < 0, and a product when its
+   * high half is not the sign extension of its low half. {@code y} may be an immediate.
+   */
+  private String exactOverflows(Exactly how, String x, String y, String result) {
+    String overflow = b.pred();
+    if (how == Exactly.MULTIPLY) {
+      String high = b.b64();
+      b.op("mul.hi.s64 %s, %s, %s", high, x, y);
+      String sign = b.b64();
+      b.op("shr.s64 %s, %s, 63", sign, result);
+      b.op("setp.ne.s64 %s, %s, %s", overflow, high, sign);
+      return overflow;
+    }
+    String t1 = b.b64();
+    String t2 = b.b64();
+    if (how == Exactly.ADD) {
+      b.op("xor.b64 %s, %s, %s", t1, x, result);
+      b.op("xor.b64 %s, %s, %s", t2, y, result);
+    } else {
+      b.op("xor.b64 %s, %s, %s", t1, x, y);
+      b.op("xor.b64 %s, %s, %s", t2, x, result);
+    }
+    b.op("and.b64 %s, %s, %s", t1, t1, t2);
+    b.op("setp.lt.s64 %s, %s, 0", overflow, t1);
+    return overflow;
   }
 
   /** program.cuh DecimalRescale, with the scales known when the kernel is generated. */
@@ -695,15 +699,11 @@ final class RowEmitter {
       if (up == 0) {
         return new Exact(v, null);
       }
-      long factor = Decimals.pow10(up);
+      String factor = Long.toString(Decimals.pow10(up));
       String r = b.b64();
-      b.op("mul.lo.s64 %s, %s, %d", r, v, factor);
-      String high = b.b64();
-      b.op("mul.hi.s64 %s, %s, %d", high, v, factor);
-      String sign = b.b64();
-      b.op("shr.s64 %s, %s, 63", sign, r);
+      b.op("mul.lo.s64 %s, %s, %s", r, v, factor);
       String ok = b.pred();
-      b.op("setp.eq.s64 %s, %s, %s", ok, high, sign);
+      b.op("not.pred %s, %s", ok, exactOverflows(Exactly.MULTIPLY, v, factor, r));
       return new Exact(r, ok);
     }
     int down = from - to;

@@ -134,18 +134,7 @@ final class TilePrimitives {
     b.op("cvt.s64.s32 %s, %s", start64, start);
     String firstAddress = b.b64();
     b.op("mad.lo.s64 %s, %s, 4, %s", firstAddress, start64, words);
-    String carry = b.b64();
-    if (referenceWords == 2) {
-      String low = b.b32();
-      String high = b.b32();
-      b.op("ld.global.nc.u32 %s, [%s]", low, firstAddress);
-      b.op("ld.global.nc.u32 %s, [%s+4]", high, firstAddress);
-      b.op("mov.b64 %s, {%s, %s}", carry, low, high);
-    } else {
-      String low = b.b32();
-      b.op("ld.global.nc.s32 %s, [%s]", low, firstAddress);
-      b.op("cvt.s64.s32 %s, %s", carry, low);
-    }
+    String carry = ColumnLoads.readSigned(b, firstAddress, referenceWords);
     String[] values = new String[items];
     for (int i = 0; i < items; i++) {
       String before = b.b64();
