@@ -10,10 +10,9 @@ import java.util.UUID;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.columnar.CachedBatch;
-import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
- * Cuts one partition's rows (or Spark's columnar batches) into {@link TesseraCachedBatch}es of
+ * Cuts one partition's rows into {@link TesseraCachedBatch}es of
  * {@code batchRows} rows, encoding each column as its batch closes.
  */
 final class CachedBatchBuilder implements java.io.Serializable {
@@ -39,36 +38,6 @@ final class CachedBatchBuilder implements java.io.Serializable {
           }
         }
         return rows.hasNext();
-      }
-    };
-  }
-
-  /** The cached batches of a partition's columnar batches (whose row counts may be anything). */
-  Iterator<CachedBatch> fromColumnar(Iterator<ColumnarBatch> input) {
-    return new Batches() {
-      private ColumnarBatch current;
-      private int next;
-
-      @Override
-      boolean fill(List<ColumnAccumulator> columns) {
-        while (columns.get(0).size() < batchRows) {
-          if (current == null || next == current.numRows()) {
-            if (!input.hasNext()) {
-              return false;
-            }
-            current = input.next();
-            next = 0;
-            continue;
-          }
-          int take = Math.min(current.numRows() - next, batchRows - columns.get(0).size());
-          for (int c = 0; c < columns.size(); c++) {
-            for (int r = next; r < next + take; r++) {
-              columns.get(c).add(current.column(c), r);
-            }
-          }
-          next += take;
-        }
-        return next < current.numRows() || input.hasNext();
       }
     };
   }

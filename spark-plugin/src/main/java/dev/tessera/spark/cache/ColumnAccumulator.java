@@ -5,12 +5,12 @@ import dev.tessera.gpu.column.ColumnType;
 import java.util.Arrays;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.types.Decimal;
-import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
- * The values of one column of a cached batch as they arrive (from rows or from Spark's column
- * vectors), then encoded ({@link EncodedColumn}), with the statistics Spark's batch pruning reads.
+ * The values of one column of a cached batch as they arrive from its rows (or, for the
+ * compression report, from the SSB generator's), then encoded ({@link EncodedColumn}), with the
+ * statistics Spark's batch pruning reads.
  * Values are held as the codec takes them: integers sign-extended, FLOAT and DOUBLE as their raw
  * bits, decimals as unscaled longs, strings as UTF-8 bytes.
  */
@@ -59,26 +59,6 @@ public final class ColumnAccumulator {
       case DECIMAL -> addFixed(
           row.getDecimal(ordinal, type.precision(), type.scale()).toUnscaledLong());
       case STRING -> addString(row.getUTF8String(ordinal).getBytes());
-    }
-  }
-
-  /** Adds row {@code r} of {@code vector}. */
-  void add(ColumnVector vector, int r) {
-    if (vector.isNullAt(r)) {
-      addNull();
-      return;
-    }
-    switch (type.id()) {
-      case BOOLEAN -> addFixed(vector.getBoolean(r) ? 1 : 0);
-      case BYTE -> addFixed(vector.getByte(r));
-      case SHORT -> addFixed(vector.getShort(r));
-      case INT, DATE -> addFixed(vector.getInt(r));
-      case LONG, TIMESTAMP -> addFixed(vector.getLong(r));
-      case FLOAT -> addFixed(Float.floatToRawIntBits(vector.getFloat(r)));
-      case DOUBLE -> addFixed(Double.doubleToRawLongBits(vector.getDouble(r)));
-      case DECIMAL -> addFixed(
-          vector.getDecimal(r, type.precision(), type.scale()).toUnscaledLong());
-      case STRING -> addString(vector.getUTF8String(r).getBytes());
     }
   }
 

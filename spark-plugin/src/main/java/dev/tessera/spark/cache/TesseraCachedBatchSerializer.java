@@ -103,13 +103,9 @@ public final class TesseraCachedBatchSerializer extends SimpleMetricsCachedBatch
   @Override
   public RDD<CachedBatch> convertColumnarBatchToCachedBatch(RDD<ColumnarBatch> input,
       Seq<Attribute> schema, StorageLevel storageLevel, SQLConf conf) {
-    // Not reached: supportsColumnarInput is false. Kept correct all the same.
-    Optional<List<ColumnType>> types = columnTypes(CollectionConverters.asJava(schema), true);
-    if (types.isEmpty()) {
-      return fallback.convertColumnarBatchToCachedBatch(input, schema, storageLevel, conf);
-    }
-    CachedBatchBuilder builder = new CachedBatchBuilder(types.get(), batchRows(conf));
-    return input.toJavaRDD().mapPartitions(builder::fromColumnar).rdd();
+    // Spark hands columnar input only to a serializer whose supportsColumnarInput says yes.
+    throw new IllegalStateException("Tessera bug: columnar input reached"
+        + " TesseraCachedBatchSerializer, whose supportsColumnarInput is false");
   }
 
   @Override
