@@ -28,9 +28,9 @@ final class ColumnLoads {
     switch (spec.encoding()) {
       case PLAIN -> {
         if (spec.type().isString()) {
-          return string(b, data, offsets, row, valid);
+          return stringAt(b, data, offsets, row, valid);
         }
-        return new Val(plain(b, spec, data, row), valid, null, null);
+        return new Val(plainValue(b, spec.type(), data, row), valid, null, null);
       }
       case FOR -> {
         String value = forValue(b, words, blockStarts, row, spec.referenceWords());
@@ -60,12 +60,38 @@ final class ColumnLoads {
     return valid;
   }
 
-  private static String plain(PtxBuilder b, InputSpec spec, String data, String row) {
-    int width = spec.type().id().width();
+  /**
+   * The validity bit of {@code row} in the bitmap at generic address {@code validity}, or true
+   * when that address is 0 (a column without a bitmap: known only at run time).
+   */
+  static String validBitIfPresent(PtxBuilder b, String validity, String row) {
+    String present = b.pred();
+    b.op("setp.ne.u64 %s, %s, 0", present, validity);
+    String byteIndex = b.b64();
+    b.op("shr.s64 %s, %s, 3", byteIndex, row);
+    String address = b.b64();
+    b.op("add.s64 %s, %s, %s", address, validity, byteIndex);
+    String bits = b.b32();
+    b.op("mov.b32 %s, 255", bits);
+    b.op("@%s ld.global.nc.u8 %s, [%s]", present, bits, address);
+    String shift = b.b32();
+    b.op("cvt.u32.u64 %s, %s", shift, row);
+    b.op("and.b32 %s, %s, 7", shift, shift);
+    b.op("shr.u32 %s, %s, %s", bits, bits, shift);
+    b.op("and.b32 %s, %s, 1", bits, bits);
+    String valid = b.pred();
+    b.op("setp.ne.u32 %s, %s, 0", valid, bits);
+    return valid;
+  }
+
+  /** A plain fixed-width value of {@code type} at {@code row}, in its register form. */
+  static String plainValue(PtxBuilder b, dev.tessera.gpu.column.ColumnType type, String data,
+      String row) {
+    int width = type.id().width();
     String address = b.b64();
     b.op("mad.lo.s64 %s, %s, %d, %s", address, row, width, data);
     String value = b.b64();
-    switch (spec.type().id()) {
+    switch (type.id()) {
       case BOOLEAN, BYTE, SHORT, INT, DATE -> {
         String narrow = b.b32();
         b.op("ld.global.nc.s%d %s, [%s]", width * 8, narrow, address);
@@ -82,7 +108,7 @@ final class ColumnLoads {
   }
 
   /** A string at {@code index} of the offsets: its address in {@code data} and its length. */
-  private static Val string(PtxBuilder b, String data, String offsets, String index,
+  static Val stringAt(PtxBuilder b, String data, String offsets, String index,
       String valid) {
     String at = b.b64();
     b.op("mad.lo.s64 %s, %s, 4, %s", at, index, offsets);
@@ -103,7 +129,7 @@ final class ColumnLoads {
   private static Val decoded(PtxBuilder b, InputSpec spec, String data, String offsets,
       String value, String valid) {
     if (spec.dictionary()) {
-      return string(b, data, offsets, value, valid);
+      return stringAt(b, data, offsets, value, valid);
     }
     return new Val(value, valid, null, null);
   }

@@ -1,6 +1,5 @@
 package dev.tessera.gpu.codegen;
 
-import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.TypeId;
 import dev.tessera.gpu.expr.Opcode;
@@ -8,12 +7,9 @@ import dev.tessera.gpu.expr.Program;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.HexFormat;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 
 /**
  * Writes the PTX of one filter-and-project pipeline as its own kernel: phase 1 of
@@ -33,6 +29,8 @@ import java.util.Map;
  *       ({@link TilePrimitives#dforTile}) at the top of the kernel.
  *   <li>Constants are read from the kernel's constants argument, so programs that differ only in
  *       their constants share a kernel ({@link #key}).
+ *   <li>Join probes (PROBE, LOAD_BUILD) walk the table inline, for live rows only
+ *       ({@link ProgramEmitter}).
  * </ul>
  * The block-wide steps (the block scan, the look-back, the GPU-DFOR decode) are written into the
  * kernel as PTX ({@link TilePrimitives}), instruction for instruction as the interpreter kernels
@@ -48,15 +46,8 @@ public final class FilterProjectGenerator {
   private static final int ITEMS = 4;
   private static final int TILE_ITEMS = BLOCK_THREADS * ITEMS;
 
-  // program.cuh InputColumn and filter_project.cu's structs (ProgramPlan and CudaFilterProject
-  // hold the Java side of these layouts; the generated kernel is checked against the same
-  // structs by running the same suites).
-  private static final int INPUT_COLUMN_BYTES = 48;
-  private static final int INPUT_DATA = 0;
-  private static final int INPUT_VALIDITY = 8;
-  private static final int INPUT_OFFSETS = 16;
-  private static final int INPUT_WORDS = 32;
-  private static final int INPUT_BLOCK_STARTS = 40;
+  // filter_project.cu's structs (CudaFilterProject holds the Java side of these layouts; the
+  // generated kernel is checked against the same structs by running the same suites).
   private static final int OUTPUT_COLUMN_BYTES = 40;
   private static final int OUTPUT_DATA = 0;
   private static final int OUTPUT_VALIDITY = 8;
@@ -86,37 +77,21 @@ public final class FilterProjectGenerator {
       key.append(in.type()).append(':').append(in.encoding()).append(':').append(in.nullable())
           .append(',');
     }
-    return key.toString();
+    return key.append(ProgramEmitter.structuralKey(program)).toString();
   }
 
   /**
-   * Why the generator does not write {@code program}'s kernel (join probes, opcodes it does not
-   * cover), or null when it does: for explain and {@code bin/tessera sql --kernels}.
+   * Why the generator does not write {@code program}'s kernel (opcodes it does not cover, join
+   * tables it does not probe), or null when it does: for explain and
+   * {@code bin/tessera sql --kernels}.
    */
   public static String whyNotGenerated(Program program) {
-    List<String> reasons = new ArrayList<>();
-    if (!program.tables().isEmpty()) {
-      reasons.add("it probes " + program.tables().size() + " join table(s), which the kernel"
-          + " generator does not do yet");
-    }
-    java.util.Set<Opcode> uncovered = uncoveredOpcodes(program);
-    if (!uncovered.isEmpty()) {
-      reasons.add("the kernel generator does not cover " + uncovered.stream().map(Opcode::name)
-          .collect(java.util.stream.Collectors.joining(", ")));
-    }
-    return reasons.isEmpty() ? null : String.join("; ", reasons);
+    return ProgramEmitter.whyNotGenerated(program);
   }
 
   /** The opcodes of {@code program} the generator has no emitter for, in program order. */
   public static java.util.Set<Opcode> uncoveredOpcodes(Program program) {
-    java.util.Set<Opcode> uncovered = new java.util.LinkedHashSet<>();
-    for (int i = 0; i < program.instructionCount(); i++) {
-      Opcode op = Opcode.ofCode(program.code()[i * Program.WORDS]);
-      if (!RowEmitter.covers(op)) {
-        uncovered.add(op);
-      }
-    }
-    return uncovered;
+    return ProgramEmitter.uncoveredOpcodes(program);
   }
 
   /** The entry name of the kernel for {@code key}. */
@@ -151,79 +126,41 @@ public final class FilterProjectGenerator {
   }
 
   /** One kernel's text under construction. */
-  private static final class Writer implements RowEmitter.KernelContext {
+  private static final class Writer {
     private final Program program;
-    private final List<InputSpec> inputs;
     private final String entry;
     private final PtxBuilder b = new PtxBuilder();
-    private final RowEmitter rows;
-    private final int[] code;
-    private final int count;
+    private final ProgramEmitter body;
 
-    // Kernel-wide registers.
-    private String constants;
-    private String strings;
-    private String inputsBase;
-    private String alwaysFalse;
     private String tileOffset;
     private String numTileItems;
-    private final Map<Integer, String> constantRegisters = new LinkedHashMap<>();
-    private final Map<Integer, ColumnRegisters> columns = new LinkedHashMap<>();
-    private final Map<Integer, String[]> dforValues = new LinkedHashMap<>();
-
-    /** One input column's descriptor fields, loaded once. */
-    private record ColumnRegisters(String data, String validity, String offsets, String words,
-        String blockStarts) {}
+    private String status;
+    private String rowsRegister;
+    private String tile;
+    private TilePrimitives tiles;
+    private String thread;
+    private String threadRow;
 
     Writer(Program program, List<InputSpec> inputs, String entry) {
       this.program = program;
-      this.inputs = inputs;
       this.entry = entry;
-      this.rows = new RowEmitter(b, program.ansi(), this);
-      this.code = program.code();
-      this.count = program.instructionCount();
-    }
-
-    private int op(int i) {
-      return code[i * Program.WORDS];
-    }
-
-    private int word(int i, int w) {
-      return code[i * Program.WORDS + w];
+      this.body = new ProgramEmitter(program, inputs, b, entry);
     }
 
     String write() throws CodegenUnsupportedException {
-      // Which instruction defines each register operand, and which instructions are needed.
-      int[][] sources = new int[count][];
-      int[] lastWriter = new int[Program.MAX_REGISTERS];
-      java.util.Arrays.fill(lastWriter, -1);
-      for (int i = 0; i < count; i++) {
-        Opcode op = Opcode.ofCode(op(i));
-        List<Integer> registers = RowEmitter.registerOperands(op, word(i, 2), word(i, 3),
-            word(i, 4));
-        sources[i] = new int[registers.size()];
-        for (int k = 0; k < registers.size(); k++) {
-          int writer = lastWriter[registers.get(k)];
-          if (writer < 0) {
-            throw new IllegalArgumentException("r" + registers.get(k) + " is read before it is"
-                + " written at instruction " + i + " (ProgramChecks rejects such programs)");
-          }
-          sources[i][k] = writer;
-        }
-        lastWriter[word(i, 1)] = i;
-      }
-      int filter = program.hasFilter() ? lastWriter[program.filterRegister()] : -1;
+      // Which instructions are needed: the filter's cone, then what the outputs read.
+      int filter = program.hasFilter() ? body.writerOf(program.filterRegister()) : -1;
       int[] outputs = new int[program.outputs().size()];
       for (int o = 0; o < outputs.length; o++) {
-        outputs[o] = lastWriter[program.outputs().get(o).register()];
+        outputs[o] = body.writerOf(program.outputs().get(o).register());
       }
       BitSet cone = new BitSet();
       if (filter >= 0) {
-        mark(filter, sources, cone);
+        body.mark(filter, cone);
       }
       BitSet needed = (BitSet) cone.clone();
       for (int o : outputs) {
-        mark(o, sources, needed);
+        body.mark(o, needed);
       }
       BitSet rest = (BitSet) needed.clone();
       rest.andNot(cone);
@@ -231,51 +168,20 @@ public final class FilterProjectGenerator {
       header();
       prologue(needed);
       // Phase A, every item: the filter and what it reads; then the tile's positions (the
-      // prelude's block scan and look-back); then phase B, every kept row: the rest of the
-      // program and the writes. Few values live across the prelude calls between the phases
-      // (the call convention keeps few registers across a call).
-      loadPhaseValues(cone);
+      // block scan and look-back); then phase B, every kept row: the rest of the program and
+      // the writes. Few values live across the block-wide steps between the phases.
+      body.loadPhaseValues(cone);
       Item[] items = new Item[ITEMS];
       for (int item = 0; item < ITEMS; item++) {
-        items[item] = filterPhase(item, sources, cone, filter);
+        items[item] = filterPhase(item, cone, filter);
       }
       Positions positions = positions(items);
-      // Phase B computes again the loads of phase A it reads, rather than keep them live
-      // across the calls.
-      BitSet reloaded = new BitSet();
-      for (int i = rest.nextSetBit(0); i >= 0; i = rest.nextSetBit(i + 1)) {
-        for (int source : sources[i]) {
-          if (cone.get(source) && isLoad(source)) {
-            reloaded.set(source);
-          }
-        }
-      }
-      for (int o : outputs) {
-        if (cone.get(o) && isLoad(o)) {
-          reloaded.set(o);
-        }
-      }
+      // Phase B computes again the loads of phase A it reads, rather than keep them live.
       BitSet phaseB = (BitSet) rest.clone();
-      phaseB.or(reloaded);
-      loadPhaseValues(phaseB);
-      outputPhase(items, positions, sources, phaseB, outputs);
+      phaseB.or(body.reloads(cone, rest, outputs));
+      body.loadPhaseValues(phaseB);
+      outputPhase(items, positions, phaseB, outputs);
       return text();
-    }
-
-    private boolean isLoad(int i) {
-      int op = op(i);
-      return op == Opcode.LOAD_COLUMN.code() || op == Opcode.LOAD_CONST.code()
-          || op == Opcode.LOAD_STRING_CONST.code() || op == Opcode.LOAD_NULL.code();
-    }
-
-    private static void mark(int i, int[][] sources, BitSet into) {
-      if (into.get(i)) {
-        return;
-      }
-      into.set(i);
-      for (int s : sources[i]) {
-        mark(s, sources, into);
-      }
     }
 
     // ---- the kernel's parts ----------------------------------------------------------------------
@@ -292,40 +198,29 @@ public final class FilterProjectGenerator {
           {"u64", "tile_status"}};
       for (int i = 0; i < list.length; i++) {
         params.append(i == 0 ? "" : ",\n").append("\t.param .").append(list[i][0]).append(' ')
-            .append(param(list[i][1]));
+            .append(body.param(list[i][1]));
       }
     }
 
-    private String param(String name) {
-      return entry + "_" + name;
-    }
-
     private String loadParam(String type, String name) {
-      String r = type.equals("u64") ? b.b64() : b.b32();
-      b.op("ld.param.%s %s, [%s]", type, r, param(name));
-      return r;
+      return body.loadParam(type, name);
     }
 
     private String global(String generic) {
-      String r = b.b64();
-      b.op("cvta.to.global.u64 %s, %s", r, generic);
-      return r;
+      return body.global(generic);
     }
 
-    private String status;
-    private String rowsRegister;
+    private String field(String descriptor, int offset) {
+      return body.field(descriptor, offset);
+    }
 
     private void prologue(BitSet needed) {
       b.comment("prologue: arguments, the tile, descriptors and constants");
-      constants = global(loadParam("u64", "constants"));
-      strings = loadParam("u64", "strings");
-      inputsBase = global(loadParam("u64", "inputs"));
+      body.begin();
       status = global(loadParam("u64", "status"));
       String rows32 = loadParam("u32", "rows");
       rowsRegister = b.b64();
       b.op("cvt.s64.s32 %s, %s", rowsRegister, rows32);
-      alwaysFalse = b.pred();
-      b.op("setp.ne.s32 %s, 0, 0", alwaysFalse);
 
       thread = b.b32();
       b.op("mov.u32 %s, %%tid.x", thread);
@@ -345,85 +240,16 @@ public final class FilterProjectGenerator {
       b.op("cvt.u64.u32 %s, %s", thread64, thread);
       threadRow = b.b64();
       b.op("add.s64 %s, %s, %s", threadRow, tileOffset, thread64);
-
       // GPU-DFOR tiles of every needed column (the decode synchronizes the block, so it runs
-      // here, where every thread is), then what phase A reads.
-      for (int i = needed.nextSetBit(0); i >= 0; i = needed.nextSetBit(i + 1)) {
-        if (op(i) == Opcode.LOAD_COLUMN.code()) {
-          int column = word(i, 2);
-          if (inputs.get(column).encoding() == Encoding.DFOR && !dforValues.containsKey(column)) {
-            dforValues.put(column, loadDforTile(column));
-          }
-        }
-      }
-    }
-
-    /**
-     * Loads the column descriptors and constants that {@code instructions} read, before a phase's
-     * items (an item may skip its own code, so the loads cannot sit in it). Each phase loads its
-     * own: registers live across the prelude calls between the phases cost spills (the call
-     * convention saves few), and these loads hit the cache.
-     */
-    private void loadPhaseValues(BitSet instructions) {
-      columns.clear();
-      constantRegisters.clear();
-      constants = global(loadParam("u64", "constants"));
-      strings = loadParam("u64", "strings");
-      inputsBase = global(loadParam("u64", "inputs"));
-      status = global(loadParam("u64", "status"));
-      for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
-        if (op(i) == Opcode.LOAD_CONST.code() && !constantRegisters.containsKey(word(i, 2))) {
-          String r = b.b64();
-          b.op("ld.global.nc.u64 %s, [%s+%d]", r, constants, 8L * word(i, 2));
-          constantRegisters.put(word(i, 2), r);
-        }
-        if (op(i) == Opcode.LOAD_COLUMN.code()) {
-          columnRegisters(word(i, 2));
-        }
-      }
-    }
-
-    private String tile;
-    private TilePrimitives tiles;
-    private String thread;
-    private String threadRow;
-
-    private ColumnRegisters columnRegisters(int column) {
-      return columns.computeIfAbsent(column, c -> {
-        InputSpec spec = inputs.get(c);
-        String descriptor = b.b64();
-        b.op("add.s64 %s, %s, %d", descriptor, inputsBase, (long) INPUT_COLUMN_BYTES * c);
-        String data = field(descriptor, INPUT_DATA);
-        String validity = spec.nullable() ? field(descriptor, INPUT_VALIDITY) : null;
-        String offsets = spec.type().isString() ? field(descriptor, INPUT_OFFSETS) : null;
-        boolean encoded = spec.encoding() != Encoding.PLAIN;
-        String words = encoded ? field(descriptor, INPUT_WORDS) : null;
-        String starts = encoded ? field(descriptor, INPUT_BLOCK_STARTS) : null;
-        return new ColumnRegisters(data, validity, offsets, words, starts);
-      });
-    }
-
-    private String field(String descriptor, int offset) {
-      String r = b.b64();
-      b.op("ld.global.nc.u64 %s, [%s+%d]", r, descriptor, offset);
-      return global(r);
-    }
-
-    /** A GPU-DFOR column's values for the thread's items (TilePrimitives.dforTile). */
-    private String[] loadDforTile(int column) {
-      String descriptor = b.b64();
-      b.op("add.s64 %s, %s, %d", descriptor, inputsBase, (long) INPUT_COLUMN_BYTES * column);
-      String words = field(descriptor, INPUT_WORDS);
-      String blockStarts = field(descriptor, INPUT_BLOCK_STARTS);
-      return tiles.dforTile(words, blockStarts, tileOffset, numTileItems,
-          inputs.get(column).referenceWords());
+      // here, where every thread is).
+      body.loadDforTiles(needed, tiles, tileOffset, numTileItems);
     }
 
     /** One of the thread's rows through phase A: its row, values, keep flag and filter error. */
     private record Item(RowEmitter.Item row, Val[] values, String keep, String filterError) {}
 
     /** Phase A for one item: the filter's instructions and the keep flag (0 past the end). */
-    private Item filterPhase(int item, int[][] sources, BitSet cone, int filter)
+    private Item filterPhase(int item, BitSet cone, int filter)
         throws CodegenUnsupportedException {
       b.comment("item " + item + ": the filter");
       String row = b.b64();
@@ -435,8 +261,8 @@ public final class FilterProjectGenerator {
       String outside = b.pred();
       b.op("setp.ge.s64 %s, %s, %s", outside, row, rowsRegister);
       b.op("@%s bra %s", outside, done);
-      Val[] values = new Val[count];
-      emitAll(cone, sources, values, it);
+      Val[] values = new Val[body.count()];
+      body.emitAll(cone, values, it);
       String error = null;
       if (filter >= 0) {
         Val f = values[filter];
@@ -461,8 +287,7 @@ public final class FilterProjectGenerator {
     private record Positions(String[] item, String prefix, String total) {}
 
     /** Phase B for every item: each kept row's other instructions, its errors and its writes. */
-    private void outputPhase(Item[] items, Positions positions, int[][] sources, BitSet rest,
-        int[] outputs) throws CodegenUnsupportedException {
+    private void outputPhase(Item[] items, Positions positions, BitSet rest, int[] outputs) throws CodegenUnsupportedException {
       List<Program.Output> declared = program.outputs();
       String outputsBase = global(loadParam("u64", "outputs"));
       OutputColumn[] columns = new OutputColumn[outputs.length];
@@ -476,14 +301,14 @@ public final class FilterProjectGenerator {
         String dropped = b.pred();
         b.op("setp.eq.u32 %s, %s, 0", dropped, it.keep());
         b.op("@%s bra %s", dropped, skip);
-        emitAll(rest, sources, it.values(), it.row());
+        body.emitAll(rest, it.values(), it.row());
         // The first error among the outputs of a kept row (RowErrorCode), unless the filter's
         // error was reported already.
         String outputError = null;
         for (int o : outputs) {
           if (it.values()[o].error() != null) {
             outputError = outputError == null ? it.values()[o].error()
-                : firstNonZero(outputError, it.values()[o].error());
+                : body.firstNonZero(outputError, it.values()[o].error());
           }
         }
         if (outputError != null) {
@@ -503,27 +328,6 @@ public final class FilterProjectGenerator {
         finishOutput(o, columns[o], positions, outputStatus);
       }
       b.op("ret");
-    }
-
-    private void emitAll(BitSet which, int[][] sources, Val[] values, RowEmitter.Item item)
-        throws CodegenUnsupportedException {
-      for (int i = which.nextSetBit(0); i >= 0; i = which.nextSetBit(i + 1)) {
-        Opcode op = Opcode.ofCode(op(i));
-        Val[] operands = new Val[3];
-        for (int k = 0; k < sources[i].length; k++) {
-          operands[k] = values[sources[i][k]];
-        }
-        values[i] = rows.emit(op, word(i, 2), word(i, 3), word(i, 4), operands[0], operands[1],
-            operands[2], item);
-      }
-    }
-
-    private String firstNonZero(String ea, String eb) {
-      String p = b.pred();
-      b.op("setp.ne.s32 %s, %s, 0", p, ea);
-      String e = b.b32();
-      b.op("selp.b32 %s, %s, %s, %s", e, ea, eb, p);
-      return e;
     }
 
     /**
@@ -768,40 +572,6 @@ public final class FilterProjectGenerator {
       String low = b.b32();
       b.op("cvt.u32.u64 %s, %s", low, value);
       b.op("st.global.u%d [%s], %s", width * 8, address, low);
-    }
-
-    // ---- RowEmitter.KernelContext ----------------------------------------------------------------
-
-    @Override
-    public String constant(int index) {
-      String r = constantRegisters.get(index);
-      if (r == null) {
-        throw new IllegalStateException("constant " + index + " was not loaded in the prologue");
-      }
-      return r;
-    }
-
-    @Override
-    public String strings() {
-      return strings;
-    }
-
-    @Override
-    public String constantsBase() {
-      return constants;
-    }
-
-    @Override
-    public String alwaysFalse() {
-      return alwaysFalse;
-    }
-
-    @Override
-    public Val loadColumn(int column, RowEmitter.Item item) {
-      return ColumnLoads.load(b, inputs.get(column), columnRegisters(column).data(),
-          columnRegisters(column).validity(), columnRegisters(column).offsets(),
-          columnRegisters(column).words(), columnRegisters(column).blockStarts(),
-          dforValues.get(column), item);
     }
 
     private String text() {

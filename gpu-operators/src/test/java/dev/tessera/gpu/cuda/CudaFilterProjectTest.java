@@ -23,6 +23,7 @@ import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
 import dev.tessera.gpu.expr.RowError;
 import dev.tessera.gpu.expr.RowErrorException;
+import dev.tessera.gpu.join.JoinTable;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -69,15 +70,51 @@ class CudaFilterProjectTest extends CudaVersusHostTest {
     }
   }
 
+  /**
+   * Random programs that also probe small join tables (PROBE, LOAD_BUILD; repeated and NULL keys,
+   * empty tables), each table built on both backends from the same rows.
+   */
+  @ParameterizedTest(name = "{0} rows")
+  @ValueSource(ints = {1, 513, 100_000})
+  void randomProbingProgramsMatchTheHostReference(int rows) {
+    int programs = rows <= 1000 ? SMALL_PROGRAMS : MEDIUM_PROGRAMS;
+    for (int i = 0; i < programs; i++) {
+      long seed = 7_000_000_000L + rows * 1_000L + i;
+      Random random = new Random(seed);
+      List<ColumnType> types = RandomBatches.randomTypes(random, 1 + random.nextInt(
+          MAX_INPUT_COLUMNS));
+      RandomPrograms.Probing probing =
+          RandomPrograms.generateProbing(types, random.nextBoolean(), random.nextLong());
+      try (ColumnBatch<HostColumn> input =
+               RandomBatches.build(types, rows, random.nextLong(), cuda.stagingAllocator())) {
+        assertSameOutcome("seed " + seed + ", " + rows + " rows of " + types, probing, input);
+      }
+    }
+  }
+
   /** Runs {@code program} on both backends and fails, with the program, unless they agree. */
   private void assertSameOutcome(String context, Program program,
       ColumnBatch<HostColumn> input) {
-    try (Outcome expected = run(host, hostStream, program, input);
-        Outcome actual = run(cuda, cudaStream, program, input)) {
-      String difference = difference(expected, actual);
-      if (difference != null) {
-        fail(difference + "\n  (" + context + ")\n" + program.disassemble());
+    assertSameOutcome(context, new RandomPrograms.Probing(program, List.of()), input);
+  }
+
+  private void assertSameOutcome(String context, RandomPrograms.Probing probing,
+      ColumnBatch<HostColumn> input) {
+    Program program = probing.program();
+    List<JoinTable> hostTables = probing.buildTables(host, hostStream);
+    List<JoinTable> cudaTables = List.of();
+    try {
+      cudaTables = probing.buildTables(cuda, cudaStream);
+      try (Outcome expected = run(host, hostStream, program, hostTables, input);
+          Outcome actual = run(cuda, cudaStream, program, cudaTables, input)) {
+        String difference = difference(expected, actual);
+        if (difference != null) {
+          fail(difference + "\n  (" + context + ")\n" + program.disassemble());
+        }
       }
+    } finally {
+      hostTables.forEach(JoinTable::close);
+      cudaTables.forEach(JoinTable::close);
     }
   }
 
@@ -93,12 +130,12 @@ class CudaFilterProjectTest extends CudaVersusHostTest {
   }
 
   private static Outcome run(Backend backend, GpuStream stream, Program program,
-      ColumnBatch<HostColumn> input) {
+      List<JoinTable> tables, ColumnBatch<HostColumn> input) {
     try (ColumnBatch<DeviceColumn> onDevice =
              ColumnTransfer.toDeviceAsync(input, backend.deviceMemory(), stream)) {
       ColumnBatch<DeviceColumn> result;
       try {
-        result = backend.programKernel().run(program, onDevice, backend.deviceMemory(),
+        result = backend.programKernel().run(program, tables, onDevice, backend.deviceMemory(),
             stream);
       } catch (RowErrorException e) {
         return new Outcome(e, null);
@@ -241,7 +278,7 @@ class CudaFilterProjectTest extends CudaVersusHostTest {
     try (HostColumn xs = TestColumns.build(ColumnType.LONG, numbers, cuda.stagingAllocator());
         HostColumn ss = TestColumns.build(ColumnType.STRING, strings, cuda.stagingAllocator());
         ColumnBatch<HostColumn> input = new ColumnBatch<>(List.of(xs, ss), rows);
-        Outcome outcome = run(cuda, cudaStream, program, input)) {
+        Outcome outcome = run(cuda, cudaStream, program, List.of(), input)) {
       assertNull(outcome.error());
       ColumnBatch<HostColumn> out = outcome.output();
       assertEquals(rows / 2, out.rowCount());
@@ -268,7 +305,7 @@ class CudaFilterProjectTest extends CudaVersusHostTest {
         ColumnBatch<HostColumn> input = new ColumnBatch<>(List.of(xs), rows)) {
       for (long threshold : new long[] {1000, 2000, 2001, 50_000}) {
         Program program = remainderByZeroAt2000(threshold);
-        try (Outcome outcome = run(cuda, cudaStream, program, input)) {
+        try (Outcome outcome = run(cuda, cudaStream, program, List.of(), input)) {
           if (threshold <= 2000) {
             assertNull(outcome.error(), "row 2000 is filtered out");
             assertEquals(threshold, outcome.output().rowCount());
@@ -303,7 +340,7 @@ class CudaFilterProjectTest extends CudaVersusHostTest {
           new Program.Output(x, ColumnType.INT)));
       try (ColumnBatch<HostColumn> input = RandomBatches.build(
               List.of(ColumnType.STRING, ColumnType.INT), rows, 5, cuda.stagingAllocator());
-          Outcome outcome = run(cuda, cudaStream, program, input)) {
+          Outcome outcome = run(cuda, cudaStream, program, List.of(), input)) {
         assertEquals(0, outcome.output().rowCount());
         HostColumn strings = outcome.output().column(0);
         assertEquals(0, strings.offsets().getInt(0));

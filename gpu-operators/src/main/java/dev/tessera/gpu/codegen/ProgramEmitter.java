@@ -1,0 +1,564 @@
+package dev.tessera.gpu.codegen;
+
+import dev.tessera.gpu.codec.Encoding;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.expr.Opcode;
+import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.join.JoinTableSchema;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * The part every generated kernel shares: one program's instructions for one row, in PTX. It
+ * knows which instruction defines each register operand (so a kernel can emit a filter's cone
+ * first and the rest only for kept rows), loads the column descriptors and constants a phase
+ * reads, and implements what {@link RowEmitter} asks of the kernel: LOAD_COLUMN per input layout,
+ * and the join probes (PROBE and LOAD_BUILD, which read the kernel's {@code tables} argument).
+ *
+ * <p>Both kernels that embed a program (filter-project and the aggregate update) take the same
+ * leading arguments as their interpreter kernels ({@code constants}, {@code strings},
+ * {@code inputs}, {@code tables}); this class reads them by those names.
+ */
+final class ProgramEmitter implements RowEmitter.KernelContext {
+  // program.cuh InputColumn (ProgramPlan writes the Java side of this layout).
+  static final int INPUT_COLUMN_BYTES = 48;
+  private static final int INPUT_DATA = 0;
+  private static final int INPUT_VALIDITY = 8;
+  private static final int INPUT_OFFSETS = 16;
+  private static final int INPUT_WORDS = 32;
+  private static final int INPUT_BLOCK_STARTS = 40;
+  // program.cuh JoinTableView (CudaHashJoin writes it).
+  private static final int TABLE_VIEW_BYTES = 128;
+  private static final int TABLE_KEYS = 0;
+  private static final int TABLE_PAYLOADS = 8;
+  private static final int TABLE_SLOTS = 16;
+  private static final int TABLE_HASHES = 24;
+  private static final int TABLE_SLOT_MASK = 48;
+  /** program.cuh kNoBuildRow. */
+  private static final int NO_BUILD_ROW = -1;
+  // hash.cuh: the seed of a key tuple's hash and Mix's multipliers.
+  private static final long KEY_TUPLE_SEED = 0x243f6a8885a308d3L;
+  private static final long MIX_1 = 0xbf58476d1ce4e5b9L;
+  private static final long MIX_2 = 0x94d049bb133111ebL;
+
+  private final Program program;
+  private final List<InputSpec> inputs;
+  private final PtxBuilder b;
+  private final String entry;
+  private final RowEmitter rows;
+  private final int[] code;
+  private final int count;
+  /** Per instruction, the instructions defining its register operands, in operand order. */
+  private final int[][] sources;
+  /** Per register, the last instruction writing it. */
+  private final int[] lastWriter;
+
+  private String constants;
+  private String strings;
+  private String inputsBase;
+  private String tables;
+  private String alwaysFalse;
+  private final Map<Integer, String> constantRegisters = new LinkedHashMap<>();
+  private final Map<Integer, ColumnRegisters> columns = new LinkedHashMap<>();
+  private final Map<Integer, String[]> dforValues = new LinkedHashMap<>();
+
+  /** One column descriptor's fields, loaded once per phase. */
+  private record ColumnRegisters(String data, String validity, String offsets, String words,
+      String blockStarts) {}
+
+  ProgramEmitter(Program program, List<InputSpec> inputs, PtxBuilder b, String entry) {
+    this.program = program;
+    this.inputs = inputs;
+    this.b = b;
+    this.entry = entry;
+    this.rows = new RowEmitter(b, program.ansi(), this);
+    this.code = program.code();
+    this.count = program.instructionCount();
+    this.sources = new int[count][];
+    this.lastWriter = new int[Program.MAX_REGISTERS];
+    Arrays.fill(lastWriter, -1);
+    for (int i = 0; i < count; i++) {
+      List<Integer> registers = operands(program, i);
+      sources[i] = new int[registers.size()];
+      for (int k = 0; k < registers.size(); k++) {
+        int writer = lastWriter[registers.get(k)];
+        if (writer < 0) {
+          throw new IllegalArgumentException("r" + registers.get(k) + " is read before it is"
+              + " written at instruction " + i + " (ProgramChecks rejects such programs)");
+        }
+        sources[i][k] = writer;
+      }
+      lastWriter[word(i, 1)] = i;
+    }
+  }
+
+  // ---- what the generator covers ---------------------------------------------------------------
+
+  /** Keys of a join table whose probe is written inline (wider keys go to the interpreter). */
+  private static final int MAX_PROBE_KEYS = 4;
+
+  /**
+   * Why no kernel is generated for {@code program} (opcodes without an emitter, join tables the
+   * probe code does not handle), or null.
+   */
+  static String whyNotGenerated(Program program) {
+    List<String> reasons = new ArrayList<>();
+    for (JoinTableSchema table : program.tables()) {
+      if (table.keyTypes().size() > MAX_PROBE_KEYS) {
+        reasons.add("a join table has " + table.keyTypes().size() + " key columns (the kernel"
+            + " generator probes at most " + MAX_PROBE_KEYS + ")");
+      }
+      if (table.keyTypes().stream().anyMatch(ColumnType::isString)) {
+        reasons.add("a join table has a string key, which the kernel generator does not probe"
+            + " yet");
+      }
+    }
+    Set<Opcode> uncovered = uncoveredOpcodes(program);
+    if (!uncovered.isEmpty()) {
+      reasons.add("the kernel generator does not cover " + uncovered.stream().map(Opcode::name)
+          .collect(Collectors.joining(", ")));
+    }
+    return reasons.isEmpty() ? null : String.join("; ", reasons);
+  }
+
+  /** The opcodes of {@code program} without an emitter, in program order. */
+  static Set<Opcode> uncoveredOpcodes(Program program) {
+    Set<Opcode> uncovered = new LinkedHashSet<>();
+    for (int i = 0; i < program.instructionCount(); i++) {
+      Opcode op = Opcode.ofCode(program.code()[i * Program.WORDS]);
+      if (op != Opcode.PROBE && op != Opcode.LOAD_BUILD && !RowEmitter.covers(op)) {
+        uncovered.add(op);
+      }
+    }
+    return uncovered;
+  }
+
+  /**
+   * What a kernel bakes in of {@code program} beyond its code words: the register numbers PROBE
+   * reads from the constants (constants are otherwise kernel arguments) and the join tables'
+   * column types.
+   */
+  static String structuralKey(Program program) {
+    StringBuilder key = new StringBuilder(";p");
+    for (int i = 0; i < program.instructionCount(); i++) {
+      if (program.code()[i * Program.WORDS] == Opcode.PROBE.code()) {
+        for (int r : probeKeyRegisters(program, i)) {
+          key.append(r).append(',');
+        }
+        key.append('|');
+      }
+    }
+    key.append(";t");
+    for (JoinTableSchema table : program.tables()) {
+      key.append(table.keyTypes()).append(table.payloadTypes()).append('|');
+    }
+    return key.toString();
+  }
+
+  /** The register operands of instruction {@code i}, PROBE's key registers included. */
+  private static List<Integer> operands(Program program, int i) {
+    int at = i * Program.WORDS;
+    Opcode op = Opcode.ofCode(program.code()[at]);
+    return switch (op) {
+      case PROBE -> probeKeyRegisters(program, i);
+      case LOAD_BUILD -> List.of(program.code()[at + 3]);
+      default -> {
+        try {
+          yield RowEmitter.registerOperands(op, program.code()[at + 2], program.code()[at + 3],
+              program.code()[at + 4]);
+        } catch (CodegenUnsupportedException e) {
+          yield List.of(); // whyNotGenerated reports it; nothing is emitted
+        }
+      }
+    };
+  }
+
+  /** PROBE's key registers: constants[b .. b + c). */
+  private static List<Integer> probeKeyRegisters(Program program, int i) {
+    int at = i * Program.WORDS;
+    List<Integer> keys = new ArrayList<>();
+    for (int k = 0; k < program.code()[at + 4]; k++) {
+      keys.add((int) program.constants()[program.code()[at + 3] + k]);
+    }
+    return keys;
+  }
+
+  // ---- the program's structure -----------------------------------------------------------------
+
+  int count() {
+    return count;
+  }
+
+  int op(int i) {
+    return code[i * Program.WORDS];
+  }
+
+  int word(int i, int w) {
+    return code[i * Program.WORDS + w];
+  }
+
+  /** The instruction whose result register {@code register} holds at the end of the program. */
+  int writerOf(int register) {
+    return lastWriter[register];
+  }
+
+  /** {@code i} and every instruction it depends on, added to {@code into}. */
+  void mark(int i, BitSet into) {
+    if (into.get(i)) {
+      return;
+    }
+    into.set(i);
+    for (int s : sources[i]) {
+      mark(s, into);
+    }
+  }
+
+  boolean isLoad(int i) {
+    int op = op(i);
+    return op == Opcode.LOAD_COLUMN.code() || op == Opcode.LOAD_CONST.code()
+        || op == Opcode.LOAD_STRING_CONST.code() || op == Opcode.LOAD_NULL.code();
+  }
+
+  /**
+   * The loads of {@code earlier} that the instructions of {@code later} (or {@code results})
+   * read: a later phase emits them again rather than keep them live across the phases.
+   */
+  BitSet reloads(BitSet earlier, BitSet later, int[] results) {
+    BitSet reloaded = new BitSet();
+    for (int i = later.nextSetBit(0); i >= 0; i = later.nextSetBit(i + 1)) {
+      for (int source : sources[i]) {
+        if (earlier.get(source) && isLoad(source)) {
+          reloaded.set(source);
+        }
+      }
+    }
+    for (int r : results) {
+      if (earlier.get(r) && isLoad(r)) {
+        reloaded.set(r);
+      }
+    }
+    return reloaded;
+  }
+
+  // ---- arguments ---------------------------------------------------------------------------------
+
+  String param(String name) {
+    return entry + "_" + name;
+  }
+
+  String loadParam(String type, String name) {
+    String r = type.equals("u64") ? b.b64() : b.b32();
+    b.op("ld.param.%s %s, [%s]", type, r, param(name));
+    return r;
+  }
+
+  String global(String generic) {
+    String r = b.b64();
+    b.op("cvta.to.global.u64 %s, %s", r, generic);
+    return r;
+  }
+
+  /** A global address read from {@code offset} of the descriptor at {@code descriptor}. */
+  String field(String descriptor, int offset) {
+    String r = b.b64();
+    b.op("ld.global.nc.u64 %s, [%s+%d]", r, descriptor, offset);
+    return global(r);
+  }
+
+  /** Once, at the top of the kernel: registers every phase uses. */
+  void begin() {
+    alwaysFalse = b.pred();
+    b.op("setp.ne.s32 %s, 0, 0", alwaysFalse);
+  }
+
+  /**
+   * The GPU-DFOR tile values of every column {@code instructions} load (the decode synchronizes
+   * the block, so call where every thread is).
+   */
+  void loadDforTiles(BitSet instructions, TilePrimitives tiles, String tileOffset,
+      String numTileItems) {
+    dforValues.clear();
+    for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
+      if (op(i) == Opcode.LOAD_COLUMN.code()) {
+        int column = word(i, 2);
+        if (inputs.get(column).encoding() == Encoding.DFOR && !dforValues.containsKey(column)) {
+          String descriptor = b.b64();
+          String base = global(loadParam("u64", "inputs"));
+          b.op("add.s64 %s, %s, %d", descriptor, base, (long) INPUT_COLUMN_BYTES * column);
+          String words = field(descriptor, INPUT_WORDS);
+          String blockStarts = field(descriptor, INPUT_BLOCK_STARTS);
+          dforValues.put(column, tiles.dforTile(words, blockStarts, tileOffset, numTileItems,
+              inputs.get(column).referenceWords()));
+        }
+      }
+    }
+  }
+
+  /**
+   * Loads the arguments, column descriptors and constants that {@code instructions} read, before
+   * a phase's items (an item may skip its own code, so the loads cannot sit in it). Each phase
+   * loads its own: registers live across the calls or block-wide steps between phases cost
+   * spills, and these loads hit the cache.
+   */
+  void loadPhaseValues(BitSet instructions) {
+    columns.clear();
+    constantRegisters.clear();
+    constants = global(loadParam("u64", "constants"));
+    strings = loadParam("u64", "strings");
+    inputsBase = global(loadParam("u64", "inputs"));
+    tables = program.tables().isEmpty() ? null : global(loadParam("u64", "tables"));
+    for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
+      if (op(i) == Opcode.LOAD_CONST.code() && !constantRegisters.containsKey(word(i, 2))) {
+        String r = b.b64();
+        b.op("ld.global.nc.u64 %s, [%s+%d]", r, constants, 8L * word(i, 2));
+        constantRegisters.put(word(i, 2), r);
+      }
+      if (op(i) == Opcode.LOAD_COLUMN.code()) {
+        columnRegisters(word(i, 2));
+      }
+    }
+  }
+
+  private ColumnRegisters columnRegisters(int column) {
+    return columns.computeIfAbsent(column, c -> {
+      InputSpec spec = inputs.get(c);
+      String descriptor = b.b64();
+      b.op("add.s64 %s, %s, %d", descriptor, inputsBase, (long) INPUT_COLUMN_BYTES * c);
+      String data = field(descriptor, INPUT_DATA);
+      String validity = spec.nullable() ? field(descriptor, INPUT_VALIDITY) : null;
+      String offsets = spec.type().isString() ? field(descriptor, INPUT_OFFSETS) : null;
+      boolean encoded = spec.encoding() != Encoding.PLAIN;
+      String words = encoded ? field(descriptor, INPUT_WORDS) : null;
+      String starts = encoded ? field(descriptor, INPUT_BLOCK_STARTS) : null;
+      return new ColumnRegisters(data, validity, offsets, words, starts);
+    });
+  }
+
+  // ---- rows --------------------------------------------------------------------------------------
+
+  /** Emits the instructions of {@code which} for {@code item}, in program order. */
+  void emitAll(BitSet which, Val[] values, RowEmitter.Item item)
+      throws CodegenUnsupportedException {
+    for (int i = which.nextSetBit(0); i >= 0; i = which.nextSetBit(i + 1)) {
+      Opcode op = Opcode.ofCode(op(i));
+      Val[] operands = new Val[sources[i].length];
+      for (int k = 0; k < sources[i].length; k++) {
+        operands[k] = values[sources[i][k]];
+      }
+      values[i] = switch (op) {
+        case PROBE -> probe(word(i, 2), operands);
+        case LOAD_BUILD -> loadBuild(word(i, 2), word(i, 4), operands[0]);
+        default -> rows.emit(op, word(i, 2), word(i, 3), word(i, 4),
+            operands.length > 0 ? operands[0] : null, operands.length > 1 ? operands[1] : null,
+            operands.length > 2 ? operands[2] : null, item);
+      };
+    }
+  }
+
+  /** The .b32 first non-zero of two error codes. */
+  String firstNonZero(String ea, String eb) {
+    String p = b.pred();
+    b.op("setp.ne.s32 %s, %s, 0", p, ea);
+    String e = b.b32();
+    b.op("selp.b32 %s, %s, %s, %s", e, ea, eb, p);
+    return e;
+  }
+
+  // ---- join probes -------------------------------------------------------------------------------
+
+  private String tableView(int table) {
+    if (tables == null) {
+      throw new IllegalStateException("a probe of a program without join tables");
+    }
+    String view = b.b64();
+    b.op("add.s64 %s, %s, %d", view, tables, (long) TABLE_VIEW_BYTES * table);
+    return view;
+  }
+
+  /**
+   * PROBE (program.cuh FindBuildRow) for fixed-width keys: the key tuple's hash (hash.cuh
+   * CombineKeyHash of each key's 64-bit value), then the walk along the slots from the hash's
+   * slot to an empty one, comparing hashes, then each key column at the build row. NULL when a
+   * key is NULL (no walk) or no row matches; the first error among the keys carries over.
+   */
+  private Val probe(int table, Val[] keys) {
+    List<ColumnType> keyTypes = program.tables().get(table).keyTypes();
+    b.comment("probe of join table " + table);
+    String error = null;
+    String anyNull = null;
+    for (Val k : keys) {
+      if (k.error() != null) {
+        error = error == null ? k.error() : firstNonZero(error, k.error());
+      }
+      if (k.valid() != null) {
+        String isNull = b.pred();
+        b.op("not.pred %s, %s", isNull, k.valid());
+        if (anyNull != null) {
+          b.op("or.pred %s, %s, %s", isNull, isNull, anyNull);
+        }
+        anyNull = isNull;
+      }
+    }
+    String found = b.pred();
+    b.op("setp.ne.s32 %s, 0, 0", found);
+    String row = b.b64();
+    b.op("mov.b64 %s, %d", row, NO_BUILD_ROW);
+    String done = b.label("probe_done");
+    if (anyNull != null) {
+      b.op("@%s bra %s", anyNull, done);
+    }
+    String hash = b.b64();
+    b.op("mov.b64 %s, %d", hash, KEY_TUPLE_SEED);
+    for (int k = 0; k < keys.length; k++) {
+      String v = b.b64();
+      b.op("add.s64 %s, %s, %d", v, keys[k].value(), k);
+      String mixed = mix(v);
+      b.op("xor.b64 %s, %s, %s", mixed, mixed, hash);
+      hash = mix(mixed);
+    }
+    String view = tableView(table);
+    String slots = field(view, TABLE_SLOTS);
+    String hashes = field(view, TABLE_HASHES);
+    String keyColumns = field(view, TABLE_KEYS);
+    String mask = b.b64();
+    b.op("ld.global.nc.u64 %s, [%s+%d]", mask, view, TABLE_SLOT_MASK);
+    String slot = b.b64();
+    b.op("and.b64 %s, %s, %s", slot, hash, mask);
+    // The build leaves at least half the slots empty, so the walk ends at an empty slot.
+    String walk = b.label("probe_walk");
+    String next = b.label("probe_next");
+    b.place(walk);
+    String slotAddress = b.b64();
+    b.op("mad.lo.s64 %s, %s, 4, %s", slotAddress, slot, slots);
+    String candidate = b.b32();
+    b.op("ld.global.nc.s32 %s, [%s]", candidate, slotAddress);
+    String empty = b.pred();
+    b.op("setp.eq.s32 %s, %s, %d", empty, candidate, NO_BUILD_ROW);
+    b.op("@%s bra %s", empty, done);
+    String candidate64 = b.b64();
+    b.op("cvt.s64.s32 %s, %s", candidate64, candidate);
+    String hashAddress = b.b64();
+    b.op("mad.lo.s64 %s, %s, 8, %s", hashAddress, candidate64, hashes);
+    String stored = b.b64();
+    b.op("ld.global.nc.u64 %s, [%s]", stored, hashAddress);
+    String differs = b.pred();
+    b.op("setp.ne.u64 %s, %s, %s", differs, stored, hash);
+    b.op("@%s bra %s", differs, next);
+    for (int k = 0; k < keys.length; k++) {
+      String descriptor = b.b64();
+      b.op("add.s64 %s, %s, %d", descriptor, keyColumns, (long) INPUT_COLUMN_BYTES * k);
+      String data = field(descriptor, INPUT_DATA);
+      String value = ColumnLoads.plainValue(b, keyTypes.get(k), data, candidate64);
+      b.op("setp.ne.s64 %s, %s, %s", differs, value, keys[k].value());
+      b.op("@%s bra %s", differs, next);
+    }
+    b.op("mov.b64 %s, %s", row, candidate64);
+    b.op("setp.eq.s32 %s, 0, 0", found);
+    b.op("bra.uni %s", done);
+    b.place(next);
+    b.op("add.s64 %s, %s, 1", slot, slot);
+    b.op("and.b64 %s, %s, %s", slot, slot, mask);
+    b.op("bra.uni %s", walk);
+    b.place(done);
+    return new Val(row, found, error, null);
+  }
+
+  /** hash.cuh Mix (splitmix64's finaliser) of {@code x}, into a new register. */
+  private String mix(String x) {
+    String r = b.b64();
+    String t = b.b64();
+    b.op("shr.u64 %s, %s, 30", t, x);
+    b.op("xor.b64 %s, %s, %s", r, x, t);
+    b.op("mul.lo.s64 %s, %s, %d", r, r, MIX_1);
+    b.op("shr.u64 %s, %s, 27", t, r);
+    b.op("xor.b64 %s, %s, %s", r, r, t);
+    b.op("mul.lo.s64 %s, %s, %d", r, r, MIX_2);
+    b.op("shr.u64 %s, %s, 31", t, r);
+    b.op("xor.b64 %s, %s, %s", r, r, t);
+    return r;
+  }
+
+  /**
+   * LOAD_BUILD: payload column {@code column} of join table {@code table} at the build row in
+   * {@code row}, as LOAD_COLUMN reads a plain column (a table's columns are plain copies); NULL
+   * when the row is NULL or the value is. Whether the column has a validity bitmap is known only
+   * at run time.
+   */
+  private Val loadBuild(int table, int column, Val row) {
+    ColumnType type = program.tables().get(table).payloadTypes().get(column);
+    b.comment("payload " + column + " of join table " + table);
+    String value = b.b64();
+    b.op("mov.b64 %s, 0", value);
+    String length = type.isString() ? b.b32() : null;
+    if (length != null) {
+      b.op("mov.b32 %s, 0", length);
+    }
+    String valid = b.pred();
+    b.op("setp.ne.s32 %s, 0, 0", valid);
+    // A NULL row reads nothing (the table may have no rows).
+    String skip = b.label("payload_done");
+    if (row.valid() != null) {
+      String isNull = b.pred();
+      b.op("not.pred %s, %s", isNull, row.valid());
+      b.op("@%s bra %s", isNull, skip);
+    }
+    String view = tableView(table);
+    String payloads = field(view, TABLE_PAYLOADS);
+    String descriptor = b.b64();
+    b.op("add.s64 %s, %s, %d", descriptor, payloads, (long) INPUT_COLUMN_BYTES * column);
+    String data = field(descriptor, INPUT_DATA);
+    String validity = b.b64();
+    b.op("ld.global.nc.u64 %s, [%s+%d]", validity, descriptor, INPUT_VALIDITY);
+    b.op("mov.pred %s, %s", valid, ColumnLoads.validBitIfPresent(b, validity, row.value()));
+    if (type.isString()) {
+      String offsets = field(descriptor, INPUT_OFFSETS);
+      Val s = ColumnLoads.stringAt(b, data, offsets, row.value(), null);
+      b.op("mov.b64 %s, %s", value, s.value());
+      b.op("mov.b32 %s, %s", length, s.length());
+    } else {
+      b.op("mov.b64 %s, %s", value, ColumnLoads.plainValue(b, type, data, row.value()));
+    }
+    b.place(skip);
+    return new Val(value, valid, row.error(), length);
+  }
+
+  // ---- RowEmitter.KernelContext ----------------------------------------------------------------
+
+  @Override
+  public String constant(int index) {
+    String r = constantRegisters.get(index);
+    if (r == null) {
+      throw new IllegalStateException("constant " + index + " was not loaded for this phase");
+    }
+    return r;
+  }
+
+  @Override
+  public String strings() {
+    return strings;
+  }
+
+  @Override
+  public String constantsBase() {
+    return constants;
+  }
+
+  @Override
+  public String alwaysFalse() {
+    return alwaysFalse;
+  }
+
+  @Override
+  public Val loadColumn(int column, RowEmitter.Item item) {
+    ColumnRegisters c = columnRegisters(column);
+    return ColumnLoads.load(b, inputs.get(column), c.data(), c.validity(), c.offsets(),
+        c.words(), c.blockStarts(), dforValues.get(column), item);
+  }
+}
