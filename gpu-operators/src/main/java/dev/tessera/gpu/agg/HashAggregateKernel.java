@@ -50,6 +50,14 @@ public interface HashAggregateKernel {
     void update(Program program, List<JoinTable> tables, ColumnBatch<DeviceColumn> input);
 
     /**
+     * Nanoseconds the last update spent generating and compiling its kernel (0 when it found one
+     * compiled, or runs none).
+     */
+    default long lastCompileNanos() {
+      return 0;
+    }
+
+    /**
      * The groups (keys, then one column per function), in no particular order.
      *
      * @throws dev.tessera.gpu.expr.RowErrorException for an ANSI overflow

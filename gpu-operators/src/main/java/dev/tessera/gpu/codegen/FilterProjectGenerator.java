@@ -96,10 +96,15 @@ public final class FilterProjectGenerator {
 
   /** The entry name of the kernel for {@code key}. */
   static String entryName(String key) {
+    return entryName(ENTRY_PREFIX, key);
+  }
+
+  /** {@code prefix} followed by the start of {@code key}'s SHA-256. */
+  static String entryName(String prefix, String key) {
     try {
       byte[] hash = MessageDigest.getInstance("SHA-256")
           .digest(key.getBytes(StandardCharsets.UTF_8));
-      return ENTRY_PREFIX + HexFormat.of().formatHex(hash, 0, 8);
+      return prefix + HexFormat.of().formatHex(hash, 0, 8);
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 is part of every Java runtime", e);
     }
@@ -216,7 +221,6 @@ public final class FilterProjectGenerator {
 
     private void prologue(BitSet needed) {
       b.comment("prologue: arguments, the tile, descriptors and constants");
-      body.begin();
       status = global(loadParam("u64", "status"));
       String rows32 = loadParam("u32", "rows");
       rowsRegister = b.b64();

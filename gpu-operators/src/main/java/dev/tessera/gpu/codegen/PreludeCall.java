@@ -34,6 +34,11 @@ final class PreludeCall {
         List.of(new Field(0, type, register)), args);
   }
 
+  /** Calls {@code function}, which returns nothing. */
+  static void callVoid(PtxBuilder b, String function, List<Arg> args) {
+    sequence(b, function, null, List.of(), args);
+  }
+
   private static void sequence(PtxBuilder b, String function, String resultDeclaration,
       List<Field> fields, List<Arg> args) {
     b.raw("{");
@@ -44,8 +49,12 @@ final class PreludeCall {
       b.op("st.param.%s [param%d], %s", arg.type(), i, arg.value());
       names.append(i == 0 ? "" : ", ").append("param").append(i);
     }
-    b.raw(resultDeclaration);
-    b.op("call.uni (retval0), %s, (%s)", function, names);
+    if (resultDeclaration == null) {
+      b.op("call.uni %s, (%s)", function, names);
+    } else {
+      b.raw(resultDeclaration);
+      b.op("call.uni (retval0), %s, (%s)", function, names);
+    }
     for (Field f : fields) {
       b.op("ld.param.%s %s, [retval0+%d]", f.type(), f.register(), f.offset());
     }

@@ -272,12 +272,6 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     return global(r);
   }
 
-  /** Once, at the top of the kernel: registers every phase uses. */
-  void begin() {
-    alwaysFalse = b.pred();
-    b.op("setp.ne.s32 %s, 0, 0", alwaysFalse);
-  }
-
   /**
    * The GPU-DFOR tile values of every column {@code instructions} load (the decode synchronizes
    * the block, so call where every thread is).
@@ -314,6 +308,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     strings = loadParam("u64", "strings");
     inputsBase = global(loadParam("u64", "inputs"));
     tables = program.tables().isEmpty() ? null : global(loadParam("u64", "tables"));
+    alwaysFalse = b.pred();
+    b.op("setp.ne.s32 %s, 0, 0", alwaysFalse);
     for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
       if (op(i) == Opcode.LOAD_CONST.code() && !constantRegisters.containsKey(word(i, 2))) {
         String r = b.b64();

@@ -5,6 +5,7 @@ import dev.tessera.gpu.join.JoinTable;
 import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.agg.HashAggregateKernel;
+import dev.tessera.gpu.codegen.InputSpec;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
@@ -125,11 +126,14 @@ final class CudaHashAggregate implements HashAggregateKernel {
   private final CudaBackend backend;
   private final CudaDevice device;
   private final BufferAllocator staging;
+  /** Whether updates run the pipeline's generated kernel where there is one. */
+  private final boolean codegen;
 
   CudaHashAggregate(CudaBackend backend) {
     this.backend = backend;
     this.device = backend.device();
     this.staging = backend.stagingAllocator();
+    this.codegen = backend.codegen();
   }
 
   @Override
@@ -256,6 +260,13 @@ final class CudaHashAggregate implements HashAggregateKernel {
     private boolean directDecided;
     /** The identity program of the last batch's column types (update(batch)). */
     private Program identity;
+    /** What the last update spent generating and compiling its kernel. */
+    private long lastCompileNanos;
+
+    @Override
+    public long lastCompileNanos() {
+      return lastCompileNanos;
+    }
     private boolean closed;
 
     CudaAggregation(AggregateSpec spec, ArenaPool pool, CudaStream stream) {
@@ -719,13 +730,23 @@ final class CudaHashAggregate implements HashAggregateKernel {
         stream.copyHostToDevice(host.memoryAddress(), planAddress, plan.size());
         stream.fill(status.address(), Long.BYTES, (byte) 0xff);
         stream.fill(status.address() + Long.BYTES, Long.BYTES, (byte) 0);
-        device.kernels().launch(UPDATE_KERNEL, shape, stream, programPlan.arguments(planAddress)
+        KernelArgs arguments = programPlan.arguments(planAddress)
             .i32(program.filterRegister())
             .i32(program.ansi() ? 1 : 0)
             .i32(rows)
             .address(planAddress + stateAt)
             .address(status.address())
-            .address(status.address() + Long.BYTES));
+            .address(status.address() + Long.BYTES);
+        // The generated kernel where there is one: the same arguments, the same results.
+        GeneratedKernels.Lookup lookup = codegen ? device.generated().aggregateUpdate(program,
+            input.columns().stream().map(InputSpec::of).toList(), spec) : null;
+        lastCompileNanos = lookup == null ? 0 : lookup.buildNanos();
+        if (lookup != null && lookup.kernel().generated()) {
+          device.kernels().launch(lookup.kernel().function(), lookup.kernel().entry(), shape,
+              stream, arguments);
+        } else {
+          device.kernels().launch(UPDATE_KERNEL, shape, stream, arguments);
+        }
         stream.copyDeviceToHost(status.address(), host.memoryAddress() + readbackAt, statusBytes);
         stream.copyDeviceToHost(groups.address() + layout.counters,
             host.memoryAddress() + readbackAt + statusBytes, Layout.COUNTERS_BYTES);

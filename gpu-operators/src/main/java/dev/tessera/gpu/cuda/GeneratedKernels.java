@@ -6,6 +6,8 @@ import static jcuda.driver.JCudaDriver.cuModuleLoadData;
 import static jcuda.driver.JCudaDriver.cuModuleUnload;
 
 import dev.tessera.gpu.GpuException;
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codegen.AggregateUpdateGenerator;
 import dev.tessera.gpu.codegen.CodegenUnsupportedException;
 import dev.tessera.gpu.codegen.CompileReport;
 import dev.tessera.gpu.codegen.CompiledKernel;
@@ -27,8 +29,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One device context's generated kernels, compiled once per key ({@link FilterProjectGenerator#key}:
- * programs that differ only in their constants share one) and kept until the device is released.
+ * One device context's generated kernels, compiled once per key ({@link FilterProjectGenerator#key},
+ * {@link AggregateUpdateGenerator#key}: programs that differ only in their constants share one) and kept until the device is released.
  * A pipeline the generator does not cover, or whose kernel the compiler rejects or cannot compile,
  * is remembered as such with the reason, and runs on the interpreter.
  *
@@ -69,22 +71,38 @@ final class GeneratedKernels {
 
   /** The generated phase-1 filter-project kernel of {@code program} over {@code inputs}. */
   Lookup filterProject(Program program, List<InputSpec> inputs) {
+    return lookup(FilterProjectGenerator.key(program, inputs), "filter-project", program,
+        () -> FilterProjectGenerator.generate(program, inputs));
+  }
+
+  /** The generated update kernel of an aggregation pipeline ({@link AggregateUpdateGenerator}). */
+  Lookup aggregateUpdate(Program program, List<InputSpec> inputs, AggregateSpec spec) {
+    return lookup(AggregateUpdateGenerator.key(program, inputs, spec), "aggregation", program,
+        () -> AggregateUpdateGenerator.generate(program, inputs, spec));
+  }
+
+  /** Writes a kernel's PTX; declines with the reason. */
+  private interface Generator {
+    GeneratedKernel generate() throws CodegenUnsupportedException;
+  }
+
+  private Lookup lookup(String key, String what, Program program, Generator generator) {
     long[] spent = {0};
-    Kernel kernel = byKey.computeIfAbsent(FilterProjectGenerator.key(program, inputs), key -> {
+    Kernel kernel = byKey.computeIfAbsent(key, k -> {
       long started = System.nanoTime();
-      Kernel built = build(program, inputs);
+      Kernel built = build(what, program, generator);
       spent[0] = System.nanoTime() - started;
       return built;
     });
     return new Lookup(kernel, spent[0]);
   }
 
-  private Kernel build(Program program, List<InputSpec> inputs) {
+  private Kernel build(String what, Program program, Generator generator) {
     GeneratedKernel kernel;
     try {
-      kernel = FilterProjectGenerator.generate(program, inputs);
+      kernel = generator.generate();
     } catch (CodegenUnsupportedException e) {
-      LOG.info("Tessera: a filter-project pipeline runs on the interpreter kernel: {}",
+      LOG.info("Tessera: a {} pipeline runs on the interpreter kernel: {}", what,
           e.getMessage());
       return new Kernel(null, null, e.getMessage(), 0);
     }

@@ -51,11 +51,13 @@ public final class HashAggregateBench {
     int rows = args.length > 0 ? Integer.parseInt(args[0]) : 32 << 20;
     double deviceGBps = args.length > 1 ? Double.parseDouble(args[1]) : 4245;
     BackendKind kind = BackendKind.fromConfigValue("backend", args.length > 2 ? args[2] : "cuda");
+    // A fourth argument "codegen" runs the pipelines as their generated kernels.
+    boolean codegen = args.length > 3 && args[3].equals("codegen");
     RuntimeOptions options = RuntimeOptions.defaults().withDeviceMemoryCap(16L << 30)
-        .withPinnedMemoryCap(4L << 30);
+        .withPinnedMemoryCap(4L << 30).withCodegen(codegen);
     try (Backend backend = Backends.open(kind, options); GpuStream stream = backend.newStream()) {
       System.out.println("hash aggregate benchmark on " + backend.description() + ", " + rows
-          + " rows");
+          + " rows" + (codegen ? ", generated kernels" : ", interpreter kernels"));
       for (String form : List.of("long keys", "filter v > 0", "string keys",
           "long keys, 8 batches")) {
         boolean strings = form.equals("string keys");

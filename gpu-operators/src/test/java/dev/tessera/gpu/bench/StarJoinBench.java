@@ -94,12 +94,14 @@ public final class StarJoinBench {
     int rows = args.length > 0 ? Integer.parseInt(args[0]) : 32 << 20;
     double deviceGBps = args.length > 1 ? Double.parseDouble(args[1]) : 4245;
     BackendKind kind = BackendKind.fromConfigValue("backend", args.length > 2 ? args[2] : "cuda");
+    // A fourth argument "codegen" runs the pipelines as their generated kernels.
+    boolean codegen = args.length > 3 && args[3].equals("codegen");
     RuntimeOptions options = RuntimeOptions.defaults().withDeviceMemoryCap(16L << 30)
-        .withPinnedMemoryCap(4L << 30);
+        .withPinnedMemoryCap(4L << 30).withCodegen(codegen);
     try (Backend backend = Backends.open(kind, options); GpuStream stream = backend.newStream()) {
       System.out.println("star join benchmark on " + backend.description() + ", " + rows
           + " fact rows (part " + PART_ROWS + ", supplier " + SUPPLIER_ROWS + ", date "
-          + DATE_ROWS + " rows)");
+          + DATE_ROWS + " rows)" + (codegen ? ", generated kernels" : ", interpreter kernels"));
       long buildStarted = System.nanoTime();
       try (JoinTable part = buildPart(backend, stream);
           JoinTable supplier = buildSupplier(backend, stream);

@@ -14,8 +14,8 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * The plan layout CudaHashAggregate writes and hash_aggregate.cu reads: every word index the Java
- * side names (H_*, K_*, F_*) is the index of the member of the same (snake_case) name in the CUDA
+ * The plan layout CudaHashAggregate writes and the hash aggregation's CUDA code reads
+ * (include/tessera/hash_aggregate.cuh): every word index the Java side names (H_*, K_*, F_*) is the index of the member of the same (snake_case) name in the CUDA
  * struct, and the struct sizes agree. Runs without a GPU.
  */
 class HashAggregateAbiTest {
@@ -24,12 +24,12 @@ class HashAggregateAbiTest {
 
   private static String source() throws IOException {
     for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-      Path candidate = dir.resolve("native-kernels/kernels/hash_aggregate.cu");
+      Path candidate = dir.resolve("native-kernels/include/tessera/hash_aggregate.cuh");
       if (Files.isRegularFile(candidate)) {
         return Files.readString(candidate);
       }
     }
-    throw new IllegalStateException("native-kernels/kernels/hash_aggregate.cu not found");
+    throw new IllegalStateException("native-kernels/include/tessera/hash_aggregate.cuh not found");
   }
 
   /** Member name to word index of a CUDA struct of 64-bit members; "#words" is its size. */

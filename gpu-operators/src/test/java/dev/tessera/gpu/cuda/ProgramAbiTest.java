@@ -40,7 +40,7 @@ class ProgramAbiTest {
         + Path.of("").toAbsolutePath());
     program = Files.readString(kernels.resolve("include/tessera/program.cuh"));
     filterProject = Files.readString(kernels.resolve("kernels/filter_project.cu"));
-    hashAggregate = Files.readString(kernels.resolve("kernels/hash_aggregate.cu"));
+    hashAggregate = Files.readString(kernels.resolve("include/tessera/hash_aggregate.cuh"));
     config = Files.readString(kernels.resolve("include/tessera/config.cuh"));
     gpufor = Files.readString(kernels.resolve("include/tessera/gpufor.cuh"));
   }

@@ -310,6 +310,7 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
       throw replay.apply(batch, e);
     } finally {
       metrics.get(ExecMetrics.KERNEL_TIME).add(System.nanoTime() - started);
+      metrics.get(ExecMetrics.CODEGEN_TIME).add(aggregation.lastCompileNanos());
     }
     fresh = false;
     rowsRead += view.rowCount();

@@ -1,0 +1,326 @@
+package dev.tessera.gpu.codegen;
+
+import dev.tessera.gpu.agg.AggregateFunction;
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.expr.Program;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+
+/**
+ * Writes the PTX of one fused aggregation pipeline as its own kernel: hash_aggregate.cu's
+ * {@code tessera_hash_aggregate_update} with the program compiled in instead of interpreted. Same
+ * arguments, same launch (any grid, tiles taken grid-stride, the per-block table in dynamic shared
+ * memory), same results.
+ *
+ * <p>Per item, the generated code runs the filter's instructions, then, for a row the filter
+ * keeps, the rest of the program (values in registers, as {@link FilterProjectGenerator} does),
+ * reports the first error as the interpreter kernel does, and hands the row's group keys and
+ * function inputs as scalars to the prelude's {@code tessera_agg_item}: finding the group, the
+ * warp-level reduction and the per-block table are hash_aggregate.cuh's code, the one definition
+ * both kernels run. That is one call per item, with nothing of the kernel live across it.
+ */
+public final class AggregateUpdateGenerator {
+  /** Prefix of the generated kernels' entry names; the rest is the key's hash. */
+  public static final String ENTRY_PREFIX = "tessera_gen_aggregate_";
+  /** prelude.cu kItemKeys and kItemInputs: what one tessera_agg_item call carries. */
+  static final int MAX_KEYS = 4;
+  static final int MAX_FUNCTIONS = 16;
+
+  // The launch shape (config.cuh; LaunchShape checks it against the CUDA constants).
+  private static final int BLOCK_THREADS = 128;
+  private static final int ITEMS = 4;
+  private static final int TILE_ITEMS = BLOCK_THREADS * ITEMS;
+  private static final int ERROR_ROW_SHIFT = 8;
+
+  private AggregateUpdateGenerator() {}
+
+  /** The identity of a generated kernel: everything it bakes in, constants' values excluded. */
+  public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec) {
+    StringBuilder key = new StringBuilder("aggregate-update v1;");
+    key.append(FilterProjectGenerator.key(program, inputs)).append(";k").append(spec.keyCount())
+        .append(";f");
+    for (AggregateFunction f : spec.functions()) {
+      key.append(f.kind() == AggregateFunction.Kind.COUNT_ROWS ? -1 : f.input()).append(',');
+    }
+    return key.toString();
+  }
+
+  /** Why no kernel is generated for this pipeline, or null when one is. */
+  public static String whyNotGenerated(Program program, AggregateSpec spec) {
+    List<String> reasons = new ArrayList<>();
+    if (spec.keyCount() > MAX_KEYS) {
+      reasons.add("it groups by " + spec.keyCount() + " keys (generated aggregate kernels take"
+          + " at most " + MAX_KEYS + ")");
+    }
+    if (spec.functions().size() > MAX_FUNCTIONS) {
+      reasons.add("it computes " + spec.functions().size() + " aggregates (generated aggregate"
+          + " kernels take at most " + MAX_FUNCTIONS + ")");
+    }
+    String body = ProgramEmitter.whyNotGenerated(program);
+    if (body != null) {
+      reasons.add(body);
+    }
+    return reasons.isEmpty() ? null : String.join("; ", reasons);
+  }
+
+  /**
+   * The update kernel of {@code program} (whose outputs are the aggregation's input columns:
+   * the keys, then the functions' inputs) over batches laid out as {@code inputs}.
+   *
+   * @throws CodegenUnsupportedException when the pipeline uses what the generator does not cover
+   */
+  public static GeneratedKernel generate(Program program, List<InputSpec> inputs,
+      AggregateSpec spec) throws CodegenUnsupportedException {
+    String whyNot = whyNotGenerated(program, spec);
+    if (whyNot != null) {
+      throw new CodegenUnsupportedException(whyNot);
+    }
+    if (inputs.size() != program.inputTypes().size()) {
+      throw new IllegalArgumentException("the program reads " + program.inputTypes().size()
+          + " columns, " + inputs.size() + " were described");
+    }
+    if (program.outputs().size() != spec.inputTypes().size()) {
+      throw new IllegalArgumentException("the program writes " + program.outputs().size()
+          + " columns, the aggregation reads " + spec.inputTypes().size());
+    }
+    String key = key(program, inputs, spec);
+    String entry = FilterProjectGenerator.entryName(ENTRY_PREFIX, key);
+    return new GeneratedKernel(entry, key, new Writer(program, inputs, spec, entry).write());
+  }
+
+  /** One kernel's text under construction. */
+  private static final class Writer {
+    private final Program program;
+    private final AggregateSpec spec;
+    private final String entry;
+    private final PtxBuilder b = new PtxBuilder();
+    private final ProgramEmitter body;
+
+    Writer(Program program, List<InputSpec> inputs, AggregateSpec spec, String entry) {
+      this.program = program;
+      this.spec = spec;
+      this.entry = entry;
+      this.body = new ProgramEmitter(program, inputs, b, entry);
+    }
+
+    String write() throws CodegenUnsupportedException {
+      int filter = program.hasFilter() ? body.writerOf(program.filterRegister()) : -1;
+      int[] outputs = new int[program.outputs().size()];
+      for (int o = 0; o < outputs.length; o++) {
+        outputs[o] = body.writerOf(program.outputs().get(o).register());
+      }
+      BitSet cone = new BitSet();
+      if (filter >= 0) {
+        body.mark(filter, cone);
+      }
+      BitSet needed = (BitSet) cone.clone();
+      for (int o : outputs) {
+        body.mark(o, needed);
+      }
+      BitSet rest = (BitSet) needed.clone();
+      rest.andNot(cone);
+
+      String thread = b.b32();
+      b.op("mov.u32 %s, %%tid.x", thread);
+      TilePrimitives tiles = new TilePrimitives(b, thread, BLOCK_THREADS, ITEMS);
+      localTableCall("tessera_agg_local_reset");
+      b.op("bar.sync 0");
+
+      // Tiles grid-stride, as the interpreter kernel takes them.
+      String rows = b.b64();
+      b.op("cvt.s64.s32 %s, %s", rows, body.loadParam("u32", "rows"));
+      String tile = b.b64();
+      String block = b.b32();
+      b.op("mov.u32 %s, %%ctaid.x", block);
+      b.op("cvt.u64.u32 %s, %s", tile, block);
+      String tileLoop = b.label("tile");
+      String tilesDone = b.label("tiles_done");
+      b.place(tileLoop);
+      String tileOffset = b.b64();
+      b.op("mul.lo.s64 %s, %s, %d", tileOffset, tile, TILE_ITEMS);
+      String past = b.pred();
+      b.op("setp.ge.s64 %s, %s, %s", past, tileOffset, rows);
+      b.op("@%s bra %s", past, tilesDone);
+      String remaining = b.b64();
+      b.op("sub.s64 %s, %s, %s", remaining, rows, tileOffset);
+      b.op("min.s64 %s, %s, %d", remaining, remaining, TILE_ITEMS);
+      String numTileItems = b.b32();
+      b.op("cvt.u32.u64 %s, %s", numTileItems, remaining);
+      // The GPU-DFOR tiles (block-wide: the tile loop is the same for every thread).
+      body.loadDforTiles(needed, tiles, tileOffset, numTileItems);
+      for (int item = 0; item < ITEMS; item++) {
+        item(item, thread, tileOffset, rows, cone, rest, filter, outputs);
+      }
+      String grid = b.b32();
+      b.op("mov.u32 %s, %%nctaid.x", grid);
+      String grid64 = b.b64();
+      b.op("cvt.u64.u32 %s, %s", grid64, grid);
+      b.op("add.s64 %s, %s, %s", tile, tile, grid64);
+      b.op("bra.uni %s", tileLoop);
+      b.place(tilesDone);
+
+      b.op("bar.sync 0");
+      localTableCall("tessera_agg_local_merge");
+      b.op("ret");
+      return text();
+    }
+
+    /** One item: the program for its row, then the prelude's update (every lane calls it). */
+    private void item(int item, String thread, String tileOffset, String rows, BitSet cone,
+        BitSet rest, int filter, int[] outputs) throws CodegenUnsupportedException {
+      b.comment("item " + item);
+      // Loaded per item: values live across the previous item's call would spill.
+      BitSet needed = (BitSet) cone.clone();
+      needed.or(rest);
+      body.loadPhaseValues(needed);
+      String row = b.b64();
+      String thread64 = b.b64();
+      b.op("cvt.u64.u32 %s, %s", thread64, thread);
+      b.op("add.s64 %s, %s, %s", row, tileOffset, thread64);
+      b.op("add.s64 %s, %s, %d", row, row, (long) item * BLOCK_THREADS);
+      RowEmitter.Item it = new RowEmitter.Item(item, row);
+      String active = b.b32();
+      b.op("mov.b32 %s, 0", active);
+      String done = b.label("item" + item + "_done");
+      String outside = b.pred();
+      b.op("setp.ge.s64 %s, %s, %s", outside, row, rows);
+      b.op("@%s bra %s", outside, done);
+      Val[] values = new Val[body.count()];
+      body.emitAll(cone, values, it);
+      // HostFilterProject's order: the filter's error, then each output's if the row is kept.
+      String filterError = null;
+      if (filter >= 0) {
+        Val f = values[filter];
+        String keep = b.pred();
+        b.op("setp.ne.s64 %s, %s, 0", keep, f.value());
+        if (f.valid() != null) {
+          b.op("and.pred %s, %s, %s", keep, keep, f.valid());
+        }
+        filterError = f.error();
+        if (filterError != null) {
+          String failed = b.pred();
+          b.op("setp.ne.s32 %s, %s, 0", failed, filterError);
+          reportError(filterError, row, failed);
+          b.op("@%s bra %s", failed, done);
+        }
+        String dropped = b.pred();
+        b.op("not.pred %s, %s", dropped, keep);
+        b.op("@%s bra %s", dropped, done);
+      }
+      body.emitAll(rest, values, it);
+      String outputError = null;
+      for (int o : outputs) {
+        if (values[o].error() != null) {
+          outputError = outputError == null ? values[o].error()
+              : body.firstNonZero(outputError, values[o].error());
+        }
+      }
+      if (outputError != null) {
+        String failed = b.pred();
+        b.op("setp.ne.s32 %s, %s, 0", failed, outputError);
+        reportError(outputError, row, failed);
+        b.op("@%s bra %s", failed, done);
+      }
+      b.op("mov.b32 %s, 1", active);
+      b.place(done);
+      aggregateItem(active, values, outputs);
+    }
+
+    /** atomicMin(first_error, (row << 8) | code), where {@code when} holds. */
+    private void reportError(String code, String row, String when) {
+      String packed = b.b64();
+      b.op("shl.b64 %s, %s, %d", packed, row, ERROR_ROW_SHIFT);
+      String code64 = b.b64();
+      b.op("cvt.u64.u32 %s, %s", code64, code);
+      b.op("or.b64 %s, %s, %s", packed, packed, code64);
+      String firstError = body.global(body.loadParam("u64", "first_error"));
+      String old = b.b64();
+      b.op("@%s atom.global.min.u64 %s, [%s], %s", when, old, firstError, packed);
+    }
+
+    /** The call of tessera_agg_item with the row's keys and function inputs. */
+    private void aggregateItem(String active, Val[] values, int[] outputs) {
+      List<PreludeCall.Arg> args = new ArrayList<>();
+      args.add(PreludeCall.b64(body.loadParam("u64", "plan")));
+      args.add(PreludeCall.b64(localTable()));
+      args.add(PreludeCall.b64(body.loadParam("u64", "heap_overflow")));
+      args.add(PreludeCall.b32(active));
+      List<Val> keys = new ArrayList<>();
+      for (int k = 0; k < spec.keyCount(); k++) {
+        keys.add(values[outputs[k]]);
+      }
+      args.add(PreludeCall.b32(validBits(keys)));
+      for (int k = 0; k < MAX_KEYS; k++) {
+        Val v = k < keys.size() ? keys.get(k) : null;
+        args.add(PreludeCall.b64(v == null ? "0" : v.value()));
+        args.add(PreludeCall.b32(v == null || v.length() == null ? "0" : v.length()));
+      }
+      List<Val> inputs = new ArrayList<>();
+      for (AggregateFunction f : spec.functions()) {
+        inputs.add(f.kind() == AggregateFunction.Kind.COUNT_ROWS ? null
+            : values[outputs[f.input()]]);
+      }
+      args.add(PreludeCall.b32(validBits(inputs)));
+      for (int f = 0; f < MAX_FUNCTIONS; f++) {
+        Val v = f < inputs.size() ? inputs.get(f) : null;
+        args.add(PreludeCall.b64(v == null ? "0" : v.value()));
+      }
+      PreludeCall.callVoid(b, "tessera_agg_item", args);
+    }
+
+    /** Bit i set when values[i] is present and valid. */
+    private String validBits(List<Val> values) {
+      String bits = b.b32();
+      b.op("mov.b32 %s, 0", bits);
+      for (int i = 0; i < values.size(); i++) {
+        Val v = values.get(i);
+        if (v == null) {
+          continue;
+        }
+        if (v.valid() == null) {
+          b.op("or.b32 %s, %s, %d", bits, bits, 1 << i);
+        } else {
+          String with = b.b32();
+          b.op("or.b32 %s, %s, %d", with, bits, 1 << i);
+          b.op("selp.b32 %s, %s, %s, %s", bits, with, bits, v.valid());
+        }
+      }
+      return bits;
+    }
+
+    private String localName() {
+      return entry + "_local";
+    }
+
+    /** The generic address of the per-block table (dynamic shared memory). */
+    private String localTable() {
+      String r = b.b64();
+      b.op("mov.u64 %s, %s", r, localName());
+      b.op("cvta.shared.u64 %s, %s", r, r);
+      return r;
+    }
+
+    private void localTableCall(String function) {
+      PreludeCall.callVoid(b, function, List.of(
+          PreludeCall.b64(body.loadParam("u64", "plan")), PreludeCall.b64(localTable())));
+    }
+
+    private String text() {
+      // tessera_hash_aggregate_update's parameters, in order (CudaHashAggregate passes them).
+      String[][] list = {
+          {"u64", "code"}, {"u32", "instruction_count"}, {"u32", "register_count"},
+          {"u64", "constants"}, {"u64", "strings"}, {"u64", "inputs"}, {"u64", "tables"},
+          {"u32", "filter_register"}, {"u32", "program_ansi"}, {"u32", "rows"},
+          {"u64", "plan"}, {"u64", "first_error"}, {"u64", "heap_overflow"}};
+      StringBuilder params = new StringBuilder();
+      for (int i = 0; i < list.length; i++) {
+        params.append(i == 0 ? "" : ",\n").append("\t.param .").append(list[i][0]).append(' ')
+            .append(body.param(list[i][1]));
+      }
+      return ".extern .shared .align 8 .b8 " + localName() + "[];\n"
+          + ".visible .entry " + entry + "(\n" + params + "\n)\n.maxntid " + BLOCK_THREADS
+          + ", 1, 1\n.maxnreg " + GeneratedModule.MAX_REGISTERS + "\n{\n" + b.finish() + "}\n";
+    }
+  }
+}

@@ -1,0 +1,149 @@
+package dev.tessera.gpu.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.tessera.gpu.agg.AggregateFunction;
+import dev.tessera.gpu.agg.AggregateFunction.Kind;
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codec.Encoding;
+import dev.tessera.gpu.codegen.AggregateUpdateGenerator;
+import dev.tessera.gpu.codegen.CodegenUnsupportedException;
+import dev.tessera.gpu.codegen.CompileReport;
+import dev.tessera.gpu.codegen.CompiledKernel;
+import dev.tessera.gpu.codegen.GeneratedKernel;
+import dev.tessera.gpu.codegen.GeneratedModule;
+import dev.tessera.gpu.codegen.InputSpec;
+import dev.tessera.gpu.codegen.PtxCompiler;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.column.TypeId;
+import dev.tessera.gpu.expr.Program;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Without a GPU: the generated aggregate-update kernels of random pipelines (RandomPrograms,
+ * every other one probing join tables, over random column layouts) feeding random aggregations
+ * (0 to 4 keys of the program's first outputs, then a function per other output, of a kind its
+ * type admits, and COUNT(*)) compile with the in-jar PTX compiler for sm_90 with no stack frame,
+ * no spills and at most 128 registers; the generator declines only what it says it does not
+ * cover. As for the filter-project kernels, at most 1 kernel in 10 may be rejected for a few bytes
+ * of spills (the pipeline then runs on the interpreter). Whether the kernels compute the right
+ * thing is the CUDA aggregate suites' job, on a GPU.
+ */
+class GeneratedAggregateCompileTest {
+  private static final int PIPELINES = 200;
+  private static final int MAX_INPUT_COLUMNS = 5;
+
+  @BeforeAll
+  static void compilerLoads() {
+    assumeTrue(PtxCompiler.available(), PtxCompiler::unavailableReason);
+  }
+
+  @Test
+  void randomAggregatePipelinesCompileWithoutStackOrSpills() {
+    AtomicInteger generated = new AtomicInteger();
+    AtomicInteger declined = new AtomicInteger();
+    AtomicInteger rejected = new AtomicInteger();
+    AtomicLong slowest = new AtomicLong();
+    AtomicInteger mostRegisters = new AtomicInteger();
+    IntStream.range(0, PIPELINES).parallel().forEach(seed -> {
+      Random random = new Random(seed);
+      List<ColumnType> types = RandomBatches.randomTypes(random, 1 + random.nextInt(
+          MAX_INPUT_COLUMNS));
+      Program program = seed % 2 == 0
+          ? RandomPrograms.generate(types, random.nextBoolean(), random.nextLong())
+          : RandomPrograms.generateProbing(types, random.nextBoolean(), random.nextLong())
+              .program();
+      AggregateSpec spec = randomSpec(program, random);
+      List<InputSpec> inputs = randomLayouts(types, random);
+      GeneratedKernel kernel;
+      try {
+        kernel = AggregateUpdateGenerator.generate(program, inputs, spec);
+      } catch (CodegenUnsupportedException e) {
+        if (AggregateUpdateGenerator.whyNotGenerated(program, spec) == null) {
+          fail("declined a pipeline it covers: " + e.getMessage() + "\n"
+              + program.disassemble());
+        }
+        declined.incrementAndGet();
+        return;
+      }
+      CompiledKernel compiled;
+      try {
+        compiled = GeneratedModule.compile(kernel, "sm_90");
+      } catch (RuntimeException e) {
+        throw new AssertionError("seed " + seed + " " + inputs + " " + spec + ": "
+            + e.getMessage() + "\n" + program.disassemble(), e);
+      }
+      CompileReport report = compiled.report(kernel.entry());
+      String rejection = GeneratedModule.rejection(report);
+      if (rejection != null && !report.clean()
+          && report.registers() <= GeneratedModule.MAX_REGISTERS) {
+        rejected.incrementAndGet();
+        return;
+      }
+      assertNull(rejection, () -> "seed " + seed + " " + inputs + " " + spec + "\n"
+          + program.disassemble());
+      generated.incrementAndGet();
+      slowest.accumulateAndGet(compiled.compileNanos(), Math::max);
+      mostRegisters.accumulateAndGet(report.registers(), Math::max);
+    });
+    System.out.printf("generated aggregate kernels: %d compiled cleanly (at most %d registers,"
+        + " slowest compile %.0f ms), %d declined, %d rejected for a few bytes of spills%n",
+        generated.get(), mostRegisters.get(), slowest.get() / 1e6, declined.get(),
+        rejected.get());
+    assertEquals(PIPELINES, generated.get() + declined.get() + rejected.get());
+    assertTrue(rejected.get() <= PIPELINES / 10, rejected.get() + " kernels spilled");
+    assertTrue(generated.get() >= PIPELINES / 4, "too few pipelines were generated: "
+        + generated.get() + " of " + PIPELINES);
+  }
+
+  /**
+   * Keys: the program's first 0 to 4 outputs; a function per other output, as its type admits
+   * (CudaHashAggregate's rules); and COUNT(*).
+   */
+  private static AggregateSpec randomSpec(Program program, Random random) {
+    List<ColumnType> types = program.outputs().stream().map(Program.Output::type).toList();
+    int keys = random.nextInt(Math.min(4, types.size()) + 1);
+    List<AggregateFunction> functions = new ArrayList<>();
+    functions.add(new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG));
+    for (int c = keys; c < types.size(); c++) {
+      ColumnType t = types.get(c);
+      TypeId id = t.id();
+      if (t.isString()) {
+        functions.add(new AggregateFunction(Kind.COUNT, c, ColumnType.LONG));
+      } else if (id == TypeId.DECIMAL) {
+        functions.add(new AggregateFunction(Kind.SUM_DECIMAL, c,
+            ColumnType.decimal(Math.min(18, t.precision() + 1), t.scale())));
+      } else if (id == TypeId.BYTE || id == TypeId.SHORT || id == TypeId.INT
+          || id == TypeId.LONG) {
+        functions.add(new AggregateFunction(random.nextBoolean() ? Kind.SUM : Kind.MAX, c,
+            random.nextBoolean() ? ColumnType.LONG : t));
+      } else {
+        functions.add(new AggregateFunction(random.nextBoolean() ? Kind.MIN : Kind.MAX, c, t));
+      }
+    }
+    return new AggregateSpec(types, keys, functions, program.ansi());
+  }
+
+  /** A layout per column as the cache and uploads make them. */
+  private static List<InputSpec> randomLayouts(List<ColumnType> types, Random random) {
+    List<InputSpec> inputs = new ArrayList<>();
+    for (ColumnType type : types) {
+      boolean encodable = type.id() != TypeId.FLOAT && type.id() != TypeId.DOUBLE
+          && type.id() != TypeId.BOOLEAN;
+      Encoding encoding = encodable ? Encoding.values()[random.nextInt(3)] : Encoding.PLAIN;
+      inputs.add(new InputSpec(type, encoding, random.nextBoolean()));
+    }
+    return inputs;
+  }
+}
