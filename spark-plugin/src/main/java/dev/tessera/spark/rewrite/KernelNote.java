@@ -1,5 +1,6 @@
 package dev.tessera.spark.rewrite;
 
+import dev.tessera.gpu.codegen.AggregateUpdateGenerator;
 import dev.tessera.gpu.codegen.FilterProjectGenerator;
 import dev.tessera.spark.TesseraConf;
 import dev.tessera.spark.exec.TesseraHashAggregateExec;
@@ -21,9 +22,11 @@ final class KernelNote {
         || !conf.get(TesseraConf.CODEGEN_ENABLED)) {
       return null;
     }
-    if (pipeline instanceof TesseraHashAggregateExec) {
-      return "its aggregate runs on the interpreter kernel: the kernel generator does not write"
-          + " aggregate kernels yet";
+    if (pipeline instanceof TesseraHashAggregateExec aggregate) {
+      String whyNot = AggregateUpdateGenerator.whyNotGenerated(
+          pipeline.pipeline().fused().program(), aggregate.spec());
+      return whyNot == null ? "its program and aggregate update run as a kernel generated for"
+          + " them" : "its aggregate runs on the interpreter kernel: " + whyNot;
     }
     String whyNot = FilterProjectGenerator.whyNotGenerated(pipeline.pipeline().fused().program());
     return whyNot == null ? "its program runs as a kernel generated for it"

@@ -1,6 +1,8 @@
 package dev.tessera.ssb.cli;
 
+import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.codec.Encoding;
+import dev.tessera.gpu.codegen.AggregateUpdateGenerator;
 import dev.tessera.gpu.codegen.CodegenUnsupportedException;
 import dev.tessera.gpu.codegen.CompileReport;
 import dev.tessera.gpu.codegen.CompiledKernel;
@@ -108,20 +110,22 @@ final class KernelReport {
     List<ProgramKernel> kernels = new ArrayList<>();
     for (TesseraPipelineExec node : pipelines(executed)) {
       Pipeline pipeline = node.pipeline();
-      boolean aggregate = node instanceof TesseraHashAggregateExec;
-      kernels.add(kernel(node, 0, pipeline.fused().program(), aggregate, compiled));
+      AggregateSpec spec = node instanceof TesseraHashAggregateExec a ? a.spec() : null;
+      kernels.add(kernel(node, 0, pipeline.fused().program(), spec, compiled));
       List<Pipeline.Stage> staged = pipeline.staged();
       for (int s = 0; s < staged.size(); s++) {
         boolean last = s == staged.size() - 1;
-        kernels.add(kernel(node, s + 1, staged.get(s).program(), aggregate && last, compiled));
+        kernels.add(kernel(node, s + 1, staged.get(s).program(), last ? spec : null, compiled));
       }
     }
     return kernels;
   }
 
+  /** {@code spec}: the aggregation the program feeds, or null for a filter-project program. */
   private static ProgramKernel kernel(TesseraPipelineExec node, int stage, Program program,
-      boolean aggregate, Map<String, Object> compiled) {
-    String reason = notGenerated(program, aggregate);
+      AggregateSpec spec, Map<String, Object> compiled) {
+    boolean aggregate = spec != null;
+    String reason = notGenerated(program, spec);
     if (reason != null) {
       return new ProgramKernel(node, stage, program, aggregate, reason, null, null, 0, null);
     }
@@ -131,7 +135,8 @@ final class KernelReport {
     }
     GeneratedKernel kernel;
     try {
-      kernel = FilterProjectGenerator.generate(program, inputs);
+      kernel = aggregate ? AggregateUpdateGenerator.generate(program, inputs, spec)
+          : FilterProjectGenerator.generate(program, inputs);
     } catch (CodegenUnsupportedException e) {
       return new ProgramKernel(node, stage, program, aggregate, e.getMessage(), null, null, 0,
           null);
@@ -230,18 +235,13 @@ final class KernelReport {
     }
   }
 
-  /** Why the generator does not write {@code program}'s kernel, or null if it may. */
-  static String notGenerated(Program program, boolean aggregate) {
-    List<String> reasons = new ArrayList<>();
-    if (aggregate) {
-      reasons.add("hash aggregate: the generator does not write aggregate kernels yet (the"
-          + " hash-aggregate kernel interprets the program)");
-    }
-    String generator = FilterProjectGenerator.whyNotGenerated(program);
-    if (generator != null) {
-      reasons.add(generator);
-    }
-    return reasons.isEmpty() ? null : String.join("; ", reasons);
+  /**
+   * Why the generator does not write {@code program}'s kernel (feeding the aggregation
+   * {@code spec}, or null for a filter-project program), or null if it does.
+   */
+  static String notGenerated(Program program, AggregateSpec spec) {
+    return spec == null ? FilterProjectGenerator.whyNotGenerated(program)
+        : AggregateUpdateGenerator.whyNotGenerated(program, spec);
   }
 
   /**
