@@ -19,6 +19,10 @@ import java.util.List;
  * function inputs as scalars to the prelude's {@code tessera_agg_item}: finding the group, the
  * warp-level reduction and the per-block table are hash_aggregate.cuh's code, the one definition
  * both kernels run. That is one call per item, with nothing of the kernel live across it.
+ *
+ * <p>A global aggregate (no keys) of integral inputs makes no call at all: each thread keeps its
+ * accumulators in registers across every tile it takes, and merges them once, at the end
+ * ({@link RegisterAccumulators}, Crystal's way with SSB's first flight).
  */
 public final class AggregateUpdateGenerator {
   /** Prefix of the generated kernels' entry names; the rest is the key's hash. */
@@ -97,11 +101,16 @@ public final class AggregateUpdateGenerator {
     private final PtxBuilder b = new PtxBuilder();
     private final ProgramEmitter body;
 
+    /** The thread's accumulators, for a global aggregate that can keep them in registers. */
+    private final RegisterAccumulators registers;
+
     Writer(Program program, List<InputSpec> inputs, AggregateSpec spec, String entry) {
       this.program = program;
       this.spec = spec;
       this.entry = entry;
       this.body = new ProgramEmitter(program, inputs, b, entry);
+      this.registers = RegisterAccumulators.admits(spec)
+          ? new RegisterAccumulators(b, spec, body) : null;
     }
 
     String write() throws CodegenUnsupportedException {
@@ -124,8 +133,12 @@ public final class AggregateUpdateGenerator {
       String thread = b.b32();
       b.op("mov.u32 %s, %%tid.x", thread);
       TilePrimitives tiles = new TilePrimitives(b, thread, BLOCK_THREADS, ITEMS);
-      localTableCall("tessera_agg_local_reset");
-      b.op("bar.sync 0");
+      if (registers != null) {
+        registers.begin();
+      } else {
+        localTableCall("tessera_agg_local_reset");
+        b.op("bar.sync 0");
+      }
 
       // Tiles grid-stride, as the interpreter kernel takes them.
       String rows = b.b64();
@@ -160,8 +173,12 @@ public final class AggregateUpdateGenerator {
       b.op("bra.uni %s", tileLoop);
       b.place(tilesDone);
 
-      b.op("bar.sync 0");
-      localTableCall("tessera_agg_local_merge");
+      if (registers != null) {
+        registers.flush();
+      } else {
+        b.op("bar.sync 0");
+        localTableCall("tessera_agg_local_merge");
+      }
       b.op("ret");
       return text();
     }
@@ -223,8 +240,13 @@ public final class AggregateUpdateGenerator {
         b.op("@%s bra %s", failed, done);
       }
       b.op("mov.b32 %s, 1", active);
+      if (registers != null) {
+        registers.accumulate(values, outputs);
+      }
       b.place(done);
-      aggregateItem(active, values, outputs);
+      if (registers == null) {
+        aggregateItem(active, values, outputs);
+      }
     }
 
     /** atomicMin(first_error, (row << 8) | code), where {@code when} holds. */

@@ -26,19 +26,21 @@ import java.util.Random;
 
 /**
  * Benchmark (not a test) of the hash aggregation: {@code SELECT k, count(*), sum(v), min(v),
- * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in three forms:
+ * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in five forms:
  * <ul>
  *   <li>"long keys": update(batch) (the fused kernel with the identity program);
  *   <li>"filter v > 0": the same with {@code WHERE v > 0}, update(program, batch): the filter,
  *       projection and aggregation in one kernel;
  *   <li>"string keys": k as a STRING ("key-" + number), up to 10^6 groups;
  *   <li>"long keys, 8 batches": the rows in 8 batches of one aggregation, so that the direct
- *       group map (decided after the first batch, for small dense integer keys) serves the rest.
+ *       group map (decided after the first batch, for small dense integer keys) serves the rest;
+ *   <li>"no keys": the same functions over every row, without GROUP BY (generated kernels keep
+ *       a global aggregate's accumulators in registers).
  * </ul>
  * Prints the median wall time of update + finish (each synchronizes) over the runs, and the
  * bandwidth floor (every input read once, every group's five values written once).
  *
- * <pre>run-bench.sh dev.tessera.gpu.bench.HashAggregateBench [rows] [deviceGBps] [backend]</pre>
+ * <pre>run-bench.sh dev.tessera.gpu.bench.HashAggregateBench [rows] [deviceGBps] [backend] [codegen]</pre>
  */
 public final class HashAggregateBench {
   private static final int WARM_UP = 1;
@@ -59,16 +61,17 @@ public final class HashAggregateBench {
       System.out.println("hash aggregate benchmark on " + backend.description() + ", " + rows
           + " rows" + (codegen ? ", generated kernels" : ", interpreter kernels"));
       for (String form : List.of("long keys", "filter v > 0", "string keys",
-          "long keys, 8 batches")) {
+          "long keys, 8 batches", "no keys")) {
         boolean strings = form.equals("string keys");
         int batches = form.equals("long keys, 8 batches") ? 8 : 1;
         ColumnType keyType = strings ? ColumnType.STRING : ColumnType.LONG;
-        AggregateSpec spec = spec(keyType);
+        boolean global = form.equals("no keys");
+        AggregateSpec spec = spec(keyType, global ? 0 : 1);
         Program program = form.equals("filter v > 0") ? positiveValues() : null;
         System.out.println(form);
         System.out.println("groups        median ms   G rows/s   floor ms   x floor");
-        for (long groups = 1; groups <= (strings ? MAX_STRING_GROUPS : 10_000_000L);
-            groups *= 10) {
+        long maxGroups = global ? 1 : strings ? MAX_STRING_GROUPS : 10_000_000L;
+        for (long groups = 1; groups <= maxGroups; groups *= 10) {
           List<ColumnBatch<DeviceColumn>> inputs = new ArrayList<>();
           try {
             long inputBytes = 0;
@@ -92,8 +95,9 @@ public final class HashAggregateBench {
     }
   }
 
-  private static AggregateSpec spec(ColumnType keyType) {
-    return new AggregateSpec(List.of(keyType, ColumnType.LONG), 1, List.of(
+  /** count(*), sum(v), min(v), max(v) grouped by the first column (keys 1) or not (keys 0). */
+  private static AggregateSpec spec(ColumnType keyType, int keys) {
+    return new AggregateSpec(List.of(keyType, ColumnType.LONG), keys, List.of(
         new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
         new AggregateFunction(Kind.SUM, 1, ColumnType.LONG),
         new AggregateFunction(Kind.MIN, 1, ColumnType.LONG),

@@ -99,6 +99,39 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
     }
     AggregateSpec spec = new AggregateSpec(inputTypes, keyTypes.size(), functions, ansi);
     int rows = layout == 3 && ansi ? 0 : ROWS; // one scenario: a global aggregate of nothing
+    assertSameGroups(scenario, spec, groups, rows, intCol, longCol, doubleCol, decimalCol,
+        floatCol);
+  }
+
+  /**
+   * A global aggregate of integral inputs only (generated kernels keep its accumulators in
+   * registers): counts, exact sums (LONG wrapping, decimals), MIN and MAX of INT and LONG.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aGlobalAggregateOfIntegralInputsMatchesTheHostReference(boolean ansi) {
+    List<ColumnType> inputTypes = List.of(ColumnType.INT, ColumnType.LONG, ColumnType.DOUBLE,
+        DECIMAL_IN, ColumnType.FLOAT);
+    List<AggregateFunction> functions = new ArrayList<>(List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.COUNT, 0, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM, 0, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, 0, ColumnType.INT),
+        new AggregateFunction(Kind.MAX, 0, ColumnType.INT),
+        new AggregateFunction(Kind.MIN, 1, ColumnType.LONG),
+        new AggregateFunction(Kind.MAX, 1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM_DECIMAL, 3, DECIMAL_OUT)));
+    if (!ansi) {
+      functions.add(new AggregateFunction(Kind.SUM, 1, ColumnType.LONG));
+    }
+    assertSameGroups("global integral, ansi " + ansi,
+        new AggregateSpec(inputTypes, 0, functions, ansi), 0, ROWS, 0, 1, 2, 3, 4);
+  }
+
+  /** Feeds the same random batches to both backends and compares their groups. */
+  private void assertSameGroups(String scenario, AggregateSpec spec, int groups, int rows,
+      int intCol, int longCol, int doubleCol, int decimalCol, int floatCol) {
+    List<ColumnType> inputTypes = spec.inputTypes();
     long seed = scenario.hashCode();
 
     List<List<Object>> want;
@@ -112,7 +145,7 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
       int perBatch = (rows + BATCHES - 1) / BATCHES;
       for (int start = 0; start < Math.max(rows, 1); start += Math.max(perBatch, 1)) {
         int n = Math.min(perBatch, rows - start);
-        List<List<Object>> columns = batch(inputTypes, keyTypes.size(), groups, n, random,
+        List<List<Object>> columns = batch(inputTypes, spec.keyCount(), groups, n, random,
             intCol, longCol, doubleCol, decimalCol, floatCol);
         feed(host, hostStream, onHost, inputTypes, columns, n);
         feed(cuda, cudaStream, onCuda, inputTypes, columns, n);

@@ -1,0 +1,206 @@
+package dev.tessera.gpu.codegen;
+
+import dev.tessera.gpu.agg.AggregateFunction;
+import dev.tessera.gpu.agg.AggregateFunction.Kind;
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.column.TypeId;
+
+/**
+ * A global aggregate's accumulators in a generated kernel's registers: each thread adds every row
+ * it aggregates into its own counts, exact 128-bit sums and minimum or maximum, across all the
+ * tiles it takes; at the end of the kernel a warp sums its lanes' accumulators with shuffles and
+ * lane 0 merges them into group 0's global accumulators with one atomic each (the carry of a sum's
+ * low word into its high word as hash_aggregate.cuh's AtomicAdd128 does). The result is what
+ * hash_aggregate.cuh's per-row path gives: counts and int128 sums are exact whatever the order,
+ * and a minimum or maximum of integers is the same whichever row came first.
+ *
+ * <p>Only integral inputs: a sum of DOUBLE (whole numbers, converted to int128 per row) and the
+ * Spark order of floating-point MIN/MAX stay in hash_aggregate.cuh ({@link #admits}).
+ */
+final class RegisterAccumulators {
+  // hash_aggregate.cuh's plan: 64-bit words; the header, then (no keys) a Function per function.
+  private static final int HEADER_WORDS = 16;
+  private static final int FUNCTION_WORDS = 12;
+  private static final int FUNCTION_VALUE = 32;
+  private static final int FUNCTION_HIGH = 40;
+  private static final int FUNCTION_SEEN = 48;
+
+  private final PtxBuilder b;
+  private final AggregateSpec spec;
+  private final ProgramEmitter body;
+  /** Per function: the count, sum's low word or minimum/maximum; the sum's high word; seen. */
+  private final String[] value;
+  private final String[] high;
+  private final String[] seen;
+
+  RegisterAccumulators(PtxBuilder b, AggregateSpec spec, ProgramEmitter body) {
+    this.b = b;
+    this.spec = spec;
+    this.body = body;
+    int n = spec.functions().size();
+    this.value = new String[n];
+    this.high = new String[n];
+    this.seen = new String[n];
+  }
+
+  /** Whether {@code spec} is a global aggregate whose functions this class computes. */
+  static boolean admits(AggregateSpec spec) {
+    if (spec.keyCount() != 0) {
+      return false;
+    }
+    for (AggregateFunction f : spec.functions()) {
+      if (f.kind() == Kind.COUNT_ROWS || f.kind() == Kind.COUNT) {
+        continue;
+      }
+      ColumnType input = spec.inputTypes().get(f.input());
+      if (input.isString() || input.id() == TypeId.FLOAT || input.id() == TypeId.DOUBLE) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private Kind kind(int f) {
+    return spec.functions().get(f).kind();
+  }
+
+  /** Before the tile loop: every accumulator at its identity. */
+  void begin() {
+    b.comment("the thread's accumulators");
+    for (int f = 0; f < value.length; f++) {
+      value[f] = b.b64();
+      long identity = kind(f) == Kind.MIN ? Long.MAX_VALUE
+          : kind(f) == Kind.MAX ? Long.MIN_VALUE : 0;
+      b.op("mov.b64 %s, %d", value[f], identity);
+      if (isSum(f)) {
+        high[f] = b.b64();
+        b.op("mov.b64 %s, 0", high[f]);
+      }
+      seen[f] = b.b32();
+      b.op("mov.b32 %s, 0", seen[f]);
+    }
+  }
+
+  private boolean isSum(int f) {
+    return kind(f) == Kind.SUM || kind(f) == Kind.SUM_DECIMAL;
+  }
+
+  /** One aggregated row (the program's results {@code values}, by instruction). */
+  void accumulate(Val[] values, int[] outputs) {
+    for (int f = 0; f < value.length; f++) {
+      AggregateFunction fn = spec.functions().get(f);
+      if (fn.kind() == Kind.COUNT_ROWS) {
+        b.op("add.s64 %s, %s, 1", value[f], value[f]);
+        continue;
+      }
+      Val v = values[outputs[fn.input()]];
+      // Where the input may be NULL, each step is predicated on its validity.
+      String when = v.valid() == null ? "" : "@" + v.valid() + " ";
+      switch (fn.kind()) {
+        case COUNT -> b.op("%sadd.s64 %s, %s, 1", when, value[f], value[f]);
+        case SUM, SUM_DECIMAL -> {
+          String sign = b.b64();
+          b.op("shr.s64 %s, %s, 63", sign, v.value());
+          b.op("%sadd.cc.u64 %s, %s, %s", when, value[f], value[f], v.value());
+          b.op("%saddc.u64 %s, %s, %s", when, high[f], high[f], sign);
+        }
+        case MIN -> b.op("%smin.s64 %s, %s, %s", when, value[f], value[f], v.value());
+        case MAX -> b.op("%smax.s64 %s, %s, %s", when, value[f], value[f], v.value());
+        default -> throw new IllegalStateException("admits() let " + fn + " through");
+      }
+      b.op("%smov.b32 %s, 1", when, seen[f]);
+    }
+  }
+
+  /** After the tile loop (every thread): the warp's sums, merged by lane 0. */
+  void flush() {
+    b.comment("the warp's accumulators, merged by lane 0");
+    for (int offset = 16; offset >= 1; offset >>= 1) {
+      for (int f = 0; f < value.length; f++) {
+        String other = shuffle64(value[f], offset);
+        switch (kind(f)) {
+          case COUNT_ROWS, COUNT -> b.op("add.s64 %s, %s, %s", value[f], value[f], other);
+          case SUM, SUM_DECIMAL -> {
+            String otherHigh = shuffle64(high[f], offset);
+            b.op("add.cc.u64 %s, %s, %s", value[f], value[f], other);
+            b.op("addc.u64 %s, %s, %s", high[f], high[f], otherHigh);
+          }
+          case MIN -> b.op("min.s64 %s, %s, %s", value[f], value[f], other);
+          case MAX -> b.op("max.s64 %s, %s, %s", value[f], value[f], other);
+          default -> throw new IllegalStateException("admits() let " + kind(f) + " through");
+        }
+        String otherSeen = b.b32();
+        b.op("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", otherSeen, seen[f], offset);
+        b.op("or.b32 %s, %s, %s", seen[f], seen[f], otherSeen);
+      }
+    }
+    String done = b.label("merged");
+    String lane = b.b32();
+    b.op("mov.u32 %s, %%laneid", lane);
+    String notFirst = b.pred();
+    b.op("setp.ne.u32 %s, %s, 0", notFirst, lane);
+    b.op("@%s bra %s", notFirst, done);
+    String plan = body.global(body.loadParam("u64", "plan"));
+    for (int f = 0; f < value.length; f++) {
+      merge(f, plan);
+    }
+    b.place(done);
+  }
+
+  /** Lane 0: function f's accumulators into group 0's (hash_aggregate.cuh Merge). */
+  private void merge(int f, String plan) {
+    long function = 8L * (HEADER_WORDS + (long) FUNCTION_WORDS * f);
+    String skip = b.label("merged" + f);
+    String none = b.pred();
+    if (kind(f) == Kind.COUNT_ROWS || kind(f) == Kind.COUNT) {
+      b.op("setp.eq.s64 %s, %s, 0", none, value[f]);
+    } else {
+      b.op("setp.eq.u32 %s, %s, 0", none, seen[f]);
+    }
+    b.op("@%s bra %s", none, skip);
+    String valueAt = body.field(plan, (int) function + FUNCTION_VALUE);
+    String old = b.b64();
+    switch (kind(f)) {
+      case COUNT_ROWS, COUNT -> b.op("atom.global.add.u64 %s, [%s], %s", old, valueAt, value[f]);
+      case SUM, SUM_DECIMAL -> {
+        b.op("atom.global.add.u64 %s, [%s], %s", old, valueAt, value[f]);
+        // The carry out of the low word goes into the high word.
+        String sum = b.b64();
+        b.op("add.s64 %s, %s, %s", sum, old, value[f]);
+        String carried = b.pred();
+        b.op("setp.lt.u64 %s, %s, %s", carried, sum, old);
+        String highAdd = b.b64();
+        b.op("selp.b64 %s, 1, 0, %s", highAdd, carried);
+        b.op("add.s64 %s, %s, %s", highAdd, highAdd, high[f]);
+        String zero = b.pred();
+        b.op("setp.eq.s64 %s, %s, 0", zero, highAdd);
+        String highAt = body.field(plan, (int) function + FUNCTION_HIGH);
+        String oldHigh = b.b64();
+        b.op("@!%s atom.global.add.u64 %s, [%s], %s", zero, oldHigh, highAt, highAdd);
+      }
+      case MIN -> b.op("atom.global.min.s64 %s, [%s], %s", old, valueAt, value[f]);
+      case MAX -> b.op("atom.global.max.s64 %s, [%s], %s", old, valueAt, value[f]);
+      default -> throw new IllegalStateException("admits() let " + kind(f) + " through");
+    }
+    if (kind(f) != Kind.COUNT_ROWS && kind(f) != Kind.COUNT) {
+      String seenAt = body.field(plan, (int) function + FUNCTION_SEEN);
+      b.op("st.global.u32 [%s], 1", seenAt);
+    }
+    b.place(skip);
+  }
+
+  /** A 64-bit shfl.sync.bfly: two 32-bit shuffles. */
+  private String shuffle64(String x, int offset) {
+    String lo = b.b32();
+    String hi = b.b32();
+    b.op("mov.b64 {%s, %s}, %s", lo, hi, x);
+    String otherLo = b.b32();
+    String otherHi = b.b32();
+    b.op("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", otherLo, lo, offset);
+    b.op("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", otherHi, hi, offset);
+    String r = b.b64();
+    b.op("mov.b64 %s, {%s, %s}", r, otherLo, otherHi);
+    return r;
+  }
+}
