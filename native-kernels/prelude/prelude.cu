@@ -67,6 +67,9 @@ namespace {
 // Keys and function inputs a call can carry (AggregateUpdateGenerator declines wider ones).
 constexpr int kItemKeys = 4;
 constexpr int kItemInputs = 16;
+// tessera_agg_item_narrow's inputs: most aggregations have few functions, and a call that carries
+// fewer values leaves the kernel more registers.
+constexpr int kNarrowItemInputs = 4;
 
 // Key k: value, byte length (strings) and valid bit k of `valid`.
 struct ScalarKeys {
@@ -80,14 +83,15 @@ struct ScalarKeys {
   }
 };
 
-// Function f's input: value and valid bit f of `valid`.
+// Function f's input: value and valid bit f of `valid` (INPUTS: what the call carries).
+template <int INPUTS>
 struct ScalarInputs {
-  long long i[kItemInputs];  // indexed only with constants: AggregateItem's loops unroll
+  long long i[INPUTS];  // indexed only with constants: the loop below unrolls
   int valid;
   __device__ __forceinline__ tessera::Register operator()(int f) const {
     long long v = i[0];
 #pragma unroll
-    for (int k = 1; k < kItemInputs; ++k) {
+    for (int k = 1; k < INPUTS; ++k) {
       if (f == k) v = i[k];
     }
     return tessera::Register{v, 0, static_cast<unsigned char>((valid >> f) & 1), 0};
@@ -128,8 +132,21 @@ extern "C" __device__ void tessera_agg_item(
   const tessera::hash_aggregate::PlanView view = tessera::hash_aggregate::PlanView::Of(plan);
   tessera::hash_aggregate::AggregateItem(
       view, active != 0, ScalarKeys{k0, k1, k2, k3, l0, l1, l2, l3, key_valid},
-      ScalarInputs{{i0, i1, i2, i3, i4, i5, i6, i7, i8, i9, i10, i11, i12, i13, i14, i15},
-                   input_valid},
-      LocalOf(view, local_words),
-      heap_overflow);
+      ScalarInputs<kItemInputs>{
+          {i0, i1, i2, i3, i4, i5, i6, i7, i8, i9, i10, i11, i12, i13, i14, i15}, input_valid},
+      LocalOf(view, local_words), heap_overflow);
+}
+
+// tessera_agg_item for aggregations of at most kNarrowItemInputs functions.
+extern "C" __device__ void tessera_agg_item_narrow(
+    const unsigned long long* plan, unsigned long long* local_words,
+    unsigned long long* heap_overflow, int active, int key_valid, long long k0, int l0,
+    long long k1, int l1, long long k2, int l2, long long k3, int l3, int input_valid,
+    long long i0, long long i1, long long i2, long long i3) {
+  static_assert(kNarrowItemInputs == 4, "ScalarInputs");
+  const tessera::hash_aggregate::PlanView view = tessera::hash_aggregate::PlanView::Of(plan);
+  tessera::hash_aggregate::AggregateItem(
+      view, active != 0, ScalarKeys{k0, k1, k2, k3, l0, l1, l2, l3, key_valid},
+      ScalarInputs<kNarrowItemInputs>{{i0, i1, i2, i3}, input_valid},
+      LocalOf(view, local_words), heap_overflow);
 }

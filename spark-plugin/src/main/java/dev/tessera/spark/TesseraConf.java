@@ -106,9 +106,10 @@ public final class TesseraConf {
 
   public static final ConfEntry<Boolean> CODEGEN_ENABLED = REGISTRY.register(
       ConfEntry.key("spark.tessera.codegen.enabled")
-          .doc("Whether filter-and-project pipelines run on CUDA as kernels generated for each"
-              + " pipeline (PTX written by Tessera and compiled in-process: values in registers,"
-              + " rows the filter drops skip the rest) instead of the program interpreter."
+          .doc("Whether pipelines (filter-and-project, join probes, and the update of a hash"
+              + " aggregate) run on CUDA as kernels generated for each pipeline (PTX written by"
+              + " Tessera and compiled in-process: values in registers, rows the filter drops"
+              + " skip the rest) instead of the program interpreter."
               + " Pipelines the generator does not cover, and kernels the compiler rejects,"
               + " use the interpreter, with the reason in the log. Off until the CUDA suites"
               + " have passed with it on a GPU. Read when the executor opens the GPU.")

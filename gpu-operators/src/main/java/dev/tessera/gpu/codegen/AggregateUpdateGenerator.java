@@ -30,6 +30,8 @@ public final class AggregateUpdateGenerator {
   /** prelude.cu kItemKeys and kItemInputs: what one tessera_agg_item call carries. */
   static final int MAX_KEYS = 4;
   static final int MAX_FUNCTIONS = 16;
+  /** prelude.cu kNarrowItemInputs: tessera_agg_item_narrow's inputs. */
+  private static final int NARROW_FUNCTIONS = 4;
 
   // The launch shape (config.cuh; LaunchShape checks it against the CUDA constants).
   private static final int BLOCK_THREADS = 128;
@@ -284,11 +286,13 @@ public final class AggregateUpdateGenerator {
             : values[outputs[f.input()]]);
       }
       args.add(PreludeCall.b32(validBits(inputs)));
-      for (int f = 0; f < MAX_FUNCTIONS; f++) {
+      // The narrow call where it carries every input: fewer values held leave more registers.
+      boolean narrow = inputs.size() <= NARROW_FUNCTIONS;
+      for (int f = 0; f < (narrow ? NARROW_FUNCTIONS : MAX_FUNCTIONS); f++) {
         Val v = f < inputs.size() ? inputs.get(f) : null;
         args.add(PreludeCall.b64(v == null ? "0" : v.value()));
       }
-      PreludeCall.callVoid(b, "tessera_agg_item", args);
+      PreludeCall.callVoid(b, narrow ? "tessera_agg_item_narrow" : "tessera_agg_item", args);
     }
 
     /** Bit i set when values[i] is present and valid. */

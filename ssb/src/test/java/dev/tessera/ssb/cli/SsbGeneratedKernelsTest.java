@@ -106,6 +106,7 @@ class SsbGeneratedKernelsTest {
 
     int generated = 0;
     int helperSpills = 0;
+    Set<String> rejections = new TreeSet<>();
     Set<String> entries = new TreeSet<>();
     Map<String, Integer> declined = new TreeMap<>();
     Set<Opcode> uncoveredSeen = new TreeSet<>();
@@ -157,6 +158,7 @@ class SsbGeneratedKernelsTest {
             || kernel.ptx().contains("tessera_agg_item");
         assertTrue(helper && !report.clean(), () -> rejection + "\n" + where);
         helperSpills++;
+        rejections.add(s.where() + ": " + report.summary());
       }
       generated++;
       entries.add(kernel.entry());
@@ -170,6 +172,7 @@ class SsbGeneratedKernelsTest {
         + " per-row helper calls, in %d queries), declined by reason %s%s; %.1f s%n", seen.size(),
         generated, entries.size(), mostRegisters, helperSpills, queriesWithKernels.size(), declined,
         uncoveredSeen.isEmpty() ? "" : " (uncovered " + uncoveredSeen + ")", seconds);
+    rejections.forEach(r -> System.out.println("  rejected: " + r));
     assertTrue(seen.size() > 0, "no GPU pipeline in the SSB queries' plans");
     assertTrue(generated > 0, "no SSB pipeline program got a generated kernel");
   }
