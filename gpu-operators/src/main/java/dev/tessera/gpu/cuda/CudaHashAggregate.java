@@ -18,10 +18,14 @@ import dev.tessera.gpu.expr.RowError;
 import dev.tessera.gpu.expr.RowErrorException;
 import dev.tessera.gpu.memory.ArenaPool;
 import dev.tessera.gpu.memory.DeviceBuffer;
+import dev.tessera.gpu.memory.PoolExhaustedException;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.OutOfMemoryException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * {@link HashAggregateKernel} on CUDA (native-kernels/kernels/hash_aggregate.cu). Produces what
@@ -47,6 +51,7 @@ import org.apache.arrow.memory.BufferAllocator;
  * <p>STRING inputs of functions are not supported (MIN/MAX of strings is outside the contract).
  */
 final class CudaHashAggregate implements HashAggregateKernel {
+  private static final Logger LOG = LoggerFactory.getLogger(CudaHashAggregate.class);
   static final String UPDATE_KERNEL = "tessera_hash_aggregate_update";
   static final String REHASH_KERNEL = "tessera_hash_aggregate_rehash";
   static final String INIT_KERNEL = "tessera_hash_aggregate_init";
@@ -546,7 +551,14 @@ final class CudaHashAggregate implements HashAggregateKernel {
       new Update(program, tables, input).run();
       if (!directDecided) {
         directDecided = true;
-        decideDirect();
+        try {
+          decideDirect();
+        } catch (PoolExhaustedException | OutOfMemoryException e) {
+          // The batch is in the groups already: failing now would make the caller add it again
+          // (the contract: an exhausted pool leaves the groups as they were). The map only
+          // speeds up later batches, so under memory pressure there is none.
+          LOG.debug("Tessera: no direct group map (memory is short): {}", e.getMessage());
+        }
       }
     }
 
