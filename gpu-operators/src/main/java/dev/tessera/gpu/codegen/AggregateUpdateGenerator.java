@@ -97,7 +97,6 @@ public final class AggregateUpdateGenerator {
 
   /** One kernel's text under construction. */
   private static final class Writer {
-    private final Program program;
     private final AggregateSpec spec;
     private final String entry;
     private final PtxBuilder b = new PtxBuilder();
@@ -107,7 +106,6 @@ public final class AggregateUpdateGenerator {
     private final RegisterAccumulators registers;
 
     Writer(Program program, List<InputSpec> inputs, AggregateSpec spec, String entry) {
-      this.program = program;
       this.spec = spec;
       this.entry = entry;
       this.body = new ProgramEmitter(program, inputs, b, entry);
@@ -116,21 +114,13 @@ public final class AggregateUpdateGenerator {
     }
 
     String write() throws CodegenUnsupportedException {
-      int filter = program.hasFilter() ? body.writerOf(program.filterRegister()) : -1;
-      int[] outputs = new int[program.outputs().size()];
-      for (int o = 0; o < outputs.length; o++) {
-        outputs[o] = body.writerOf(program.outputs().get(o).register());
-      }
-      BitSet cone = new BitSet();
-      if (filter >= 0) {
-        body.mark(filter, cone);
-      }
+      ProgramEmitter.Phases phases = body.phases();
+      int filter = phases.filter();
+      int[] outputs = phases.outputs();
+      BitSet cone = phases.cone();
+      BitSet rest = phases.rest();
       BitSet needed = (BitSet) cone.clone();
-      for (int o : outputs) {
-        body.mark(o, needed);
-      }
-      BitSet rest = (BitSet) needed.clone();
-      rest.andNot(cone);
+      needed.or(rest);
 
       String thread = b.b32();
       b.op("mov.u32 %s, %%tid.x", thread);

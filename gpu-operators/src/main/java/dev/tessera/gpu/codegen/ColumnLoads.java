@@ -44,20 +44,7 @@ final class ColumnLoads {
 
   /** program.cuh IsNullAt, negated: bit row % 8 of byte row / 8. */
   private static String validBit(PtxBuilder b, String validity, String row) {
-    String byteIndex = b.b64();
-    b.op("shr.s64 %s, %s, 3", byteIndex, row);
-    String address = b.b64();
-    b.op("add.s64 %s, %s, %s", address, validity, byteIndex);
-    String bits = b.b32();
-    b.op("ld.global.nc.u8 %s, [%s]", bits, address);
-    String shift = b.b32();
-    b.op("cvt.u32.u64 %s, %s", shift, row);
-    b.op("and.b32 %s, %s, 7", shift, shift);
-    b.op("shr.u32 %s, %s, %s", bits, bits, shift);
-    b.op("and.b32 %s, %s, 1", bits, bits);
-    String valid = b.pred();
-    b.op("setp.ne.u32 %s, %s, 0", valid, bits);
-    return valid;
+    return validBit(b, validity, row, null);
   }
 
   /**
@@ -67,13 +54,22 @@ final class ColumnLoads {
   static String validBitIfPresent(PtxBuilder b, String validity, String row) {
     String present = b.pred();
     b.op("setp.ne.u64 %s, %s, 0", present, validity);
+    return validBit(b, validity, row, present);
+  }
+
+  /** The bit, read only where {@code present} holds (all ones otherwise); null: always read. */
+  private static String validBit(PtxBuilder b, String validity, String row, String present) {
     String byteIndex = b.b64();
     b.op("shr.s64 %s, %s, 3", byteIndex, row);
     String address = b.b64();
     b.op("add.s64 %s, %s, %s", address, validity, byteIndex);
     String bits = b.b32();
-    b.op("mov.b32 %s, 255", bits);
-    b.op("@%s ld.global.nc.u8 %s, [%s]", present, bits, address);
+    if (present == null) {
+      b.op("ld.global.nc.u8 %s, [%s]", bits, address);
+    } else {
+      b.op("mov.b32 %s, 255", bits);
+      b.op("@%s ld.global.nc.u8 %s, [%s]", present, bits, address);
+    }
     String shift = b.b32();
     b.op("cvt.u32.u64 %s, %s", shift, row);
     b.op("and.b32 %s, %s, 7", shift, shift);

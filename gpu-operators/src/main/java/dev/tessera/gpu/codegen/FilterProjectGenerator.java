@@ -153,22 +153,13 @@ public final class FilterProjectGenerator {
     }
 
     String write() throws CodegenUnsupportedException {
-      // Which instructions are needed: the filter's cone, then what the outputs read.
-      int filter = program.hasFilter() ? body.writerOf(program.filterRegister()) : -1;
-      int[] outputs = new int[program.outputs().size()];
-      for (int o = 0; o < outputs.length; o++) {
-        outputs[o] = body.writerOf(program.outputs().get(o).register());
-      }
-      BitSet cone = new BitSet();
-      if (filter >= 0) {
-        body.mark(filter, cone);
-      }
+      ProgramEmitter.Phases phases = body.phases();
+      int filter = phases.filter();
+      int[] outputs = phases.outputs();
+      BitSet cone = phases.cone();
+      BitSet rest = phases.rest();
       BitSet needed = (BitSet) cone.clone();
-      for (int o : outputs) {
-        body.mark(o, needed);
-      }
-      BitSet rest = (BitSet) needed.clone();
-      rest.andNot(cone);
+      needed.or(rest);
 
       header();
       prologue(needed);

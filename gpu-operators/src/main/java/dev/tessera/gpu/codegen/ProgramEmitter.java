@@ -209,6 +209,33 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     return lastWriter[register];
   }
 
+  /**
+   * The instructions a kernel emits, in two sets: the filter's cone (the filter and what it
+   * reads), then the rest that the program's outputs need, run only for rows the filter keeps.
+   *
+   * @param filter the instruction computing the filter, or -1 without one
+   * @param outputs per program output, the instruction computing it
+   */
+  record Phases(int filter, int[] outputs, BitSet cone, BitSet rest) {}
+
+  Phases phases() {
+    int filter = program.hasFilter() ? writerOf(program.filterRegister()) : -1;
+    int[] outputs = new int[program.outputs().size()];
+    for (int o = 0; o < outputs.length; o++) {
+      outputs[o] = writerOf(program.outputs().get(o).register());
+    }
+    BitSet cone = new BitSet();
+    if (filter >= 0) {
+      mark(filter, cone);
+    }
+    BitSet rest = new BitSet();
+    for (int o : outputs) {
+      mark(o, rest);
+    }
+    rest.andNot(cone);
+    return new Phases(filter, outputs, cone, rest);
+  }
+
   /** {@code i} and every instruction it depends on, added to {@code into}. */
   void mark(int i, BitSet into) {
     if (into.get(i)) {

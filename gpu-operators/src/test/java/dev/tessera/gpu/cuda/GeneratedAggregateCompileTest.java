@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
-import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.codegen.AggregateUpdateGenerator;
 import dev.tessera.gpu.codegen.CodegenUnsupportedException;
 import dev.tessera.gpu.codegen.CompileReport;
@@ -66,7 +65,7 @@ class GeneratedAggregateCompileTest {
           : RandomPrograms.generateProbing(types, random.nextBoolean(), random.nextLong())
               .program();
       AggregateSpec spec = randomSpec(program, random);
-      List<InputSpec> inputs = randomLayouts(types, random);
+      List<InputSpec> inputs = GeneratedFilterProjectCompileTest.randomLayouts(types, random);
       GeneratedKernel kernel;
       try {
         kernel = AggregateUpdateGenerator.generate(program, inputs, spec);
@@ -138,17 +137,5 @@ class GeneratedAggregateCompileTest {
       }
     }
     return new AggregateSpec(types, keys, functions, program.ansi());
-  }
-
-  /** A layout per column as the cache and uploads make them. */
-  private static List<InputSpec> randomLayouts(List<ColumnType> types, Random random) {
-    List<InputSpec> inputs = new ArrayList<>();
-    for (ColumnType type : types) {
-      boolean encodable = type.id() != TypeId.FLOAT && type.id() != TypeId.DOUBLE
-          && type.id() != TypeId.BOOLEAN;
-      Encoding encoding = encodable ? Encoding.values()[random.nextInt(3)] : Encoding.PLAIN;
-      inputs.add(new InputSpec(type, encoding, random.nextBoolean()));
-    }
-    return inputs;
   }
 }

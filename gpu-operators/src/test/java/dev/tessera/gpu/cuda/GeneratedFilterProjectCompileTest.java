@@ -110,7 +110,7 @@ class GeneratedFilterProjectCompileTest {
   }
 
   /** A layout per column as the cache and uploads make them. */
-  private static List<InputSpec> randomLayouts(List<ColumnType> types, Random random) {
+  static List<InputSpec> randomLayouts(List<ColumnType> types, Random random) {
     List<InputSpec> inputs = new ArrayList<>();
     for (ColumnType type : types) {
       boolean encodable = type.id() != TypeId.FLOAT && type.id() != TypeId.DOUBLE
