@@ -72,8 +72,9 @@ class AggregationRunnerTest {
         RuntimeOptions.defaults().withDeviceMemoryCap(64L << 20));
     stream = backend.newStream();
     for (String name : List.of(ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
-        ExecMetrics.KERNEL_TIME, ExecMetrics.BYTES_READ, ExecMetrics.TABLE_FLUSHES,
-        ExecMetrics.CPU_MERGED_ROWS, ExecMetrics.BATCH_SPLITS, ExecMetrics.MEMORY_WAITS)) {
+        ExecMetrics.KERNEL_TIME, ExecMetrics.CODEGEN_TIME, ExecMetrics.BYTES_READ,
+        ExecMetrics.TABLE_FLUSHES, ExecMetrics.CPU_MERGED_ROWS, ExecMetrics.BATCH_SPLITS,
+        ExecMetrics.MEMORY_WAITS)) {
       metrics.put(name, new SQLMetric("sum", 0L));
     }
   }
