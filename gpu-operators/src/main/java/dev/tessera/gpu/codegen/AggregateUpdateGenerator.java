@@ -201,11 +201,7 @@ public final class AggregateUpdateGenerator {
       String filterError = null;
       if (filter >= 0) {
         Val f = values[filter];
-        String keep = b.pred();
-        b.op("setp.ne.s64 %s, %s, 0", keep, f.value());
-        if (f.valid() != null) {
-          b.op("and.pred %s, %s, %s", keep, keep, f.valid());
-        }
+        String keep = body.keeps(f);
         filterError = f.error();
         if (filterError != null) {
           String failed = b.pred();

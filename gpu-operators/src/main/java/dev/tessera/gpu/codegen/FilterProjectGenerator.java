@@ -261,11 +261,7 @@ public final class FilterProjectGenerator {
       String error = null;
       if (filter >= 0) {
         Val f = values[filter];
-        String keepPred = b.pred();
-        b.op("setp.ne.s64 %s, %s, 0", keepPred, f.value());
-        if (f.valid() != null) {
-          b.op("and.pred %s, %s, %s", keepPred, keepPred, f.valid());
-        }
+        String keepPred = body.keeps(f);
         error = f.error();
         if (error != null) {
           reportError(error, row, null);

@@ -385,6 +385,16 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     }
   }
 
+  /** A .pred that holds where the filter's value {@code f} keeps the row (non-NULL, true). */
+  String keeps(Val f) {
+    String keep = b.pred();
+    b.op("setp.ne.s64 %s, %s, 0", keep, f.value());
+    if (f.valid() != null) {
+      b.op("and.pred %s, %s, %s", keep, keep, f.valid());
+    }
+    return keep;
+  }
+
   /** The .b32 first non-zero of two error codes. */
   String firstNonZero(String ea, String eb) {
     String p = b.pred();
