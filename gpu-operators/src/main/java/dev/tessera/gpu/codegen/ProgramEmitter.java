@@ -464,6 +464,12 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     b.op("ld.global.nc.u64 %s, [%s+%d]", mask, view, TABLE_SLOT_MASK);
     String slot = b.b64();
     b.op("and.b64 %s, %s, %s", slot, hash, mask);
+    String[] keyData = new String[keys.length];
+    for (int k = 0; k < keys.length; k++) {
+      String descriptor = b.b64();
+      b.op("add.s64 %s, %s, %d", descriptor, keyColumns, (long) INPUT_COLUMN_BYTES * k);
+      keyData[k] = field(descriptor, INPUT_DATA);
+    }
     // The build leaves at least half the slots empty, so the walk ends at an empty slot.
     String walk = b.label("probe_walk");
     String next = b.label("probe_next");
@@ -485,10 +491,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     b.op("setp.ne.u64 %s, %s, %s", differs, stored, hash);
     b.op("@%s bra %s", differs, next);
     for (int k = 0; k < keys.length; k++) {
-      String descriptor = b.b64();
-      b.op("add.s64 %s, %s, %d", descriptor, keyColumns, (long) INPUT_COLUMN_BYTES * k);
-      String data = field(descriptor, INPUT_DATA);
-      String value = ColumnLoads.plainValue(b, keyTypes.get(k), data, candidate64);
+      String value = ColumnLoads.plainValue(b, keyTypes.get(k), keyData[k], candidate64);
       b.op("setp.ne.s64 %s, %s, %s", differs, value, keys[k].value());
       b.op("@%s bra %s", differs, next);
     }

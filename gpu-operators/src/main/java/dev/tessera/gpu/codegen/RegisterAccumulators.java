@@ -118,11 +118,11 @@ final class RegisterAccumulators {
     b.comment("the warp's accumulators, merged by lane 0");
     for (int offset = 16; offset >= 1; offset >>= 1) {
       for (int f = 0; f < value.length; f++) {
-        String other = shuffle64(value[f], offset);
+        String other = TilePrimitives.shuffleXor64(b, value[f], offset);
         switch (kind(f)) {
           case COUNT_ROWS, COUNT -> b.op("add.s64 %s, %s, %s", value[f], value[f], other);
           case SUM, SUM_DECIMAL -> {
-            String otherHigh = shuffle64(high[f], offset);
+            String otherHigh = TilePrimitives.shuffleXor64(b, high[f], offset);
             b.op("add.cc.u64 %s, %s, %s", value[f], value[f], other);
             b.op("addc.u64 %s, %s, %s", high[f], high[f], otherHigh);
           }
@@ -188,19 +188,5 @@ final class RegisterAccumulators {
       b.op("st.global.u32 [%s], 1", seenAt);
     }
     b.place(skip);
-  }
-
-  /** A 64-bit shfl.sync.bfly: two 32-bit shuffles. */
-  private String shuffle64(String x, int offset) {
-    String lo = b.b32();
-    String hi = b.b32();
-    b.op("mov.b64 {%s, %s}, %s", lo, hi, x);
-    String otherLo = b.b32();
-    String otherHi = b.b32();
-    b.op("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", otherLo, lo, offset);
-    b.op("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", otherHi, hi, offset);
-    String r = b.b64();
-    b.op("mov.b64 %s, {%s, %s}", r, otherLo, otherHi);
-    return r;
   }
 }

@@ -311,15 +311,7 @@ final class TilePrimitives {
     b.op("and.b64 %s, %s, %d", contribution, word, TILE_VALUE_MASK);
     b.op("@!%s mov.b64 %s, 0", contributes, contribution);
     for (int offset = WARP_THREADS / 2; offset > 0; offset >>= 1) {
-      String low = b.b32();
-      String high = b.b32();
-      b.op("mov.b64 {%s, %s}, %s", low, high, contribution);
-      String otherLow = b.b32();
-      String otherHigh = b.b32();
-      b.op("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", otherLow, low, offset);
-      b.op("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", otherHigh, high, offset);
-      String other = b.b64();
-      b.op("mov.b64 %s, {%s, %s}", other, otherLow, otherHigh);
+      String other = shuffleXor64(b, contribution, offset);
       b.op("add.s64 %s, %s, %s", contribution, contribution, other);
     }
     b.op("add.s64 %s, %s, %s", exclusive, exclusive, contribution);
@@ -353,5 +345,19 @@ final class TilePrimitives {
     b.op("and.b64 %s, %s, %d", word, value, TILE_VALUE_MASK);
     b.op("or.b64 %s, %s, %d", word, word, flag << TILE_FLAG_SHIFT);
     return word;
+  }
+
+  /** The .b64 {@code x} of the lane {@code offset} away (shfl.sync.bfly, as two 32-bit halves). */
+  static String shuffleXor64(PtxBuilder b, String x, int offset) {
+    String low = b.b32();
+    String high = b.b32();
+    b.op("mov.b64 {%s, %s}, %s", low, high, x);
+    String otherLow = b.b32();
+    String otherHigh = b.b32();
+    b.op("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", otherLow, low, offset);
+    b.op("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", otherHigh, high, offset);
+    String other = b.b64();
+    b.op("mov.b64 %s, {%s, %s}", other, otherLow, otherHigh);
+    return other;
   }
 }
