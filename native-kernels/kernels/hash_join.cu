@@ -13,6 +13,10 @@
 //                              key and then down, so the key a slot holds never changes once set.
 //   tessera_join_build_heads:  heads[r] = the slot's final row (the key's smallest), -1 for NULL.
 // The host sizes the slots at >= 2 x rows (a power of two), so every probe meets an empty slot.
+// For one integral key whose values span a small range, two more launches make the direct map
+// FindBuildRow reads instead of the slots: tessera_join_build_key_range (the range, which the
+// host reads back with the heads) and tessera_join_build_direct (each key's smallest row at
+// key - min).
 //
 // The 1:N expansion (HashJoinKernel.expand), for a probe batch:
 //   tessera_join_expand_count: per probe row its key's smallest build row (heads) and its output
@@ -149,6 +153,53 @@ tessera_join_longest_string(const int* __restrict__ offsets, long long rows, int
     mine = length > mine ? length : mine;
   }
   if (mine > 0) atomicMax(longest, mine);
+}
+
+// range[0] = min(range[0], every non-NULL value of key column 0), range[1] = max(range[1], ...),
+// as 64-bit registers (the values a probe compares). The host starts them at (INT64_MAX,
+// INT64_MIN) and, when the range is dense, makes the direct map. Any grid.
+extern "C" __global__ void __launch_bounds__(tessera::kBlockThreads)
+tessera_join_build_key_range(const tessera::JoinTableView* __restrict__ table_view,
+                             long long* range) {
+  using namespace tessera;
+  const JoinTableView table = *table_view;
+  const InputColumn& key = reinterpret_cast<const InputColumn*>(table.keys)[0];
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  long long low = 0x7fffffffffffffffll;
+  long long high = -low - 1;
+  for (long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+       r < table.rows; r += stride) {
+    Register v;
+    LoadColumn(key, r, v);
+    if (!v.valid) continue;
+    low = v.value < low ? v.value : low;
+    high = v.value > high ? v.value : high;
+  }
+  if (low <= high) {
+    atomicMin(range, low);
+    atomicMax(range + 1, high);
+  }
+}
+
+// The direct map (JoinTableView.direct, all -1 before): direct[key - direct_min] = the key's
+// smallest build row, written by that row (heads[r] == r). After tessera_join_build_heads, and
+// after the view's direct fields reached the device. Any grid.
+extern "C" __global__ void __launch_bounds__(tessera::kBlockThreads)
+tessera_join_build_direct(const tessera::JoinTableView* __restrict__ table_view,
+                          const int* __restrict__ heads) {
+  using namespace tessera;
+  const JoinTableView table = *table_view;
+  const InputColumn& key = reinterpret_cast<const InputColumn*>(table.keys)[0];
+  int* direct = reinterpret_cast<int*>(table.direct);
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+       r < table.rows; r += stride) {
+    if (heads[r] != r) continue;  // NULL keys (-1) and the later rows of a repeated key
+    Register v;
+    LoadColumn(key, r, v);
+    direct[static_cast<unsigned long long>(v.value) -
+           static_cast<unsigned long long>(table.direct_min)] = static_cast<int>(r);
+  }
 }
 
 namespace tessera {

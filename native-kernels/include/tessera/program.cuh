@@ -210,7 +210,13 @@ struct JoinTableView {
   long long rows;                   // build rows, NULL-key rows included
   int key_count;
   int payload_count;
-  long long reserved[7];
+  // Optional, for one integral key with a dense range (CudaHashJoin decides at build): int32 per
+  // key value in [direct_min, direct_min + direct_span), the key's smallest build row or -1. A
+  // probe then reads one word instead of walking the slots (Crystal's perfect hash); 0: none.
+  unsigned long long direct;
+  long long direct_min;
+  long long direct_span;
+  long long reserved[4];
 };
 constexpr int kJoinTableViewBytes = 128;
 static_assert(sizeof(JoinTableView) == kJoinTableViewBytes, "CudaHashJoin.TABLE_VIEW_BYTES");
@@ -804,17 +810,24 @@ __device__ __forceinline__ int FindBuildRow(const JoinTableView& table, const Ke
   const InputColumn* keys = reinterpret_cast<const InputColumn*>(table.keys);
   *error = 0;
   *any_null = false;
-  unsigned long long h = kKeyTupleSeed;
   for (int k = 0; k < table.key_count; ++k) {
     const Register r = key_at(k);
     if (*error == 0) *error = r.error;
-    if (!r.valid) {
-      *any_null = true;
-    } else {
-      h = CombineKeyHash(h, JoinValueHash(keys[k], r), k);
-    }
+    if (!r.valid) *any_null = true;
   }
   if (*any_null) return kNoBuildRow;
+  if (table.direct != 0) {
+    // One key (the build only makes a direct map then), compared as the slots' walk compares it:
+    // equal 64-bit register values.
+    const unsigned long long offset = static_cast<unsigned long long>(key_at(0).value) -
+                                      static_cast<unsigned long long>(table.direct_min);
+    if (offset >= static_cast<unsigned long long>(table.direct_span)) return kNoBuildRow;
+    return __ldg(reinterpret_cast<const int*>(table.direct) + offset);
+  }
+  unsigned long long h = kKeyTupleSeed;
+  for (int k = 0; k < table.key_count; ++k) {
+    h = CombineKeyHash(h, JoinValueHash(keys[k], key_at(k)), k);
+  }
   const int* slots = reinterpret_cast<const int*>(table.slots);
   const unsigned long long* hashes = reinterpret_cast<const unsigned long long*>(table.hashes);
   const unsigned long long mask = static_cast<unsigned long long>(table.slot_mask);

@@ -34,13 +34,16 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private static final int INPUT_OFFSETS = 16;
   private static final int INPUT_WORDS = 32;
   private static final int INPUT_BLOCK_STARTS = 40;
-  // program.cuh JoinTableView (CudaHashJoin writes it).
+  // program.cuh JoinTableView (CudaHashJoin writes it; JoinTableAbiTest checks these offsets).
   private static final int TABLE_VIEW_BYTES = 128;
   private static final int TABLE_KEYS = 0;
   private static final int TABLE_PAYLOADS = 8;
   private static final int TABLE_SLOTS = 16;
   private static final int TABLE_HASHES = 24;
   private static final int TABLE_SLOT_MASK = 48;
+  private static final int TABLE_DIRECT = 72;
+  private static final int TABLE_DIRECT_MIN = 80;
+  private static final int TABLE_DIRECT_SPAN = 88;
   /** program.cuh kNoBuildRow. */
   private static final int NO_BUILD_ROW = -1;
   // hash.cuh: the seed of a key tuple's hash and Mix's multipliers.
@@ -419,7 +422,9 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * PROBE (program.cuh FindBuildRow) for fixed-width keys: the key tuple's hash (hash.cuh
    * CombineKeyHash of each key's 64-bit value), then the walk along the slots from the hash's
    * slot to an empty one, comparing hashes, then each key column at the build row. NULL when a
-   * key is NULL (no walk) or no row matches; the first error among the keys carries over.
+   * key is NULL (no walk) or no row matches; the first error among the keys carries over. A
+   * table of one integral key may have a direct map (known at run time: the branch is the same
+   * for every thread), which replaces the walk by one read.
    */
   private Val probe(int table, Val[] keys) {
     List<ColumnType> keyTypes = program.tables().get(table).keyTypes();
@@ -447,6 +452,10 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     if (anyNull != null) {
       b.op("@%s bra %s", anyNull, done);
     }
+    String view = tableView(table);
+    if (keys.length == 1 && directKey(keyTypes.get(0))) {
+      directProbe(view, keys[0], row, found, done);
+    }
     String hash = b.b64();
     b.op("mov.b64 %s, %d", hash, KEY_TUPLE_SEED);
     for (int k = 0; k < keys.length; k++) {
@@ -456,7 +465,6 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       b.op("xor.b64 %s, %s, %s", mixed, mixed, hash);
       hash = mix(mixed);
     }
-    String view = tableView(table);
     String slots = field(view, TABLE_SLOTS);
     String hashes = field(view, TABLE_HASHES);
     String keyColumns = field(view, TABLE_KEYS);
@@ -504,6 +512,46 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     b.op("bra.uni %s", walk);
     b.place(done);
     return new Val(row, found, error, null);
+  }
+
+  /** Whether a key of this type may have a direct map (CudaHashJoin.directKeys). */
+  private static boolean directKey(ColumnType type) {
+    return switch (type.id()) {
+      case BYTE, SHORT, INT, LONG, DATE, TIMESTAMP -> true;
+      default -> false;
+    };
+  }
+
+  /**
+   * program.cuh FindBuildRow's direct map: when the table has one, {@code row} and {@code found}
+   * from direct[key - direct_min] (NULL outside the range or at -1), then on to {@code done};
+   * without one, on to the slots' walk that follows.
+   */
+  private void directProbe(String view, Val key, String row, String found, String done) {
+    String direct = b.b64();
+    b.op("ld.global.nc.u64 %s, [%s+%d]", direct, view, TABLE_DIRECT);
+    String walk = b.label("probe_hashed");
+    String none = b.pred();
+    b.op("setp.eq.u64 %s, %s, 0", none, direct);
+    b.op("@%s bra %s", none, walk);
+    String min = b.b64();
+    b.op("ld.global.nc.u64 %s, [%s+%d]", min, view, TABLE_DIRECT_MIN);
+    String span = b.b64();
+    b.op("ld.global.nc.u64 %s, [%s+%d]", span, view, TABLE_DIRECT_SPAN);
+    String offset = b.b64();
+    b.op("sub.s64 %s, %s, %s", offset, key.value(), min);
+    String outside = b.pred();
+    b.op("setp.ge.u64 %s, %s, %s", outside, offset, span);
+    b.op("@%s bra %s", outside, done);
+    String base = global(direct);
+    String address = b.b64();
+    b.op("mad.lo.s64 %s, %s, 4, %s", address, offset, base);
+    String candidate = b.b32();
+    b.op("ld.global.nc.s32 %s, [%s]", candidate, address);
+    b.op("setp.ne.s32 %s, %s, %d", found, candidate, NO_BUILD_ROW);
+    b.op("cvt.s64.s32 %s, %s", row, candidate);
+    b.op("bra.uni %s", done);
+    b.place(walk);
   }
 
   /** hash.cuh Mix (splitmix64's finaliser) of {@code x}, into a new register. */

@@ -10,11 +10,15 @@ import dev.tessera.gpu.join.JoinTable;
 import dev.tessera.gpu.join.JoinTableSchema;
 import dev.tessera.gpu.memory.ArenaPool;
 import dev.tessera.gpu.memory.DeviceBuffer;
+import dev.tessera.gpu.memory.PoolExhaustedException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.OutOfMemoryException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * {@link HashJoinKernel} on CUDA: native-kernels/kernels/hash_join.cu. A table is built into
@@ -29,12 +33,20 @@ import org.apache.arrow.memory.BufferAllocator;
  * pass: rows arrive in order, so appending keeps the chain sorted) and the group sizes, and
  * uploads them: the build happens once per broadcast, and the sequential pass is simple and
  * obviously ordered, where a device sort per key would not be.
+ *
+ * <p>A table with one integral key whose values span a small range (see {@link #directSpan})
+ * also gets a direct map, Crystal's perfect hash: {@value #BUILD_KEY_RANGE_KERNEL} finds the
+ * range (read back with the heads) and {@value #BUILD_DIRECT_KERNEL} writes each key's smallest
+ * row at key - min, so that a probe reads one word where the slots' walk reads a slot, a hash
+ * and a key (on a 200,000-row dimension table, all of them from L2, the probe's bottleneck).
  */
 final class CudaHashJoin implements HashJoinKernel {
   static final String BUILD_HASH_KERNEL = "tessera_join_build_hash";
   static final String BUILD_INSERT_KERNEL = "tessera_join_build_insert";
   static final String BUILD_HEADS_KERNEL = "tessera_join_build_heads";
   static final String LONGEST_STRING_KERNEL = "tessera_join_longest_string";
+  static final String BUILD_KEY_RANGE_KERNEL = "tessera_join_build_key_range";
+  static final String BUILD_DIRECT_KERNEL = "tessera_join_build_direct";
   static final String EXPAND_COUNT_KERNEL = "tessera_join_expand_count";
   static final String EXPAND_ROWS_KERNEL = "tessera_join_expand_rows";
   static final String GATHER_KERNEL = "tessera_join_gather";
@@ -48,6 +60,14 @@ final class CudaHashJoin implements HashJoinKernel {
   private static final int NO_ROW = -1;
   private static final byte ALL_ONES = (byte) 0xff;
   private static final int INPUT_COLUMN_BYTES = ProgramPlan.INPUT_COLUMN_BYTES;
+  /**
+   * A direct map may have this many int32 words per build row, plus {@link #DIRECT_MIN_WORDS}
+   * (SSB's date table: 2,556 keys over 61,130 days), and at most {@link #DIRECT_MAX_WORDS}.
+   */
+  private static final long DIRECT_WORDS_PER_ROW = 16;
+  private static final long DIRECT_MIN_WORDS = 1 << 16;
+  private static final long DIRECT_MAX_WORDS = 1 << 28;
+  private static final Logger LOG = LoggerFactory.getLogger(CudaHashJoin.class);
 
   private final CudaDevice device;
   private final BufferAllocator staging;
@@ -89,6 +109,30 @@ final class CudaHashJoin implements HashJoinKernel {
           + " is not a join key type: keys are integral, date, timestamp, decimal or string");
       default -> { }
     }
+  }
+
+  /** Whether a table's keys can have a direct map: one key whose values are integers. */
+  static boolean directKeys(List<ColumnType> keyTypes) {
+    if (keyTypes.size() != 1) {
+      return false;
+    }
+    return switch (keyTypes.get(0).id()) {
+      case BYTE, SHORT, INT, LONG, DATE, TIMESTAMP -> true;
+      default -> false;
+    };
+  }
+
+  /**
+   * The direct map's words for non-NULL keys from {@code min} to {@code max} over {@code rows}
+   * build rows, or 0 when the range is too sparse or too large for one (or empty: min > max).
+   */
+  static long directSpan(long min, long max, long rows) {
+    if (min > max) {
+      return 0;
+    }
+    long span = max - min + 1; // 0 or negative when it overflows
+    long limit = Math.min(DIRECT_MAX_WORDS, DIRECT_WORDS_PER_ROW * rows + DIRECT_MIN_WORDS);
+    return span > 0 && span <= limit ? span : 0;
   }
 
   /** Slots for {@code rows} build rows: a power of two, at least twice the rows (and 2). */
@@ -171,6 +215,7 @@ final class CudaHashJoin implements HashJoinKernel {
       long keyNullAt = work.add(rows);
       long slotOfAt = work.add((long) Integer.BYTES * rows);
       long headsAt = work.add((long) Integer.BYTES * rows);
+      long rangeAt = work.add(2L * Long.BYTES);
       DeviceBuffer workBuffer = temporary(DeviceBuffer.allocate(pool, work.size()));
       long workAddress = workBuffer.address();
 
@@ -181,6 +226,7 @@ final class CudaHashJoin implements HashJoinKernel {
       long hostHeadsAt = host.add((long) Integer.BYTES * rows);
       long hostNextAt = host.add((long) Integer.BYTES * rows);
       long hostSizesAt = host.add((long) Integer.BYTES * rows);
+      long hostRangeAt = host.add(2L * Long.BYTES);
       ArrowBuf staged = temporary(staging.buffer(Math.max(1, host.size())));
 
       long descriptorAddress = descriptor.address();
@@ -209,6 +255,13 @@ final class CudaHashJoin implements HashJoinKernel {
           layout.size());
       stream.fill(slotBuffer.address(), slotBuffer.size(), ALL_ONES);
       stream.fill(workAddress + flagsAt, (long) Integer.BYTES * (1 + columns), (byte) 0);
+      boolean directKeys = rows > 0 && directKeys(schema.keyTypes());
+      if (directKeys) {
+        staged.setLong(hostRangeAt, Long.MAX_VALUE);
+        staged.setLong(hostRangeAt + Long.BYTES, Long.MIN_VALUE);
+        stream.copyHostToDevice(staged.memoryAddress() + hostRangeAt, workAddress + rangeAt,
+            2L * Long.BYTES);
+      }
 
       long viewAddress = descriptorAddress + viewAt;
       KernelModule kernels = device.kernels();
@@ -226,6 +279,13 @@ final class CudaHashJoin implements HashJoinKernel {
             .address(viewAddress)
             .address(workAddress + slotOfAt)
             .address(workAddress + headsAt));
+        if (directKeys) {
+          kernels.launch(BUILD_KEY_RANGE_KERNEL, grid, stream, new KernelArgs()
+              .address(viewAddress)
+              .address(workAddress + rangeAt));
+          stream.copyDeviceToHost(workAddress + rangeAt, staged.memoryAddress() + hostRangeAt,
+              2L * Long.BYTES);
+        }
         for (int c = keyCount; c < columns; c++) {
           if (input.column(c).type().isString()) {
             kernels.launch(LONGEST_STRING_KERNEL, grid, stream, new KernelArgs()
@@ -257,6 +317,10 @@ final class CudaHashJoin implements HashJoinKernel {
           (long) Integer.BYTES * rows);
       stream.copyHostToDevice(staged.memoryAddress() + hostSizesAt, groupSizes.address(),
           (long) Integer.BYTES * rows);
+      if (directKeys) {
+        directMap(staged, hostDescriptorAt + viewAt, viewAddress, workAddress + headsAt,
+            staged.getLong(hostRangeAt), staged.getLong(hostRangeAt + Long.BYTES));
+      }
       stream.synchronize();
       queued = false;
 
@@ -272,6 +336,37 @@ final class CudaHashJoin implements HashJoinKernel {
           longest, viewBytes, viewAddress, owned);
       owned.clear();
       return table;
+    }
+
+    /**
+     * Makes the direct map when the keys' range [min, max] is dense enough: allocates it, writes
+     * its fields into the view (the host image at {@code hostViewAt} and the device copy) and
+     * queues the kernel that fills it from the heads. Under memory pressure the table has none:
+     * the slots find every key anyway.
+     */
+    private void directMap(ArrowBuf staged, long hostViewAt, long viewAddress, long heads,
+        long min, long max) {
+      long span = directSpan(min, max, rows);
+      if (span == 0) {
+        return;
+      }
+      DeviceBuffer direct;
+      try {
+        direct = DeviceBuffer.allocate(pool, Integer.BYTES * span);
+      } catch (PoolExhaustedException | OutOfMemoryException e) {
+        LOG.debug("Tessera: no direct map for the join table (memory is short): {}",
+            e.getMessage());
+        return;
+      }
+      owned.add(direct);
+      stream.fill(direct.address(), direct.size(), ALL_ONES);
+      staged.setLong(hostViewAt + CudaJoinTable.VIEW_DIRECT, direct.address());
+      staged.setLong(hostViewAt + CudaJoinTable.VIEW_DIRECT_MIN, min);
+      staged.setLong(hostViewAt + CudaJoinTable.VIEW_DIRECT_SPAN, span);
+      stream.copyHostToDevice(staged.memoryAddress() + hostViewAt + CudaJoinTable.VIEW_DIRECT,
+          viewAddress + CudaJoinTable.VIEW_DIRECT, 3L * Long.BYTES);
+      device.kernels().launch(BUILD_DIRECT_KERNEL, LaunchShape.tilesFor(rows), stream,
+          new KernelArgs().address(viewAddress).address(heads));
     }
 
     /**

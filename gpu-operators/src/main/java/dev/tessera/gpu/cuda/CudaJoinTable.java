@@ -27,6 +27,9 @@ final class CudaJoinTable implements JoinTable {
   static final int VIEW_ROWS = 56;
   static final int VIEW_KEY_COUNT = 64;
   static final int VIEW_PAYLOAD_COUNT = 68;
+  static final int VIEW_DIRECT = 72;
+  static final int VIEW_DIRECT_MIN = 80;
+  static final int VIEW_DIRECT_SPAN = 88;
 
   private final JoinTableSchema schema;
   private final long buildRows;

@@ -305,6 +305,54 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
     same(List.of(table), (side, tables) -> tables.get(0).uniqueKeys());
   }
 
+  @Test
+  void keysAtTheEndsOfLongProbeTheDirectMapAndTheSlotsAlike() {
+    // Dense keys just below Long.MAX_VALUE get a direct map (key - min as an unsigned offset:
+    // Long.MIN_VALUE wraps to just past the range); keys spanning all of long do not.
+    Random random = new Random(31);
+    long[] edges = {Long.MIN_VALUE, Long.MIN_VALUE + 1, -1, 0, Long.MAX_VALUE - 2_000,
+        Long.MAX_VALUE - 1_999, Long.MAX_VALUE - 1, Long.MAX_VALUE};
+    int buildRows = 2_000;
+    List<Object> dense = new ArrayList<>();
+    List<Object> repeated = new ArrayList<>();
+    List<Object> wide = new ArrayList<>();
+    for (int i = 0; i < buildRows; i++) {
+      dense.add(Long.MAX_VALUE - i);
+      repeated.add(Long.MAX_VALUE - random.nextInt(300));
+      wide.add(i < edges.length ? edges[i] : random.nextLong());
+    }
+    dense.set(5, null);
+    repeated.set(9, null);
+    int probeRows = 20_000;
+    List<Object> probeKeys = new ArrayList<>();
+    for (int i = 0; i < probeRows; i++) {
+      probeKeys.add(switch (random.nextInt(4)) {
+        case 0 -> edges[random.nextInt(edges.length)];
+        case 1 -> Long.MAX_VALUE - random.nextInt(2_500);
+        case 2 -> random.nextDouble() < 0.2 ? null : (Object) wide.get(random.nextInt(buildRows));
+        default -> random.nextLong();
+      });
+    }
+    List<List<Object>> probe = List.of(probeKeys,
+        TestColumns.random(ColumnType.INT, probeRows, 0.1, 9));
+    JoinTableSchema schema = new JoinTableSchema(List.of(ColumnType.LONG),
+        List.of(ColumnType.STRING, ColumnType.LONG));
+    for (List<Object> keys : List.of(dense, wide)) {
+      TableData table = new TableData(schema, List.of(keys,
+          TestColumns.random(ColumnType.STRING, buildRows, 0.1, 10),
+          TestColumns.random(ColumnType.LONG, buildRows, 0.1, 11)), buildRows);
+      for (String join : List.of("semi", "anti", "outer", "inner")) {
+        same(List.of(table),
+            filterProject(probeProgram(ColumnType.LONG, schema, join), probe, probeRows));
+      }
+    }
+    TableData table = new TableData(schema, List.of(repeated,
+        TestColumns.random(ColumnType.STRING, buildRows, 0.1, 12),
+        TestColumns.random(ColumnType.LONG, buildRows, 0.1, 13)), buildRows);
+    same(List.of(table), expand(List.of(ColumnType.LONG, ColumnType.INT), probe, probeRows,
+        new int[] {0}, true, 1 << 20));
+  }
+
   /** Probes table 0 by input column 0; semi/anti filter on a match, outer/inner load payloads. */
   private static Program probeProgram(ColumnType keyType, JoinTableSchema schema, String join) {
     ProgramBuilder b = new ProgramBuilder(List.of(keyType, ColumnType.INT), false);

@@ -68,7 +68,26 @@ class JoinTableAbiTest {
       assertEquals(view.get(member), f.getInt(null), f.getName());
       checked++;
     }
-    assertEquals(10, checked, "every JoinTableView member has a Java offset");
+    assertEquals(13, checked, "every JoinTableView member has a Java offset");
+  }
+
+  @Test
+  void theKernelGeneratorReadsTheSameOffsets() throws Exception {
+    Map<String, Integer> view = struct(read("native-kernels/include/tessera/program.cuh"),
+        "JoinTableView");
+    Class<?> emitter = Class.forName("dev.tessera.gpu.codegen.ProgramEmitter");
+    int checked = 0;
+    for (Field f : emitter.getDeclaredFields()) {
+      if (!f.getName().startsWith("TABLE_") || f.getName().equals("TABLE_VIEW_BYTES")) {
+        continue;
+      }
+      String member = f.getName().substring("TABLE_".length()).toLowerCase();
+      assertTrue(view.containsKey(member), f.getName() + " names no JoinTableView member");
+      f.setAccessible(true);
+      assertEquals(view.get(member), f.getInt(null), "ProgramEmitter." + f.getName());
+      checked++;
+    }
+    assertTrue(checked >= 8, "ProgramEmitter's JoinTableView offsets: " + checked);
   }
 
   @Test

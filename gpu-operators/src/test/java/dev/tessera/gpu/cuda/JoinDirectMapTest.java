@@ -1,0 +1,41 @@
+package dev.tessera.gpu.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tessera.gpu.column.ColumnType;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** When a CUDA join table gets a direct map (CudaHashJoin.directKeys / directSpan). No GPU. */
+class JoinDirectMapTest {
+  @Test
+  void onlyOneIntegralKeyCanHaveADirectMap() {
+    for (ColumnType t : List.of(ColumnType.BYTE, ColumnType.SHORT, ColumnType.INT,
+        ColumnType.LONG, ColumnType.DATE, ColumnType.TIMESTAMP)) {
+      assertTrue(CudaHashJoin.directKeys(List.of(t)), t.toString());
+    }
+    assertFalse(CudaHashJoin.directKeys(List.of(ColumnType.STRING)));
+    assertFalse(CudaHashJoin.directKeys(List.of(ColumnType.decimal(12, 2))));
+    assertFalse(CudaHashJoin.directKeys(List.of(ColumnType.INT, ColumnType.INT)));
+    assertFalse(CudaHashJoin.directKeys(List.of()));
+  }
+
+  @Test
+  void denseRangesGetAMapSparseOrHugeOnesDoNot() {
+    // SSB's part (keys 1..200,000) and date (2,556 days from 19920101 to 19981230).
+    assertEquals(200_000, CudaHashJoin.directSpan(1, 200_000, 200_000));
+    assertEquals(19981230 - 19920101 + 1, CudaHashJoin.directSpan(19920101, 19981230, 2_556));
+    assertEquals(1, CudaHashJoin.directSpan(-7, -7, 1));
+    // 16 words a row plus 65,536.
+    assertEquals(16 * 1_000 + 65_536, CudaHashJoin.directSpan(0, 16 * 1_000 + 65_535, 1_000));
+    assertEquals(0, CudaHashJoin.directSpan(0, 16 * 1_000 + 65_536, 1_000));
+    assertEquals(0, CudaHashJoin.directSpan(0, 1L << 40, 1L << 30)); // over 2^28 words
+    // No non-NULL key (the range stays empty), and ranges whose size overflows a long.
+    assertEquals(0, CudaHashJoin.directSpan(Long.MAX_VALUE, Long.MIN_VALUE, 10));
+    assertEquals(0, CudaHashJoin.directSpan(Long.MIN_VALUE, Long.MAX_VALUE, 1 << 20));
+    assertEquals(0, CudaHashJoin.directSpan(-1, Long.MAX_VALUE, 1 << 20));
+    assertEquals(2_000, CudaHashJoin.directSpan(Long.MAX_VALUE - 1_999, Long.MAX_VALUE, 2_000));
+  }
+}
