@@ -1,6 +1,7 @@
 package dev.tessera.gpu.cuda;
 
 import static dev.tessera.gpu.cuda.CudaException.check;
+import static jcuda.driver.JCudaDriver.cuFuncGetAttribute;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 import static jcuda.driver.JCudaDriver.cuModuleLoadData;
 import static jcuda.driver.JCudaDriver.cuModuleUnload;
@@ -24,6 +25,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import jcuda.driver.CUfunction;
+import jcuda.driver.CUfunction_attribute;
 import jcuda.driver.CUmodule;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,8 +37,11 @@ import org.slf4j.LoggerFactory;
  * is remembered as such with the reason, and runs on the interpreter.
  *
  * <p>The in-jar PTX compiler makes the cubin where it knows the device's architecture
- * ({@link CubinTarget}); for newer devices the driver compiles the PTX itself (its JIT), which
- * reports no stack or spill figures.
+ * ({@link CubinTarget}); for newer devices the driver compiles the PTX itself (its JIT). When
+ * the in-jar compiler (CUDA 12.0's) leaves a kernel a few bytes of stack or spills, the driver's
+ * compiler, newer on a current driver, gets a second try: its kernel is used when it needs no
+ * local memory and at most {@link GeneratedModule#MAX_REGISTERS} registers (a spill would be in
+ * local memory).
  */
 final class GeneratedKernels {
   private static final Logger LOG = LoggerFactory.getLogger(GeneratedKernels.class);
@@ -128,6 +133,14 @@ final class GeneratedKernels {
       CompileReport report = compiled.report(kernel.entry());
       nanos = compiled.compileNanos();
       String rejection = GeneratedModule.rejection(report);
+      if (rejection != null && report.registers() <= GeneratedModule.MAX_REGISTERS) {
+        // Only a stack frame or spills: the driver's compiler may do without.
+        Kernel jit = loadThroughTheDriver(kernel, report, nanos);
+        if (jit != null) {
+          return jit;
+        }
+        rejection += "; the driver's compiler gave it local memory too";
+      }
       if (rejection != null) {
         LOG.warn("Tessera: generated kernel {} not used: {}", kernel.entry(), rejection);
         return new Kernel(null, kernel.entry(), rejection, nanos);
@@ -140,6 +153,14 @@ final class GeneratedKernels {
       byte[] text = GeneratedModule.text(kernel).getBytes(StandardCharsets.US_ASCII);
       image = java.util.Arrays.copyOf(text, text.length + 1);
     }
+    Loaded loaded = loadImage(kernel, image);
+    keep(loaded.module());
+    return new Kernel(loaded.function(), kernel.entry(), null, nanos);
+  }
+
+  private record Loaded(CUmodule module, CUfunction function) {}
+
+  private Loaded loadImage(GeneratedKernel kernel, byte[] image) {
     device.makeCurrent();
     CUmodule module = new CUmodule();
     check(cuModuleLoadData(module, image), "loading generated kernel " + kernel.entry());
@@ -151,10 +172,43 @@ final class GeneratedKernels {
       cuModuleUnload(module);
       throw e;
     }
+    return new Loaded(module, function);
+  }
+
+  private void keep(CUmodule module) {
     synchronized (modules) {
       modules.add(module);
     }
-    return new Kernel(function, kernel.entry(), null, nanos);
+  }
+
+  /**
+   * The kernel compiled by the driver's JIT from its PTX, when that needs no local memory (no
+   * stack, no spills) and at most {@link GeneratedModule#MAX_REGISTERS} registers; else null
+   * (the module unloaded). Its compile time adds the in-jar compile's {@code inJarNanos}.
+   */
+  private Kernel loadThroughTheDriver(GeneratedKernel kernel, CompileReport inJar,
+      long inJarNanos) {
+    long started = System.nanoTime();
+    byte[] text = GeneratedModule.text(kernel).getBytes(StandardCharsets.US_ASCII);
+    Loaded loaded = loadImage(kernel, java.util.Arrays.copyOf(text, text.length + 1));
+    int[] local = new int[1];
+    int[] registers = new int[1];
+    check(cuFuncGetAttribute(local, CUfunction_attribute.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+        loaded.function()), "reading generated kernel " + kernel.entry() + "'s local memory");
+    check(cuFuncGetAttribute(registers, CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS,
+        loaded.function()), "reading generated kernel " + kernel.entry() + "'s registers");
+    long nanos = inJarNanos + System.nanoTime() - started;
+    if (local[0] != 0 || registers[0] > GeneratedModule.MAX_REGISTERS) {
+      LOG.info("Tessera: the driver's compiler gave {} {} B of local memory and {} registers",
+          kernel.entry(), local[0], registers[0]);
+      cuModuleUnload(loaded.module());
+      return null;
+    }
+    LOG.info("Tessera: compiled {} through the driver in {} ms: {} registers, no local memory"
+        + " (the in-jar compiler: {})", kernel.entry(), nanos / 1_000_000, registers[0],
+        inJar.summary());
+    keep(loaded.module());
+    return new Kernel(loaded.function(), kernel.entry(), null, nanos);
   }
 
   /** How many generated kernels are loaded (for tests). */
