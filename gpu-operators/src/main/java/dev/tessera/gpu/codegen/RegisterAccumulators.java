@@ -19,13 +19,6 @@ import dev.tessera.gpu.column.TypeId;
  * Spark order of floating-point MIN/MAX stay in hash_aggregate.cuh ({@link #admits}).
  */
 final class RegisterAccumulators {
-  // hash_aggregate.cuh's plan: 64-bit words; the header, then (no keys) a Function per function.
-  private static final int HEADER_WORDS = 16;
-  private static final int FUNCTION_WORDS = 12;
-  private static final int FUNCTION_VALUE = 32;
-  private static final int FUNCTION_HIGH = 40;
-  private static final int FUNCTION_SEEN = 48;
-
   private final PtxBuilder b;
   private final AggregateSpec spec;
   private final ProgramEmitter body;
@@ -46,9 +39,14 @@ final class RegisterAccumulators {
 
   /** Whether {@code spec} is a global aggregate whose functions this class computes. */
   static boolean admits(AggregateSpec spec) {
-    if (spec.keyCount() != 0) {
-      return false;
-    }
+    return spec.keyCount() == 0 && integralFunctions(spec);
+  }
+
+  /**
+   * Whether every function is a count, or a sum, minimum or maximum of integral (or decimal)
+   * inputs: what the generated accumulators compute (64-bit integer atomics and shuffles).
+   */
+  static boolean integralFunctions(AggregateSpec spec) {
     for (AggregateFunction f : spec.functions()) {
       if (f.kind() == Kind.COUNT_ROWS || f.kind() == Kind.COUNT) {
         continue;
@@ -150,7 +148,6 @@ final class RegisterAccumulators {
 
   /** Lane 0: function f's accumulators into group 0's (hash_aggregate.cuh Merge). */
   private void merge(int f, String plan) {
-    long function = 8L * (HEADER_WORDS + (long) FUNCTION_WORDS * f);
     String skip = b.label("merged" + f);
     String none = b.pred();
     if (kind(f) == Kind.COUNT_ROWS || kind(f) == Kind.COUNT) {
@@ -159,7 +156,7 @@ final class RegisterAccumulators {
       b.op("setp.eq.u32 %s, %s, 0", none, seen[f]);
     }
     b.op("@%s bra %s", none, skip);
-    String valueAt = body.field(plan, (int) function + FUNCTION_VALUE);
+    String valueAt = body.field(plan, AggregatePlan.functionField(0, f, AggregatePlan.F_VALUE));
     String old = b.b64();
     switch (kind(f)) {
       case COUNT_ROWS, COUNT -> b.op("atom.global.add.u64 %s, [%s], %s", old, valueAt, value[f]);
@@ -175,7 +172,7 @@ final class RegisterAccumulators {
         b.op("add.s64 %s, %s, %s", highAdd, highAdd, high[f]);
         String zero = b.pred();
         b.op("setp.eq.s64 %s, %s, 0", zero, highAdd);
-        String highAt = body.field(plan, (int) function + FUNCTION_HIGH);
+        String highAt = body.field(plan, AggregatePlan.functionField(0, f, AggregatePlan.F_HIGH));
         String oldHigh = b.b64();
         b.op("@!%s atom.global.add.u64 %s, [%s], %s", zero, oldHigh, highAt, highAdd);
       }
@@ -184,7 +181,7 @@ final class RegisterAccumulators {
       default -> throw new IllegalStateException("admits() let " + kind(f) + " through");
     }
     if (kind(f) != Kind.COUNT_ROWS && kind(f) != Kind.COUNT) {
-      String seenAt = body.field(plan, (int) function + FUNCTION_SEEN);
+      String seenAt = body.field(plan, AggregatePlan.functionField(0, f, AggregatePlan.F_SEEN));
       b.op("st.global.u32 [%s], 1", seenAt);
     }
     b.place(skip);
