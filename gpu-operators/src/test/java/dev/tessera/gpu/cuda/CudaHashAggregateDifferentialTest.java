@@ -128,6 +128,44 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
         new AggregateSpec(inputTypes, 0, functions, ansi), 0, ROWS, 0, 1, 2, 3, 4);
   }
 
+  /**
+   * Grouped aggregates of at most four integral functions (generated kernels accumulate them
+   * inline): one group (every warp's rows share it), a few, and many (rows accumulated on their
+   * own, more groups than the per-block table holds), keys of one and of two columns, NULL keys
+   * and inputs. Each scenario runs two aggregations whose functions differ only in their kinds,
+   * one after the other: they must not share a kernel.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"1:0", "7:0", "1000:0", "100000:0", "1000:1"})
+  void groupedAggregatesOfFewIntegralFunctionsMatchTheHostReference(String scenario) {
+    String[] parts = scenario.split(":");
+    int groups = Integer.parseInt(parts[0]);
+    List<ColumnType> inputTypes = new ArrayList<>(parts[1].equals("0")
+        ? List.of(ColumnType.LONG) : List.of(ColumnType.INT, ColumnType.LONG));
+    int keys = inputTypes.size();
+    int intCol = keys;
+    int longCol = keys + 1;
+    int doubleCol = keys + 2;
+    int decimalCol = keys + 3;
+    int floatCol = keys + 4;
+    inputTypes.addAll(List.of(ColumnType.INT, ColumnType.LONG, ColumnType.DOUBLE, DECIMAL_IN,
+        ColumnType.FLOAT));
+    AggregateSpec sums = new AggregateSpec(inputTypes, keys, List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM, intCol, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, longCol, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM_DECIMAL, decimalCol, DECIMAL_OUT)), false);
+    AggregateSpec extremes = new AggregateSpec(inputTypes, keys, List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, intCol, ColumnType.INT),
+        new AggregateFunction(Kind.MAX, longCol, ColumnType.LONG),
+        new AggregateFunction(Kind.COUNT, decimalCol, ColumnType.LONG)), false);
+    for (AggregateSpec spec : List.of(sums, extremes)) {
+      assertSameGroups(scenario + " " + spec.functions(), spec, groups, ROWS, intCol, longCol,
+          doubleCol, decimalCol, floatCol);
+    }
+  }
+
   /** Feeds the same random batches to both backends and compares their groups. */
   private void assertSameGroups(String scenario, AggregateSpec spec, int groups, int rows,
       int intCol, int longCol, int doubleCol, int decimalCol, int floatCol) {
