@@ -295,7 +295,7 @@ public final class AggregateUpdateGenerator {
       args.add(PreludeCall.b32(active));
       args.addAll(keyArguments(values, outputs));
       String group = b.b32();
-      PreludeCall.call(b, "tessera_agg_find_group", List.of(group), args);
+      PreludeCall.callDivergent(b, "tessera_agg_find_group", List.of(group), args);
       return group;
     }
 

@@ -95,6 +95,9 @@ final class GroupedAccumulators {
    */
   void accumulate(String active, String group, List<Val> inputs) {
     b.comment("the item's accumulation");
+    // The lanes leave the group lookup at different times (one may insert a group others wait
+    // for): the warp meets again before its votes and shuffles.
+    b.op("bar.warp.sync -1");
     String end = b.label("accumulated");
     String activeP = b.pred();
     b.op("setp.ne.s32 %s, %s, 0", activeP, active);
@@ -136,7 +139,7 @@ final class GroupedAccumulators {
     for (int f = 0; f < functions; f++) {
       merge(f, entry, leaderGroup, low[f], high[f], any[f]);
     }
-    b.op("bra.uni %s", end);
+    b.op("bra %s", end);
 
     // Each active row on its own (AccumulateRow).
     b.place(rowwise);
@@ -287,7 +290,7 @@ final class GroupedAccumulators {
     sharedAddress(valueAt, values, at, 8);
     sharedAddress(highAt, highs, at, 8);
     sharedAddress(seenAt, seen, at, 4);
-    b.op("bra.uni %s", addressed);
+    b.op("bra %s", addressed);
     b.place(global);
     String group64 = b.b64();
     b.op("cvt.s64.s32 %s, %s", group64, group);

@@ -31,16 +31,30 @@ final class PreludeCall {
     String register = result.get(0);
     String type = register.startsWith("%rd") ? "b64" : "b32";
     sequence(b, function, ".param ." + type + " retval0;",
-        List.of(new Field(0, type, register)), args);
+        List.of(new Field(0, type, register)), args, true);
+  }
+
+  /**
+   * {@link #call}, without telling the compiler the lanes arrive and leave together
+   * ({@code call}, not {@code call.uni}): for a function whose lanes may wait on one another
+   * inside (tessera_agg_find_group's insert, where one lane writes a group others wait for).
+   */
+  static void callDivergent(PtxBuilder b, String function, List<String> result,
+      List<Arg> args) {
+    String register = result.get(0);
+    String type = register.startsWith("%rd") ? "b64" : "b32";
+    sequence(b, function, ".param ." + type + " retval0;",
+        List.of(new Field(0, type, register)), args, false);
   }
 
   /** Calls {@code function}, which returns nothing. */
   static void callVoid(PtxBuilder b, String function, List<Arg> args) {
-    sequence(b, function, null, List.of(), args);
+    sequence(b, function, null, List.of(), args, true);
   }
 
   private static void sequence(PtxBuilder b, String function, String resultDeclaration,
-      List<Field> fields, List<Arg> args) {
+      List<Field> fields, List<Arg> args, boolean uniform) {
+    String call = uniform ? "call.uni" : "call";
     b.raw("{");
     StringBuilder names = new StringBuilder();
     for (int i = 0; i < args.size(); i++) {
@@ -50,10 +64,10 @@ final class PreludeCall {
       names.append(i == 0 ? "" : ", ").append("param").append(i);
     }
     if (resultDeclaration == null) {
-      b.op("call.uni %s, (%s)", function, names);
+      b.op("%s %s, (%s)", call, function, names);
     } else {
       b.raw(resultDeclaration);
-      b.op("call.uni (retval0), %s, (%s)", function, names);
+      b.op("%s (retval0), %s, (%s)", call, function, names);
     }
     for (Field f : fields) {
       b.op("ld.param.%s %s, [retval0+%d]", f.type(), f.register(), f.offset());
