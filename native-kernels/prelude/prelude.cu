@@ -150,19 +150,3 @@ extern "C" __device__ void tessera_agg_item_narrow(
       ScalarInputs<kNarrowItemInputs>{{i0, i1, i2, i3}, input_valid},
       LocalOf(view, local_words), heap_overflow);
 }
-
-// The row's group (hash_aggregate.cuh FindGroup: the direct map, else the hash table), or -1 for
-// an inactive row. For generated kernels that accumulate a row themselves (the codegen's
-// GroupedAccumulators): the kernel's own values live across this call, so it carries only the
-// keys.
-extern "C" __device__ int tessera_agg_find_group(const unsigned long long* plan,
-                                                 unsigned long long* heap_overflow, int active,
-                                                 int key_valid, long long k0, int l0,
-                                                 long long k1, int l1, long long k2, int l2,
-                                                 long long k3, int l3) {
-  if (active == 0) return -1;
-  const tessera::hash_aggregate::PlanView view = tessera::hash_aggregate::PlanView::Of(plan);
-  return tessera::hash_aggregate::FindGroup(
-      *view.header, view.keys, ScalarKeys{k0, k1, k2, k3, l0, l1, l2, l3, key_valid},
-      heap_overflow);
-}

@@ -43,8 +43,8 @@ public final class AggregateUpdateGenerator {
 
   /**
    * The identity of a generated kernel: everything it bakes in, constants' values excluded. The
-   * functions' kinds are in it: the register and grouped accumulators compile them in (a kernel
-   * summing a column must not serve a query taking its minimum).
+   * functions' kinds are in it: the register accumulators compile them in (a kernel summing a
+   * column must not serve a query taking its minimum).
    */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec) {
     StringBuilder key = new StringBuilder("aggregate-update v2;");
@@ -109,8 +109,6 @@ public final class AggregateUpdateGenerator {
 
     /** The thread's accumulators, for a global aggregate that can keep them in registers. */
     private final RegisterAccumulators registers;
-    /** The accumulation written inline, for a grouped aggregate of integral functions. */
-    private final GroupedAccumulators grouped;
 
     Writer(Program program, List<InputSpec> inputs, AggregateSpec spec, String entry) {
       this.spec = spec;
@@ -118,8 +116,6 @@ public final class AggregateUpdateGenerator {
       this.body = new ProgramEmitter(program, inputs, b, entry);
       this.registers = RegisterAccumulators.admits(spec)
           ? new RegisterAccumulators(b, spec, body) : null;
-      this.grouped = GroupedAccumulators.admits(spec)
-          ? new GroupedAccumulators(b, spec, body) : null;
     }
 
     String write() throws CodegenUnsupportedException {
@@ -139,9 +135,6 @@ public final class AggregateUpdateGenerator {
       } else {
         localTableCall("tessera_agg_local_reset");
         b.op("bar.sync 0");
-        if (grouped != null) {
-          grouped.begin(localName());
-        }
       }
 
       // Tiles grid-stride, as the interpreter kernel takes them.
@@ -244,10 +237,7 @@ public final class AggregateUpdateGenerator {
         registers.accumulate(values, outputs);
       }
       b.place(done);
-      if (grouped != null) {
-        grouped.accumulate(active, findGroup(active, values, outputs),
-            GroupedAccumulators.inputs(spec, values, outputs));
-      } else if (registers == null) {
+      if (registers == null) {
         aggregateItem(active, values, outputs);
       }
     }
@@ -271,7 +261,16 @@ public final class AggregateUpdateGenerator {
       args.add(PreludeCall.b64(localTable()));
       args.add(PreludeCall.b64(body.loadParam("u64", "heap_overflow")));
       args.add(PreludeCall.b32(active));
-      args.addAll(keyArguments(values, outputs));
+      List<Val> keys = new ArrayList<>();
+      for (int k = 0; k < spec.keyCount(); k++) {
+        keys.add(values[outputs[k]]);
+      }
+      args.add(PreludeCall.b32(validBits(keys)));
+      for (int k = 0; k < MAX_KEYS; k++) {
+        Val v = k < keys.size() ? keys.get(k) : null;
+        args.add(PreludeCall.b64(v == null ? "0" : v.value()));
+        args.add(PreludeCall.b32(v == null || v.length() == null ? "0" : v.length()));
+      }
       List<Val> inputs = new ArrayList<>();
       for (AggregateFunction f : spec.functions()) {
         inputs.add(f.kind() == AggregateFunction.Kind.COUNT_ROWS ? null
@@ -285,34 +284,6 @@ public final class AggregateUpdateGenerator {
         args.add(PreludeCall.b64(v == null ? "0" : v.value()));
       }
       PreludeCall.callVoid(b, narrow ? "tessera_agg_item_narrow" : "tessera_agg_item", args);
-    }
-
-    /** The row's group (b32; -1 when not active): the call of tessera_agg_find_group. */
-    private String findGroup(String active, Val[] values, int[] outputs) {
-      List<PreludeCall.Arg> args = new ArrayList<>();
-      args.add(PreludeCall.b64(body.loadParam("u64", "plan")));
-      args.add(PreludeCall.b64(body.loadParam("u64", "heap_overflow")));
-      args.add(PreludeCall.b32(active));
-      args.addAll(keyArguments(values, outputs));
-      String group = b.b32();
-      PreludeCall.callDivergent(b, "tessera_agg_find_group", List.of(group), args);
-      return group;
-    }
-
-    /** The keys' valid bits, then each key's value and byte length (prelude.cu ScalarKeys). */
-    private List<PreludeCall.Arg> keyArguments(Val[] values, int[] outputs) {
-      List<PreludeCall.Arg> args = new ArrayList<>();
-      List<Val> keys = new ArrayList<>();
-      for (int k = 0; k < spec.keyCount(); k++) {
-        keys.add(values[outputs[k]]);
-      }
-      args.add(PreludeCall.b32(validBits(keys)));
-      for (int k = 0; k < MAX_KEYS; k++) {
-        Val v = k < keys.size() ? keys.get(k) : null;
-        args.add(PreludeCall.b64(v == null ? "0" : v.value()));
-        args.add(PreludeCall.b32(v == null || v.length() == null ? "0" : v.length()));
-      }
-      return args;
     }
 
     /** Bit i set when values[i] is present and valid. */

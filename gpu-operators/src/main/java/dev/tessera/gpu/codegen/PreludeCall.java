@@ -31,30 +31,16 @@ final class PreludeCall {
     String register = result.get(0);
     String type = register.startsWith("%rd") ? "b64" : "b32";
     sequence(b, function, ".param ." + type + " retval0;",
-        List.of(new Field(0, type, register)), args, true);
-  }
-
-  /**
-   * {@link #call}, without telling the compiler the lanes arrive and leave together
-   * ({@code call}, not {@code call.uni}): for a function whose lanes may wait on one another
-   * inside (tessera_agg_find_group's insert, where one lane writes a group others wait for).
-   */
-  static void callDivergent(PtxBuilder b, String function, List<String> result,
-      List<Arg> args) {
-    String register = result.get(0);
-    String type = register.startsWith("%rd") ? "b64" : "b32";
-    sequence(b, function, ".param ." + type + " retval0;",
-        List.of(new Field(0, type, register)), args, false);
+        List.of(new Field(0, type, register)), args);
   }
 
   /** Calls {@code function}, which returns nothing. */
   static void callVoid(PtxBuilder b, String function, List<Arg> args) {
-    sequence(b, function, null, List.of(), args, true);
+    sequence(b, function, null, List.of(), args);
   }
 
   private static void sequence(PtxBuilder b, String function, String resultDeclaration,
-      List<Field> fields, List<Arg> args, boolean uniform) {
-    String call = uniform ? "call.uni" : "call";
+      List<Field> fields, List<Arg> args) {
     b.raw("{");
     StringBuilder names = new StringBuilder();
     for (int i = 0; i < args.size(); i++) {
@@ -64,10 +50,10 @@ final class PreludeCall {
       names.append(i == 0 ? "" : ", ").append("param").append(i);
     }
     if (resultDeclaration == null) {
-      b.op("%s %s, (%s)", call, function, names);
+      b.op("call.uni %s, (%s)", function, names);
     } else {
       b.raw(resultDeclaration);
-      b.op("%s (retval0), %s, (%s)", call, function, names);
+      b.op("call.uni (retval0), %s, (%s)", function, names);
     }
     for (Field f : fields) {
       b.op("ld.param.%s %s, [retval0+%d]", f.type(), f.register(), f.offset());

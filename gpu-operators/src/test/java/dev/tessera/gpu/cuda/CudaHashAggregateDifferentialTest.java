@@ -129,9 +129,9 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
   }
 
   /**
-   * Grouped aggregates of at most four integral functions (generated kernels accumulate them
-   * inline): one group (every warp's rows share it), a few, and many (rows accumulated on their
-   * own, more groups than the per-block table holds), keys of one and of two columns, NULL keys
+   * Grouped aggregates of few integral functions (those a generated kernel could compile in):
+   * one group (every warp's rows share it), a few, and many (rows accumulated on their own, more
+   * groups than the per-block table holds), keys of one and of two columns, NULL keys
    * and inputs. Each scenario runs two aggregations whose functions differ only in their kinds,
    * one after the other: they must not share a kernel.
    */

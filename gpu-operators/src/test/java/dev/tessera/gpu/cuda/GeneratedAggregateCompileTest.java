@@ -56,8 +56,6 @@ class GeneratedAggregateCompileTest {
     AtomicLong slowest = new AtomicLong();
     AtomicInteger mostRegisters = new AtomicInteger();
     AtomicInteger inRegisters = new AtomicInteger();
-    AtomicInteger inline = new AtomicInteger();
-    AtomicInteger mostInlineRegisters = new AtomicInteger();
     IntStream.range(0, PIPELINES).parallel().forEach(seed -> {
       Random random = new Random(seed);
       List<ColumnType> types = RandomBatches.randomTypes(random, 1 + random.nextInt(
@@ -96,27 +94,21 @@ class GeneratedAggregateCompileTest {
       assertNull(rejection, () -> "seed " + seed + " " + inputs + " " + spec + "\n"
           + program.disassemble());
       generated.incrementAndGet();
-      if (kernel.ptx().contains("tessera_agg_find_group")) {
-        inline.incrementAndGet(); // grouped, accumulating inline
-        mostInlineRegisters.accumulateAndGet(report.registers(), Math::max);
-      } else if (!kernel.ptx().contains("tessera_agg_item")) {
+      if (!kernel.ptx().contains("tessera_agg_item")) {
         inRegisters.incrementAndGet(); // a global aggregate accumulating in registers
       }
       slowest.accumulateAndGet(compiled.compileNanos(), Math::max);
       mostRegisters.accumulateAndGet(report.registers(), Math::max);
     });
-    System.out.printf("generated aggregate kernels: %d compiled cleanly (%d global ones"
-        + " accumulating in registers, %d grouped ones accumulating inline with at most %d"
+    System.out.printf("generated aggregate kernels: %d compiled cleanly (%d accumulating in"
         + " registers; at most %d registers, slowest compile %.0f ms), %d declined, %d rejected"
-        + " for a few bytes of spills%n", generated.get(), inRegisters.get(), inline.get(),
-        mostInlineRegisters.get(), mostRegisters.get(), slowest.get() / 1e6, declined.get(),
-        rejected.get());
+        + " for a few bytes of spills%n", generated.get(), inRegisters.get(), mostRegisters.get(),
+        slowest.get() / 1e6, declined.get(), rejected.get());
     assertEquals(PIPELINES, generated.get() + declined.get() + rejected.get());
     assertTrue(rejected.get() <= PIPELINES / 10, rejected.get() + " kernels spilled");
     assertTrue(generated.get() >= PIPELINES / 4, "too few pipelines were generated: "
         + generated.get() + " of " + PIPELINES);
     assertTrue(inRegisters.get() > 0, "no global aggregate accumulated in registers");
-    assertTrue(inline.get() > 0, "no grouped aggregate accumulated inline");
   }
 
   /**
