@@ -3,6 +3,7 @@ package dev.tessera.gpu.codegen;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 
 /**
  * A generated kernel as a whole PTX module: the prelude (native-kernels/prelude/prelude.cu as
@@ -14,6 +15,16 @@ public final class GeneratedModule {
   public static final String PRELUDE_RESOURCE = "/dev/tessera/kernels/prelude.ptx";
   /** The most registers a generated kernel may use: 128 threads x 4 blocks an SM at 65536. */
   public static final int MAX_REGISTERS = 128;
+
+  /**
+   * Further option sets to compile a rejected kernel with ({@link #compileAgain}), in order: the
+   * in-jar compiler (CUDA 12.0) at -O3 sometimes leaves a kernel a few bytes of spills at 48-56
+   * registers that -O1 does not, and a kernel without {@code .maxnreg} may take more registers
+   * than the launch allows.
+   */
+  private static final List<List<String>> AGAIN = List.of(List.of("-O1"),
+      List.of("--maxrregcount=" + MAX_REGISTERS),
+      List.of("-O1", "--maxrregcount=" + MAX_REGISTERS));
 
   private static volatile String prelude;
 
@@ -54,6 +65,22 @@ public final class GeneratedModule {
   /** Compiles {@code kernel} with the in-jar compiler for {@code arch} ("sm_90"). */
   public static CompiledKernel compile(GeneratedKernel kernel, String arch) {
     return PtxCompiler.compile(text(kernel), arch);
+  }
+
+  /**
+   * For a kernel {@link #compile} gave a {@link #rejection}: the first compile with other
+   * options (-O1, a register cap of {@link #MAX_REGISTERS}, both) that has none, or null. Its
+   * {@link CompiledKernel#compileNanos} counts only itself.
+   */
+  public static CompiledKernel compileAgain(GeneratedKernel kernel, String arch) {
+    String text = text(kernel);
+    for (List<String> options : AGAIN) {
+      CompiledKernel again = PtxCompiler.compile(text, arch, options);
+      if (rejection(again.report(kernel.entry())) == null) {
+        return again;
+      }
+    }
+    return null;
   }
 
   /**

@@ -142,6 +142,18 @@ final class GeneratedKernels {
         rejection += "; the driver's compiler gave it local memory too";
       }
       if (rejection != null) {
+        // The in-jar compiler with other options (-O1, a register cap).
+        CompiledKernel again = GeneratedModule.compileAgain(kernel, arch.get());
+        if (again != null) {
+          nanos += again.compileNanos();
+          compiled = again;
+          report = again.report(kernel.entry());
+          LOG.info("Tessera: {} compiled again with other options: {}", kernel.entry(),
+              report.summary());
+          rejection = null;
+        }
+      }
+      if (rejection != null) {
         LOG.warn("Tessera: generated kernel {} not used: {}", kernel.entry(), rejection);
         return new Kernel(null, kernel.entry(), rejection, nanos);
       }
