@@ -1,6 +1,7 @@
 package dev.tessera.it
 
 import dev.tessera.it.TestSessions._
+import dev.tessera.ssb.cli.KernelReport
 import dev.tessera.spark.exec.{DeviceToHostExec, HostToDeviceExec, TesseraFusedExec}
 import dev.tessera.spark.rewrite.{GpuRewrite, GpuRules}
 import org.apache.spark.sql.{DataFrame, Row, SparkSession}
@@ -102,8 +103,22 @@ trait GpuQueryTest extends BeforeAndAfterAll { self: Suite =>
       val all = nodes(finalPlan(df))
       assert(gpuOperators(df).isEmpty == !all.exists(_.isInstanceOf[DeviceToHostExec]),
         s"GPU operators without a transition to the host, or the reverse:\n${finalPlan(df)}")
+      assertKernelsGenerate(df)
       df
     }
+  }
+
+  /**
+   * Every program of the plan's GPU pipelines gets a generated kernel that the in-jar PTX
+   * compiler compiles with no stack, no spills and at most 128 registers, or is left to the
+   * interpreter for a reason the generator may give (KernelReport.ProgramKernel.unexpected), on
+   * whichever backend the suite runs: generating and compiling need no GPU.
+   */
+  protected def assertKernelsGenerate(df: DataFrame): Unit = {
+    val wrong = KernelReport.kernels(df.queryExecution.executedPlan).asScala.flatMap { k =>
+      Option(k.unexpected()).map(w => s"$w\n${k.program().disassemble()}")
+    }
+    assert(wrong.isEmpty, s"generated kernels:\n${wrong.mkString("\n")}\nin\n${finalPlan(df)}")
   }
 
   /** Both runs fail with the same Spark error condition (ANSI errors). */

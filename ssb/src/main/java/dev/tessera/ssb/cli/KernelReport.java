@@ -23,12 +23,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
 import org.apache.spark.sql.execution.adaptive.QueryStageExec;
@@ -44,10 +44,15 @@ import scala.jdk.javaapi.CollectionConverters;
  * <p>The inputs are taken as plain columns with validity bitmaps: the layout of uploaded and
  * device batches. A cached table's encoded columns make other variants at run time.
  */
-final class KernelReport {
+public final class KernelReport {
   /** The architecture compiled for: the GPU Tessera is tested on (Hopper). */
   static final String ARCH = "sm_90";
   private static final int MAX_NODE_TEXT = 200;
+  /**
+   * Kernels compiled so far in this process, by key (a CompiledKernel, or the compiler's
+   * message): pipelines of the same kernel compile once, as the runtime's cache does.
+   */
+  private static final Map<String, Object> COMPILED = new ConcurrentHashMap<>();
 
   private final PrintStream out;
   private final Path ptxDir;
@@ -77,13 +82,60 @@ final class KernelReport {
    *     compiled: pipelines of the same kernel share one compile); 0 without a report
    * @param compileFailure the compiler's message where it refused or failed the module, or null
    */
-  record ProgramKernel(TesseraPipelineExec node, int stage, Program program, boolean aggregate,
+  public record ProgramKernel(TesseraPipelineExec node, int stage, Program program, boolean aggregate,
       String declined, GeneratedKernel kernel, CompileReport report, long compileNanos,
       String compileFailure) {
 
     /** Why the runtime would not use the compiled kernel ({@link GeneratedModule#rejection}). */
-    String rejection() {
+    public String rejection() {
       return report == null ? null : GeneratedModule.rejection(report);
+    }
+
+    /**
+     * What is wrong with this outcome, or null. Right are: a kernel the runtime would use; one
+     * rejected for a stack frame or spills around a per-row prelude call (strings, the calendar,
+     * an aggregate's update: the call convention keeps few registers across a call); a program
+     * not generated for a reason the generator is allowed to give ({@link #notGenerated}: opcodes
+     * it does not cover, string join keys, aggregations wider than it takes); a filter-project
+     * kernel that needs more than {@link GeneratedModule#MAX_REGISTERS} registers without
+     * spilling (wide projections, a known gap). Wrong are the generator refusing a program it
+     * claims to cover, a kernel for uncovered opcodes, a module the compiler refuses, and any
+     * other rejection (spills without a helper call, after {@link GeneratedModule#compileAgain}).
+     */
+    public String unexpected() {
+      AggregateSpec spec = aggregate ? ((TesseraHashAggregateExec) node).spec() : null;
+      if (declined != null) {
+        String allowed = notGenerated(program, spec);
+        if (allowed == null) {
+          return "the generator declined a program of covered opcodes: " + declined;
+        }
+        return allowed.equals(declined) ? null
+            : "declined for '" + declined + "' where the checks give '" + allowed + "'";
+      }
+      if (!FilterProjectGenerator.uncoveredOpcodes(program).isEmpty()) {
+        return "a kernel for uncovered opcodes " + FilterProjectGenerator.uncoveredOpcodes(program);
+      }
+      if (compileFailure != null) {
+        return "the compiler refused " + kernel.entry() + ": " + compileFailure;
+      }
+      String rejected = rejection();
+      if (rejected == null) {
+        return null;
+      }
+      boolean helper = kernel.ptx().contains("tessera_utf8_")
+          || kernel.ptx().contains("tessera_civil_part")
+          || kernel.ptx().contains("tessera_agg_item");
+      if (helper && !report.clean() && report.registers() <= GeneratedModule.MAX_REGISTERS) {
+        return null;
+      }
+      // Known and left to the interpreter (issue 14): a filter-project kernel of a wide
+      // projection may need more registers than the launch allows, without spilling (each
+      // output's descriptor and validity words stay live through the output phase); capped, it
+      // spills.
+      if (!aggregate && report.clean()) {
+        return null;
+      }
+      return "the runtime would reject " + kernel.entry() + ": " + rejected;
     }
   }
 
@@ -104,18 +156,16 @@ final class KernelReport {
    * plain columns with validity bitmaps and, where {@link PtxCompiler#available()}, compiled for
    * {@link #ARCH}.
    */
-  static List<ProgramKernel> kernels(SparkPlan executed) {
-    // Kernels compiled so far by key: two pipelines of the same kernel compile once.
-    Map<String, Object> compiled = new HashMap<>();
+  public static List<ProgramKernel> kernels(SparkPlan executed) {
     List<ProgramKernel> kernels = new ArrayList<>();
     for (TesseraPipelineExec node : pipelines(executed)) {
       Pipeline pipeline = node.pipeline();
       AggregateSpec spec = node instanceof TesseraHashAggregateExec a ? a.spec() : null;
-      kernels.add(kernel(node, 0, pipeline.fused().program(), spec, compiled));
+      kernels.add(kernel(node, 0, pipeline.fused().program(), spec));
       List<Pipeline.Stage> staged = pipeline.staged();
       for (int s = 0; s < staged.size(); s++) {
         boolean last = s == staged.size() - 1;
-        kernels.add(kernel(node, s + 1, staged.get(s).program(), last ? spec : null, compiled));
+        kernels.add(kernel(node, s + 1, staged.get(s).program(), last ? spec : null));
       }
     }
     return kernels;
@@ -123,7 +173,7 @@ final class KernelReport {
 
   /** {@code spec}: the aggregation the program feeds, or null for a filter-project program. */
   private static ProgramKernel kernel(TesseraPipelineExec node, int stage, Program program,
-      AggregateSpec spec, Map<String, Object> compiled) {
+      AggregateSpec spec) {
     boolean aggregate = spec != null;
     String reason = notGenerated(program, spec);
     if (reason != null) {
@@ -144,7 +194,7 @@ final class KernelReport {
     if (!PtxCompiler.available()) {
       return new ProgramKernel(node, stage, program, aggregate, null, kernel, null, 0, null);
     }
-    Object result = compiled.computeIfAbsent(kernel.key(), key -> compile(kernel));
+    Object result = COMPILED.computeIfAbsent(kernel.key(), key -> compile(kernel));
     if (result instanceof CompiledKernel c) {
       return new ProgramKernel(node, stage, program, aggregate, null, kernel,
           c.report(kernel.entry()), c.compileNanos(), null);
@@ -228,7 +278,14 @@ final class KernelReport {
   /** The compiled kernel, or the compiler's message when it refused or failed. */
   private static Object compile(GeneratedKernel kernel) {
     try {
-      return GeneratedModule.compile(kernel, ARCH);
+      // As the runtime does on a device the driver cannot help (GeneratedKernels): a rejected
+      // kernel is compiled again with other options.
+      CompiledKernel first = GeneratedModule.compile(kernel, ARCH);
+      if (GeneratedModule.rejection(first.report(kernel.entry())) == null) {
+        return first;
+      }
+      CompiledKernel again = GeneratedModule.compileAgain(kernel, ARCH);
+      return again != null ? again : first;
     } catch (RuntimeException e) {
       // The compiler refused the module (a generator bug) or could not run.
       return String.valueOf(e.getMessage());
