@@ -255,8 +255,8 @@ final class CudaHashJoin implements HashJoinKernel {
           layout.size());
       stream.fill(slotBuffer.address(), slotBuffer.size(), ALL_ONES);
       stream.fill(workAddress + flagsAt, (long) Integer.BYTES * (1 + columns), (byte) 0);
-      boolean directKeys = rows > 0 && directKeys(schema.keyTypes());
-      if (directKeys) {
+      boolean mayMapDirectly = rows > 0 && directKeys(schema.keyTypes());
+      if (mayMapDirectly) {
         staged.setLong(hostRangeAt, Long.MAX_VALUE);
         staged.setLong(hostRangeAt + Long.BYTES, Long.MIN_VALUE);
         stream.copyHostToDevice(staged.memoryAddress() + hostRangeAt, workAddress + rangeAt,
@@ -279,7 +279,7 @@ final class CudaHashJoin implements HashJoinKernel {
             .address(viewAddress)
             .address(workAddress + slotOfAt)
             .address(workAddress + headsAt));
-        if (directKeys) {
+        if (mayMapDirectly) {
           kernels.launch(BUILD_KEY_RANGE_KERNEL, grid, stream, new KernelArgs()
               .address(viewAddress)
               .address(workAddress + rangeAt));
@@ -317,7 +317,7 @@ final class CudaHashJoin implements HashJoinKernel {
           (long) Integer.BYTES * rows);
       stream.copyHostToDevice(staged.memoryAddress() + hostSizesAt, groupSizes.address(),
           (long) Integer.BYTES * rows);
-      if (directKeys) {
+      if (mayMapDirectly) {
         directMap(staged, hostDescriptorAt + viewAt, viewAddress, workAddress + headsAt,
             staged.getLong(hostRangeAt), staged.getLong(hostRangeAt + Long.BYTES));
       }
