@@ -5,6 +5,7 @@ import dev.tessera.gpu.join.HashJoinKernel;
 import dev.tessera.gpu.kernels.ProgramKernel;
 import dev.tessera.gpu.kernels.SmokeKernel;
 import dev.tessera.gpu.memory.ArenaPool;
+import dev.tessera.gpu.sort.TopKKernel;
 import org.apache.arrow.memory.BufferAllocator;
 
 /**
@@ -41,6 +42,14 @@ public interface Backend extends AutoCloseable {
 
   /** The hash join operator: join tables and the 1:N probe. */
   HashJoinKernel hashJoinKernel();
+
+  /**
+   * The top-k operator ({@code ORDER BY ... LIMIT k}).
+   *
+   * @throws UnsupportedOperationException on a backend that has none yet (CUDA, for now: the
+   *     plugin keeps such queries on Spark's operator there)
+   */
+  TopKKernel topKKernel();
 
   /** Releases the pools and the device. Everything allocated from them must be closed first. */
   @Override

@@ -9,6 +9,7 @@ import dev.tessera.gpu.agg.HashAggregateKernel;
 import dev.tessera.gpu.kernels.ProgramKernel;
 import dev.tessera.gpu.kernels.SmokeKernel;
 import dev.tessera.gpu.memory.ArenaPool;
+import dev.tessera.gpu.sort.TopKKernel;
 
 /** The CUDA backend: one device, its memory pools, pinned staging memory and the kernels. */
 public final class CudaBackend extends PooledBackend {
@@ -87,6 +88,12 @@ public final class CudaBackend extends PooledBackend {
   @Override
   public ProgramKernel programKernel() {
     return new CudaFilterProject(this);
+  }
+
+  @Override
+  public TopKKernel topKKernel() {
+    throw new UnsupportedOperationException("the CUDA backend has no top-k kernel yet; the"
+        + " plugin keeps ORDER BY ... LIMIT on Spark's operator with this backend");
   }
 
   @Override

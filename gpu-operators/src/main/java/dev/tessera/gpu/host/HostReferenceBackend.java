@@ -11,6 +11,7 @@ import dev.tessera.gpu.kernels.SmokeKernel;
 import dev.tessera.gpu.memory.ArenaPool;
 import dev.tessera.gpu.memory.ChunkAllocator;
 import dev.tessera.gpu.memory.PoolExhaustedException;
+import dev.tessera.gpu.sort.TopKKernel;
 import java.util.HashMap;
 import java.util.Map;
 import org.apache.arrow.memory.util.MemoryUtil;
@@ -70,6 +71,11 @@ public final class HostReferenceBackend extends PooledBackend {
   @Override
   public HashJoinKernel hashJoinKernel() {
     return new HostHashJoin();
+  }
+
+  @Override
+  public TopKKernel topKKernel() {
+    return new HostTopK();
   }
 
   /** Off-heap chunks, over-allocated so the pool gets 256-byte aligned addresses. */
