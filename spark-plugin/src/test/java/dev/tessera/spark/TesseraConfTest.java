@@ -158,7 +158,7 @@ class TesseraConfTest {
     for (var rule : GpuRules.standard().expressionRules()) {
       assertTrue(TesseraConf.from(Map.of()).isExpressionEnabled(rule.name()), rule.name());
     }
-    assertEquals(4, GpuRules.standard().execRules().size());
+    assertEquals(5, GpuRules.standard().execRules().size());
     assertEquals(38, GpuRules.standard().expressionRules().size());
   }
 

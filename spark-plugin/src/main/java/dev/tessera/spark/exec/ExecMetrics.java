@@ -26,6 +26,8 @@ final class ExecMetrics {
   static final String CACHE_PLAIN_BYTES = "cachePlainBytes";
   static final String DEVICE_STORE_HITS = "deviceStoreHits";
   static final String DEVICE_STORE_MISSES = "deviceStoreMisses";
+  static final String TOP_K_INPUT_ROWS = "topKInputRows";
+  static final String TOP_K_INPUT_BATCHES = "topKInputBatches";
 
   private ExecMetrics() {}
 
@@ -61,6 +63,9 @@ final class ExecMetrics {
             "cached columns found on the device");
         case DEVICE_STORE_MISSES -> SQLMetrics.createMetric(sc,
             "cached columns uploaded to the device");
+        case TOP_K_INPUT_ROWS -> SQLMetrics.createMetric(sc,
+            "rows into the top-k (the pipeline's output)");
+        case TOP_K_INPUT_BATCHES -> SQLMetrics.createMetric(sc, "batches into the top-k");
         default -> throw new IllegalArgumentException("no metric " + name);
       });
     }

@@ -91,13 +91,14 @@ public final class TesseraFusedExec extends TesseraPipelineExec {
   }
 
   /**
-   * Runs the last stage's program on each of its batches, closing it, and passes the result on.
+   * Runs the last stage's program on each of its batches, closing it, and passes the result on
+   * (to Spark, or to the top-k of a {@link TesseraTopKExec}).
    * When the output does not fit in device memory (a projection of long strings, or a join that
    * multiplies rows), it waits for other tasks to free memory, then runs the batch in halves,
    * down to one row (DESIGN.md §2): the halves go through host staging memory, the device batch
    * is freed before they come back one at a time.
    */
-  private static final class Runner implements Iterator<ColumnarBatch> {
+  static final class Runner implements Iterator<ColumnarBatch> {
     private static final Logger LOG = LoggerFactory.getLogger(TesseraFusedExec.class);
     private final Iterator<ColumnarBatch> input;
     private final PipelineRunner pipeline;

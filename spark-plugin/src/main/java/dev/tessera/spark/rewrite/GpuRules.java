@@ -43,7 +43,8 @@ public final class GpuRules {
       FilterProjectRules.FILTER,
       FilterProjectRules.PROJECT,
       AggregateRule.RULE,
-      JoinRule.RULE));
+      JoinRule.RULE,
+      TopKRule.RULE));
 
   private static final String READS =
       "Spark reads the rows; Tessera copies the columns a GPU node reads to the device";
