@@ -5,3 +5,4 @@
 #include "hash_aggregate.cu"
 #include "hash_join.cu"
 #include "column_sum.cu"
+#include "top_k.cu"

@@ -307,13 +307,15 @@ tessera_join_expand_rows(const tessera::JoinTableView* __restrict__ table_view,
   }
 }
 
-// One output column of `rows` rows: row o is source row source_rows[o] (-1: NULL). Fixed-width
-// values go to data (NULL: 0), validity words are built by warp ballots (each 32-bit word by one
-// warp: no atomics; the bitmap must hold whole words), strings record length and byte address
-// per row. *null_count (zeroed before) gets the NULLs. Launch with one block of kBlockThreads
-// per kTileItems rows.
+// One output column of `rows` rows (CudaGather): row o is row source_rows[o] of `source`, or,
+// from `split` on, row source_rows[o] - split of `second` (-1: NULL). Fixed-width values go to
+// data (NULL: 0), validity words are built by warp ballots (each 32-bit word by one warp: no
+// atomics; the bitmap must hold whole words), strings record length and byte address per row.
+// *null_count (zeroed before) gets the NULLs. Launch with one block of kBlockThreads per
+// kTileItems rows.
 extern "C" __global__ void __launch_bounds__(tessera::kBlockThreads)
 tessera_join_gather(const tessera::InputColumn* __restrict__ source,
+                    const tessera::InputColumn* __restrict__ second, int split,
                     const int* __restrict__ source_rows, long long rows,
                     unsigned long long data, unsigned int* __restrict__ validity,
                     int* __restrict__ string_lengths,
@@ -333,7 +335,13 @@ tessera_join_gather(const tessera::InputColumn* __restrict__ source,
     SetNull(r, 0);
     if (in_range) {
       const int from = source_rows[o];
-      if (from >= 0) LoadColumn(column, from, r);
+      if (from >= 0) {
+        if (from < split) {
+          LoadColumn(column, from, r);
+        } else {
+          LoadColumn(*second, from - split, r);
+        }
+      }
       if (type == TypeId::STRING) {
         string_lengths[o] = r.valid ? r.length : 0;
         string_sources[o] = r.valid ? static_cast<unsigned long long>(r.value) : 0ull;

@@ -43,12 +43,7 @@ public interface Backend extends AutoCloseable {
   /** The hash join operator: join tables and the 1:N probe. */
   HashJoinKernel hashJoinKernel();
 
-  /**
-   * The top-k operator ({@code ORDER BY ... LIMIT k}).
-   *
-   * @throws UnsupportedOperationException on a backend that has none yet (CUDA, for now: the
-   *     plugin keeps such queries on Spark's operator there)
-   */
+  /** The top-k operator ({@code ORDER BY ... LIMIT k}). */
   TopKKernel topKKernel();
 
   /** Releases the pools and the device. Everything allocated from them must be closed first. */

@@ -1,9 +1,7 @@
 package dev.tessera.it
 
-import dev.tessera.it.TestSessions._
 import dev.tessera.spark.exec.TesseraTopKExec
 import org.apache.spark.sql.{DataFrame, Row}
-import org.apache.spark.sql.execution.TakeOrderedAndProjectExec
 
 /**
  * ORDER BY ... LIMIT k (Spark's TakeOrderedAndProjectExec): each partition's first k rows on the
@@ -15,8 +13,6 @@ class TopKSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest {
   override protected def sessionSettings: Seq[(String, String)] =
     Seq("spark.sql.ansi.enabled" -> "false")
 
-  /** The CUDA backend has no top-k kernel yet: there the node must stay on the CPU, saying why. */
-  private val topKOnGpu = testBackend != "cuda"
 
   override def beforeAll(): Unit = {
     super.beforeAll()
@@ -40,16 +36,9 @@ class TopKSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest {
   private def topKNodes(df: DataFrame): Seq[TesseraTopKExec] =
     nodes(finalPlan(df)).collect { case t: TesseraTopKExec => t }
 
-  /** The top-k ran on the GPU (or, on CUDA, stayed on the CPU with the reason). */
-  private def assertTopKPlacement(df: DataFrame): Unit = {
-    if (topKOnGpu) {
-      assert(topKNodes(df).size == 1, s"no GPU top-k:\n${finalPlan(df)}")
-    } else {
-      val cpu = nodes(finalPlan(df)).collect { case t: TakeOrderedAndProjectExec => t }
-      assert(cpu.flatMap(cpuReasonsOn).exists(_.contains("no top-k kernel")),
-        s"${cpu.map(cpuReasonsOn)}\n${finalPlan(df)}")
-    }
-  }
+  /** The top-k ran on the GPU. */
+  private def assertTopKPlacement(df: DataFrame): Unit =
+    assert(topKNodes(df).size == 1, s"no GPU top-k:\n${finalPlan(df)}")
 
   /** A query whose ORDER BY is total (a unique column last): the same rows in the same order. */
   private def checkTotal(query: String): DataFrame = {
@@ -128,10 +117,8 @@ class TopKSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest {
   test("a filter and a computed column below fuse with the top-k; a computed sort key") {
     val df = checkTotal("SELECT id, v % 7 AS m FROM t WHERE v > 50000 ORDER BY v % 13, id" +
       " LIMIT 33")
-    if (topKOnGpu) {
-      val steps = topKNodes(df).head.steps()
-      assert(steps.size() >= 2 && steps.get(0).isFilter, s"not fused: $steps\n${finalPlan(df)}")
-    }
+    val steps = topKNodes(df).head.steps()
+    assert(steps.size() >= 2 && steps.get(0).isFilter, s"not fused: $steps\n${finalPlan(df)}")
   }
 
   test("many small batches per partition") {
@@ -161,11 +148,7 @@ class TopKSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest {
       }
       log.at(org.apache.logging.log4j.Level.WARN).mkString("\n")
     }
-    if (topKOnGpu) {
-      assert(explained.contains("TakeOrderedAndProject") && explained.contains("by design"),
-        explained)
-    } else {
-      assert(explained.contains("no top-k kernel"), explained)
-    }
+    assert(explained.contains("TakeOrderedAndProject") && explained.contains("by design"),
+      explained)
   }
 }

@@ -92,8 +92,7 @@ public final class CudaBackend extends PooledBackend {
 
   @Override
   public TopKKernel topKKernel() {
-    throw new UnsupportedOperationException("the CUDA backend has no top-k kernel yet; the"
-        + " plugin keeps ORDER BY ... LIMIT on Spark's operator with this backend");
+    return new CudaTopK(this);
   }
 
   @Override

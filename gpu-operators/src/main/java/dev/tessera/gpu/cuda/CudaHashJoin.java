@@ -49,7 +49,6 @@ final class CudaHashJoin implements HashJoinKernel {
   static final String BUILD_DIRECT_KERNEL = "tessera_join_build_direct";
   static final String EXPAND_COUNT_KERNEL = "tessera_join_expand_count";
   static final String EXPAND_ROWS_KERNEL = "tessera_join_expand_rows";
-  static final String GATHER_KERNEL = "tessera_join_gather";
 
   /**
    * Build rows a table may hold: row numbers are int32 on the device and the slots (at least

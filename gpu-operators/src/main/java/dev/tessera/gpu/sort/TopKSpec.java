@@ -16,11 +16,15 @@ import java.util.List;
  */
 public record TopKSpec(List<ColumnType> columnTypes, List<SortKey> keys, int limit)
     implements Serializable {
+  /** The most sort keys a top-k takes (top_k.cu kMaxSortKeys: the kernels hold them in shared memory). */
+  public static final int MAX_KEYS = 8;
+
   public TopKSpec {
     columnTypes = List.copyOf(columnTypes);
     keys = List.copyOf(keys);
-    if (keys.isEmpty()) {
-      throw new IllegalArgumentException("a top-k needs at least one sort key");
+    if (keys.isEmpty() || keys.size() > MAX_KEYS) {
+      throw new IllegalArgumentException("a top-k takes 1 to " + MAX_KEYS + " sort keys, got "
+          + keys.size());
     }
     for (SortKey key : keys) {
       if (key.column() >= columnTypes.size()) {

@@ -1,6 +1,5 @@
 package dev.tessera.spark.rewrite;
 
-import dev.tessera.gpu.BackendKind;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.sort.SortKey;
 import dev.tessera.gpu.sort.TopKSpec;
@@ -50,9 +49,9 @@ final class TopKRule {
 
   private static void check(TakeOrderedAndProjectExec node, PlanMeta meta,
       RewriteContext context) {
-    if (context.conf().backend() == BackendKind.CUDA) {
-      meta.cannotRunOnGpu("the CUDA backend has no top-k kernel yet (the host reference"
-          + " backend has one)");
+    if (node.sortOrder().size() > TopKSpec.MAX_KEYS) {
+      meta.cannotRunOnGpu("ORDER BY has " + node.sortOrder().size() + " keys; the GPU top-k"
+          + " takes at most " + TopKSpec.MAX_KEYS);
     }
     if (node.limit() > MAX_LIMIT) {
       meta.cannotRunOnGpu("LIMIT " + node.limit() + " is above the " + MAX_LIMIT
