@@ -14,20 +14,30 @@ import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 
 /**
- * The CUDA top-k (top_k.cu): for each batch, the candidates are the rows held (in arrival order)
- * and the batch's; {@value #SORT_KERNEL} sorts them 1,024 at a time and keeps each tile's first
- * k, {@value #MERGE_KERNEL} merges those runs in pairs (keeping the first k) until one is left,
- * and {@link CudaGather} gathers its rows into the new rows held. Ties of the sort keys go by
+ * The CUDA top-k (top_k.cu): for each batch, the candidates are the rows held (in order) and the
+ * batch's; the sort kernel takes them 1,024 at a time and keeps each tile's first k (Crystal's
+ * bitonic top-k; once k rows are held, candidates after the last of them are set aside unsorted),
+ * the merge kernel merges those runs in pairs (keeping the first k) until one is left, and
+ * {@link CudaGather} gathers its rows into the new rows held. Ties of the sort keys go by
  * arrival, so the result is exactly the host reference's.
+ *
+ * <p>One fixed-width sort key is read once per candidate as a 64-bit word in the key's order (the
+ * {@code _ordered} kernels); several keys or a string key are compared through their columns.
  */
 final class CudaTopK implements TopKKernel {
   static final String SORT_KERNEL = "tessera_topk_sort_tiles";
   static final String MERGE_KERNEL = "tessera_topk_merge";
+  static final String ORDERED_SORT_KERNEL = "tessera_topk_sort_tiles_ordered";
+  static final String ORDERED_MERGE_KERNEL = "tessera_topk_merge_ordered";
+  static final String POSITIONS_KERNEL = "tessera_topk_positions";
   /** top_k.cu: SortKeyView's size (at most TopKSpec.MAX_KEYS of them). */
   static final int SORT_KEY_BYTES = 112;
   /** top_k.cu kSortTile and kSortThreads. */
   static final int SORT_TILE = 1024;
-  private static final int SORT_THREADS = 256;
+  static final int SORT_THREADS = 256;
+  /** top_k.cu: a run's element, a position (PositionOrder) or an OrderedKey. */
+  static final int POSITION_BYTES = Integer.BYTES;
+  static final int ORDERED_KEY_BYTES = 16;
   /** Candidates of one step: the merge indexes them with 32-bit integers. */
   static final int MAX_CANDIDATES = 1 << 30;
   private static final int INPUT_COLUMN_BYTES = ProgramPlan.INPUT_COLUMN_BYTES;
@@ -43,6 +53,12 @@ final class CudaTopK implements TopKKernel {
   CudaTopK(CudaBackend backend) {
     this.device = backend.device();
     this.staging = backend.stagingAllocator();
+  }
+
+  /** Whether the ordered-key kernels apply: one sort key, of a fixed-width type. */
+  static boolean hasOneFixedWidthKey(TopKSpec spec) {
+    return spec.keys().size() == 1
+        && !spec.columnTypes().get(spec.keys().get(0).column()).isString();
   }
 
   @Override
@@ -178,14 +194,18 @@ final class CudaTopK implements TopKKernel {
         int k = spec.limit();
         int tiles = (candidates + SORT_TILE - 1) / SORT_TILE;
         int firstStride = Math.min(k, SORT_TILE);
+        boolean ordered = hasOneFixedWidthKey(spec);
+        int elementBytes = ordered ? ORDERED_KEY_BYTES : POSITION_BYTES;
+        int kept = Math.min(k, candidates);
         // The plan: the keys, then every column's InputColumn among the rows held and the batch.
         Sections plan = new Sections();
         long keysAt = plan.add((long) SORT_KEY_BYTES * keys);
         long heldAt = plan.add((long) INPUT_COLUMN_BYTES * columns);
         long batchAt = plan.add((long) INPUT_COLUMN_BYTES * columns);
         Sections work = new Sections();
-        long runsAt = work.add((long) Integer.BYTES * tiles * firstStride);
-        long otherRunsAt = work.add((long) Integer.BYTES * tiles * firstStride);
+        long runsAt = work.add((long) elementBytes * tiles * firstStride);
+        long otherRunsAt = work.add((long) elementBytes * tiles * firstStride);
+        long positionsAt = ordered ? work.add((long) Integer.BYTES * kept) : -1;
         DeviceBuffer planBuffer = temporary(DeviceBuffer.allocate(pool, plan.size()));
         DeviceBuffer workBuffer = temporary(DeviceBuffer.allocate(pool, work.size()));
         ArrowBuf host = temporary(staging.buffer(plan.size()));
@@ -212,8 +232,8 @@ final class CudaTopK implements TopKKernel {
         long out = workBuffer.address() + otherRunsAt;
         stream.copyHostToDevice(host.memoryAddress(), planAddress, plan.size());
         KernelModule kernels = device.kernels();
-        kernels.launch(SORT_KERNEL, new LaunchShape(tiles, SORT_THREADS, 0), stream,
-            new KernelArgs()
+        kernels.launch(ordered ? ORDERED_SORT_KERNEL : SORT_KERNEL,
+            new LaunchShape(tiles, SORT_THREADS, 0), stream, new KernelArgs()
                 .address(keysAddress)
                 .i32(keys)
                 .i32(heldRows)
@@ -226,7 +246,8 @@ final class CudaTopK implements TopKKernel {
         for (long runs = tiles; runs > 1; runs = (runs + 1) / 2) {
           int outStride = (int) Math.min(k, 2 * span);
           long slots = runs * stride;
-          kernels.launch(MERGE_KERNEL, LaunchShape.tilesFor(slots), stream, new KernelArgs()
+          kernels.launch(ordered ? ORDERED_MERGE_KERNEL : MERGE_KERNEL,
+              LaunchShape.tilesFor(slots), stream, new KernelArgs()
               .address(keysAddress)
               .i32(keys)
               .i32(heldRows)
@@ -243,12 +264,19 @@ final class CudaTopK implements TopKKernel {
           span *= 2;
           stride = outStride;
         }
-        int kept = Math.min(k, candidates);
+        long positions = in;
+        if (ordered) {
+          positions = workBuffer.address() + positionsAt;
+          kernels.launch(POSITIONS_KERNEL, LaunchShape.tilesFor(kept), stream, new KernelArgs()
+              .address(in)
+              .i32(kept)
+              .address(positions));
+        }
         List<CudaGather.Column> gathered = new ArrayList<>(columns);
         for (int c = 0; c < columns; c++) {
           gathered.add(new CudaGather.Column(spec.columnTypes().get(c),
               planAddress + heldAt + (long) INPUT_COLUMN_BYTES * c,
-              planAddress + batchAt + (long) INPUT_COLUMN_BYTES * c, heldRows, in));
+              planAddress + batchAt + (long) INPUT_COLUMN_BYTES * c, heldRows, positions));
         }
         // The gather waits for its result, so the plan and the runs can go when it returns.
         return CudaGather.gather(device, staging, pool, stream, kept, gathered);

@@ -21,17 +21,23 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The CUDA top-k against the host reference on large random batches (many sort tiles and merge
  * passes): every k from 1 to past a tile, one and several keys of every kind (strings, floating
- * point with NaN and -0.0, decimals, NULLs), heavy ties. The rows must be the same, in order.
+ * point with NaN and -0.0, decimals, NULLs), heavy ties. One fixed-width key takes the
+ * ordered-key kernels, the others compare through their columns; once k rows are held (k below a
+ * batch), the later batches' candidates after the last of them are set aside. The rows must be
+ * the same, in order.
  */
 @RequiresCuda
 class CudaTopKDifferentialTest extends CudaVersusHostTest {
   private static final int BATCHES = 4;
   private static final int ROWS = 150_000;
 
-  /** Scenario: k, key layout (0: LONG, 1: DOUBLE desc + STRING, 2: few-valued INT + DECIMAL). */
+  /**
+   * Scenario: k, key layout (0: LONG; 1: DOUBLE desc + STRING; 2: few-valued BYTE desc NULLS
+   * FIRST + DECIMAL; 3: DOUBLE; 4: FLOAT desc NULLS FIRST; 5: few-valued BYTE desc, heavy ties).
+   */
   @ParameterizedTest
   @ValueSource(strings = {"1:0", "10:0", "1000:1", "1024:2", "1025:0", "5000:1", "70000:2",
-      "700000:0"})
+      "700000:0", "1:3", "3000:3", "100:4", "70000:4", "257:5", "1024:5"})
   void matchesTheHostReference(String scenario) {
     String[] parts = scenario.split(":");
     int limit = Integer.parseInt(parts[0]);
@@ -39,12 +45,18 @@ class CudaTopKDifferentialTest extends CudaVersusHostTest {
     List<ColumnType> keyTypes = switch (layout) {
       case 0 -> List.of(ColumnType.LONG);
       case 1 -> List.of(ColumnType.DOUBLE, ColumnType.STRING);
-      default -> List.of(ColumnType.BYTE, ColumnType.decimal(12, 2));
+      case 2 -> List.of(ColumnType.BYTE, ColumnType.decimal(12, 2));
+      case 3 -> List.of(ColumnType.DOUBLE);
+      case 4 -> List.of(ColumnType.FLOAT);
+      default -> List.of(ColumnType.BYTE);
     };
     List<SortKey> keys = switch (layout) {
       case 0 -> List.of(SortKey.ascending(0));
       case 1 -> List.of(SortKey.descending(0), new SortKey(1, false, false));
-      default -> List.of(new SortKey(0, true, true), SortKey.ascending(1));
+      case 2 -> List.of(new SortKey(0, true, true), SortKey.ascending(1));
+      case 3 -> List.of(SortKey.ascending(0));
+      case 4 -> List.of(new SortKey(0, true, true));
+      default -> List.of(SortKey.descending(0));
     };
     List<ColumnType> types = new ArrayList<>(keyTypes);
     types.add(ColumnType.STRING); // a payload that is not a key
