@@ -5,6 +5,7 @@ import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.memory.ArenaPool;
 import dev.tessera.gpu.memory.DeviceBuffer;
+import dev.tessera.gpu.sort.RunningTopK;
 import dev.tessera.gpu.sort.SortKey;
 import dev.tessera.gpu.sort.TopKKernel;
 import dev.tessera.gpu.sort.TopKSpec;
@@ -66,69 +67,30 @@ final class CudaTopK implements TopKKernel {
     return new CudaRunning(spec, pool, CudaBackend.cudaStream(stream));
   }
 
-  private final class CudaRunning implements Running {
-    private final TopKSpec spec;
+  private final class CudaRunning extends RunningTopK {
     private final ArenaPool pool;
     private final CudaStream stream;
-    /** The first rows so far, in order; null before the first batch and after finish(). */
-    private ColumnBatch<DeviceColumn> held;
-    private boolean finished;
 
     CudaRunning(TopKSpec spec, ArenaPool pool, CudaStream stream) {
-      this.spec = spec;
+      super(spec);
       this.pool = pool;
       this.stream = stream;
     }
 
     @Override
-    public void add(ColumnBatch<DeviceColumn> batch) {
-      if (finished) {
-        throw new IllegalStateException("the top-k has finished");
-      }
-      if (batch.columns().size() != spec.columnTypes().size()) {
-        throw new IllegalArgumentException("the top-k takes batches of "
-            + spec.columnTypes().size() + " columns, got " + batch.columns().size());
-      }
-      for (DeviceColumn column : batch.columns()) {
-        if (column.isEncoded()) {
-          throw new IllegalArgumentException("the top-k reads plain columns; decode "
-              + column.encoding() + " columns first");
-        }
-      }
-      if (batch.rowCount() == 0) {
-        return;
-      }
-      long candidates = (long) rowCount() + batch.rowCount();
+    protected ColumnBatch<DeviceColumn> step(ColumnBatch<DeviceColumn> held,
+        ColumnBatch<DeviceColumn> batch) {
+      long candidates = (long) (held == null ? 0 : held.rowCount()) + batch.rowCount();
       if (candidates > MAX_CANDIDATES) {
         throw new IllegalArgumentException("a top-k step takes at most " + MAX_CANDIDATES
             + " rows (held and new); got a batch of " + batch.rowCount()
             + " rows: lower spark.tessera.batchSizeBytes");
       }
-      ColumnBatch<DeviceColumn> next = new Step(held, batch, (int) candidates).run();
-      if (held != null) {
-        held.close();
-      }
-      held = next;
+      return new Step(held, batch, (int) candidates).run();
     }
 
     @Override
-    public int rowCount() {
-      return held == null ? 0 : held.rowCount();
-    }
-
-    @Override
-    public ColumnBatch<DeviceColumn> finish() {
-      if (finished) {
-        throw new IllegalStateException("the top-k has finished");
-      }
-      finished = true;
-      ColumnBatch<DeviceColumn> result = held != null ? held : empty();
-      held = null;
-      return result;
-    }
-
-    /** No rows, in the spec's column types. */
-    private ColumnBatch<DeviceColumn> empty() {
+    protected ColumnBatch<DeviceColumn> empty() {
       List<DeviceColumn> columns = new ArrayList<>();
       try {
         for (var type : spec.columnTypes()) {
@@ -151,14 +113,6 @@ final class CudaTopK implements TopKKernel {
         throw e;
       }
       return new ColumnBatch<>(columns, 0);
-    }
-
-    @Override
-    public void close() {
-      if (held != null) {
-        held.close();
-        held = null;
-      }
     }
 
     /** One batch's step: the first k of the rows held and the batch's, gathered. */

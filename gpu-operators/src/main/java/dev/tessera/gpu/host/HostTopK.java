@@ -6,6 +6,7 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.expr.SparkOrder;
 import dev.tessera.gpu.memory.ArenaPool;
+import dev.tessera.gpu.sort.RunningTopK;
 import dev.tessera.gpu.sort.SortKey;
 import dev.tessera.gpu.sort.TopKKernel;
 import dev.tessera.gpu.sort.TopKSpec;
@@ -26,62 +27,24 @@ final class HostTopK implements TopKKernel {
     return new HostRunning(spec, pool);
   }
 
-  private static final class HostRunning implements Running {
-    private final TopKSpec spec;
+  private static final class HostRunning extends RunningTopK {
     private final ArenaPool pool;
-    /** The first rows so far, in order; null before the first batch and after finish(). */
-    private ColumnBatch<DeviceColumn> held;
-    private boolean finished;
 
     HostRunning(TopKSpec spec, ArenaPool pool) {
-      this.spec = spec;
+      super(spec);
       this.pool = pool;
     }
 
     @Override
-    public void add(ColumnBatch<DeviceColumn> batch) {
-      if (finished) {
-        throw new IllegalStateException("the top-k has finished");
-      }
-      if (batch.columns().size() != spec.columnTypes().size()) {
-        throw new IllegalArgumentException("the top-k takes batches of "
-            + spec.columnTypes().size() + " columns, got " + batch.columns().size());
-      }
-      for (DeviceColumn column : batch.columns()) {
-        if (column.isEncoded()) {
-          throw new IllegalArgumentException("the top-k reads plain columns; decode "
-              + column.encoding() + " columns first");
-        }
-      }
-      if (batch.rowCount() == 0) {
-        return;
-      }
+    protected ColumnBatch<DeviceColumn> step(ColumnBatch<DeviceColumn> held,
+        ColumnBatch<DeviceColumn> batch) {
       Candidates candidates = new Candidates(held, batch);
       int[] first = candidates.first(spec.keys(), spec.limit());
-      ColumnBatch<DeviceColumn> next = candidates.gather(first, spec.columnTypes(), pool);
-      if (held != null) {
-        held.close();
-      }
-      held = next;
+      return candidates.gather(first, spec.columnTypes(), pool);
     }
 
     @Override
-    public int rowCount() {
-      return held == null ? 0 : held.rowCount();
-    }
-
-    @Override
-    public ColumnBatch<DeviceColumn> finish() {
-      if (finished) {
-        throw new IllegalStateException("the top-k has finished");
-      }
-      finished = true;
-      ColumnBatch<DeviceColumn> result = held != null ? held : empty();
-      held = null;
-      return result;
-    }
-
-    private ColumnBatch<DeviceColumn> empty() {
+    protected ColumnBatch<DeviceColumn> empty() {
       List<DeviceColumn> columns = new ArrayList<>();
       try {
         for (ColumnType type : spec.columnTypes()) {
@@ -93,14 +56,6 @@ final class HostTopK implements TopKKernel {
         throw e;
       }
       return new ColumnBatch<>(columns, 0);
-    }
-
-    @Override
-    public void close() {
-      if (held != null) {
-        held.close();
-        held = null;
-      }
     }
   }
 
