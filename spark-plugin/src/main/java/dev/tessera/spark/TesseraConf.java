@@ -111,11 +111,11 @@ public final class TesseraConf {
               + " Tessera and compiled in-process: values in registers, rows the filter drops"
               + " skip the rest) instead of the program interpreter."
               + " Pipelines the generator does not cover, and kernels the compiler rejects,"
-              + " use the interpreter, with the reason in the log. Off until the CUDA suites"
-              + " have passed with it on a GPU. Read when the executor opens the GPU.")
+              + " use the interpreter, with the reason in the log. Off, every pipeline runs"
+              + " on the interpreter. Read when the executor opens the GPU.")
           .booleanConf()
           .readOncePerJvm()
-          .createWithDefault(false));
+          .createWithDefault(true));
 
   public static final ConfEntry<Boolean> CACHE_ENABLED = REGISTRY.register(
       ConfEntry.key("spark.tessera.cache.enabled")
