@@ -171,6 +171,66 @@ public final class HostColumnBuilder implements AutoCloseable {
     return appendUtf8(value.getBytes(StandardCharsets.UTF_8));
   }
 
+  /**
+   * Appends {@code count} fixed-width rows, all valid, whose values the caller writes: returns
+   * the address of the first one's value, where {@code count} x the type's width bytes go, one
+   * value after another (before anything else is appended). Make rows NULL with
+   * {@link #setNull}.
+   */
+  public long appendFixedRows(int count) {
+    if (type.isString()) {
+      throw new IllegalStateException("appendFixedRows on a " + type + " column");
+    }
+    int first = appendRows(count);
+    long width = type.id().width();
+    dataBytes += width * count;
+    return data.memoryAddress() + width * first;
+  }
+
+  /**
+   * Appends {@code count} strings of {@code lengths[0 .. count)} bytes ({@code -1}: NULL) whose
+   * bytes the caller writes: returns the address where they go, one string after another
+   * (before anything else is appended).
+   */
+  public long appendStrings(int[] lengths, int count) {
+    if (!type.isString()) {
+      throw new IllegalStateException("appendStrings on a " + type + " column");
+    }
+    long end = dataBytes;
+    for (int i = 0; i < count; i++) {
+      end += Math.max(0, lengths[i]);
+    }
+    if (end > Integer.MAX_VALUE) {
+      throw new IllegalStateException("a string column holds at most 2 GiB of text");
+    }
+    int first = appendRows(count);
+    long start = dataBytes;
+    data = grown(data, dataBytes, end);
+    long at = start;
+    for (int i = 0; i < count; i++) {
+      if (lengths[i] < 0) {
+        clearValid(first + i);
+      } else {
+        at += lengths[i];
+      }
+      offsets.setInt(4L * (first + i + 1), (int) at);
+    }
+    dataBytes = end;
+    return data.memoryAddress() + start;
+  }
+
+  /** Makes fixed-width row {@code row}, already appended, NULL (its value zeroed). */
+  public void setNull(int row) {
+    if (type.isString() || row < 0 || row >= rows) {
+      throw new IllegalArgumentException("setNull(" + row + ") on a " + type + " column of "
+          + rows + " rows");
+    }
+    if ((validity.getByte(row >>> 3) & (1 << (row & 7))) != 0) {
+      clearValid(row);
+      data.setZero(row * (long) type.id().width(), type.id().width());
+    }
+  }
+
   /** Hands the buffers to a new column; the builder is empty afterwards. */
   public HostColumn build() {
     ArrowBuf validityOut = validity;
@@ -219,25 +279,61 @@ public final class HostColumnBuilder implements AutoCloseable {
     validity.setByte(row >>> 3, validity.getByte(row >>> 3) | (1 << (row & 7)));
   }
 
+  /** Clears a valid row's validity bit and counts it as NULL. */
+  private void clearValid(int row) {
+    validity.setByte(row >>> 3, validity.getByte(row >>> 3) & ~(1 << (row & 7)));
+    nulls++;
+  }
+
   /** Makes room for one more row and returns its index (not yet marked valid). */
   private int nextRow() {
+    ensureRows(1);
+    return rows++;
+  }
+
+  /** Appends {@code count} valid rows (their values still to be written); returns the first. */
+  private int appendRows(int count) {
+    if (count < 0) {
+      throw new IllegalArgumentException("cannot append " + count + " rows");
+    }
+    ensureRows(count);
+    int first = rows;
+    // The bits of [first, first + count): single bits up to a byte boundary, then whole bytes.
+    int row = first;
+    int end = first + count;
+    for (; row < end && (row & 7) != 0; row++) {
+      markValid(row);
+    }
+    int wholeBytes = (end - row) >>> 3;
+    validity.setOne(row >>> 3, wholeBytes);
+    for (row += wholeBytes << 3; row < end; row++) {
+      markValid(row);
+    }
+    rows = end;
+    return first;
+  }
+
+  /** Room for {@code more} rows after the ones appended (capacity at least doubles). */
+  private void ensureRows(int more) {
     if (data == null) {
       throw new IllegalStateException("builder already built or closed");
     }
-    if (rows == rowCapacity) {
-      int newCapacity = (int) Math.min(Integer.MAX_VALUE - 1L, rowCapacity * 2L);
-      if (newCapacity == rowCapacity) {
-        throw new IllegalStateException("a column holds at most " + rowCapacity + " rows");
-      }
-      validity = grownZeroed(validity, Validity.bytesFor(rowCapacity), Validity.bytesFor(newCapacity));
-      if (type.isString()) {
-        offsets = grownZeroed(offsets, 4L * (rowCapacity + 1), 4L * (newCapacity + 1));
-      } else {
-        data = grown(data, dataBytes, type.fixedDataBytes(newCapacity));
-      }
-      rowCapacity = newCapacity;
+    long needed = (long) rows + more;
+    if (needed <= rowCapacity) {
+      return;
     }
-    return rows++;
+    if (needed > Integer.MAX_VALUE - 1L) {
+      throw new IllegalStateException("a column holds at most " + (Integer.MAX_VALUE - 1)
+          + " rows");
+    }
+    int newCapacity = (int) Math.min(Integer.MAX_VALUE - 1L, Math.max(needed, rowCapacity * 2L));
+    validity = grownZeroed(validity, Validity.bytesFor(rowCapacity), Validity.bytesFor(newCapacity));
+    if (type.isString()) {
+      offsets = grownZeroed(offsets, 4L * (rowCapacity + 1), 4L * (newCapacity + 1));
+    } else {
+      data = grown(data, dataBytes, type.fixedDataBytes(newCapacity));
+    }
+    rowCapacity = newCapacity;
   }
 
   private ArrowBuf zeroed(long bytes) {

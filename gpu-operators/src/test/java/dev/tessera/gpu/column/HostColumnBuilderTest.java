@@ -31,6 +31,75 @@ class HostColumnBuilderTest {
     }
   }
 
+  /**
+   * Bulk appends (appendFixedRows / appendStrings, then setNull) mixed with value appends, in
+   * runs that start and end off byte boundaries and outgrow a one-row capacity, make the same
+   * column as value appends alone: the same data bytes (NULLs zeroed), bits, offsets, counts.
+   */
+  @Test
+  void bulkAppendsMakeTheColumnValueAppendsMake() {
+    java.util.Random random = new java.util.Random(7);
+    for (ColumnType type : TestColumns.ALL_TYPES) {
+      List<Object> values = TestColumns.random(type, 3000, 0.2, 5);
+      try (HostColumn expected = TestColumns.build(type, values, allocator);
+          HostColumnBuilder builder = new HostColumnBuilder(type, 1, allocator)) {
+        int row = 0;
+        while (row < values.size()) {
+          int run = Math.min(values.size() - row, 1 + random.nextInt(200));
+          if (random.nextBoolean()) {
+            TestColumns.append(type, values.subList(row, row + run), builder);
+          } else if (type.isString()) {
+            int[] lengths = new int[run];
+            for (int i = 0; i < run; i++) {
+              lengths[i] = expected.isNull(row + i) ? -1 : expected.getUtf8(row + i).length;
+            }
+            long to = builder.appendStrings(lengths, run);
+            long from = expected.offsets().getInt(4L * row);
+            long bytes = expected.offsets().getInt(4L * (row + run)) - from;
+            org.apache.arrow.memory.util.MemoryUtil.copyMemory(
+                expected.data().memoryAddress() + from, to, bytes);
+          } else {
+            long to = builder.appendFixedRows(run);
+            long width = type.id().width();
+            org.apache.arrow.memory.util.MemoryUtil.copyMemory(
+                expected.data().memoryAddress() + width * row, to, width * run);
+            for (int i = 0; i < run; i++) {
+              if (values.get(row + i) == null) {
+                builder.setNull(row + i);
+              }
+            }
+          }
+          row += run;
+        }
+        try (HostColumn actual = builder.build()) {
+          TestColumns.assertHolds(type, values, actual);
+          assertEquals(expected.dataBytes(), actual.dataBytes(), type + " data bytes");
+          for (long b = 0; b < expected.dataBytes(); b++) {
+            assertEquals(expected.data().getByte(b), actual.data().getByte(b), type + " byte " + b);
+          }
+          if (type.isString()) {
+            for (int r = 0; r <= values.size(); r++) {
+              assertEquals(expected.offsets().getInt(4L * r), actual.offsets().getInt(4L * r),
+                  type + " offset " + r);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  @Test
+  void bulkAppendsCheckTheirColumn() {
+    try (HostColumnBuilder ints = new HostColumnBuilder(ColumnType.INT, 4, allocator);
+        HostColumnBuilder strings = new HostColumnBuilder(ColumnType.STRING, 4, allocator)) {
+      assertThrows(IllegalStateException.class, () -> ints.appendStrings(new int[] {1}, 1));
+      assertThrows(IllegalStateException.class, () -> strings.appendFixedRows(1));
+      ints.appendFixedRows(2);
+      assertThrows(IllegalArgumentException.class, () -> ints.setNull(2));
+      assertThrows(IllegalArgumentException.class, () -> strings.setNull(0));
+    }
+  }
+
   @Test
   void decimalsMustFitWithoutRounding() {
     try (HostColumnBuilder builder = new HostColumnBuilder(ColumnType.decimal(5, 2), 4, allocator)) {

@@ -67,24 +67,29 @@ public final class TestColumns {
   public static HostColumn build(ColumnType type, List<Object> values, BufferAllocator allocator,
       int initialRows) {
     try (HostColumnBuilder builder = new HostColumnBuilder(type, initialRows, allocator)) {
-      for (Object v : values) {
-        if (v == null) {
-          builder.appendNull();
-          continue;
-        }
-        switch (type.id()) {
-          case BOOLEAN -> builder.appendBoolean((Boolean) v);
-          case BYTE -> builder.appendByte((Byte) v);
-          case SHORT -> builder.appendShort((Short) v);
-          case INT, DATE -> builder.appendInt((Integer) v);
-          case LONG, TIMESTAMP -> builder.appendLong((Long) v);
-          case FLOAT -> builder.appendFloat((Float) v);
-          case DOUBLE -> builder.appendDouble((Double) v);
-          case DECIMAL -> builder.appendDecimal((BigDecimal) v);
-          case STRING -> builder.appendString((String) v);
-        }
-      }
+      append(type, values, builder);
       return builder.build();
+    }
+  }
+
+  /** Appends {@code values} to {@code builder} one by one. */
+  public static void append(ColumnType type, List<Object> values, HostColumnBuilder builder) {
+    for (Object v : values) {
+      if (v == null) {
+        builder.appendNull();
+        continue;
+      }
+      switch (type.id()) {
+        case BOOLEAN -> builder.appendBoolean((Boolean) v);
+        case BYTE -> builder.appendByte((Byte) v);
+        case SHORT -> builder.appendShort((Short) v);
+        case INT, DATE -> builder.appendInt((Integer) v);
+        case LONG, TIMESTAMP -> builder.appendLong((Long) v);
+        case FLOAT -> builder.appendFloat((Float) v);
+        case DOUBLE -> builder.appendDouble((Double) v);
+        case DECIMAL -> builder.appendDecimal((BigDecimal) v);
+        case STRING -> builder.appendString((String) v);
+      }
     }
   }
 

@@ -2,11 +2,39 @@ package dev.tessera.spark.exec;
 
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.HostColumnBuilder;
+import dev.tessera.gpu.column.TypeId;
+import java.util.Arrays;
+import org.apache.arrow.vector.BaseFixedWidthVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DecimalVector;
+import org.apache.arrow.vector.ValueVector;
+import org.apache.spark.sql.execution.vectorized.ConstantColumnVector;
+import org.apache.spark.sql.execution.vectorized.OffHeapColumnVector;
+import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.unsafe.Platform;
 import org.apache.spark.unsafe.types.UTF8String;
 
-/** Copies the values of one of Spark's column vectors into a host staging column builder. */
+/**
+ * Copies the values of one of Spark's column vectors into a host staging column builder, in bulk
+ * wherever the vector allows:
+ *
+ * <ul>
+ *   <li>fixed-width values as one memory copy from an off-heap vector's or an Arrow vector's
+ *       buffer, else as one array Spark fills ({@code getInts(from, count)} and the like: a
+ *       copy of an on-heap vector's array, a dictionary decoded, a constant repeated); decimals
+ *       of up to 18 digits as the ints or longs Spark's writable vectors keep;
+ *   <li>strings of a writable vector as one copy of their bytes when they lie one after another
+ *       (as Parquet and Spark's row-to-column conversion write them), else one copy per string;
+ *       strings of a Parquet dictionary decoded once per dictionary entry;
+ *   <li>NULLs read once per row, and only where the vector has any.
+ * </ul>
+ *
+ * {@link #appendValues} reads value by value, for what has no bulk form (decimals of other
+ * vectors, strings of constant and Arrow vectors); the bulk paths are tested against it.
+ */
 final class SparkColumnReader {
   private SparkColumnReader() {}
 
@@ -17,6 +45,26 @@ final class SparkColumnReader {
 
   /** Appends rows [from, to) of {@code vector}, which holds values of {@code type}. */
   static void append(ColumnVector vector, int from, int to, ColumnType type,
+      HostColumnBuilder out) {
+    int count = to - from;
+    if (count <= 0) {
+      return;
+    }
+    if (vector instanceof WritableColumnVector w && type.isString()) {
+      if (w.hasDictionary()) {
+        appendDictionaryStrings(w, from, count, out);
+      } else {
+        appendStrings(w, from, count, out);
+      }
+    } else if (!type.isString() && hasBulkValues(vector, type)) {
+      appendFixed(vector, from, count, type, out);
+    } else {
+      appendValues(vector, from, to, type, out);
+    }
+  }
+
+  /** Appends rows [from, to) value by value: what every vector offers. */
+  static void appendValues(ColumnVector vector, int from, int to, ColumnType type,
       HostColumnBuilder out) {
     boolean mayHaveNulls = vector.hasNull();
     for (int row = from; row < to; row++) {
@@ -35,6 +83,166 @@ final class SparkColumnReader {
         case DECIMAL -> out.appendLong(
             vector.getDecimal(row, type.precision(), type.scale()).toUnscaledLong());
         case STRING -> appendString(vector.getUTF8String(row), out);
+      }
+    }
+  }
+
+  /** Fixed-width rows: the values in bulk, then the NULLs. */
+  private static void appendFixed(ColumnVector vector, int from, int count, ColumnType type,
+      HostColumnBuilder out) {
+    int first = out.rowCount();
+    long to = out.appendFixedRows(count);
+    int width = type.id().width();
+    long bytes = (long) width * count;
+    long source = directAddress(vector, type);
+    if (source != 0) {
+      Platform.copyMemory(null, source + (long) width * from, null, to, bytes);
+    } else {
+      switch (type.id()) {
+        case BOOLEAN -> Platform.copyMemory(vector.getBooleans(from, count),
+            Platform.BOOLEAN_ARRAY_OFFSET, null, to, bytes);
+        case BYTE -> Platform.copyMemory(vector.getBytes(from, count), Platform.BYTE_ARRAY_OFFSET,
+            null, to, bytes);
+        case SHORT -> Platform.copyMemory(vector.getShorts(from, count),
+            Platform.SHORT_ARRAY_OFFSET, null, to, bytes);
+        case INT, DATE -> Platform.copyMemory(vector.getInts(from, count),
+            Platform.INT_ARRAY_OFFSET, null, to, bytes);
+        case LONG, TIMESTAMP -> Platform.copyMemory(vector.getLongs(from, count),
+            Platform.LONG_ARRAY_OFFSET, null, to, bytes);
+        case FLOAT -> Platform.copyMemory(vector.getFloats(from, count),
+            Platform.FLOAT_ARRAY_OFFSET, null, to, bytes);
+        case DOUBLE -> Platform.copyMemory(vector.getDoubles(from, count),
+            Platform.DOUBLE_ARRAY_OFFSET, null, to, bytes);
+        case DECIMAL -> {
+          // A writable vector keeps a decimal of up to 9 digits as an int, else as a long
+          // (WritableColumnVector.getDecimal); the device column holds longs.
+          if (type.precision() <= Decimal.MAX_INT_DIGITS()) {
+            int[] ints = vector.getInts(from, count);
+            for (int i = 0; i < count; i++) {
+              Platform.putLong(null, to + 8L * i, ints[i]);
+            }
+          } else {
+            Platform.copyMemory(vector.getLongs(from, count), Platform.LONG_ARRAY_OFFSET, null,
+                to, bytes);
+          }
+        }
+        case STRING -> throw new IllegalStateException("Tessera bug: strings are not fixed-width");
+      }
+    }
+    if (vector.hasNull()) {
+      for (int i = 0; i < count; i++) {
+        if (vector.isNullAt(from + i)) {
+          out.setNull(first + i);
+        }
+      }
+    }
+  }
+
+  /**
+   * Whether {@link #appendFixed} can read the vector's values in bulk: from its buffer, or
+   * through {@code getInts(from, count)} and the like, which Spark's writable and constant
+   * vectors answer for NULL rows too (an Arrow vector's getters throw there), holding decimals as
+   * ints or longs.
+   */
+  private static boolean hasBulkValues(ColumnVector vector, ColumnType type) {
+    return vector instanceof WritableColumnVector || directAddress(vector, type) != 0
+        || vector instanceof ConstantColumnVector && type.id() != TypeId.DECIMAL;
+  }
+
+  /**
+   * The address of row 0's value where the vector keeps its values as the device column does
+   * (an off-heap vector without a dictionary, an Arrow fixed-width vector of the same width);
+   * 0 otherwise.
+   */
+  private static long directAddress(ColumnVector vector, ColumnType type) {
+    int width = type.id().width();
+    if (vector instanceof OffHeapColumnVector o && !o.hasDictionary()) {
+      boolean intDecimal = type.id() == TypeId.DECIMAL
+          && type.precision() <= Decimal.MAX_INT_DIGITS();
+      return intDecimal ? 0 : o.valuesNativeAddress();
+    }
+    if (vector instanceof ArrowColumnVector a) {
+      ValueVector values = a.getValueVector();
+      if (values instanceof BaseFixedWidthVector f && !(values instanceof BitVector)
+          && !(values instanceof DecimalVector) && f.getTypeWidth() == width) {
+        return f.getDataBuffer().memoryAddress();
+      }
+    }
+    return 0;
+  }
+
+  /** Strings of a writable vector without a dictionary: lengths, then the bytes. */
+  private static void appendStrings(WritableColumnVector vector, int from, int count,
+      HostColumnBuilder out) {
+    int[] lengths = new int[count];
+    boolean mayHaveNulls = vector.hasNull();
+    int firstValid = -1;
+    int end = 0;
+    boolean consecutive = true;
+    for (int i = 0; i < count; i++) {
+      int row = from + i;
+      if (mayHaveNulls && vector.isNullAt(row)) {
+        lengths[i] = -1;
+        continue;
+      }
+      int offset = vector.getArrayOffset(row);
+      lengths[i] = vector.getArrayLength(row);
+      if (firstValid < 0) {
+        firstValid = row;
+      } else if (offset != end) {
+        consecutive = false;
+      }
+      end = offset + lengths[i];
+    }
+    long to = out.appendStrings(lengths, count);
+    if (firstValid < 0) {
+      return;
+    }
+    if (consecutive) {
+      // The first string's base is the vector's byte storage; the others follow it there.
+      UTF8String s = vector.getUTF8String(firstValid);
+      Platform.copyMemory(s.getBaseObject(), s.getBaseOffset(), null, to,
+          end - vector.getArrayOffset(firstValid));
+      return;
+    }
+    for (int i = 0; i < count; i++) {
+      if (lengths[i] > 0) {
+        UTF8String s = vector.getUTF8String(from + i);
+        Platform.copyMemory(s.getBaseObject(), s.getBaseOffset(), null, to, lengths[i]);
+        to += lengths[i];
+      }
+    }
+  }
+
+  /** Strings of a dictionary-encoded vector (Parquet): each entry decoded once. */
+  private static void appendDictionaryStrings(WritableColumnVector vector, int from, int count,
+      HostColumnBuilder out) {
+    WritableColumnVector ids = vector.getDictionaryIds();
+    byte[][] decoded = new byte[16][];
+    byte[][] strings = new byte[count][];
+    int[] lengths = new int[count];
+    boolean mayHaveNulls = vector.hasNull();
+    for (int i = 0; i < count; i++) {
+      int row = from + i;
+      if (mayHaveNulls && vector.isNullAt(row)) {
+        lengths[i] = -1;
+        continue;
+      }
+      int id = ids.getDictId(row);
+      if (id >= decoded.length) {
+        decoded = Arrays.copyOf(decoded, Math.max(id + 1, 2 * decoded.length));
+      }
+      if (decoded[id] == null) {
+        decoded[id] = vector.getUTF8String(row).getBytes();
+      }
+      strings[i] = decoded[id];
+      lengths[i] = strings[i].length;
+    }
+    long to = out.appendStrings(lengths, count);
+    for (int i = 0; i < count; i++) {
+      if (lengths[i] > 0) {
+        Platform.copyMemory(strings[i], Platform.BYTE_ARRAY_OFFSET, null, to, lengths[i]);
+        to += lengths[i];
       }
     }
   }

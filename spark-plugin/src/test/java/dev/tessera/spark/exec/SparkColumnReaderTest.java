@@ -1,0 +1,426 @@
+package dev.tessera.spark.exec;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.column.HostColumn;
+import dev.tessera.gpu.column.HostColumnBuilder;
+import dev.tessera.spark.expr.SparkTypes;
+import dev.tessera.spark.expr.Unsupported;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.DecimalVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.SmallIntVector;
+import org.apache.arrow.vector.TimeStampMicroTZVector;
+import org.apache.arrow.vector.TinyIntVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.spark.sql.execution.vectorized.ConstantColumnVector;
+import org.apache.spark.sql.execution.vectorized.Dictionary;
+import org.apache.spark.sql.execution.vectorized.OffHeapColumnVector;
+import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
+import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.vectorized.ArrowColumnVector;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.unsafe.types.UTF8String;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The bulk copies of SparkColumnReader.append against its value-by-value path, per kind of
+ * Spark vector (on-heap, off-heap, dictionary-encoded, constant, Arrow) and type, with and
+ * without NULLs, with NaN, -0.0, empty strings and the types' extremes: both must stage the
+ * same bytes, bits and offsets, appended in uneven chunks after rows already staged.
+ */
+class SparkColumnReaderTest {
+  private static final int ROWS = 1500;
+  private static final List<DataType> TYPES = List.of(DataTypes.BooleanType, DataTypes.ByteType,
+      DataTypes.ShortType, DataTypes.IntegerType, DataTypes.DateType, DataTypes.LongType,
+      DataTypes.TimestampType, DataTypes.FloatType, DataTypes.DoubleType,
+      DataTypes.createDecimalType(7, 2), DataTypes.createDecimalType(15, 3),
+      DataTypes.StringType);
+
+  private final BufferAllocator allocator = new RootAllocator();
+
+  @AfterEach
+  void nothingLeaks() {
+    assertEquals(0, allocator.getAllocatedMemory(), "a staging buffer leaked");
+    allocator.close();
+  }
+
+  static Stream<Arguments> writableVectors() {
+    List<Arguments> cases = new ArrayList<>();
+    for (DataType type : TYPES) {
+      for (String kind : List.of("on-heap", "off-heap", "dictionary", "strings backwards")) {
+        if (kind.equals("strings backwards") && type != DataTypes.StringType) {
+          continue;
+        }
+        for (double nulls : new double[] {0, 0.2, 1}) {
+          cases.add(Arguments.of(type, kind, nulls));
+        }
+      }
+    }
+    return cases.stream();
+  }
+
+  @ParameterizedTest(name = "{0} {1} nulls={2}")
+  @MethodSource("writableVectors")
+  void writableVectorsStageWhatValueByValueStages(DataType type, String kind, double nulls)
+      throws Unsupported {
+    List<Object> values = values(type, ROWS, nulls, type.hashCode() + kind.hashCode());
+    try (WritableColumnVector vector = writable(type, kind, values)) {
+      assertSameStaging(vector, type);
+    }
+  }
+
+  @Test
+  void constantVectorsStageWhatValueByValueStages() throws Unsupported {
+    for (DataType type : TYPES) {
+      for (boolean isNull : new boolean[] {false, true}) {
+        try (ConstantColumnVector vector = new ConstantColumnVector(ROWS, type)) {
+          Object value = values(type, 1, 0, 3).get(0);
+          if (isNull) {
+            vector.setNull();
+          } else {
+            setConstant(vector, type, value);
+          }
+          assertSameStaging(vector, type);
+        }
+      }
+    }
+  }
+
+  @Test
+  void arrowVectorsStageWhatValueByValueStages() throws Unsupported {
+    for (DataType type : TYPES) {
+      for (double nulls : new double[] {0, 0.2}) {
+        List<Object> values = values(type, ROWS, nulls, 11);
+        try (FieldVector arrow = arrow(type, values, allocator)) {
+          assertSameStaging(new ArrowColumnVector(arrow), type);
+        }
+      }
+    }
+  }
+
+  @Test
+  void emptyRangesStageNothing() {
+    try (OnHeapColumnVector vector = new OnHeapColumnVector(4, DataTypes.IntegerType);
+        HostColumnBuilder builder = new HostColumnBuilder(ColumnType.INT, 4, allocator)) {
+      SparkColumnReader.append(vector, 2, 2, ColumnType.INT, builder);
+      assertEquals(0, builder.rowCount());
+    }
+  }
+
+  /** Both paths stage rows [0, 3) value by value, then the rest in chunks of odd sizes. */
+  private void assertSameStaging(ColumnVector vector, DataType sparkType) throws Unsupported {
+    ColumnType type = SparkTypes.columnType(sparkType);
+    try (HostColumn bulk = stage(vector, type, true);
+        HostColumn reference = stage(vector, type, false)) {
+      String where = sparkType + " " + vector.getClass().getSimpleName();
+      assertEquals(reference.rowCount(), bulk.rowCount(), where + " rows");
+      assertEquals(reference.nullCount(), bulk.nullCount(), where + " nulls");
+      assertEquals(reference.dataBytes(), bulk.dataBytes(), where + " data bytes");
+      for (int r = 0; r < reference.rowCount(); r++) {
+        assertEquals(reference.isNull(r), bulk.isNull(r), where + " null at " + r);
+      }
+      for (long b = 0; b < reference.dataBytes(); b++) {
+        assertEquals(reference.data().getByte(b), bulk.data().getByte(b), where + " byte " + b);
+      }
+      if (type.isString()) {
+        for (int r = 0; r <= reference.rowCount(); r++) {
+          assertEquals(reference.offsets().getInt(4L * r), bulk.offsets().getInt(4L * r),
+              where + " offset " + r);
+        }
+      }
+    }
+  }
+
+  private HostColumn stage(ColumnVector vector, ColumnType type, boolean bulk) {
+    try (HostColumnBuilder builder = new HostColumnBuilder(type, 2, allocator)) {
+      SparkColumnReader.appendValues(vector, 0, 3, type, builder);
+      int row = 3;
+      int chunk = 1;
+      while (row < ROWS) {
+        int to = Math.min(ROWS, row + chunk);
+        if (bulk) {
+          SparkColumnReader.append(vector, row, to, type, builder);
+        } else {
+          SparkColumnReader.appendValues(vector, row, to, type, builder);
+        }
+        row = to;
+        chunk = chunk * 3 + 1;
+      }
+      return builder.build();
+    }
+  }
+
+  /** Random values of a Spark type (as the Java types Spark's setters take), some NULL. */
+  private static List<Object> values(DataType type, int rows, double nulls, long seed) {
+    Random random = new Random(seed);
+    List<Object> values = new ArrayList<>(rows);
+    for (int i = 0; i < rows; i++) {
+      if (random.nextDouble() < nulls) {
+        values.add(null);
+        continue;
+      }
+      boolean edge = random.nextInt(8) == 0;
+      Object v;
+      if (type == DataTypes.BooleanType) {
+        v = random.nextBoolean();
+      } else if (type == DataTypes.ByteType) {
+        v = edge ? Byte.MIN_VALUE : (byte) random.nextInt();
+      } else if (type == DataTypes.ShortType) {
+        v = edge ? Short.MAX_VALUE : (short) random.nextInt();
+      } else if (type == DataTypes.IntegerType || type == DataTypes.DateType) {
+        v = edge ? Integer.MIN_VALUE : random.nextInt(50); // repeated values: dictionaries
+      } else if (type == DataTypes.LongType || type == DataTypes.TimestampType) {
+        v = edge ? Long.MAX_VALUE : random.nextLong() % 1000;
+      } else if (type == DataTypes.FloatType) {
+        v = edge ? new float[] {Float.NaN, -0.0f, Float.NEGATIVE_INFINITY}[random.nextInt(3)]
+            : random.nextFloat();
+      } else if (type == DataTypes.DoubleType) {
+        v = edge ? new double[] {Double.NaN, -0.0, Double.MAX_VALUE}[random.nextInt(3)]
+            : random.nextDouble();
+      } else if (type instanceof org.apache.spark.sql.types.DecimalType d) {
+        long bound = (long) Math.pow(10, d.precision()) - 1;
+        long unscaled = edge ? -bound : random.nextLong() % bound;
+        v = Decimal.createUnsafe(unscaled, d.precision(), d.scale());
+      } else {
+        v = edge ? "" : "s" + random.nextInt(40) + (random.nextBoolean() ? "é€" : "");
+      }
+      values.add(v);
+    }
+    return values;
+  }
+
+  private static WritableColumnVector writable(DataType type, String kind, List<Object> values) {
+    WritableColumnVector vector = kind.equals("off-heap")
+        ? new OffHeapColumnVector(values.size(), type)
+        : new OnHeapColumnVector(values.size(), type);
+    boolean dictionary = kind.equals("dictionary") && !(type instanceof
+        org.apache.spark.sql.types.DecimalType) && type != DataTypes.BooleanType
+        && type != DataTypes.ByteType && type != DataTypes.ShortType;
+    if (dictionary) {
+      List<Object> entries = new ArrayList<>();
+      WritableColumnVector ids = vector.reserveDictionaryIds(values.size());
+      for (int r = 0; r < values.size(); r++) {
+        Object v = values.get(r);
+        if (v == null) {
+          vector.putNull(r);
+          continue;
+        }
+        int id = entries.indexOf(v);
+        if (id < 0) {
+          id = entries.size();
+          entries.add(v);
+        }
+        ids.putInt(r, id);
+      }
+      vector.setDictionary(new ListDictionary(entries));
+      return vector;
+    }
+    for (int i = 0; i < values.size(); i++) {
+      int r = kind.equals("strings backwards") ? values.size() - 1 - i : i;
+      put(vector, type, r, values.get(r));
+    }
+    return vector;
+  }
+
+  private static void put(WritableColumnVector vector, DataType type, int r, Object v) {
+    if (v == null) {
+      vector.putNull(r);
+    } else if (type == DataTypes.BooleanType) {
+      vector.putBoolean(r, (Boolean) v);
+    } else if (type == DataTypes.ByteType) {
+      vector.putByte(r, (Byte) v);
+    } else if (type == DataTypes.ShortType) {
+      vector.putShort(r, (Short) v);
+    } else if (type == DataTypes.IntegerType || type == DataTypes.DateType) {
+      vector.putInt(r, (Integer) v);
+    } else if (type == DataTypes.LongType || type == DataTypes.TimestampType) {
+      vector.putLong(r, (Long) v);
+    } else if (type == DataTypes.FloatType) {
+      vector.putFloat(r, (Float) v);
+    } else if (type == DataTypes.DoubleType) {
+      vector.putDouble(r, (Double) v);
+    } else if (type instanceof org.apache.spark.sql.types.DecimalType d) {
+      vector.putDecimal(r, (Decimal) v, d.precision());
+    } else {
+      vector.putByteArray(r, ((String) v).getBytes(StandardCharsets.UTF_8));
+    }
+  }
+
+  private static void setConstant(ConstantColumnVector vector, DataType type, Object v) {
+    if (type == DataTypes.BooleanType) {
+      vector.setBoolean((Boolean) v);
+    } else if (type == DataTypes.ByteType) {
+      vector.setByte((Byte) v);
+    } else if (type == DataTypes.ShortType) {
+      vector.setShort((Short) v);
+    } else if (type == DataTypes.IntegerType || type == DataTypes.DateType) {
+      vector.setInt((Integer) v);
+    } else if (type == DataTypes.LongType || type == DataTypes.TimestampType) {
+      vector.setLong((Long) v);
+    } else if (type == DataTypes.FloatType) {
+      vector.setFloat((Float) v);
+    } else if (type == DataTypes.DoubleType) {
+      vector.setDouble((Double) v);
+    } else if (type instanceof org.apache.spark.sql.types.DecimalType d) {
+      vector.setDecimal((Decimal) v, d.precision());
+    } else {
+      vector.setUtf8String(UTF8String.fromString((String) v));
+    }
+  }
+
+  private static FieldVector arrow(DataType type, List<Object> values, BufferAllocator a) {
+    int n = values.size();
+    FieldVector vector;
+    if (type == DataTypes.BooleanType) {
+      BitVector v = new BitVector("c", a);
+      v.allocateNew(n);
+      for (int r = 0; r < n; r++) {
+        if (values.get(r) != null) {
+          v.set(r, (Boolean) values.get(r) ? 1 : 0);
+        }
+      }
+      vector = v;
+    } else if (type == DataTypes.ByteType) {
+      TinyIntVector v = new TinyIntVector("c", a);
+      v.allocateNew(n);
+      for (int r = 0; r < n; r++) {
+        if (values.get(r) != null) {
+          v.set(r, (Byte) values.get(r));
+        }
+      }
+      vector = v;
+    } else if (type == DataTypes.ShortType) {
+      SmallIntVector v = new SmallIntVector("c", a);
+      v.allocateNew(n);
+      for (int r = 0; r < n; r++) {
+        if (values.get(r) != null) {
+          v.set(r, (Short) values.get(r));
+        }
+      }
+      vector = v;
+    } else if (type == DataTypes.IntegerType) {
+      IntVector v = new IntVector("c", a);
+      v.allocateNew(n);
+      for (int r = 0; r < n; r++) {
+        if (values.get(r) != null) {
+          v.set(r, (Integer) values.get(r));
+        }
+      }
+      vector = v;
+    } else if (type == DataTypes.DateType) {
+      DateDayVector v = new DateDayVector("c", a);
+      v.allocateNew(n);
+      for (int r = 0; r < n; r++) {
+        if (values.get(r) != null) {
+          v.set(r, (Integer) values.get(r));
+        }
+      }
+      vector = v;
+    } else if (type == DataTypes.LongType) {
+      BigIntVector v = new BigIntVector("c", a);
+      v.allocateNew(n);
+      for (int r = 0; r < n; r++) {
+        if (values.get(r) != null) {
+          v.set(r, (Long) values.get(r));
+        }
+      }
+      vector = v;
+    } else if (type == DataTypes.TimestampType) {
+      TimeStampMicroTZVector v = new TimeStampMicroTZVector("c", a, "UTC");
+      v.allocateNew(n);
+      for (int r = 0; r < n; r++) {
+        if (values.get(r) != null) {
+          v.set(r, (Long) values.get(r));
+        }
+      }
+      vector = v;
+    } else if (type == DataTypes.FloatType) {
+      Float4Vector v = new Float4Vector("c", a);
+      v.allocateNew(n);
+      for (int r = 0; r < n; r++) {
+        if (values.get(r) != null) {
+          v.set(r, (Float) values.get(r));
+        }
+      }
+      vector = v;
+    } else if (type == DataTypes.DoubleType) {
+      Float8Vector v = new Float8Vector("c", a);
+      v.allocateNew(n);
+      for (int r = 0; r < n; r++) {
+        if (values.get(r) != null) {
+          v.set(r, (Double) values.get(r));
+        }
+      }
+      vector = v;
+    } else if (type instanceof org.apache.spark.sql.types.DecimalType d) {
+      DecimalVector v = new DecimalVector("c", a, d.precision(), d.scale());
+      v.allocateNew(n);
+      for (int r = 0; r < n; r++) {
+        if (values.get(r) != null) {
+          v.set(r, ((Decimal) values.get(r)).toJavaBigDecimal());
+        }
+      }
+      vector = v;
+    } else {
+      VarCharVector v = new VarCharVector("c", a);
+      v.allocateNew(n);
+      for (int r = 0; r < n; r++) {
+        if (values.get(r) != null) {
+          v.setSafe(r, ((String) values.get(r)).getBytes(StandardCharsets.UTF_8));
+        }
+      }
+      vector = v;
+    }
+    vector.setValueCount(n);
+    return vector;
+  }
+
+  /** A dictionary of the distinct values, as Parquet's reader hands Spark one. */
+  private record ListDictionary(List<Object> entries) implements Dictionary {
+    @Override
+    public int decodeToInt(int id) {
+      return (Integer) entries.get(id);
+    }
+
+    @Override
+    public long decodeToLong(int id) {
+      return (Long) entries.get(id);
+    }
+
+    @Override
+    public float decodeToFloat(int id) {
+      return (Float) entries.get(id);
+    }
+
+    @Override
+    public double decodeToDouble(int id) {
+      return (Double) entries.get(id);
+    }
+
+    @Override
+    public byte[] decodeToBinary(int id) {
+      return ((String) entries.get(id)).getBytes(StandardCharsets.UTF_8);
+    }
+  }
+}
