@@ -175,7 +175,7 @@ public final class HostColumnBuilder implements AutoCloseable {
    * Appends {@code count} fixed-width rows, all valid, whose values the caller writes: returns
    * the address of the first one's value, where {@code count} x the type's width bytes go, one
    * value after another (before anything else is appended). Make rows NULL with
-   * {@link #setNull}.
+   * {@link #setNulls}.
    */
   public long appendFixedRows(int count) {
     if (type.isString()) {
@@ -207,29 +207,49 @@ public final class HostColumnBuilder implements AutoCloseable {
     long start = dataBytes;
     data = grown(data, dataBytes, end);
     long at = start;
+    long offsetsAddress = offsets.memoryAddress() + 4L * (first + 1);
     for (int i = 0; i < count; i++) {
       if (lengths[i] < 0) {
         clearValid(first + i);
       } else {
         at += lengths[i];
       }
-      offsets.setInt(4L * (first + i + 1), (int) at);
+      MemoryUtil.putInt(offsetsAddress + 4L * i, (int) at);
     }
     dataBytes = end;
     return data.memoryAddress() + start;
   }
 
-  /** Makes fixed-width row {@code row}, already appended, NULL (its value zeroed). */
-  public void setNull(int row) {
-    if (type.isString() || row < 0 || row >= rows) {
-      throw new IllegalArgumentException("setNull(" + row + ") on a " + type + " column of "
-          + rows + " rows");
+  /**
+   * Makes fixed-width rows NULL (their values zeroed): row {@code first + i} for every bit i set
+   * in {@code nullRows} (bit i % 64 of word i / 64), rows already appended and still valid.
+   */
+  public void setNulls(int first, long[] nullRows) {
+    if (type.isString()) {
+      throw new IllegalStateException("setNulls on a " + type + " column");
     }
-    if ((validity.getByte(row >>> 3) & (1 << (row & 7))) != 0) {
-      clearValid(row);
-      data.setZero(row * (long) type.id().width(), type.id().width());
+    int width = type.id().width();
+    long validityAddress = validity.memoryAddress();
+    long dataAddress = data.memoryAddress();
+    for (int w = 0; w < nullRows.length; w++) {
+      for (long bits = nullRows[w]; bits != 0; bits &= bits - 1) {
+        int row = first + (w << 6) + Long.numberOfTrailingZeros(bits);
+        if (row < 0 || row >= rows) {
+          throw new IllegalArgumentException("setNulls: row " + row + " of a " + type
+              + " column of " + rows + " rows");
+        }
+        long at = validityAddress + (row >>> 3);
+        byte mask = (byte) (1 << (row & 7));
+        byte old = MemoryUtil.getByte(at);
+        if ((old & mask) != 0) {
+          MemoryUtil.putByte(at, (byte) (old & ~mask));
+          zero(dataAddress + (long) width * row, width);
+          nulls++;
+        }
+      }
     }
   }
+
 
   /** Hands the buffers to a new column; the builder is empty afterwards. */
   public HostColumn build() {
@@ -277,6 +297,17 @@ public final class HostColumnBuilder implements AutoCloseable {
 
   private void markValid(int row) {
     validity.setByte(row >>> 3, validity.getByte(row >>> 3) | (1 << (row & 7)));
+  }
+
+  /** Zeroes one value of {@code width} bytes (a plain store: setMemory is a call). */
+  private static void zero(long address, int width) {
+    switch (width) {
+      case 1 -> MemoryUtil.putByte(address, (byte) 0);
+      case 2 -> MemoryUtil.putShort(address, (short) 0);
+      case 4 -> MemoryUtil.putInt(address, 0);
+      case 8 -> MemoryUtil.putLong(address, 0L);
+      default -> MemoryUtil.setMemory(address, width, (byte) 0);
+    }
   }
 
   /** Clears a valid row's validity bit and counts it as NULL. */

@@ -32,7 +32,7 @@ class HostColumnBuilderTest {
   }
 
   /**
-   * Bulk appends (appendFixedRows / appendStrings, then setNull) mixed with value appends, in
+   * Bulk appends (appendFixedRows / appendStrings, then setNulls) mixed with value appends, in
    * runs that start and end off byte boundaries and outgrow a one-row capacity, make the same
    * column as value appends alone: the same data bytes (NULLs zeroed), bits, offsets, counts.
    */
@@ -63,11 +63,13 @@ class HostColumnBuilderTest {
             long width = type.id().width();
             org.apache.arrow.memory.util.MemoryUtil.copyMemory(
                 expected.data().memoryAddress() + width * row, to, width * run);
+            long[] nullRows = new long[(run + 63) / 64];
             for (int i = 0; i < run; i++) {
               if (values.get(row + i) == null) {
-                builder.setNull(row + i);
+                nullRows[i / 64] |= 1L << i;
               }
             }
+            builder.setNulls(row, nullRows);
           }
           row += run;
         }
@@ -95,8 +97,8 @@ class HostColumnBuilderTest {
       assertThrows(IllegalStateException.class, () -> ints.appendStrings(new int[] {1}, 1));
       assertThrows(IllegalStateException.class, () -> strings.appendFixedRows(1));
       ints.appendFixedRows(2);
-      assertThrows(IllegalArgumentException.class, () -> ints.setNull(2));
-      assertThrows(IllegalArgumentException.class, () -> strings.setNull(0));
+      assertThrows(IllegalArgumentException.class, () -> ints.setNulls(1, new long[] {2}));
+      assertThrows(IllegalStateException.class, () -> strings.setNulls(0, new long[] {1}));
     }
   }
 
