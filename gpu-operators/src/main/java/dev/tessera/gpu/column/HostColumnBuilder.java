@@ -24,6 +24,15 @@ public final class HostColumnBuilder implements AutoCloseable {
   private long dataBytes;
 
   public HostColumnBuilder(ColumnType type, int initialRows, BufferAllocator allocator) {
+    this(type, initialRows, 8L * Math.max(initialRows, 16), allocator);
+  }
+
+  /**
+   * A builder with room for {@code initialRows} rows and, for strings, {@code initialTextBytes}
+   * bytes of text, before its buffers grow.
+   */
+  public HostColumnBuilder(ColumnType type, int initialRows, long initialTextBytes,
+      BufferAllocator allocator) {
     this.type = type;
     this.allocator = allocator;
     this.rowCapacity = Math.max(initialRows, 16);
@@ -32,7 +41,7 @@ public final class HostColumnBuilder implements AutoCloseable {
       this.validity = zeroed(Validity.bytesFor(rowCapacity));
       if (type.isString()) {
         this.offsets = zeroed(4L * (rowCapacity + 1));
-        this.data = allocator.buffer(Math.max(64, 8L * rowCapacity));
+        this.data = allocator.buffer(Math.max(64, initialTextBytes));
       } else {
         this.data = allocator.buffer(type.fixedDataBytes(rowCapacity));
       }

@@ -116,6 +116,12 @@ public final class HostToDeviceExec extends DeviceInputExec {
     private final Deque<ColumnBatch<HostColumn>> staged = new ArrayDeque<>();
     /** The most rows a device batch gets: lowered when a batch did not fit. */
     private int maxRows = Integer.MAX_VALUE;
+    /**
+     * The rows and each column's text bytes of the last batch staged: the next one is staged
+     * into buffers of that size (with a margin), rather than grown from a few rows each time.
+     */
+    private int lastRows;
+    private long[] lastTextBytes;
     private final boolean[] warned = new boolean[1];
 
     Uploader(Iterator<ColumnarBatch> input, int[] ordinals, List<ColumnType> types,
@@ -161,9 +167,12 @@ public final class HostToDeviceExec extends DeviceInputExec {
     private ColumnBatch<HostColumn> stage() {
       List<HostColumnBuilder> builders = new ArrayList<>(types.size());
       try {
-        int initial = Math.min(1024, maxRows);
-        for (ColumnType t : types) {
-          builders.add(new HostColumnBuilder(t, initial, backend.stagingAllocator()));
+        int initial = (int) Math.min(maxRows, Math.max(1024, lastRows + lastRows / 8L));
+        for (int c = 0; c < types.size(); c++) {
+          long text = lastTextBytes == null ? 8L * initial
+              : lastTextBytes[c] + lastTextBytes[c] / 8;
+          builders.add(new HostColumnBuilder(types.get(c), initial, text,
+              backend.stagingAllocator()));
         }
         int rows = 0;
         long bytes = 0;
@@ -193,6 +202,11 @@ public final class HostToDeviceExec extends DeviceInputExec {
         List<HostColumn> columns = new ArrayList<>(builders.size());
         for (HostColumnBuilder b : builders) {
           columns.add(b.build());
+        }
+        lastRows = rows;
+        lastTextBytes = new long[columns.size()];
+        for (int c = 0; c < columns.size(); c++) {
+          lastTextBytes[c] = columns.get(c).type().isString() ? columns.get(c).dataBytes() : 0;
         }
         return new ColumnBatch<>(columns, rows);
       } finally {
