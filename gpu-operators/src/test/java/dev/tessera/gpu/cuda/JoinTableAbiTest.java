@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
 import java.lang.reflect.Field;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -25,14 +23,9 @@ class JoinTableAbiTest {
       Pattern.MULTILINE);
 
   private static String read(String relative) throws IOException {
-    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-      Path candidate = dir.resolve(relative);
-      if (Files.isRegularFile(candidate)) {
-        return Files.readString(candidate);
-      }
-    }
-    throw new IllegalStateException(relative + " not found");
+    return NativeSources.read(relative);
   }
+
 
   /** Member name to byte offset (C layout: each member aligned to its size); "#bytes": size. */
   private static Map<String, Integer> struct(String source, String name) {

@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.tessera.gpu.sort.TopKSpec;
 import java.io.IOException;
 import java.lang.reflect.Field;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -23,14 +21,9 @@ class TopKAbiTest {
   }
 
   private static String read(String relative) throws IOException {
-    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-      Path candidate = dir.resolve(relative);
-      if (Files.isRegularFile(candidate)) {
-        return Files.readString(candidate);
-      }
-    }
-    throw new IllegalStateException(relative + " not found");
+    return NativeSources.read(relative);
   }
+
 
   private static int constant(String source, String name) {
     Matcher m = Pattern.compile("constexpr int " + name + " = (\\d+);").matcher(source);

@@ -290,109 +290,49 @@ class SparkColumnReaderTest {
   }
 
   private static FieldVector arrow(DataType type, List<Object> values, BufferAllocator a) {
-    int n = values.size();
-    FieldVector vector;
     if (type == DataTypes.BooleanType) {
-      BitVector v = new BitVector("c", a);
-      v.allocateNew(n);
-      for (int r = 0; r < n; r++) {
-        if (values.get(r) != null) {
-          v.set(r, (Boolean) values.get(r) ? 1 : 0);
-        }
-      }
-      vector = v;
+      return filled(new BitVector("c", a), values, (v, r, x) -> v.set(r, (Boolean) x ? 1 : 0));
     } else if (type == DataTypes.ByteType) {
-      TinyIntVector v = new TinyIntVector("c", a);
-      v.allocateNew(n);
-      for (int r = 0; r < n; r++) {
-        if (values.get(r) != null) {
-          v.set(r, (Byte) values.get(r));
-        }
-      }
-      vector = v;
+      return filled(new TinyIntVector("c", a), values, (v, r, x) -> v.set(r, (Byte) x));
     } else if (type == DataTypes.ShortType) {
-      SmallIntVector v = new SmallIntVector("c", a);
-      v.allocateNew(n);
-      for (int r = 0; r < n; r++) {
-        if (values.get(r) != null) {
-          v.set(r, (Short) values.get(r));
-        }
-      }
-      vector = v;
+      return filled(new SmallIntVector("c", a), values, (v, r, x) -> v.set(r, (Short) x));
     } else if (type == DataTypes.IntegerType) {
-      IntVector v = new IntVector("c", a);
-      v.allocateNew(n);
-      for (int r = 0; r < n; r++) {
-        if (values.get(r) != null) {
-          v.set(r, (Integer) values.get(r));
-        }
-      }
-      vector = v;
+      return filled(new IntVector("c", a), values, (v, r, x) -> v.set(r, (Integer) x));
     } else if (type == DataTypes.DateType) {
-      DateDayVector v = new DateDayVector("c", a);
-      v.allocateNew(n);
-      for (int r = 0; r < n; r++) {
-        if (values.get(r) != null) {
-          v.set(r, (Integer) values.get(r));
-        }
-      }
-      vector = v;
+      return filled(new DateDayVector("c", a), values, (v, r, x) -> v.set(r, (Integer) x));
     } else if (type == DataTypes.LongType) {
-      BigIntVector v = new BigIntVector("c", a);
-      v.allocateNew(n);
-      for (int r = 0; r < n; r++) {
-        if (values.get(r) != null) {
-          v.set(r, (Long) values.get(r));
-        }
-      }
-      vector = v;
+      return filled(new BigIntVector("c", a), values, (v, r, x) -> v.set(r, (Long) x));
     } else if (type == DataTypes.TimestampType) {
-      TimeStampMicroTZVector v = new TimeStampMicroTZVector("c", a, "UTC");
-      v.allocateNew(n);
-      for (int r = 0; r < n; r++) {
-        if (values.get(r) != null) {
-          v.set(r, (Long) values.get(r));
-        }
-      }
-      vector = v;
+      return filled(new TimeStampMicroTZVector("c", a, "UTC"), values,
+          (v, r, x) -> v.set(r, (Long) x));
     } else if (type == DataTypes.FloatType) {
-      Float4Vector v = new Float4Vector("c", a);
-      v.allocateNew(n);
-      for (int r = 0; r < n; r++) {
-        if (values.get(r) != null) {
-          v.set(r, (Float) values.get(r));
-        }
-      }
-      vector = v;
+      return filled(new Float4Vector("c", a), values, (v, r, x) -> v.set(r, (Float) x));
     } else if (type == DataTypes.DoubleType) {
-      Float8Vector v = new Float8Vector("c", a);
-      v.allocateNew(n);
-      for (int r = 0; r < n; r++) {
-        if (values.get(r) != null) {
-          v.set(r, (Double) values.get(r));
-        }
-      }
-      vector = v;
+      return filled(new Float8Vector("c", a), values, (v, r, x) -> v.set(r, (Double) x));
     } else if (type instanceof org.apache.spark.sql.types.DecimalType d) {
-      DecimalVector v = new DecimalVector("c", a, d.precision(), d.scale());
-      v.allocateNew(n);
-      for (int r = 0; r < n; r++) {
-        if (values.get(r) != null) {
-          v.set(r, ((Decimal) values.get(r)).toJavaBigDecimal());
-        }
-      }
-      vector = v;
-    } else {
-      VarCharVector v = new VarCharVector("c", a);
-      v.allocateNew(n);
-      for (int r = 0; r < n; r++) {
-        if (values.get(r) != null) {
-          v.setSafe(r, ((String) values.get(r)).getBytes(StandardCharsets.UTF_8));
-        }
-      }
-      vector = v;
+      return filled(new DecimalVector("c", a, d.precision(), d.scale()), values,
+          (v, r, x) -> v.set(r, ((Decimal) x).toJavaBigDecimal()));
     }
-    vector.setValueCount(n);
+    return filled(new VarCharVector("c", a), values,
+        (v, r, x) -> v.setSafe(r, ((String) x).getBytes(StandardCharsets.UTF_8)));
+  }
+
+  /** Sets row r of an Arrow vector to value x (never NULL). */
+  private interface ArrowSetter<V> {
+    void set(V vector, int r, Object x);
+  }
+
+  /** {@code vector} holding {@code values}: the non-NULL ones set, the others left NULL. */
+  private static <V extends FieldVector> V filled(V vector, List<Object> values,
+      ArrowSetter<V> setter) {
+    vector.setInitialCapacity(values.size());
+    vector.allocateNew();
+    for (int r = 0; r < values.size(); r++) {
+      if (values.get(r) != null) {
+        setter.set(vector, r, values.get(r));
+      }
+    }
+    vector.setValueCount(values.size());
     return vector;
   }
 
