@@ -259,7 +259,6 @@ public final class HostColumnBuilder implements AutoCloseable {
     }
   }
 
-
   /** Hands the buffers to a new column; the builder is empty afterwards. */
   public HostColumn build() {
     ArrowBuf validityOut = validity;
