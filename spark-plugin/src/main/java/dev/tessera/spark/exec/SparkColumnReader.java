@@ -32,8 +32,9 @@ import org.apache.spark.unsafe.types.UTF8String;
  *   <li>NULLs read once per row, and only where the vector has any.
  * </ul>
  *
- * {@link #appendValues} reads value by value, for what has no bulk form (decimals of other
- * vectors, strings of constant and Arrow vectors); the bulk paths are tested against it.
+ * {@link #appendValues} reads value by value, for what has no bulk form (Arrow booleans and
+ * decimals, whose getters throw at NULL rows; decimals of other vectors than Spark's writable
+ * ones; strings of constant and Arrow vectors); the bulk paths are tested against it.
  */
 final class SparkColumnReader {
   private SparkColumnReader() {}
