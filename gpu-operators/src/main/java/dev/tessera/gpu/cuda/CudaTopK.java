@@ -56,12 +56,6 @@ final class CudaTopK implements TopKKernel {
     this.staging = backend.stagingAllocator();
   }
 
-  /** Whether the ordered-key kernels apply: one sort key, of a fixed-width type. */
-  static boolean hasOneFixedWidthKey(TopKSpec spec) {
-    return spec.keys().size() == 1
-        && !spec.columnTypes().get(spec.keys().get(0).column()).isString();
-  }
-
   @Override
   public Running open(TopKSpec spec, ArenaPool pool, GpuStream stream) {
     return new CudaRunning(spec, pool, CudaBackend.cudaStream(stream));
@@ -70,11 +64,15 @@ final class CudaTopK implements TopKKernel {
   private final class CudaRunning extends RunningTopK {
     private final ArenaPool pool;
     private final CudaStream stream;
+    /** Whether the ordered-key kernels apply: one sort key, of a fixed-width type. */
+    private final boolean ordered;
 
     CudaRunning(TopKSpec spec, ArenaPool pool, CudaStream stream) {
       super(spec);
       this.pool = pool;
       this.stream = stream;
+      this.ordered = spec.keys().size() == 1
+          && !spec.columnTypes().get(spec.keys().get(0).column()).isString();
     }
 
     @Override
@@ -148,7 +146,6 @@ final class CudaTopK implements TopKKernel {
         int k = spec.limit();
         int tiles = (candidates + SORT_TILE - 1) / SORT_TILE;
         int firstStride = Math.min(k, SORT_TILE);
-        boolean ordered = hasOneFixedWidthKey(spec);
         int elementBytes = ordered ? ORDERED_KEY_BYTES : POSITION_BYTES;
         int kept = Math.min(k, candidates);
         // The plan: the keys, then every column's InputColumn among the rows held and the batch.
