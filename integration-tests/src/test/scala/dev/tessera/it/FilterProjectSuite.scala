@@ -65,6 +65,10 @@ class FilterProjectSuite extends AnyFunSuite with GpuQueryTest {
     val all = nodes(finalPlan(df))
     val upload = all.collectFirst { case h: dev.tessera.spark.exec.HostToDeviceExec => h }.get
     assert(upload.metrics()("bytesToDevice").value >= rows.size * 4L) // at least column i
+    // The upload's time in its three parts: each step timed, none left at Spark's initial -1.
+    Seq("inputTime", "stagingTime", "transferTime").foreach { m =>
+      assert(upload.metrics()(m).value > 0, m)
+    }
     val download = all.collectFirst { case d: dev.tessera.spark.exec.DeviceToHostExec => d }.get
     assert(download.metrics()("numOutputRows").value == expectedRows)
     assert(download.metrics()("bytesToHost").value >= expectedRows * 4L)

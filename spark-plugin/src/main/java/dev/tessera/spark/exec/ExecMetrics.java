@@ -14,6 +14,9 @@ final class ExecMetrics {
   static final String KERNEL_TIME = "gpuKernelTime";
   static final String CODEGEN_TIME = "codegenTime";
   static final String COPY_TIME = "copyTime";
+  static final String INPUT_TIME = "inputTime";
+  static final String STAGING_TIME = "stagingTime";
+  static final String TRANSFER_TIME = "transferTime";
   static final String BYTES_TO_DEVICE = "bytesToDevice";
   static final String BYTES_TO_HOST = "bytesToHost";
   static final String BYTES_READ = "gpuBytesRead";
@@ -42,6 +45,12 @@ final class ExecMetrics {
         case CODEGEN_TIME -> SQLMetrics.createNanoTimingMetric(sc,
             "time generating and compiling GPU kernels", -1L);
         case COPY_TIME -> SQLMetrics.createNanoTimingMetric(sc, "host-device copy time", -1L);
+        case INPUT_TIME -> SQLMetrics.createNanoTimingMetric(sc,
+            "time waiting for the input's batches (Spark reading or computing them)", -1L);
+        case STAGING_TIME -> SQLMetrics.createNanoTimingMetric(sc,
+            "time copying Spark's columns into staging buffers", -1L);
+        case TRANSFER_TIME -> SQLMetrics.createNanoTimingMetric(sc,
+            "host-to-device transfer time, waited for", -1L);
         case BYTES_TO_DEVICE -> SQLMetrics.createSizeMetric(sc, "bytes copied host to device", -1L);
         case BYTES_TO_HOST -> SQLMetrics.createSizeMetric(sc, "bytes copied device to host", -1L);
         case BYTES_READ -> SQLMetrics.createSizeMetric(sc, "bytes the GPU kernel read", -1L);

@@ -33,6 +33,7 @@ public final class JsonReport {
     root.put("device", report.device());
     root.put("peak_gbps", number(report.peakGbps()));
     root.put("peak_source", report.peakSource());
+    root.put("settings", report.settings());
     root.put("mismatches", report.mismatches());
     List<Map<String, Object>> queries = new ArrayList<>();
     for (QueryResult r : report.results()) {
@@ -51,6 +52,10 @@ public final class JsonReport {
       q.put("gpu_fraction", number(p.gpuFraction()));
       q.put("gpu_bytes_read", p.gpuBytesRead());
       q.put("gpu_kernel_ms", p.gpuKernelNanos() / 1e6);
+      q.put("input_task_ms", p.times().inputNanos() / 1e6);
+      q.put("staging_task_ms", p.times().stagingNanos() / 1e6);
+      q.put("transfer_task_ms", p.times().transferNanos() / 1e6);
+      q.put("other_copy_task_ms", p.times().otherCopyNanos() / 1e6);
       q.put("floor_ms", number(r.floorMillis(report.peakGbps())));
       q.put("times_floor", number(r.timesFloor(report.peakGbps())));
       q.put("result", r.matches() ? "equal" : "MISMATCH");

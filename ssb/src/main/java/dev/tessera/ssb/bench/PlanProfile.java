@@ -2,6 +2,7 @@ package dev.tessera.ssb.bench;
 
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.Map;
 import java.util.Set;
 import org.apache.spark.sql.execution.InputAdapter;
 import org.apache.spark.sql.execution.SparkPlan;
@@ -26,17 +27,21 @@ import scala.jdk.javaapi.CollectionConverters;
  * @param gpuNodes Tessera's operator nodes
  * @param operatorNodes all operator nodes
  * @param gpuBytesRead the sum of the {@code gpuBytesRead} metric over the nodes that have it
- * @param gpuKernelNanos the sum of the {@code gpuKernelTime} metric over the nodes that have it
+ * @param times the time metrics of Tessera's nodes, summed over the nodes and their tasks
  * @param plan the plan's tree string
  */
-public record PlanProfile(int gpuNodes, int operatorNodes, long gpuBytesRead, long gpuKernelNanos,
+public record PlanProfile(int gpuNodes, int operatorNodes, long gpuBytesRead, TaskTimes times,
     String plan) {
   static final String BYTES_READ = "gpuBytesRead";
-  static final String KERNEL_TIME = "gpuKernelTime";
   private static final String TESSERA_PACKAGE = "dev.tessera.";
 
   public double gpuFraction() {
     return Stats.fraction(gpuNodes, operatorNodes);
+  }
+
+  /** The GPU kernels' time, summed over the nodes and their tasks. */
+  public long gpuKernelNanos() {
+    return times.kernelNanos();
   }
 
   /** The profile of {@code executed}, a query's executed plan after it ran. */
@@ -44,7 +49,7 @@ public record PlanProfile(int gpuNodes, int operatorNodes, long gpuBytesRead, lo
     Counter counter = new Counter();
     counter.visit(executed);
     SparkPlan shown = executed instanceof AdaptiveSparkPlanExec a ? a.executedPlan() : executed;
-    return new PlanProfile(counter.gpu, counter.operators, counter.bytesRead, counter.kernelNanos,
+    return new PlanProfile(counter.gpu, counter.operators, counter.bytesRead, counter.times,
         shown.treeString());
   }
 
@@ -66,7 +71,7 @@ public record PlanProfile(int gpuNodes, int operatorNodes, long gpuBytesRead, lo
     int gpu;
     int operators;
     long bytesRead;
-    long kernelNanos;
+    TaskTimes times = TaskTimes.NONE;
 
     void visit(SparkPlan node) {
       if (!seen.add(node)) {
@@ -78,12 +83,15 @@ public record PlanProfile(int gpuNodes, int operatorNodes, long gpuBytesRead, lo
           gpu++;
         }
       }
-      java.util.Map<String, SQLMetric> metrics = CollectionConverters.asJava(node.metrics());
-      SQLMetric bytes = metrics.get(BYTES_READ);
-      SQLMetric kernel = metrics.get(KERNEL_TIME);
+      Map<String, SQLMetric> metrics = CollectionConverters.asJava(node.metrics());
       // A metric never set reports -1 or 0 (Spark's initial values), never a negative amount.
+      SQLMetric bytes = metrics.get(BYTES_READ);
       bytesRead += bytes == null ? 0 : Math.max(0, bytes.value());
-      kernelNanos += kernel == null ? 0 : Math.max(0, kernel.value());
+      if (isTessera(node)) {
+        for (Map.Entry<String, SQLMetric> m : metrics.entrySet()) {
+          times = times.plus(m.getKey(), Math.max(0, m.getValue().value()));
+        }
+      }
       if (node instanceof AdaptiveSparkPlanExec a) {
         visit(a.executedPlan());
       } else if (node instanceof QueryStageExec q) {

@@ -1,6 +1,7 @@
 package dev.tessera.ssb.bench;
 
 import java.io.PrintStream;
+import java.util.stream.Collectors;
 
 /** The report as a text table on the terminal. */
 public final class ReportTable {
@@ -11,6 +12,10 @@ public final class ReportTable {
         report.scaleFactor(), report.seed(), report.runs());
     out.printf("CPU: Spark's own operators (spark.tessera.enabled=false). Tessera side: %s"
         + " on %s%n", report.tesseraLabel(), report.device());
+    if (!report.settings().isEmpty()) {
+      out.println("Spark settings (both sides): " + report.settings().entrySet().stream()
+          .map(e -> e.getKey() + "=" + e.getValue()).collect(Collectors.joining(", ")));
+    }
     if (report.gpuTimings()) {
       out.printf("Bandwidth floor: bytes the kernels read / %s GB/s (%s)%n",
           Format.fixed(report.peakGbps(), 0), report.peakSource());
@@ -38,10 +43,33 @@ public final class ReportTable {
     }
     out.println("plan on GPU: Tessera's operator nodes / all operator nodes of the executed plan"
         + " (wrappers and transitions not counted).");
+    printTaskTimes(report, out);
     for (QueryResult r : report.results()) {
       if (!r.matches()) {
         out.printf("MISMATCH in query %s (%s): %s%n", r.query(), r.input(), r.mismatch());
       }
+    }
+  }
+
+  /** Where the Tessera side's task time went, per query: the way in, the kernels, the rest. */
+  private static void printTaskTimes(BenchReport report, PrintStream out) {
+    if (report.results().stream().noneMatch(r -> r.profile().times().any())) {
+      return;
+    }
+    out.println();
+    out.println("Tessera side's task time in ms, summed over the last run's tasks (they run side"
+        + " by side): uploads' input (Spark decoding or computing the batches), staging copy and"
+        + " transfer; kernels; other copies (downloads, cached columns uploaded)");
+    String header = String.format("%-5s %-7s %12s %12s %12s %12s %12s", "query", "input",
+        "input ms", "staging ms", "transfer ms", "kernel ms", "other ms");
+    out.println(header);
+    out.println("-".repeat(header.length()));
+    for (QueryResult r : report.results()) {
+      TaskTimes t = r.profile().times();
+      out.printf("%-5s %-7s %12s %12s %12s %12s %12s%n", r.query(), r.input(),
+          Format.fixed(t.inputNanos() / 1e6, 1), Format.fixed(t.stagingNanos() / 1e6, 1),
+          Format.fixed(t.transferNanos() / 1e6, 1), Format.fixed(t.kernelNanos() / 1e6, 1),
+          Format.fixed(t.otherCopyNanos() / 1e6, 1));
     }
   }
 }

@@ -30,7 +30,7 @@ class StatsTest {
 
   @Test
   void floorFromBytesAndPeak() {
-    PlanProfile profile = new PlanProfile(3, 4, 2_000_000_000L, 0, "plan");
+    PlanProfile profile = new PlanProfile(3, 4, 2_000_000_000L, TaskTimes.NONE, "plan");
     QueryResult r = new QueryResult("1.1", "parquet", 1, List.of(10.0), List.of(2.0, 4.0, 3.0),
         profile, null);
     assertEquals(3.0, r.gpuMedianMillis());
