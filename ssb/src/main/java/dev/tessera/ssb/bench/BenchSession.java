@@ -1,5 +1,7 @@
 package dev.tessera.ssb.bench;
 
+import java.util.Map;
+import java.util.Set;
 import org.apache.spark.sql.SparkSession;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -7,6 +9,9 @@ import org.slf4j.LoggerFactory;
 /** The embedded local-mode Spark session the commands run in, with Tessera's plugin. */
 public final class BenchSession {
   static final String ENABLED = "spark.tessera.enabled";
+  /** The settings the session sets itself, which a caller's settings may not replace. */
+  public static final Set<String> OWN_SETTINGS =
+      Set.of("spark.plugins", "spark.tessera.backend", ENABLED, "spark.master");
 
   private BenchSession() {}
 
@@ -15,8 +20,22 @@ public final class BenchSession {
    * {@link #withTessera} switches them per run, on this same session, as the tests do.
    */
   public static SparkSession start(String backend, String explain) {
+    return start(backend, explain, Map.of());
+  }
+
+  /**
+   * The same, with Spark settings of the caller's (for both sides of a benchmark) applied last.
+   *
+   * @throws IllegalArgumentException if {@code settings} names one of {@link #OWN_SETTINGS}
+   */
+  public static SparkSession start(String backend, String explain, Map<String, String> settings) {
+    for (String key : settings.keySet()) {
+      if (OWN_SETTINGS.contains(key)) {
+        throw new IllegalArgumentException("the session sets " + key + " itself");
+      }
+    }
     int cores = Runtime.getRuntime().availableProcessors();
-    SparkSession spark = SparkSession.builder()
+    SparkSession.Builder builder = SparkSession.builder()
         .master("local[*]")
         .appName("tessera")
         .config("spark.plugins", "dev.tessera.TesseraPlugin")
@@ -25,8 +44,9 @@ public final class BenchSession {
         .config("spark.ui.enabled", "false")
         // Spark's default of 200 shuffle partitions is for clusters; on one machine a few per
         // core keep every core busy without thousands of tiny tasks.
-        .config("spark.sql.shuffle.partitions", Integer.toString(Math.max(4, 2 * cores)))
-        .getOrCreate();
+        .config("spark.sql.shuffle.partitions", Integer.toString(Math.max(4, 2 * cores)));
+    settings.forEach(builder::config);
+    SparkSession spark = builder.getOrCreate();
     // Spark's default profile logs at INFO; at WARN Tessera's explain report still shows. A
     // quieter configuration (bin/tessera's own, or the user's) is left as it is: setLogLevel
     // would raise its root level.

@@ -20,7 +20,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
 import org.apache.spark.sql.SparkSession;
@@ -80,6 +82,12 @@ public final class SsbCommand implements Callable<Integer> {
           + " with a device-to-device copy, as diagnose does")
   Double peakGbps;
 
+  @Option(names = "--conf", paramLabel = "KEY=VALUE", mapFallbackValue = "",
+      description = "a Spark setting for both sides, e.g."
+          + " spark.sql.autoBroadcastJoinThreshold=64m; repeatable. Tessera's switch, backend"
+          + " and plugin are the benchmark's own (see --backend)")
+  Map<String, String> conf = new LinkedHashMap<>();
+
   @CommandLine.Mixin
   CliLogging.VerboseOption logging;
 
@@ -118,6 +126,17 @@ public final class SsbCommand implements Callable<Integer> {
     }
     if (peakGbps != null && !(peakGbps > 0)) {
       throw bad("--peak-gbps must be a positive bandwidth in GB/s, not '" + peakGbps + "'");
+    }
+    for (Map.Entry<String, String> setting : conf.entrySet()) {
+      String key = setting.getKey();
+      if (!key.startsWith("spark.") || setting.getValue().isEmpty()) {
+        throw bad("--conf takes KEY=VALUE with a Spark setting's key (spark....), not '" + key
+            + (setting.getValue().isEmpty() ? "" : "=" + setting.getValue()) + "'");
+      }
+      if (BenchSession.OWN_SETTINGS.contains(key)) {
+        throw bad("--conf " + key + ": the benchmark sets it itself"
+            + (key.equals("spark.tessera.backend") ? " (use --backend)" : ""));
+      }
     }
     inputs();
   }
@@ -174,7 +193,7 @@ public final class SsbCommand implements Callable<Integer> {
     Files.createDirectories(outDir);
 
     long start = System.nanoTime();
-    SparkSession spark = BenchSession.start(resolved, "NONE");
+    SparkSession spark = BenchSession.start(resolved, "NONE", conf);
     List<QueryResult> results;
     try {
       results = new Benchmark(spark, line -> err.println("[ssb] " + line))
@@ -189,7 +208,7 @@ public final class SsbCommand implements Callable<Integer> {
       spark.stop();
     }
     BenchReport report = new BenchReport(scale, seed, runs, resolved, device, peak, peakSource,
-        results);
+        conf, results);
     ReportTable.print(report, System.out);
     CsvReport.write(report, outDir.resolve("ssb.csv"));
     JsonReport.write(report, outDir.resolve("ssb.json"));

@@ -46,6 +46,18 @@ class SsbArgumentsTest {
   }
 
   @Test
+  void badSparkSettings() {
+    assertTrue(failure("ssb", "--conf", "broadcast=64m")
+        .contains("--conf takes KEY=VALUE with a Spark setting's key (spark....), not 'broadcast=64m'"));
+    assertTrue(failure("ssb", "--conf", "spark.sql.shuffle.partitions")
+        .contains("not 'spark.sql.shuffle.partitions'"));
+    assertTrue(failure("ssb", "--conf", "spark.tessera.backend=cuda")
+        .contains("--conf spark.tessera.backend: the benchmark sets it itself (use --backend)"));
+    assertTrue(failure("ssb", "--conf", "spark.tessera.enabled=false")
+        .contains("--conf spark.tessera.enabled: the benchmark sets it itself"));
+  }
+
+  @Test
   void sqlNeedsExactlyOneStatement() {
     assertTrue(failure("sql").contains("either as an argument or with -f FILE"));
     assertTrue(failure("sql", "-f", "/no/such.sql").contains("-f: no file '/no/such.sql'"));

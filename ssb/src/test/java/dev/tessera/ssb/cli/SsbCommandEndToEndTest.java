@@ -25,7 +25,7 @@ class SsbCommandEndToEndTest {
     Path out = dir.resolve("report");
     int status = TesseraCli.commandLine().execute("ssb", "--scale", "0.01", "--runs", "1",
         "--queries", "1.1,2.1", "--backend", "host-reference", "--data", data.toString(),
-        "--out", out.toString());
+        "--out", out.toString(), "--conf", "spark.sql.shuffle.partitions=3");
     assertEquals(0, status);
 
     assertTrue(SsbData.isReusable(data, 0.01, 1));
@@ -46,6 +46,11 @@ class SsbCommandEndToEndTest {
     JsonNode q11 = json.get("queries").get(0);
     assertTrue(q11.get("gpu_nodes").asInt() > 0, "Tessera ran none of 1.1: " + q11.get("plan"));
     assertTrue(q11.get("gpu_nodes").asInt() <= q11.get("operator_nodes").asInt());
+    assertTrue(q11.get("input_task_ms").asDouble() > 0, "1.1's upload took no time: " + q11);
+    // --conf reached the session: 2.1's group-by exchange has 3 partitions, not the default.
+    assertEquals("3", json.get("settings").get("spark.sql.shuffle.partitions").asText());
+    String plan21 = json.get("queries").get(1).get("plan").asText();
+    assertTrue(plan21.matches("(?s).*hashpartitioning\\([^)]*, 3\\).*"), plan21);
     assertTrue(Files.size(out.resolve("ssb.png")) > 1000);
   }
 }
