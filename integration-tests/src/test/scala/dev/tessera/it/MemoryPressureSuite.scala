@@ -6,7 +6,9 @@ import dev.tessera.spark.exec.{HostToDeviceExec, TesseraFusedExec, TesseraHashAg
 import org.apache.spark.sql.DataFrame
 import org.apache.spark.sql.execution.SparkPlan
 import org.apache.spark.sql.execution.joins.BroadcastHashJoinExec
+import org.scalatest.concurrent.Eventually._
 import org.scalatest.funsuite.AnyFunSuite
+import org.scalatest.time.{Seconds, Span}
 
 /**
  * Memory pressure (DESIGN.md §2): with small device or pinned caps, aggregations with many
@@ -18,10 +20,15 @@ class MemoryPressureSuite extends AnyFunSuite with GpuQueryTest {
   private val KiB = 1024L
   private val MiB = 1024L * 1024L
 
-  /** Runs `body` in a fresh session (and runtime) with the extra settings `conf`. */
+  /**
+   * Runs `body` in a fresh session (and runtime) with the extra settings `conf`. Both of local
+   * mode's tasks are admitted to the GPU at once unless `conf` says otherwise (the automatic
+   * limit of spark.tessera.concurrentGpuTasks would admit one under these small caps), so the
+   * tasks compete for memory.
+   */
   private def withCaps(conf: (String, String)*)(body: => Unit): Unit = {
     spark = create(getClass.getSimpleName, (Seq(Plugin, "spark.tessera.backend" -> testBackend,
-      "spark.sql.ansi.enabled" -> "false") ++ conf): _*)
+      "spark.sql.ansi.enabled" -> "false", "spark.tessera.concurrentGpuTasks" -> "2") ++ conf): _*)
     spark.range(0, 80000, 1, 2).selectExpr("id AS k", "id % 7 AS v").createOrReplaceTempView("many")
     spark.range(0, 15000, 1, 2).selectExpr("id * 3 AS dk", "id % 11 AS dv")
       .createOrReplaceTempView("dim")
@@ -83,11 +90,14 @@ class MemoryPressureSuite extends AnyFunSuite with GpuQueryTest {
       "spark.tessera.batchSizeBytes" -> (256 * KiB).toString)(all())
   }
 
-  test("device cap 4 KiB: an aggregation that cannot run even in parts runs Spark's plan") {
+  test("device cap 1 KiB: an aggregation that cannot run even in parts runs Spark's plan") {
     // Not even a few rows fit the table: before its first output row, the task runs Spark's
     // plan for that GPU segment instead (CpuFallbackRDD). (A step that already output rows and
     // then finds that a single row cannot fit fails, naming the setting.)
-    withCaps("spark.tessera.memory.deviceCapBytes" -> (4 * KiB).toString) {
+    // One task at a time: two tasks each holding part of so small a pool wait on each other
+    // and may fail instead (the pool is found full after output began).
+    withCaps("spark.tessera.memory.deviceCapBytes" -> KiB.toString,
+        "spark.tessera.concurrentGpuTasks" -> "1") {
       assert(metric(manyGroups(), "cpuFallbackTasks") > 0)
     }
   }
@@ -112,6 +122,29 @@ class MemoryPressureSuite extends AnyFunSuite with GpuQueryTest {
       val stats = TesseraRuntime.deviceStore().stats()
       assert(stats.entries() == 1 && stats.misses() == 1 && stats.hits() > 0 &&
         stats.evictions() == 0, stats.toString)
+    }
+  }
+
+  test("16 tasks at once with 2 admitted to the GPU: results equal, a failed task's place freed") {
+    withCaps("spark.master" -> "local[16]", "spark.tessera.concurrentGpuTasks" -> "2") {
+      val semaphore = TesseraRuntime.semaphore()
+      assert(semaphore.limit() == 2)
+      spark.range(0, 800000, 1, 16).selectExpr("id % 5000 AS k", "id AS v")
+        .createOrReplaceTempView("wide")
+      val df = checkGpu(spark.sql("SELECT k, v * 3 FROM wide WHERE v % 7 <> 0"))
+      assert(df.rdd.getNumPartitions >= 16)
+      checkGpu(spark.sql("SELECT k, count(*), sum(v) FROM wide GROUP BY k"), gpuNodeCount = -1)
+      // A GPU task that fails (ANSI overflow, raised by the kernel) gives its place back too.
+      withConf("spark.sql.ansi.enabled" -> "true") {
+        assert(checkSameError(spark.sql("SELECT CAST(v * 5000 AS INT) FROM wide WHERE v > 3")) ==
+          "CAST_OVERFLOW")
+      }
+      assert(semaphore.mostHolders() >= 1 && semaphore.mostHolders() <= 2, semaphore.toString)
+      // Each task gives its place back as it ends; the failed stage's other tasks end as they
+      // are killed, which may be after the query has failed.
+      eventually(timeout(Span(30, Seconds))) {
+        assert(semaphore.holders() == 0, semaphore.toString)
+      }
     }
   }
 }

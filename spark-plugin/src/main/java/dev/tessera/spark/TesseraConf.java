@@ -94,6 +94,19 @@ public final class TesseraConf {
           .readOncePerJvm()
           .createWithDefault(0L));
 
+  public static final ConfEntry<Integer> CONCURRENT_GPU_TASKS = REGISTRY.register(
+      ConfEntry.key("spark.tessera.concurrentGpuTasks")
+          .doc("The most tasks of an executor that hold GPU memory at once. A task is admitted"
+              + " before it first takes device memory (its first upload, a cached table's"
+              + " columns, or a join's table) and keeps its place until it ends; the others"
+              + " read and stage their input meanwhile, then wait. 0 means automatic: as many as"
+              + " the device pool (spark.tessera.memory.deviceCapBytes) holds 4 batches of"
+              + " spark.tessera.batchSizeBytes for, at least 1.")
+          .intConf()
+          .check(v -> v >= 0, "0 (automatic) or more")
+          .readOncePerJvm()
+          .createWithDefault(0));
+
   public static final ConfEntry<Boolean> INCOMPATIBLE_OPS = REGISTRY.register(
       ConfEntry.key("spark.tessera.incompatibleOps.enabled")
           .doc("Whether operations whose GPU result can differ from Spark's in a known, documented"

@@ -29,10 +29,10 @@ public final class TesseraRuntime {
 
   /**
    * {@code conf} is the configuration it opened under: its read-once settings are in force.
-   * {@code store} is null exactly when {@code backend} is.
+   * {@code store} and {@code semaphore} are null exactly when {@code backend} is.
    */
-  private record Opened(Backend backend, DeviceStore store, String unusableReason,
-      TesseraConf conf) {}
+  private record Opened(Backend backend, DeviceStore store, GpuSemaphore semaphore,
+      String unusableReason, TesseraConf conf) {}
 
   private TesseraRuntime() {}
 
@@ -59,7 +59,7 @@ public final class TesseraRuntime {
         LOG.warn("Tessera: no usable CUDA device ({}); all queries run on Spark's CPU operators."
             + " Set {}=host-reference only for testing.", cuda.unavailableReason(),
             TesseraConf.BACKEND.key());
-        return new Opened(null, null,
+        return new Opened(null, null, null,
             "no usable CUDA device (" + cuda.unavailableReason() + ")", conf);
       }
     }
@@ -72,7 +72,7 @@ public final class TesseraRuntime {
       String reason = "the " + kind.configValue() + " backend could not be opened on device "
           + deviceOrdinal + ": " + e.getMessage();
       LOG.warn("Tessera: {}; all queries run on Spark's CPU operators.", reason, e);
-      return new Opened(null, null, reason, conf);
+      return new Opened(null, null, null, reason, conf);
     }
     if (kind == BackendKind.HOST_REFERENCE) {
       LOG.info("Tessera: using the host reference backend (plain Java on the CPU, not a GPU),"
@@ -83,7 +83,18 @@ public final class TesseraRuntime {
     }
     DeviceStore store = new DeviceStore("executor device store", storeCapBytes(conf, backend));
     LOG.info("Tessera: {}", store.stats());
-    return new Opened(backend, store, null, conf);
+    GpuSemaphore semaphore = new GpuSemaphore(concurrentTasks(conf, backend));
+    LOG.info("Tessera: at most {} tasks hold GPU memory at once ({})", semaphore.limit(),
+        conf.get(TesseraConf.CONCURRENT_GPU_TASKS) > 0 ? TesseraConf.CONCURRENT_GPU_TASKS.key()
+            : "automatic, from the device pool and " + TesseraConf.BATCH_SIZE_BYTES.key());
+    return new Opened(backend, store, semaphore, null, conf);
+  }
+
+  /** {@link TesseraConf#CONCURRENT_GPU_TASKS}, 0 (automatic) resolved from the device pool. */
+  static int concurrentTasks(TesseraConf conf, Backend backend) {
+    int set = conf.get(TesseraConf.CONCURRENT_GPU_TASKS);
+    return set > 0 ? set : GpuSemaphore.automaticLimit(backend.deviceMemory().capBytes(),
+        conf.batchSizeBytes());
   }
 
   /** {@link TesseraConf#CACHE_DEVICE_BYTES}, 0 (automatic) being half the device pool's cap. */
@@ -146,6 +157,20 @@ public final class TesseraRuntime {
       throw new IllegalStateException("Tessera's runtime is not usable: " + unusableReason());
     }
     return current.store();
+  }
+
+  /**
+   * The executor's admission to the GPU: tasks take a permit before they first take device
+   * memory.
+   *
+   * @throws IllegalStateException when the runtime is not usable, saying why
+   */
+  public static GpuSemaphore semaphore() {
+    Opened current = opened;
+    if (current == null || current.semaphore() == null) {
+      throw new IllegalStateException("Tessera's runtime is not usable: " + unusableReason());
+    }
+    return current.semaphore();
   }
 
   /**

@@ -190,9 +190,10 @@ class TesseraConfTest {
     }
     // The runtime's settings (codegen included: the backend is opened with it), and the
     // cache's: the serializer is chosen when the application starts, the device store's cap
-    // when the runtime opens.
+    // when the runtime opens, as is the executor's GPU semaphore.
     assertEquals(java.util.Set.of(TesseraConf.BACKEND.key(), TesseraConf.DEVICE_CAP_BYTES.key(),
         TesseraConf.PINNED_CAP_BYTES.key(), TesseraConf.CODEGEN_ENABLED.key(),
-        TesseraConf.CACHE_ENABLED.key(), TesseraConf.CACHE_DEVICE_BYTES.key()), readOnce);
+        TesseraConf.CACHE_ENABLED.key(), TesseraConf.CACHE_DEVICE_BYTES.key(),
+        TesseraConf.CONCURRENT_GPU_TASKS.key()), readOnce);
   }
 }

@@ -17,6 +17,7 @@ final class ExecMetrics {
   static final String INPUT_TIME = "inputTime";
   static final String STAGING_TIME = "stagingTime";
   static final String TRANSFER_TIME = "transferTime";
+  static final String GPU_WAIT_TIME = "gpuWaitTime";
   static final String BYTES_TO_DEVICE = "bytesToDevice";
   static final String BYTES_TO_HOST = "bytesToHost";
   static final String BYTES_READ = "gpuBytesRead";
@@ -51,6 +52,9 @@ final class ExecMetrics {
             "time copying Spark's columns into staging buffers", -1L);
         case TRANSFER_TIME -> SQLMetrics.createNanoTimingMetric(sc,
             "host-to-device transfer time, waited for", -1L);
+        case GPU_WAIT_TIME -> SQLMetrics.createNanoTimingMetric(sc,
+            "time waiting for the GPU (other tasks held it: spark.tessera.concurrentGpuTasks)",
+            -1L);
         case BYTES_TO_DEVICE -> SQLMetrics.createSizeMetric(sc, "bytes copied host to device", -1L);
         case BYTES_TO_HOST -> SQLMetrics.createSizeMetric(sc, "bytes copied device to host", -1L);
         case BYTES_READ -> SQLMetrics.createSizeMetric(sc, "bytes the GPU kernel read", -1L);

@@ -51,7 +51,7 @@ public final class HostToDeviceExec extends DeviceInputExec {
   protected String[] metricNames() {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES, ExecMetrics.BYTES_TO_DEVICE,
         ExecMetrics.INPUT_TIME, ExecMetrics.STAGING_TIME, ExecMetrics.TRANSFER_TIME,
-        ExecMetrics.BATCH_SPLITS, ExecMetrics.MEMORY_WAITS};
+        ExecMetrics.BATCH_SPLITS, ExecMetrics.MEMORY_WAITS, ExecMetrics.GPU_WAIT_TIME};
   }
 
   @Override
@@ -247,6 +247,7 @@ public final class HostToDeviceExec extends DeviceInputExec {
 
     /** Uploads the first staged batch, splitting it in halves while it does not fit. */
     private ColumnarBatch upload() {
+      GpuAdmission.admitCurrentTask(metrics.get(ExecMetrics.GPU_WAIT_TIME));
       long started = System.nanoTime();
       while (true) {
         ColumnBatch<HostColumn> host = staged.peekFirst();

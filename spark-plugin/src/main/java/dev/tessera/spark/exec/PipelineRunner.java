@@ -42,6 +42,10 @@ final class PipelineRunner {
   static PipelineRunner forTask(Pipeline pipeline, List<TaskJoinTables.Source> sources,
       List<JoinProbe> probes, Map<String, SQLMetric> metrics) {
     Backend backend = TesseraRuntime.backend();
+    if (!sources.isEmpty()) {
+      // The join tables take device memory before the first batch comes.
+      GpuAdmission.admitCurrentTask(metrics.get(ExecMetrics.GPU_WAIT_TIME));
+    }
     GpuStream stream = backend.newStream();
     TaskJoinTables tables;
     try {

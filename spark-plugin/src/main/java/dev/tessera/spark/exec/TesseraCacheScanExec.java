@@ -92,7 +92,7 @@ public final class TesseraCacheScanExec extends DeviceInputExec {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
         ExecMetrics.CACHE_ENCODED_BYTES, ExecMetrics.CACHE_PLAIN_BYTES,
         ExecMetrics.DEVICE_STORE_HITS, ExecMetrics.DEVICE_STORE_MISSES,
-        ExecMetrics.BYTES_TO_DEVICE, ExecMetrics.COPY_TIME};
+        ExecMetrics.BYTES_TO_DEVICE, ExecMetrics.COPY_TIME, ExecMetrics.GPU_WAIT_TIME};
   }
 
   /**
@@ -199,6 +199,7 @@ public final class TesseraCacheScanExec extends DeviceInputExec {
         throw new NoSuchElementException();
       }
       TesseraCachedBatch batch = (TesseraCachedBatch) batches.next();
+      GpuAdmission.admitCurrentTask(metrics.get(ExecMetrics.GPU_WAIT_TIME));
       List<DeviceColumn> read = new ArrayList<>(columns.length);
       try {
         for (int i = 0; i < columns.length; i++) {

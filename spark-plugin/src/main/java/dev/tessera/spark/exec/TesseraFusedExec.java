@@ -56,7 +56,8 @@ public final class TesseraFusedExec extends TesseraPipelineExec {
   protected String[] metricNames() {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
         ExecMetrics.KERNEL_TIME, ExecMetrics.CODEGEN_TIME, ExecMetrics.BYTES_READ,
-        ExecMetrics.BATCH_SPLITS, ExecMetrics.MEMORY_WAITS};
+        ExecMetrics.BATCH_SPLITS, ExecMetrics.MEMORY_WAITS,
+        ExecMetrics.GPU_WAIT_TIME};
   }
 
   @Override

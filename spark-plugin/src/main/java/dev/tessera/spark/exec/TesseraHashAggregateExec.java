@@ -74,7 +74,8 @@ public final class TesseraHashAggregateExec extends TesseraPipelineExec {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
         ExecMetrics.KERNEL_TIME, ExecMetrics.CODEGEN_TIME, ExecMetrics.BYTES_READ,
         ExecMetrics.TABLE_FLUSHES,
-        ExecMetrics.CPU_MERGED_ROWS, ExecMetrics.BATCH_SPLITS, ExecMetrics.MEMORY_WAITS};
+        ExecMetrics.CPU_MERGED_ROWS, ExecMetrics.BATCH_SPLITS, ExecMetrics.MEMORY_WAITS,
+        ExecMetrics.GPU_WAIT_TIME};
   }
 
   @Override

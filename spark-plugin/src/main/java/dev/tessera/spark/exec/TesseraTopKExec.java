@@ -65,7 +65,8 @@ public final class TesseraTopKExec extends TesseraPipelineExec {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
         ExecMetrics.TOP_K_INPUT_ROWS, ExecMetrics.TOP_K_INPUT_BATCHES, ExecMetrics.KERNEL_TIME,
         ExecMetrics.CODEGEN_TIME, ExecMetrics.BYTES_READ, ExecMetrics.BATCH_SPLITS,
-        ExecMetrics.MEMORY_WAITS};
+        ExecMetrics.MEMORY_WAITS,
+        ExecMetrics.GPU_WAIT_TIME};
   }
 
   @Override
