@@ -214,8 +214,7 @@ class SparkColumnReaderTest {
     WritableColumnVector vector = kind.equals("off-heap")
         ? new OffHeapColumnVector(values.size(), type)
         : new OnHeapColumnVector(values.size(), type);
-    boolean dictionary = kind.equals("dictionary") && !(type instanceof
-        org.apache.spark.sql.types.DecimalType) && type != DataTypes.BooleanType
+    boolean dictionary = kind.equals("dictionary") && type != DataTypes.BooleanType
         && type != DataTypes.ByteType && type != DataTypes.ShortType;
     if (dictionary) {
       List<Object> entries = new ArrayList<>();
@@ -224,7 +223,13 @@ class SparkColumnReaderTest {
         Object v = values.get(r);
         if (v == null) {
           vector.putNull(r);
+          ids.putInt(r, r % 2 == 0 ? -1 : Integer.MAX_VALUE); // a NULL's entry means nothing
           continue;
+        }
+        if (type instanceof org.apache.spark.sql.types.DecimalType d) {
+          // Parquet's dictionary holds a decimal's unscaled value: an int up to 9 digits.
+          long unscaled = ((Decimal) v).toUnscaledLong();
+          v = d.precision() <= Decimal.MAX_INT_DIGITS() ? (Object) (int) unscaled : unscaled;
         }
         int id = entries.indexOf(v);
         if (id < 0) {
