@@ -56,6 +56,10 @@ public record ConfValueType<T>(
       },
       String::valueOf);
 
+  /** A folder on the executor's host; empty for none. */
+  public static final ConfValueType<String> FOLDER = new ConfValueType<>(
+      "a folder", "a folder's path, or empty for none", (key, text) -> text.trim(), s -> s);
+
   /** The device runtime's backend; {@link BackendKind} owns the names and the error message. */
   public static final ConfValueType<BackendKind> BACKEND = new ConfValueType<>(
       "a backend",

@@ -130,6 +130,17 @@ public final class TesseraConf {
           .readOncePerJvm()
           .createWithDefault(true));
 
+  public static final ConfEntry<String> CODEGEN_CACHE_DIR = REGISTRY.register(
+      ConfEntry.key("spark.tessera.codegen.cacheDir")
+          .doc("A folder where executors keep the generated kernels they compile (one file per"
+              + " kernel, named by a hash of its PTX, the compiler and its options), so that an"
+              + " executor started later on the same host loads them instead of compiling them"
+              + " again (0.1-1 s each). Empty: none kept. Entries are not evicted; delete the"
+              + " folder to reclaim it.")
+          .type(ConfValueType.FOLDER)
+          .readOncePerJvm()
+          .createWithDefault(""));
+
   public static final ConfEntry<Boolean> CACHE_ENABLED = REGISTRY.register(
       ConfEntry.key("spark.tessera.cache.enabled")
           .doc("Whether df.cache() and CACHE TABLE store tables in Tessera's GPU-FOR format"

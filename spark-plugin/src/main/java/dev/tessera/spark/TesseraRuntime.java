@@ -3,8 +3,10 @@ package dev.tessera.spark;
 import dev.tessera.gpu.Backend;
 import dev.tessera.gpu.BackendKind;
 import dev.tessera.gpu.Backends;
+import dev.tessera.gpu.codegen.KernelDiskCache;
 import dev.tessera.gpu.cuda.CudaAvailability;
 import dev.tessera.gpu.memory.DeviceStore;
+import java.nio.file.Path;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,6 +65,8 @@ public final class TesseraRuntime {
             "no usable CUDA device (" + cuda.unavailableReason() + ")", conf);
       }
     }
+    String kernelCache = conf.get(TesseraConf.CODEGEN_CACHE_DIR);
+    KernelDiskCache.use(kernelCache.isEmpty() ? null : Path.of(kernelCache));
     Backend backend;
     try {
       backend = Backends.open(kind, conf.runtimeOptions(deviceOrdinal));

@@ -194,6 +194,6 @@ class TesseraConfTest {
     assertEquals(java.util.Set.of(TesseraConf.BACKEND.key(), TesseraConf.DEVICE_CAP_BYTES.key(),
         TesseraConf.PINNED_CAP_BYTES.key(), TesseraConf.CODEGEN_ENABLED.key(),
         TesseraConf.CACHE_ENABLED.key(), TesseraConf.CACHE_DEVICE_BYTES.key(),
-        TesseraConf.CONCURRENT_GPU_TASKS.key()), readOnce);
+        TesseraConf.CONCURRENT_GPU_TASKS.key(), TesseraConf.CODEGEN_CACHE_DIR.key()), readOnce);
   }
 }

@@ -8,10 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import dev.tessera.gpu.BackendKind;
+import dev.tessera.gpu.codegen.KernelDiskCache;
 import dev.tessera.gpu.cuda.CudaAvailability;
+import java.nio.file.Path;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class TesseraRuntimeTest {
   @AfterEach
@@ -32,6 +35,32 @@ class TesseraRuntimeTest {
     TesseraRuntime.close();
     assertFalse(TesseraRuntime.isOpen());
     assertThrows(IllegalStateException.class, TesseraRuntime::backend);
+  }
+
+  @Test
+  void theRuntimeTakesItsKernelCacheAndTaskLimitFromTheConf(@TempDir Path dir) {
+    TesseraConf conf = TesseraConf.from(Map.of("spark.tessera.backend", "host-reference",
+        "spark.tessera.memory.deviceCapBytes", "64m", "spark.tessera.memory.pinnedCapBytes", "64m",
+        "spark.tessera.codegen.cacheDir", dir.toString(),
+        "spark.tessera.concurrentGpuTasks", "3"));
+    try {
+      assertTrue(TesseraRuntime.open(conf, 0));
+      assertEquals(dir, KernelDiskCache.current().dir());
+      assertEquals(3, TesseraRuntime.semaphore().limit());
+    } finally {
+      TesseraRuntime.close();
+      KernelDiskCache.use(null);
+    }
+    // Automatic: as many tasks as 4 batches of 128 MiB fit in the 1 GiB pool, no kernel cache.
+    try {
+      assertTrue(TesseraRuntime.open(TesseraConf.from(Map.of(
+          "spark.tessera.backend", "host-reference", "spark.tessera.memory.deviceCapBytes", "1g",
+          "spark.tessera.memory.pinnedCapBytes", "64m")), 0));
+      assertNull(KernelDiskCache.current().dir());
+      assertEquals(2, TesseraRuntime.semaphore().limit());
+    } finally {
+      TesseraRuntime.close();
+    }
   }
 
   @Test

@@ -62,9 +62,12 @@ public final class GeneratedModule {
     }
   }
 
-  /** Compiles {@code kernel} with the in-jar compiler for {@code arch} ("sm_90"). */
+  /**
+   * Compiles {@code kernel} with the in-jar compiler for {@code arch} ("sm_90"), or takes it from
+   * the process's {@link KernelDiskCache}.
+   */
   public static CompiledKernel compile(GeneratedKernel kernel, String arch) {
-    return PtxCompiler.compile(text(kernel), arch);
+    return KernelDiskCache.current().compile(text(kernel), arch, List.of());
   }
 
   /**
@@ -75,7 +78,7 @@ public final class GeneratedModule {
   public static CompiledKernel compileAgain(GeneratedKernel kernel, String arch) {
     String text = text(kernel);
     for (List<String> options : AGAIN) {
-      CompiledKernel again = PtxCompiler.compile(text, arch, options);
+      CompiledKernel again = KernelDiskCache.current().compile(text, arch, options);
       if (rejection(again.report(kernel.entry())) == null) {
         return again;
       }
