@@ -61,8 +61,10 @@ public final class ConfigDocs {
   }
 
   private static void row(StringBuilder md, ConfEntry<?> entry) {
-    md.append("| `").append(entry.key()).append("` | `").append(entry.defaultText())
-        .append("` | ").append(SupportedOperators.cell(meaning(entry))).append(" |\n");
+    String defaultText = entry.defaultText();
+    md.append("| `").append(entry.key()).append("` | ")
+        .append(defaultText.isEmpty() ? "(empty)" : "`" + defaultText + "`")
+        .append(" | ").append(SupportedOperators.cell(meaning(entry))).append(" |\n");
   }
 
   private static String meaning(ConfEntry<?> entry) {
