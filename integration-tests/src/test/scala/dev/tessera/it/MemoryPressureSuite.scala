@@ -102,6 +102,14 @@ class MemoryPressureSuite extends AnyFunSuite with GpuQueryTest {
     }
   }
 
+  test("device cap 4 KiB with two tasks at once: the aggregation gives Spark's result") {
+    // Each task falls back, splits, or waits for the other to free the pool (a task whose first
+    // rows already went out can only wait); none fails.
+    withCaps("spark.tessera.memory.deviceCapBytes" -> (4 * KiB).toString) {
+      manyGroups()
+    }
+  }
+
   test("pinned cap 1 MiB") {
     withCaps("spark.tessera.memory.pinnedCapBytes" -> MiB.toString)(all())
   }

@@ -443,7 +443,9 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
     ColumnBatch<DeviceColumn> merged;
     int splitsBefore = cpuMerge.splits();
     try {
-      merged = cpuMerge.finish();
+      // A later part may find the pool taken by another task after this one's first part went
+      // out, when the Spark plan can no longer take over: wait for that task before failing.
+      merged = waiting(cpuMerge::finish);
     } catch (RowErrorException e) {
       throw sparkError(e);
     }
