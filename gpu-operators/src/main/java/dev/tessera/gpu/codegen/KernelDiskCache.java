@@ -4,7 +4,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
-import java.nio.ByteBuffer;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -103,7 +103,7 @@ public final class KernelDiskCache {
       byte[] bytes = Files.readAllBytes(entry);
       int body = bytes.length - 32;
       if (body < 0 || !Arrays.equals(Arrays.copyOfRange(bytes, body, bytes.length),
-          sha256().digest(Arrays.copyOf(bytes, body)))) {
+          digest(bytes, body))) {
         throw new IOException("its checksum does not match");
       }
       DataInputStream in = new DataInputStream(new java.io.ByteArrayInputStream(bytes, 0, body));
@@ -141,8 +141,10 @@ public final class KernelDiskCache {
       byte[] body = buffer.toByteArray();
       Files.createDirectories(dir);
       temp = Files.createTempFile(dir, key, ".tmp");
-      Files.write(temp, ByteBuffer.allocate(body.length + 32).put(body)
-          .put(sha256().digest(body)).array());
+      try (OutputStream file = Files.newOutputStream(temp)) {
+        file.write(body);
+        file.write(digest(body, body.length));
+      }
       Files.move(temp, entry, StandardCopyOption.ATOMIC_MOVE,
           StandardCopyOption.REPLACE_EXISTING);
     } catch (IOException | RuntimeException e) {
@@ -158,6 +160,13 @@ public final class KernelDiskCache {
         }
       }
     }
+  }
+
+  /** The SHA-256 of {@code bytes[0, length)}: an entry's checksum. */
+  private static byte[] digest(byte[] bytes, int length) {
+    MessageDigest sha = sha256();
+    sha.update(bytes, 0, length);
+    return sha.digest();
   }
 
   private static MessageDigest sha256() {
