@@ -18,7 +18,9 @@
 // with shuffles (one update for the warp); then a small per-block table in shared memory, keyed
 // by the global group index, takes the accumulations of the groups it holds with shared-memory
 // atomics; rows of groups it cannot hold go to the global accumulators; at the end the block
-// merges its table into the global accumulators, one atomic per (entry, function). The host
+// merges its table into the global accumulators, one atomic per (entry, function). A block also
+// remembers the fixed-width key tuples it has met, with their groups, in a shared-memory key cache
+// (hash_aggregate.cuh KeyCache), so that a repeated key skips the global table. The host
 // guarantees groups + rows <= group capacity, table capacity >= 2 x group capacity (so a probe
 // always ends) and room in the key heap for every string key byte the batch may insert. With
 // small dense integer keys a direct group map (Crystal's SSB group-by, see below) goes in front
@@ -32,8 +34,9 @@
 #include "tessera/hash_aggregate.cuh"
 
 // The fused update (see the top of the file). Launch with kBlockThreads threads, any number of
-// blocks (tiles are taken grid-stride), and header.local_entries * (4 + 20 * functions) bytes of
-// dynamic shared memory; rows > 0; *first_error all ones and *heap_overflow 0 before the launch.
+// blocks (tiles are taken grid-stride), and the dynamic shared memory of BlockTables (the local
+// table, then the key cache; CudaHashAggregate.updateSharedBytes); rows > 0; *first_error all
+// ones and *heap_overflow 0 before the launch.
 // A row whose filter, or (if kept) any program output, raised an error is not aggregated; the
 // smallest such row and its first error go to *first_error by atomicMin, as tessera_filter_project
 // reports them.

@@ -218,8 +218,8 @@ __device__ __forceinline__ long long Canonical(int type, long long v) {
   }
 }
 
-// An acquire load of a slot: a group index seen here comes with its hash and key (written before
-// the releasing atomicExch in FindOrInsert).
+// An acquire load of a slot: a group index seen here comes with its hash, key and initialized
+// accumulators (written before the StoreRelease in FindOrInsert).
 __device__ __forceinline__ int LoadAcquire(const int* address) {
   int value;
   asm volatile("ld.acquire.gpu.s32 %0, [%1];" : "=r"(value) : "l"(address) : "memory");
@@ -488,11 +488,12 @@ struct KeyCache {
 // When every key is an integer with a small dense range (the host decides, from the groups of the
 // first batch), a slot per key tuple in the range, numbered mixed-radix: key k's digit is
 // value - direct_min, or direct_span - 1 for NULL. The map caches the group of a slot in front of
-// the hash table: a hit skips hashing and probing; a row outside the range, or whose slot is still
-// empty, finds its group in the hash table (which holds every group, so a later batch that leaves
-// the range stays correct) and stores it in the slot. Every writer of a slot writes the same
-// group, and a reader that sees a stale kEmpty only takes the hash table path, so plain loads and
-// stores suffice.
+// the hash table: a hit skips probing; a row outside the range, or whose slot is still empty,
+// finds its group in the hash table (which holds every group, so a later batch that leaves the
+// range stays correct) and stores it in the slot. Every writer of a slot writes the same group,
+// and a reader that sees a stale kEmpty only takes the hash table path; the slot is read with
+// acquire and written with release so that a group read there comes with its initialized
+// accumulators.
 
 // The slot of the row's key tuple, or -1 outside the range.
 template <typename KeyAt>
