@@ -18,25 +18,21 @@
 // with shuffles (one update for the warp); then a small per-block table in shared memory, keyed
 // by the global group index, takes the accumulations of the groups it holds with shared-memory
 // atomics; rows of groups it cannot hold go to the global accumulators; at the end the block
-// merges its table into the global accumulators, one atomic per (entry, function). A block also
-// remembers the fixed-width key tuples it has met, with their groups, in a shared-memory key cache
-// (hash_aggregate.cuh KeyCache), so that a repeated key skips the global table. The host
+// merges its table into the global accumulators, one atomic per (entry, function). The host
 // guarantees groups + rows <= group capacity, table capacity >= 2 x group capacity (so a probe
 // always ends) and room in the key heap for every string key byte the batch may insert. With
 // small dense integer keys a direct group map (Crystal's SSB group-by, see below) goes in front
 // of the table.
 // tessera_hash_aggregate_rehash: reinserts groups [0, count) into a fresh (all kEmpty) table.
-// tessera_hash_aggregate_init: sets accumulators of groups [from, to) to their identity (a global
-// aggregate's one group; a keyed aggregation's groups are initialized as they are inserted).
+// tessera_hash_aggregate_init: sets accumulators of groups [from, to) to their identity.
 // tessera_hash_aggregate_finish: writes groups [0, rows) into the output columns (string keys:
 // each group's length and byte address, for tessera_string_offsets and tessera_string_gather),
 // counts nulls, and reports overflow (ANSI) as the smallest (row << 8 | RowError code).
 #include "tessera/hash_aggregate.cuh"
 
 // The fused update (see the top of the file). Launch with kBlockThreads threads, any number of
-// blocks (tiles are taken grid-stride), and the dynamic shared memory of BlockTables (the local
-// table, then the key cache; CudaHashAggregate.updateSharedBytes); rows > 0; *first_error all
-// ones and *heap_overflow 0 before the launch.
+// blocks (tiles are taken grid-stride), and header.local_entries * (4 + 20 * functions) bytes of
+// dynamic shared memory; rows > 0; *first_error all ones and *heap_overflow 0 before the launch.
 // A row whose filter, or (if kept) any program output, raised an error is not aggregated; the
 // smallest such row and its first error go to *first_error by atomicMin, as tessera_filter_project
 // reports them.
@@ -59,9 +55,9 @@ tessera_hash_aggregate_update(const int* __restrict__ code, int instruction_coun
   const int output_count = static_cast<int>(header.output_count);
   const int* output_registers = reinterpret_cast<const int*>(header.output_registers);
 
-  const BlockTables block_tables = BlockTables::In(local_words, header);
-  const LocalTable& local = block_tables.local;
-  block_tables.Reset(view.functions, function_count);
+  const LocalTable local =
+      LocalTable::In(local_words, static_cast<int>(header.local_entries), function_count);
+  local.Reset(view.functions, function_count);
   __syncthreads();
 
   const ProgramView program{code, instruction_count, constants, strings, inputs, program_ansi != 0,
@@ -96,8 +92,7 @@ tessera_hash_aggregate_update(const int* __restrict__ code, int instruction_coun
         }
       }
       AggregateItem(view, active, RegisterKeys{view.keys, row_regs},
-                    RegisterInputs{view.functions, row_regs}, local, block_tables.cache,
-                    heap_overflow);
+                    RegisterInputs{view.functions, row_regs}, local, heap_overflow);
     }
   }
 
@@ -116,17 +111,24 @@ tessera_hash_aggregate_rehash(const unsigned long long* __restrict__ hashes, lon
   }
 }
 
-// Accumulators of groups [from, to) to their identities (value, high, seen per function): a
-// global aggregate's one group. Groups of a keyed aggregation are initialized as they are
-// inserted (hash_aggregate.cuh FindOrInsert).
+// Accumulators of groups [from, to) to their identities (value, high, seen per function).
 extern "C" __global__ void __launch_bounds__(tessera::kBlockThreads)
 tessera_hash_aggregate_init(const unsigned long long* __restrict__ plan, long long from,
                             long long to) {
   using namespace tessera::hash_aggregate;
-  const PlanView view = PlanView::Of(plan);
+  const Header& header = *reinterpret_cast<const Header*>(plan);
+  const Function* functions =
+      reinterpret_cast<const Function*>(plan + kHeaderWords + kColumnWords * header.key_count);
   const long long g = from + static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (g >= to) return;
-  InitGroup(view.functions, static_cast<int>(view.header->function_count), g);
+  for (int f = 0; f < header.function_count; ++f) {
+    const Function& fn = functions[f];
+    const int kind = static_cast<int>(fn.kind);
+    reinterpret_cast<long long*>(fn.value)[g] =
+        (kind == kMin || kind == kMax) ? Identity(kind, static_cast<int>(fn.type)) : 0;
+    reinterpret_cast<unsigned long long*>(fn.high)[g] = 0;
+    reinterpret_cast<unsigned int*>(fn.seen)[g] = 0;
+  }
 }
 
 // Groups [0, rows) into the outputs. Output validity bitmaps arrive zeroed; null_counts (one per

@@ -98,25 +98,26 @@ struct ScalarInputs {
   }
 };
 
-__device__ __forceinline__ tessera::hash_aggregate::BlockTables TablesOf(
+__device__ __forceinline__ tessera::hash_aggregate::LocalTable LocalOf(
     const tessera::hash_aggregate::PlanView& view, unsigned long long* local_words) {
-  return tessera::hash_aggregate::BlockTables::In(local_words, *view.header);
+  return tessera::hash_aggregate::LocalTable::In(
+      local_words, static_cast<int>(view.header->local_entries),
+      static_cast<int>(view.header->function_count));
 }
 }  // namespace
 
-// The per-block table's and key cache's reset; every thread calls it, then the block synchronizes.
+// The per-block table's reset; every thread calls it, then the block synchronizes.
 extern "C" __device__ void tessera_agg_local_reset(const unsigned long long* plan,
                                                    unsigned long long* local_words) {
   const tessera::hash_aggregate::PlanView view = tessera::hash_aggregate::PlanView::Of(plan);
-  TablesOf(view, local_words).Reset(view.functions,
-                                    static_cast<int>(view.header->function_count));
+  LocalOf(view, local_words).Reset(view.functions, static_cast<int>(view.header->function_count));
 }
 
 // The per-block table into the global accumulators; every thread calls it, after a barrier.
 extern "C" __device__ void tessera_agg_local_merge(const unsigned long long* plan,
                                                    unsigned long long* local_words) {
   const tessera::hash_aggregate::PlanView view = tessera::hash_aggregate::PlanView::Of(plan);
-  tessera::hash_aggregate::MergeLocal(view, TablesOf(view, local_words).local);
+  tessera::hash_aggregate::MergeLocal(view, LocalOf(view, local_words));
 }
 
 // One item (hash_aggregate.cuh AggregateItem); every lane of the warp calls it.
@@ -129,12 +130,11 @@ extern "C" __device__ void tessera_agg_item(
     long long i12, long long i13, long long i14, long long i15) {
   static_assert(kItemKeys == 4 && kItemInputs == 16, "ScalarKeys, ScalarInputs");
   const tessera::hash_aggregate::PlanView view = tessera::hash_aggregate::PlanView::Of(plan);
-  const tessera::hash_aggregate::BlockTables tables = TablesOf(view, local_words);
   tessera::hash_aggregate::AggregateItem(
       view, active != 0, ScalarKeys{k0, k1, k2, k3, l0, l1, l2, l3, key_valid},
       ScalarInputs<kItemInputs>{
           {i0, i1, i2, i3, i4, i5, i6, i7, i8, i9, i10, i11, i12, i13, i14, i15}, input_valid},
-      tables.local, tables.cache, heap_overflow);
+      LocalOf(view, local_words), heap_overflow);
 }
 
 // tessera_agg_item for aggregations of at most kNarrowItemInputs functions.
@@ -145,9 +145,8 @@ extern "C" __device__ void tessera_agg_item_narrow(
     long long i0, long long i1, long long i2, long long i3) {
   static_assert(kNarrowItemInputs == 4, "ScalarInputs");
   const tessera::hash_aggregate::PlanView view = tessera::hash_aggregate::PlanView::Of(plan);
-  const tessera::hash_aggregate::BlockTables tables = TablesOf(view, local_words);
   tessera::hash_aggregate::AggregateItem(
       view, active != 0, ScalarKeys{k0, k1, k2, k3, l0, l1, l2, l3, key_valid},
       ScalarInputs<kNarrowItemInputs>{{i0, i1, i2, i3}, input_valid},
-      tables.local, tables.cache, heap_overflow);
+      LocalOf(view, local_words), heap_overflow);
 }

@@ -59,8 +59,7 @@ struct Header {
   long long output_count;               // update: program outputs (= the spec's input columns)
   long long local_entries;  // update: entries of the per-block table (a power of two; 0: none)
   unsigned long long direct;  // update: the direct group map, int32 per slot (0: none)
-  long long cache_entries;    // update: entries of the per-block key cache (a power of two; 0: none)
-  long long reserved;
+  long long reserved[2];
 };
 struct Key {
   unsigned long long data;      // finish: output column data (fixed width)
@@ -218,28 +217,12 @@ __device__ __forceinline__ long long Canonical(int type, long long v) {
   }
 }
 
-// An acquire load of a slot: a group index seen here comes with its hash, key and initialized
-// accumulators (written before the StoreRelease in FindOrInsert).
+// An acquire load of a slot: a group index seen here comes with its hash and key (written before
+// the releasing atomicExch in FindOrInsert).
 __device__ __forceinline__ int LoadAcquire(const int* address) {
   int value;
   asm volatile("ld.acquire.gpu.s32 %0, [%1];" : "=r"(value) : "l"(address) : "memory");
   return value;
-}
-
-// A release store of a slot: whoever acquires the group index from it also sees what the writer
-// saw (the group's key, hash and initialized accumulators).
-__device__ __forceinline__ void StoreRelease(int* address, int value) {
-  asm volatile("st.release.gpu.s32 [%0], %1;" : : "l"(address), "r"(value) : "memory");
-}
-
-// The same within a block (the per-block key cache in shared memory).
-__device__ __forceinline__ int LoadAcquireBlock(const int* address) {
-  int value;
-  asm volatile("ld.acquire.cta.s32 %0, [%1];" : "=r"(value) : "l"(address) : "memory");
-  return value;
-}
-__device__ __forceinline__ void StoreReleaseBlock(int* address, int value) {
-  asm volatile("st.release.cta.s32 [%0], %1;" : : "l"(address), "r"(value) : "memory");
 }
 
 // The group keys of a row: KeyAt(k) is key k's Register. The interpreter kernel reads them from
@@ -330,42 +313,11 @@ __device__ __forceinline__ void WriteKey(const Header& header, const Key* keys, 
   }
 }
 
-// The plan's parts (see the top of the file).
-struct PlanView {
-  const Header* header;
-  const Key* keys;
-  const Function* functions;
-
-  __device__ __forceinline__ static PlanView Of(const unsigned long long* plan) {
-    const Header* header = reinterpret_cast<const Header*>(plan);
-    return {header, reinterpret_cast<const Key*>(plan + kHeaderWords),
-            reinterpret_cast<const Function*>(plan + kHeaderWords +
-                                              kColumnWords * header->key_count)};
-  }
-};
-
-// Group g's accumulators at their identities (value, high and seen per function): by the thread
-// that inserts the group, before the slot names it, so that the host need not initialize the
-// whole capacity; tessera_hash_aggregate_init does the same for a global aggregate's one group.
-__device__ __forceinline__ void InitGroup(const Function* functions, int function_count,
-                                          long long g) {
-  for (int f = 0; f < function_count; ++f) {
-    const Function& fn = functions[f];
-    const int kind = static_cast<int>(fn.kind);
-    reinterpret_cast<long long*>(fn.value)[g] =
-        (kind == kMin || kind == kMax) ? Identity(kind, static_cast<int>(fn.type)) : 0;
-    reinterpret_cast<unsigned long long*>(fn.high)[g] = 0;
-    reinterpret_cast<unsigned int*>(fn.seen)[g] = 0;
-  }
-}
-
-// The group of the row's key tuple, whose hash is h, inserting it when the table has none: its
-// key, hash and accumulators are written before the releasing store names it in the slot.
 template <typename KeyAt>
-__device__ int FindOrInsert(const PlanView& plan, unsigned long long h, const KeyAt& key_at,
+__device__ int FindOrInsert(const Header& header, const Key* keys, const KeyAt& key_at,
                             unsigned long long* heap_overflow) {
-  const Header& header = *plan.header;
   const int key_count = static_cast<int>(header.key_count);
+  const unsigned long long h = HashKeys(keys, key_count, key_at);
   int* slots = reinterpret_cast<int*>(header.slots);
   unsigned long long* hashes = reinterpret_cast<unsigned long long*>(header.hashes);
   const unsigned long long mask = static_cast<unsigned long long>(header.table_mask);
@@ -376,124 +328,29 @@ __device__ int FindOrInsert(const PlanView& plan, unsigned long long h, const Ke
       if (atomicCAS(slots + slot, kEmpty, kBusy) == kEmpty) {
         const int group = static_cast<int>(
             atomicAdd(reinterpret_cast<unsigned long long*>(header.group_count), 1ull));
-        WriteKey(header, plan.keys, key_count, key_at, group, heap_overflow);
+        WriteKey(header, keys, key_count, key_at, group, heap_overflow);
         hashes[group] = h;
-        InitGroup(plan.functions, static_cast<int>(header.function_count), group);
-        StoreRelease(slots + slot, group);
+        __threadfence();  // the key and hash before the slot names the group
+        atomicExch(slots + slot, group);
         return group;
       }
       continue;  // lost the race: look at the slot again
     }
     if (s == kBusy) continue;  // another thread is writing the key; wait for it
-    if (__ldcg(hashes + s) == h && KeysEqual(header, plan.keys, key_count, key_at, s)) return s;
+    if (__ldcg(hashes + s) == h && KeysEqual(header, keys, key_count, key_at, s)) return s;
     slot = (slot + 1) & mask;
   }
 }
-
-// ---- the per-block key cache ---------------------------------------------------------------------
-// Finding a group in the global table reads a slot, the group's hash and its keys from L2, one
-// after the other, for every row. A block remembers the key tuples it has met in shared memory,
-// with their groups, so that a row whose key the block has seen finds its group there. Fixed-width
-// keys only (the host gives string keys no cache). An entry is written once, by the thread that
-// claimed it (kEmpty -> kBusy by compare-and-swap), and published by a releasing store of its
-// group; it never changes after that, so a reader that acquires the group sees the whole key. A
-// row that finds no entry (the probed slots hold other keys, or are being written) takes the
-// global table: the cache only ever skips work.
-constexpr int kCacheProbes = 4;
-
-struct KeyCache {
-  long long* values;     // [key][entry], canonical (as the group arrays hold them)
-  int* groups;           // kEmpty, kBusy while being written, else the group
-  unsigned char* nulls;  // bit k set: key k is NULL
-  int entries;           // a power of two, or 0: no cache
-
-  __device__ __forceinline__ static KeyCache In(unsigned long long* shared, int entries,
-                                                int key_count) {
-    KeyCache c;
-    c.values = reinterpret_cast<long long*>(shared);
-    c.groups = reinterpret_cast<int*>(shared + static_cast<long long>(key_count) * entries);
-    c.nulls = reinterpret_cast<unsigned char*>(c.groups + entries);
-    c.entries = entries;
-    return c;
-  }
-
-  // Every entry empty. Call from every thread, then sync.
-  __device__ __forceinline__ void Reset() const {
-    for (int e = threadIdx.x; e < entries; e += blockDim.x) groups[e] = kEmpty;
-  }
-
-  __device__ __forceinline__ unsigned int FirstSlot(unsigned long long h) const {
-    return static_cast<unsigned int>(h >> 40) & static_cast<unsigned int>(entries - 1);
-  }
-
-  // Whether published entry e holds the row's key tuple.
-  template <typename KeyAt>
-  __device__ __forceinline__ bool Holds(int e, const Key* keys, int key_count,
-                                        const KeyAt& key_at) const {
-    const int null_bits = nulls[e];
-    for (int k = 0; k < key_count; ++k) {
-      const Register r = key_at(k);
-      if (((null_bits >> k) & 1) != (r.valid ? 0 : 1)) return false;
-      if (r.valid && values[k * entries + e] != Canonical(static_cast<int>(keys[k].type), r.value)) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  // The group of the row's key tuple (hash h), or -1 when the cache does not hold it.
-  template <typename KeyAt>
-  __device__ __forceinline__ int Find(unsigned long long h, const Key* keys, int key_count,
-                                      const KeyAt& key_at) const {
-    unsigned int slot = FirstSlot(h);
-    for (int probe = 0; probe < kCacheProbes; ++probe) {
-      const int group = LoadAcquireBlock(groups + slot);
-      if (group == kEmpty) return -1;
-      if (group >= 0 && Holds(slot, keys, key_count, key_at)) return group;
-      slot = (slot + 1) & static_cast<unsigned int>(entries - 1);
-    }
-    return -1;
-  }
-
-  // Remembers the row's key tuple's group in the first empty slot of its probes, unless an entry
-  // already holds it or every probed slot is taken.
-  template <typename KeyAt>
-  __device__ __forceinline__ void Insert(unsigned long long h, const Key* keys, int key_count,
-                                         const KeyAt& key_at, int group) const {
-    unsigned int slot = FirstSlot(h);
-    for (int probe = 0; probe < kCacheProbes; ++probe) {
-      int held = LoadAcquireBlock(groups + slot);
-      if (held == kEmpty) {
-        if (atomicCAS(groups + slot, kEmpty, kBusy) == kEmpty) {
-          int null_bits = 0;
-          for (int k = 0; k < key_count; ++k) {
-            const Register r = key_at(k);
-            values[k * entries + slot] =
-                r.valid ? Canonical(static_cast<int>(keys[k].type), r.value) : 0;
-            if (!r.valid) null_bits |= 1 << k;
-          }
-          nulls[slot] = static_cast<unsigned char>(null_bits);
-          StoreReleaseBlock(groups + slot, group);
-          return;
-        }
-        held = LoadAcquireBlock(groups + slot);
-      }
-      if (held >= 0 && Holds(slot, keys, key_count, key_at)) return;
-      slot = (slot + 1) & static_cast<unsigned int>(entries - 1);
-    }
-  }
-};
 
 // ---- the direct group map (Crystal's SSB group-by) ---------------------------------------------
 // When every key is an integer with a small dense range (the host decides, from the groups of the
 // first batch), a slot per key tuple in the range, numbered mixed-radix: key k's digit is
 // value - direct_min, or direct_span - 1 for NULL. The map caches the group of a slot in front of
-// the hash table: a hit skips probing; a row outside the range, or whose slot is still empty,
-// finds its group in the hash table (which holds every group, so a later batch that leaves the
-// range stays correct) and stores it in the slot. Every writer of a slot writes the same group,
-// and a reader that sees a stale kEmpty only takes the hash table path; the slot is read with
-// acquire and written with release so that a group read there comes with its initialized
-// accumulators.
+// the hash table: a hit skips hashing and probing; a row outside the range, or whose slot is still
+// empty, finds its group in the hash table (which holds every group, so a later batch that leaves
+// the range stays correct) and stores it in the slot. Every writer of a slot writes the same
+// group, and a reader that sees a stale kEmpty only takes the hash table path, so plain loads and
+// stores suffice.
 
 // The slot of the row's key tuple, or -1 outside the range.
 template <typename KeyAt>
@@ -517,34 +374,18 @@ __device__ __forceinline__ long long DirectSlot(const Key* keys, int key_count,
   return slot;
 }
 
-// The row's group: from the block's key cache when it holds the key, else through the direct map
-// when there is one, else (or on a miss) the hash table. A group found outside the cache goes
-// into it. The direct map's reads and writes acquire and release, as the slots do: a group seen
-// there comes with its initialized accumulators.
+// The row's group: through the direct map when there is one, else (or on a miss) the hash table.
 template <typename KeyAt>
-__device__ __forceinline__ int FindGroup(const PlanView& plan, const KeyCache& cache,
+__device__ __forceinline__ int FindGroup(const Header& header, const Key* keys,
                                          const KeyAt& key_at, unsigned long long* heap_overflow) {
-  const Header& header = *plan.header;
-  const int key_count = static_cast<int>(header.key_count);
-  const unsigned long long h = HashKeys(plan.keys, key_count, key_at);
-  if (cache.entries > 0) {
-    const int cached = cache.Find(h, plan.keys, key_count, key_at);
-    if (cached >= 0) return cached;
-  }
-  int group;
-  const long long slot =
-      header.direct == 0 ? -1 : DirectSlot(plan.keys, key_count, key_at);
-  if (slot < 0) {
-    group = FindOrInsert(plan, h, key_at, heap_overflow);
-  } else {
-    int* direct = reinterpret_cast<int*>(header.direct);
-    group = LoadAcquire(direct + slot);
-    if (group < 0) {
-      group = FindOrInsert(plan, h, key_at, heap_overflow);
-      StoreRelease(direct + slot, group);
-    }
-  }
-  if (cache.entries > 0) cache.Insert(h, plan.keys, key_count, key_at, group);
+  if (header.direct == 0) return FindOrInsert(header, keys, key_at, heap_overflow);
+  const long long slot = DirectSlot(keys, static_cast<int>(header.key_count), key_at);
+  if (slot < 0) return FindOrInsert(header, keys, key_at, heap_overflow);
+  int* direct = reinterpret_cast<int*>(header.direct);
+  const int cached = __ldcg(direct + slot);
+  if (cached >= 0) return cached;
+  const int group = FindOrInsert(header, keys, key_at, heap_overflow);
+  direct[slot] = group;
   return group;
 }
 
@@ -670,30 +511,6 @@ struct LocalTable {
   }
 };
 
-// The update's dynamic shared memory: the per-block table, then the key cache from the next
-// 8-byte boundary. CudaHashAggregate.updateSharedBytes sizes the same.
-struct BlockTables {
-  LocalTable local;
-  KeyCache cache;
-
-  __device__ __forceinline__ static BlockTables In(unsigned long long* shared,
-                                                   const Header& header) {
-    const int entries = static_cast<int>(header.local_entries);
-    const int functions = static_cast<int>(header.function_count);
-    const long long local_words =
-        (static_cast<long long>(entries) * (4 + 20 * functions) + 7) / 8;
-    return {LocalTable::In(shared, entries, functions),
-            KeyCache::In(shared + local_words, static_cast<int>(header.cache_entries),
-                         static_cast<int>(header.key_count))};
-  }
-
-  // Every entry of both empty. Call from every thread, then sync.
-  __device__ __forceinline__ void Reset(const Function* functions, int function_count) const {
-    local.Reset(functions, function_count);
-    cache.Reset();
-  }
-};
-
 // ---- warp-level resolution ---------------------------------------------------------------------
 // When every active lane of a warp holds a row of the same group (always for a global aggregate,
 // and for most warps when there are very few groups), the warp reduces its rows with shuffles and
@@ -802,18 +619,32 @@ __device__ __forceinline__ void AccumulateRow(const Function* functions, int fun
   }
 }
 
+// The plan's parts (see the top of the file).
+struct PlanView {
+  const Header* header;
+  const Key* keys;
+  const Function* functions;
+
+  __device__ __forceinline__ static PlanView Of(const unsigned long long* plan) {
+    const Header* header = reinterpret_cast<const Header*>(plan);
+    return {header, reinterpret_cast<const Key*>(plan + kHeaderWords),
+            reinterpret_cast<const Function*>(plan + kHeaderWords +
+                                              kColumnWords * header->key_count)};
+  }
+};
+
 // One item of the update. Every lane of the warp calls it (the warp-level step needs the whole
 // warp); an active row (the filter keeps it, without an error) finds its group and is
 // accumulated: the warp's rows at once when they all belong to one group, else each on its own.
 template <typename KeyAt, typename InputAt>
 __device__ __forceinline__ void AggregateItem(const PlanView& plan, bool active,
                                               const KeyAt& key_at, const InputAt& input_at,
-                                              const LocalTable& local, const KeyCache& cache,
+                                              const LocalTable& local,
                                               unsigned long long* heap_overflow) {
   const int key_count = static_cast<int>(plan.header->key_count);
   const int function_count = static_cast<int>(plan.header->function_count);
   int group = 0;
-  if (active && key_count > 0) group = FindGroup(plan, cache, key_at, heap_overflow);
+  if (active && key_count > 0) group = FindGroup(*plan.header, plan.keys, key_at, heap_overflow);
   const unsigned active_lanes = __ballot_sync(kFullWarpMask, active);
   if (active_lanes == 0) return;  // the same on every lane
   const int leader = __ffs(active_lanes) - 1;

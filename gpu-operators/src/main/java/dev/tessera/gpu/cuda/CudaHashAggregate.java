@@ -38,16 +38,13 @@ import org.slf4j.LoggerFactory;
  * ones and rehashed) so that groups + rows of the batch fit, and the key heap is grown (copied:
  * groups hold offsets relative to its base) so that every string key byte the batch may insert
  * fits; the table has twice as many slots as the group arrays have room for, so probes always
- * end. A group's accumulators are initialized by the thread that inserts it, so growing costs a
- * copy of the groups there are, not a pass over the whole capacity. Sums overflow when the exact sum leaves int64 (SUM to LONG: wraps, or the ANSI error)
+ * end. Sums overflow when the exact sum leaves int64 (SUM to LONG: wraps, or the ANSI error)
  * or the result precision (SUM_DECIMAL: NULL, never an error); a SUM to DOUBLE is the exact
  * sum rounded once. DOUBLE inputs of SUM are whole numbers, converted exactly to int128.
  *
  * <p>Every update is the fused kernel: {@link #update(ColumnBatch)} runs it with the identity
  * program, so there is one code path. Each block pre-aggregates in a small shared-memory table
- * (see {@link #localEntries}) before it touches the global accumulators, and remembers the
- * fixed-width key tuples it has met with their groups (see {@link #keyCacheEntries}), so that
- * most rows of few groups never read the global hash table. With small dense
+ * (see {@link #localEntries}) before it touches the global accumulators. With small dense
  * integer keys (seen in the first batch's groups) a direct group map, Crystal's SSB group-by,
  * sits in front of the hash table (see {@code decideDirect}).
  *
@@ -78,7 +75,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
   private static final int H_OUTPUT_COUNT = 11;
   private static final int H_LOCAL_ENTRIES = 12;
   private static final int H_DIRECT = 13;
-  private static final int H_CACHE_ENTRIES = 14;
   // Key
   private static final int K_DATA = 0;
   private static final int K_VALIDITY = 1;
@@ -109,13 +105,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
   private static final int LOCAL_ENTRY_FUNCTION_BYTES = 2 * Long.BYTES + Integer.BYTES;
   private static final int LOCAL_TABLE_BYTES = 16 << 10;
   private static final int MAX_LOCAL_ENTRIES = 256;
-  /**
-   * The per-block key cache (hash_aggregate.cuh KeyCache): per entry an int64 per key, the group
-   * (int32) and the keys' null bits (one byte, so at most 8 keys), in this many bytes at most.
-   */
-  private static final int KEY_CACHE_BYTES = 16 << 10;
-  private static final int MAX_KEY_CACHE_ENTRIES = 1024;
-  private static final int MAX_KEY_CACHE_KEYS = 8;
   /**
    * The direct group map: decided once, from the groups after the first batch, when there are at
    * most this many (their keys are read back) ...
@@ -203,43 +192,11 @@ final class CudaHashAggregate implements HashAggregateKernel {
     return keyCount == 0 ? 1 : Math.min(entries, MAX_LOCAL_ENTRIES);
   }
 
-  /** Shared memory of a local table of {@code entries}, rounded up to 8 bytes. */
+  /** Dynamic shared memory of the update for a local table of {@code entries}. */
   static int localTableBytes(int entries, int functionCount) {
     long bytes = (long) entries
         * (LOCAL_ENTRY_FIXED_BYTES + (long) LOCAL_ENTRY_FUNCTION_BYTES * functionCount);
     return (int) ((bytes + Long.BYTES - 1) / Long.BYTES * Long.BYTES);
-  }
-
-  /**
-   * Entries of the per-block key cache, which lets a block's rows find the groups of keys it has
-   * met without reading the global table: the largest power of two that fits
-   * {@link #KEY_CACHE_BYTES}, at most {@link #MAX_KEY_CACHE_ENTRIES}; 0 (none) without keys,
-   * with a STRING key (the cache holds fixed-width values) or with more than
-   * {@link #MAX_KEY_CACHE_KEYS} keys.
-   */
-  static int keyCacheEntries(List<ColumnType> keyTypes) {
-    int keys = keyTypes.size();
-    if (keys == 0 || keys > MAX_KEY_CACHE_KEYS
-        || keyTypes.stream().anyMatch(ColumnType::isString)) {
-      return 0;
-    }
-    int entries = Integer.highestOneBit(KEY_CACHE_BYTES / keyCacheEntryBytes(keys));
-    return Math.min(entries, MAX_KEY_CACHE_ENTRIES);
-  }
-
-  private static int keyCacheEntryBytes(int keys) {
-    return Long.BYTES * keys + Integer.BYTES + 1;
-  }
-
-  /**
-   * Dynamic shared memory of the update: the local table, then the key cache (hash_aggregate.cuh
-   * BlockTables lays them out the same way).
-   */
-  static int updateSharedBytes(int localEntries, int functionCount, int cacheEntries,
-      int keys) {
-    long cache = (long) cacheEntries * keyCacheEntryBytes(keys);
-    return localTableBytes(localEntries, functionCount)
-        + (int) ((cache + Long.BYTES - 1) / Long.BYTES * Long.BYTES);
   }
 
   /** Byte offsets of the sections of the group buffer for a group capacity. */
@@ -291,7 +248,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
     private final int keyCount;
     private final int functionCount;
     private final int localEntries;
-    private final int cacheEntries;
     private final boolean stringKeys;
 
     private Layout layout;
@@ -325,7 +281,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
       this.keyCount = spec.keyCount();
       this.functionCount = spec.functions().size();
       this.localEntries = localEntries(keyCount, functionCount);
-      this.cacheEntries = keyCacheEntries(spec.keyTypes());
       this.stringKeys = spec.keyTypes().stream().anyMatch(ColumnType::isString);
     }
 
@@ -362,7 +317,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
       word(host, H_HEAP_CAPACITY, heap == null ? 0 : heap.size());
       word(host, H_LOCAL_ENTRIES, localEntries);
       word(host, H_DIRECT, direct == null ? 0 : direct.address());
-      word(host, H_CACHE_ENTRIES, cacheEntries);
       for (int k = 0; k < keyCount; k++) {
         long base = keyBase(k);
         if (direct != null) {
@@ -432,9 +386,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
           copyGroups(groups.address(), layout, base, next, copied);
         }
         KernelModule kernels = device.kernels();
-        // A keyed aggregation's groups are initialized as the update inserts them; a global
-        // aggregate's one group is initialized here.
-        if (keyCount == 0 && capacity > copied) {
+        if (capacity > copied) {
           kernels.launch(INIT_KERNEL, threadsFor(capacity - copied), stream, new KernelArgs()
               .address(plan.address()).i64(copied).i64(capacity));
         }
@@ -785,7 +737,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
         int blocks = (int) Math.min(tiles.gridBlocks(),
             (long) device.multiprocessors() * BLOCKS_PER_MULTIPROCESSOR);
         LaunchShape shape = new LaunchShape(Math.max(1, blocks), LaunchShape.BLOCK_THREADS,
-            updateSharedBytes(localEntries, functionCount, cacheEntries, keyCount));
+            localTableBytes(localEntries, functionCount));
         queued = true;
         stream.copyHostToDevice(host.memoryAddress(), planAddress, plan.size());
         stream.fill(status.address(), Long.BYTES, (byte) 0xff);

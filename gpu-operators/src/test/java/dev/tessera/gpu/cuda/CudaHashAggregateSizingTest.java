@@ -8,7 +8,6 @@ import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
 import java.nio.charset.StandardCharsets;
-import java.util.Collections;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -28,28 +27,6 @@ class CudaHashAggregateSizingTest {
     assertEquals(1, CudaHashAggregate.localEntries(0, 13)); // a global aggregate: one group
     assertEquals(0, CudaHashAggregate.localEntries(2, 0)); // nothing to accumulate
     assertEquals(0, CudaHashAggregate.localTableBytes(0, 5));
-  }
-
-  @Test
-  void theKeyCacheHoldsFixedWidthKeysWithinItsBudget() {
-    assertEquals(1024, CudaHashAggregate.keyCacheEntries(List.of(ColumnType.LONG))); // 13 bytes
-    assertEquals(512, CudaHashAggregate.keyCacheEntries(List.of(ColumnType.INT, ColumnType.DATE)));
-    assertEquals(256, CudaHashAggregate.keyCacheEntries(List.of(ColumnType.LONG, ColumnType.LONG,
-        ColumnType.LONG, ColumnType.LONG))); // 37 bytes
-    assertEquals(0, CudaHashAggregate.keyCacheEntries(List.of()), "a global aggregate");
-    assertEquals(0, CudaHashAggregate.keyCacheEntries(List.of(ColumnType.LONG, ColumnType.STRING)),
-        "a STRING key");
-    assertEquals(0, CudaHashAggregate.keyCacheEntries(Collections.nCopies(9,
-        ColumnType.INT)), "the null bits of at most 8 keys fit its byte");
-    for (int keys = 1; keys <= 8; keys++) {
-      int entries = CudaHashAggregate.keyCacheEntries(
-          Collections.nCopies(keys, ColumnType.DOUBLE));
-      assertTrue(Integer.bitCount(entries) == 1, keys + " keys: a power of two");
-      assertTrue(CudaHashAggregate.updateSharedBytes(0, 0, entries, keys) <= 16 << 10);
-    }
-    // The local table (128 entries of 4 functions), then the cache from the next 8-byte boundary.
-    assertEquals(10_752 + 13_312, CudaHashAggregate.updateSharedBytes(128, 4, 1024, 1));
-    assertEquals(24 + 16, CudaHashAggregate.updateSharedBytes(1, 1, 1, 1));
   }
 
   @Test
