@@ -1,5 +1,6 @@
 package dev.tessera.gpu.codegen;
 
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
@@ -106,7 +107,7 @@ public final class KernelDiskCache {
           digest(bytes, body))) {
         throw new IOException("its checksum does not match");
       }
-      DataInputStream in = new DataInputStream(new java.io.ByteArrayInputStream(bytes, 0, body));
+      DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes, 0, body));
       if (!MAGIC.equals(in.readUTF())) {
         throw new IOException("it is not a Tessera kernel entry");
       }
