@@ -3,20 +3,24 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.rapaio.jupyter.kernel.MainApp;
 import org.rapaio.jupyter.kernel.channels.Channels;
 import org.rapaio.jupyter.kernel.core.ConnectionProperties;
+import org.rapaio.jupyter.kernel.core.RapaioKernel;
 import org.rapaio.jupyter.kernel.core.Transform;
 
 /**
  * Starts rapaio-jupyter-kernel 2.3.0 as its MainApp does, without its start-up race: its
- * Channels.connect binds the sockets and starts the shell thread, then initialises JShell (seconds
- * on a loaded machine), and only then fills its message handlers. A kernel_info_request that
- * arrives in between finds no handler map, the shell thread dies on a NullPointerException and
- * the kernel never answers. Here the map is, until connect replaces it, one whose lookups wait
- * for the real handlers. Run by the kernelspec (bin/kernelspec.sh) in source-file mode.
+ * Channels.connect binds the sockets and starts the shell thread before it fills its message
+ * handlers. A kernel_info_request that arrives in between finds no handler map, the shell thread
+ * dies on a NullPointerException and the kernel never answers. Here the map is, until connect has
+ * returned, one whose lookups wait for it and then read the real handlers. Run by the kernelspec
+ * (bin/kernelspec.sh) in source-file mode. (A kernel can still start deaf, in JeroMQ; see
+ * bin/execute.py, which restarts it.)
  */
 public final class TesseraKernelLauncher {
   /** Held so that its level stays: the kernel logs every message it handles at INFO. */
@@ -29,43 +33,44 @@ public final class TesseraKernelLauncher {
     }
     String json = Files.readString(Path.of(args[0]));
     ConnectionProperties props = Transform.fromJson(json, ConnectionProperties.class);
+    RapaioKernel kernel = MainApp.kernel; // initialises JShell, before any socket is bound
     Channels channels = new Channels(props);
     Field handlers = Channels.class.getDeclaredField("handlers");
     handlers.setAccessible(true);
-    handlers.set(channels, new WaitingHandlers(channels, handlers));
-    channels.connect(MainApp.kernel);
+    CountDownLatch connected = new CountDownLatch(1);
+    handlers.set(channels, new WaitingHandlers(channels, handlers, connected));
+    channels.connect(kernel);
+    connected.countDown();
     channels.joinUntilClose();
   }
 
-  /** Stands in for the handler map until connect installs and fills the real one. */
+  /** Stands in for the handler map until connect has installed and filled the real one. */
   private static final class WaitingHandlers extends HashMap<Object, Object> {
-    private static final long TIMEOUT_MILLIS = 300_000;
+    private static final long TIMEOUT_SECONDS = 300;
     private final transient Channels channels;
     private final transient Field field;
+    private final transient CountDownLatch connected;
 
-    WaitingHandlers(Channels channels, Field field) {
+    WaitingHandlers(Channels channels, Field field, CountDownLatch connected) {
       this.channels = channels;
       this.field = field;
+      this.connected = connected;
     }
 
     @Override
     public Object get(Object key) {
-      long deadline = System.currentTimeMillis() + TIMEOUT_MILLIS;
       try {
-        while (System.currentTimeMillis() < deadline) {
-          Object current = field.get(channels);
-          if (current != this) {
-            Thread.sleep(200); // connect fills the new map right after installing it
-            return ((Map<?, ?>) field.get(channels)).get(key);
-          }
-          Thread.sleep(50);
+        if (!connected.await(TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+          return null; // the shell logs the message as unhandled; the client asks again
         }
+        // The latch orders connect's writes of the field and the map before this read.
+        return ((Map<?, ?>) field.get(channels)).get(key);
       } catch (IllegalAccessException e) {
         throw new IllegalStateException(e);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
+        return null;
       }
-      return null;
     }
   }
 }
