@@ -26,13 +26,16 @@ public final class GeneratedModule {
       List.of("--maxrregcount=" + MAX_REGISTERS),
       List.of("-O1", "--maxrregcount=" + MAX_REGISTERS));
 
-  private static volatile String prelude;
+  private static volatile PreludeFunctions prelude;
 
   private GeneratedModule() {}
 
-  /** The module text of {@code kernel}: the prelude's header and functions, then the kernel. */
+  /**
+   * The module text of {@code kernel}: the prelude's header and the prelude functions the kernel
+   * calls ({@link PreludeFunctions}), then the kernel.
+   */
   public static String text(GeneratedKernel kernel) {
-    return prelude() + "\n" + kernel.ptx();
+    return prelude().forKernel(kernel.ptx()) + "\n" + kernel.ptx();
   }
 
   /**
@@ -40,13 +43,18 @@ public final class GeneratedModule {
    * and its functions internal ({@code .func} without {@code .visible}), so that ptxas compiles
    * only those a kernel calls.
    */
-  static String prelude() {
-    String text = prelude;
-    if (text == null) {
-      text = PtxPrelude.retarget(read()).replace(".visible .func", ".func");
-      prelude = text;
+  static PreludeFunctions prelude() {
+    PreludeFunctions functions = prelude;
+    if (functions == null) {
+      functions = PreludeFunctions.of(preludeText());
+      prelude = functions;
     }
-    return text;
+    return functions;
+  }
+
+  /** The whole prelude as {@link #prelude()} splits it. */
+  static String preludeText() {
+    return PtxPrelude.retarget(read()).replace(".visible .func", ".func");
   }
 
   private static String read() {

@@ -115,7 +115,7 @@ class GeneratedAggregateCompileTest {
    * Keys: the program's first 0 to 4 outputs; a function per other output, as its type admits
    * (CudaHashAggregate's rules); and COUNT(*).
    */
-  private static AggregateSpec randomSpec(Program program, Random random) {
+  static AggregateSpec randomSpec(Program program, Random random) {
     List<ColumnType> types = program.outputs().stream().map(Program.Output::type).toList();
     int keys = random.nextInt(Math.min(4, types.size()) + 1);
     List<AggregateFunction> functions = new ArrayList<>();
