@@ -6,9 +6,10 @@ copy also when a cell fails (so that its output can be read), and exits 1 then.
 A kernel that does not answer its first kernel_info_request within STARTUP_TIMEOUT seconds is
 killed and a new one started, up to START_ATTEMPTS times. The kernel's ZeroMQ library (JeroMQ
 0.6.0, inside rapaio-jupyter-kernel) now and then starts with a shell socket that never delivers a
-message: on a loaded 2-core machine one start in six or seven hangs so, new client connections to
-the same kernel do not help, and a fresh kernel nearly always answers in 2 to 7 s. Before such a
-kernel is killed it is sent SIGQUIT, so that its thread dump lands in the log.
+message: on a 2-core machine kept busy by six spinning processes, 7 starts in 40 hung so (1 in 25
+on an idle one); new client connections to the same kernel did not help, and a fresh kernel
+nearly always answers in 2 to 7 s. Before such a kernel is killed it is sent SIGQUIT, so that its
+thread dump lands in the log.
 """
 import atexit
 import os
@@ -30,7 +31,8 @@ class KernelStartFailed(Exception):
 
 
 class DumpingClient(NotebookClient):
-    """A NotebookClient that has a kernel which fails to start print its threads first."""
+    """A NotebookClient that tells a failed start from a failed cell, and has a kernel that never
+    answered print its threads before it is killed."""
 
     async def async_start_new_kernel_client(self):
         try:
