@@ -17,10 +17,12 @@ import org.rapaio.jupyter.kernel.core.Transform;
  * Starts rapaio-jupyter-kernel 2.3.0 as its MainApp does, without its start-up race: its
  * Channels.connect binds the sockets and starts the shell thread before it fills its message
  * handlers. A kernel_info_request that arrives in between finds no handler map, the shell thread
- * dies on a NullPointerException and the kernel never answers. Here the map is, until connect has
- * returned, one whose lookups wait for it and then read the real handlers. Run by the kernelspec
- * (bin/kernelspec.sh) in source-file mode. (A kernel can still start deaf, in JeroMQ; see
- * bin/execute.py, which restarts it.)
+ * dies on a NullPointerException and the kernel never answers. Here the map is, until connect
+ * replaces it, one whose lookups wait for connect to return and then read the real handlers. A
+ * lookup in the moment between connect installing its map and filling it still misses: the shell
+ * logs "Unhandled message: kernel_info_request" and the client, which asks every second, gets its
+ * answer next time. Run by the kernelspec (bin/kernelspec.sh) in source-file mode. (A kernel can
+ * still start deaf, in JeroMQ; see bin/execute.py, which restarts it.)
  */
 public final class TesseraKernelLauncher {
   /** Held so that its level stays: the kernel logs every message it handles at INFO. */
