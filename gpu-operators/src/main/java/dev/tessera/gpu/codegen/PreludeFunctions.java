@@ -29,14 +29,17 @@ final class PreludeFunctions {
       Pattern.compile("^(?:\\.visible\\s+)?\\.func\\s+(?:\\([^)]*\\)\\s*)?([A-Za-z_][\\w$]*)");
   private static final Pattern GLOBL_COMMENT = Pattern.compile("^\\s*// \\.globl\\s+(\\S+)\\s*$");
 
-  /** A function's name, its text (comment line included) and the prelude functions it calls. */
-  private record Function(String name, String text, Pattern reference, List<String> callees) {}
+  /** A function's name, how a caller names it and the prelude functions it calls. */
+  private record Function(String name, Pattern reference, List<String> callees) {}
 
-  /** The prelude's lines outside every function, in order, with a slot per function. */
-  private final List<Object> parts;
+  /** A run of the prelude's text: one function's, or (function null) text outside them. */
+  private record Piece(String text, String function) {}
+
+  /** The whole prelude, in order. */
+  private final List<Piece> parts;
   private final List<Function> functions;
 
-  private PreludeFunctions(List<Object> parts, List<Function> functions) {
+  private PreludeFunctions(List<Piece> parts, List<Function> functions) {
     this.parts = parts;
     this.functions = functions;
   }
@@ -48,7 +51,7 @@ final class PreludeFunctions {
    */
   static PreludeFunctions of(String prelude) {
     String[] lines = prelude.split("\n", -1);
-    List<Object> parts = new ArrayList<>();
+    List<Piece> parts = new ArrayList<>();
     List<String> names = new ArrayList<>();
     List<String> texts = new ArrayList<>();
     StringBuilder outside = new StringBuilder();
@@ -77,14 +80,14 @@ final class PreludeFunctions {
       for (int k = i; k <= end; k++) {
         text.append(lines[k]).append('\n');
       }
-      parts.add(outside.toString());
+      parts.add(new Piece(outside.toString(), null));
       outside.setLength(0);
-      parts.add(names.size());
+      parts.add(new Piece(text.toString(), name));
       names.add(name);
       texts.add(text.toString());
       i = end;
     }
-    parts.add(outside.toString());
+    parts.add(new Piece(outside.toString(), null));
     List<Pattern> references = names.stream().map(PreludeFunctions::referenceTo).toList();
     List<Function> functions = new ArrayList<>();
     for (int f = 0; f < names.size(); f++) {
@@ -95,7 +98,7 @@ final class PreludeFunctions {
           callees.add(names.get(g));
         }
       }
-      functions.add(new Function(names.get(f), texts.get(f), references.get(f), callees));
+      functions.add(new Function(names.get(f), references.get(f), callees));
     }
     return new PreludeFunctions(parts, functions);
   }
@@ -129,13 +132,9 @@ final class PreludeFunctions {
   String forKernel(String kernelPtx) {
     Set<String> needed = needed(kernelPtx);
     StringBuilder out = new StringBuilder();
-    for (Object part : parts) {
-      if (part instanceof Integer f) {
-        if (needed.contains(functions.get(f).name())) {
-          out.append(functions.get(f).text());
-        }
-      } else {
-        out.append((String) part);
+    for (Piece piece : parts) {
+      if (piece.function() == null || needed.contains(piece.function())) {
+        out.append(piece.text());
       }
     }
     out.setLength(out.length() - 1); // the split's last piece had no newline
