@@ -52,8 +52,11 @@ public final class GeneratedModule {
     return functions;
   }
 
-  /** The whole prelude as {@link #prelude()} splits it. */
-  static String preludeText() {
+  /**
+   * The whole prelude, every function of it, as {@link #prelude()} splits it; a kernel's module
+   * ({@link #text}) carries only the part the kernel calls.
+   */
+  public static String preludeText() {
     return PtxPrelude.retarget(read()).replace(".visible .func", ".func");
   }
 

@@ -4,7 +4,9 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -17,8 +19,8 @@ import java.util.regex.Pattern;
  * the prelude is about 9,000 lines, of which the two aggregate item functions are 8,000, and
  * reading them is about 40% of compiling a filter kernel (116 ms against 72 ms with the
  * in-jar compiler on a 2-core CI machine). Leaving them out changes no instruction of the
- * kernel: the cubins of the two modules differ only in the numbers nvcc-style names of shared
- * variables carry.
+ * kernel: the cubins of the two modules have the same size and differ only in the numbers in the
+ * names of the kernel's shared variables (GeneratedModulePreludeTest compares them).
  *
  * <p>It reads nvcc's layout: a function starts on a line {@code [.visible ].func ... name(} at
  * column 0 (a preceding {@code // .globl name} comment line goes with it) and ends at the first
@@ -29,17 +31,18 @@ final class PreludeFunctions {
       Pattern.compile("^(?:\\.visible\\s+)?\\.func\\s+(?:\\([^)]*\\)\\s*)?([A-Za-z_][\\w$]*)");
   private static final Pattern GLOBL_COMMENT = Pattern.compile("^\\s*// \\.globl\\s+(\\S+)\\s*$");
 
-  /** A function's name, how a caller names it and the prelude functions it calls. */
-  private record Function(String name, Pattern reference, List<String> callees) {}
+  /** How a caller names a function, and the prelude functions it calls. */
+  private record Function(Pattern reference, List<String> callees) {}
 
   /** A run of the prelude's text: one function's, or (function null) text outside them. */
   private record Piece(String text, String function) {}
 
   /** The whole prelude, in order. */
   private final List<Piece> parts;
-  private final List<Function> functions;
+  /** The functions by name, in the prelude's order. */
+  private final Map<String, Function> functions;
 
-  private PreludeFunctions(List<Piece> parts, List<Function> functions) {
+  private PreludeFunctions(List<Piece> parts, Map<String, Function> functions) {
     this.parts = parts;
     this.functions = functions;
   }
@@ -52,8 +55,6 @@ final class PreludeFunctions {
   static PreludeFunctions of(String prelude) {
     String[] lines = prelude.split("\n", -1);
     List<Piece> parts = new ArrayList<>();
-    List<String> names = new ArrayList<>();
-    List<String> texts = new ArrayList<>();
     StringBuilder outside = new StringBuilder();
     for (int i = 0; i < lines.length; i++) {
       Matcher start = FUNCTION_START.matcher(lines[i]);
@@ -83,43 +84,48 @@ final class PreludeFunctions {
       parts.add(new Piece(outside.toString(), null));
       outside.setLength(0);
       parts.add(new Piece(text.toString(), name));
-      names.add(name);
-      texts.add(text.toString());
       i = end;
     }
     parts.add(new Piece(outside.toString(), null));
-    List<Pattern> references = names.stream().map(PreludeFunctions::referenceTo).toList();
-    List<Function> functions = new ArrayList<>();
-    for (int f = 0; f < names.size(); f++) {
-      List<String> callees = new ArrayList<>();
-      String body = texts.get(f);
-      for (int g = 0; g < names.size(); g++) {
-        if (g != f && references.get(g).matcher(body).find()) {
-          callees.add(names.get(g));
-        }
+    Map<String, Pattern> references = new LinkedHashMap<>();
+    for (Piece piece : parts) {
+      if (piece.function() != null) {
+        references.put(piece.function(), referenceTo(piece.function()));
       }
-      functions.add(new Function(names.get(f), references.get(f), callees));
+    }
+    Map<String, Function> functions = new LinkedHashMap<>();
+    for (Piece piece : parts) {
+      if (piece.function() == null) {
+        continue;
+      }
+      List<String> callees = new ArrayList<>();
+      references.forEach((callee, reference) -> {
+        if (!callee.equals(piece.function()) && reference.matcher(piece.text()).find()) {
+          callees.add(callee);
+        }
+      });
+      functions.put(piece.function(), new Function(references.get(piece.function()), callees));
     }
     return new PreludeFunctions(parts, functions);
   }
 
   /** The prelude's function names, in order. */
   List<String> names() {
-    return functions.stream().map(Function::name).toList();
+    return List.copyOf(functions.keySet());
   }
 
   /** The names of the functions {@code kernelPtx} needs: those it names and their callees. */
   Set<String> needed(String kernelPtx) {
     Set<String> needed = new HashSet<>();
     Deque<String> work = new ArrayDeque<>();
-    for (Function f : functions) {
-      if (f.reference().matcher(kernelPtx).find()) {
-        needed.add(f.name());
-        work.add(f.name());
+    functions.forEach((name, function) -> {
+      if (function.reference().matcher(kernelPtx).find()) {
+        needed.add(name);
+        work.add(name);
       }
-    }
+    });
     while (!work.isEmpty()) {
-      for (String callee : function(work.pop()).callees()) {
+      for (String callee : functions.get(work.pop()).callees()) {
         if (needed.add(callee)) {
           work.add(callee);
         }
@@ -139,15 +145,6 @@ final class PreludeFunctions {
     }
     out.setLength(out.length() - 1); // the split's last piece had no newline
     return out.toString();
-  }
-
-  private Function function(String name) {
-    for (Function f : functions) {
-      if (f.name().equals(name)) {
-        return f;
-      }
-    }
-    throw new IllegalArgumentException(name);
   }
 
   /** A name as a whole word: not the prefix of a longer name (tessera_agg_item_narrow). */

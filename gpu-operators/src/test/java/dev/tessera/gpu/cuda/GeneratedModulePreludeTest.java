@@ -15,12 +15,8 @@ import dev.tessera.gpu.codegen.GeneratedKernel;
 import dev.tessera.gpu.codegen.GeneratedModule;
 import dev.tessera.gpu.codegen.InputSpec;
 import dev.tessera.gpu.codegen.PtxCompiler;
-import dev.tessera.gpu.codegen.PtxPrelude;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.expr.Program;
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Random;
 import java.util.regex.Pattern;
@@ -45,8 +41,8 @@ class GeneratedModulePreludeTest {
   }
 
   @Test
-  void filterAndAggregateKernelsCompileAsWithTheWholePrelude() throws IOException {
-    String whole = wholePrelude();
+  void filterAndAggregateKernelsCompileAsWithTheWholePrelude() {
+    String whole = GeneratedModule.preludeText();
     int compared = 0;
     for (int seed = 0; seed < PIPELINES; seed++) {
       Random random = new Random(seed);
@@ -81,12 +77,4 @@ class GeneratedModulePreludeTest {
         + r.callees();
   }
 
-  /** The prelude as GeneratedModule used to put it in every module: all of it. */
-  private static String wholePrelude() throws IOException {
-    try (InputStream in = GeneratedModule.class.getResourceAsStream(
-        GeneratedModule.PRELUDE_RESOURCE)) {
-      String nvcc = new String(in.readAllBytes(), StandardCharsets.US_ASCII);
-      return PtxPrelude.retarget(nvcc).replace(".visible .func", ".func");
-    }
-  }
 }
