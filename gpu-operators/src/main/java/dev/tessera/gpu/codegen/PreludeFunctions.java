@@ -87,17 +87,13 @@ final class PreludeFunctions {
       i = end;
     }
     parts.add(new Piece(outside.toString(), null));
+    List<Piece> bodies = parts.stream().filter(piece -> piece.function() != null).toList();
     Map<String, Pattern> references = new LinkedHashMap<>();
-    for (Piece piece : parts) {
-      if (piece.function() != null) {
-        references.put(piece.function(), referenceTo(piece.function()));
-      }
+    for (Piece piece : bodies) {
+      references.put(piece.function(), referenceTo(piece.function()));
     }
     Map<String, Function> functions = new LinkedHashMap<>();
-    for (Piece piece : parts) {
-      if (piece.function() == null) {
-        continue;
-      }
+    for (Piece piece : bodies) {
       List<String> callees = new ArrayList<>();
       references.forEach((callee, reference) -> {
         if (!callee.equals(piece.function()) && reference.matcher(piece.text()).find()) {
