@@ -15,10 +15,13 @@ import java.util.List;
  *
  * <p>Per item, the generated code runs the filter's instructions, then, for a row the filter
  * keeps, the rest of the program (values in registers, as {@link FilterProjectGenerator} does),
- * reports the first error as the interpreter kernel does, and hands the row's group keys and
- * function inputs as scalars to the prelude's {@code tessera_agg_item}: finding the group, the
- * warp-level reduction and the per-block table are hash_aggregate.cuh's code, the one definition
- * both kernels run. That is one call per item, with nothing of the kernel live across it.
+ * reports the first error as the interpreter kernel does, and then updates the row's group:
+ * finding the group, the warp-level reduction and the per-block table, as hash_aggregate.cuh does
+ * for the interpreter kernel. With fixed-width keys that update is written into the kernel,
+ * specialized to the aggregation's keys and functions ({@link GroupedAggregateEmitter}); with a
+ * string key the row's keys and inputs go as scalars to the prelude's {@code tessera_agg_item},
+ * which runs hash_aggregate.cuh's own code (one call per item, nothing of the kernel live across
+ * it).
  *
  * <p>A global aggregate (no keys) of integral inputs makes no call at all: each thread keeps its
  * accumulators in registers across every tile it takes, and merges them once, at the end
@@ -47,7 +50,7 @@ public final class AggregateUpdateGenerator {
    * column must not serve a query taking its minimum).
    */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec) {
-    StringBuilder key = new StringBuilder("aggregate-update v2;");
+    StringBuilder key = new StringBuilder("aggregate-update v3;");
     key.append(FilterProjectGenerator.key(program, inputs)).append(";k").append(spec.keyCount())
         .append(";f");
     for (AggregateFunction f : spec.functions()) {
@@ -109,6 +112,8 @@ public final class AggregateUpdateGenerator {
 
     /** The thread's accumulators, for a global aggregate that can keep them in registers. */
     private final RegisterAccumulators registers;
+    /** The update written into the kernel, where no string key calls for the prelude's. */
+    private final GroupedAggregateEmitter inline;
 
     Writer(Program program, List<InputSpec> inputs, AggregateSpec spec, String entry) {
       this.spec = spec;
@@ -116,6 +121,8 @@ public final class AggregateUpdateGenerator {
       this.body = new ProgramEmitter(program, inputs, b, entry);
       this.registers = RegisterAccumulators.admits(spec)
           ? new RegisterAccumulators(b, spec, body) : null;
+      this.inline = registers == null && GroupedAggregateEmitter.admits(spec)
+          ? new GroupedAggregateEmitter(b, spec, body, localName()) : null;
     }
 
     String write() throws CodegenUnsupportedException {
@@ -159,8 +166,23 @@ public final class AggregateUpdateGenerator {
       b.op("cvt.u32.u64 %s, %s", numTileItems, remaining);
       // The GPU-DFOR tiles (block-wide: the tile loop is the same for every thread).
       body.loadDforTiles(needed, tiles, tileOffset, numTileItems);
-      for (int item = 0; item < ITEMS; item++) {
-        item(item, thread, tileOffset, rows, cone, rest, filter, outputs);
+      if (body.decodesTiles()) {
+        // Each item reads its own registers of the decoded tiles: one copy of the code per item.
+        for (int item = 0; item < ITEMS; item++) {
+          item(item, Long.toString((long) item * BLOCK_THREADS), thread, tileOffset, rows, cone,
+              rest, filter, outputs);
+        }
+      } else {
+        // One copy of the item's code, run for each item: a quarter of the PTX to compile.
+        String itemOffset = b.b64();
+        b.op("mov.b64 %s, 0", itemOffset);
+        String itemLoop = b.label("item_loop");
+        b.place(itemLoop);
+        item(0, itemOffset, thread, tileOffset, rows, cone, rest, filter, outputs);
+        b.op("add.s64 %s, %s, %d", itemOffset, itemOffset, BLOCK_THREADS);
+        String more = b.pred();
+        b.op("setp.lt.s64 %s, %s, %d", more, itemOffset, TILE_ITEMS);
+        b.op("@%s bra.uni %s", more, itemLoop);
       }
       String grid = b.b32();
       b.op("mov.u32 %s, %%nctaid.x", grid);
@@ -180,9 +202,13 @@ public final class AggregateUpdateGenerator {
       return text();
     }
 
-    /** One item: the program for its row, then the prelude's update (every lane calls it). */
-    private void item(int item, String thread, String tileOffset, String rows, BitSet cone,
-        BitSet rest, int filter, int[] outputs) throws CodegenUnsupportedException {
+    /**
+     * One item: the program for its row, then the group's update (every lane runs it). The row is
+     * the tile's, plus the thread, plus {@code itemOffset} (a register or an immediate); {@code
+     * item} picks the item's registers of the decoded GPU-DFOR tiles.
+     */
+    private void item(int item, String itemOffset, String thread, String tileOffset, String rows,
+        BitSet cone, BitSet rest, int filter, int[] outputs) throws CodegenUnsupportedException {
       b.comment("item " + item);
       // Loaded per item: values live across the previous item's call would spill.
       BitSet needed = (BitSet) cone.clone();
@@ -192,7 +218,7 @@ public final class AggregateUpdateGenerator {
       String thread64 = b.b64();
       b.op("cvt.u64.u32 %s, %s", thread64, thread);
       b.op("add.s64 %s, %s, %s", row, tileOffset, thread64);
-      b.op("add.s64 %s, %s, %d", row, row, (long) item * BLOCK_THREADS);
+      b.op("add.s64 %s, %s, %s", row, row, itemOffset);
       RowEmitter.Item it = new RowEmitter.Item(item, row);
       String active = b.b32();
       b.op("mov.b32 %s, 0", active);
@@ -237,7 +263,9 @@ public final class AggregateUpdateGenerator {
         registers.accumulate(values, outputs);
       }
       b.place(done);
-      if (registers == null) {
+      if (inline != null) {
+        inline.item(active, values, outputs);
+      } else if (registers == null) {
         aggregateItem(active, values, outputs);
       }
     }

@@ -47,7 +47,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   /** program.cuh kNoBuildRow. */
   private static final int NO_BUILD_ROW = -1;
   // hash.cuh: the seed of a key tuple's hash and Mix's multipliers.
-  private static final long KEY_TUPLE_SEED = 0x243f6a8885a308d3L;
+  /** hash.cuh kKeyTupleSeed: a key tuple's hash before its first key. */
+  static final long KEY_TUPLE_SEED = 0x243f6a8885a308d3L;
   private static final long MIX_1 = 0xbf58476d1ce4e5b9L;
   private static final long MIX_2 = 0x94d049bb133111ebL;
 
@@ -325,6 +326,11 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     }
   }
 
+  /** Whether the last {@link #loadDforTiles} decoded any tile (its values are per item). */
+  boolean decodesTiles() {
+    return !dforValues.isEmpty();
+  }
+
   /**
    * Loads the arguments, column descriptors and constants that {@code instructions} read, before
    * a phase's items (an item may skip its own code, so the loads cannot sit in it). Each phase
@@ -554,8 +560,12 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     b.place(walk);
   }
 
-  /** hash.cuh Mix (splitmix64's finaliser) of {@code x}, into a new register. */
   private String mix(String x) {
+    return mix(b, x);
+  }
+
+  /** hash.cuh Mix (splitmix64's finaliser) of {@code x}, into a new register. */
+  static String mix(PtxBuilder b, String x) {
     String r = b.b64();
     String t = b.b64();
     b.op("shr.u64 %s, %s, 30", t, x);

@@ -56,6 +56,7 @@ class GeneratedAggregateCompileTest {
     AtomicLong slowest = new AtomicLong();
     AtomicInteger mostRegisters = new AtomicInteger();
     AtomicInteger inRegisters = new AtomicInteger();
+    AtomicInteger inline = new AtomicInteger();
     IntStream.range(0, PIPELINES).parallel().forEach(seed -> {
       Random random = new Random(seed);
       List<ColumnType> types = RandomBatches.randomTypes(random, 1 + random.nextInt(
@@ -94,21 +95,25 @@ class GeneratedAggregateCompileTest {
       assertNull(rejection, () -> "seed " + seed + " " + inputs + " " + spec + "\n"
           + program.disassemble());
       generated.incrementAndGet();
-      if (!kernel.ptx().contains("tessera_agg_item")) {
+      if (kernel.ptx().contains("the thread's accumulators")) {
         inRegisters.incrementAndGet(); // a global aggregate accumulating in registers
+      } else if (!kernel.ptx().contains("tessera_agg_item")) {
+        inline.incrementAndGet(); // the group's update written into the kernel
       }
       slowest.accumulateAndGet(compiled.compileNanos(), Math::max);
       mostRegisters.accumulateAndGet(report.registers(), Math::max);
     });
     System.out.printf("generated aggregate kernels: %d compiled cleanly (%d accumulating in"
-        + " registers; at most %d registers, slowest compile %.0f ms), %d declined, %d rejected"
-        + " for a few bytes of spills%n", generated.get(), inRegisters.get(), mostRegisters.get(),
-        slowest.get() / 1e6, declined.get(), rejected.get());
+        + " registers, %d updating groups inline; at most %d registers, slowest compile %.0f ms),"
+        + " %d declined, %d rejected for a few bytes of spills%n", generated.get(),
+        inRegisters.get(), inline.get(), mostRegisters.get(), slowest.get() / 1e6,
+        declined.get(), rejected.get());
     assertEquals(PIPELINES, generated.get() + declined.get() + rejected.get());
     assertTrue(rejected.get() <= PIPELINES / 10, rejected.get() + " kernels spilled");
     assertTrue(generated.get() >= PIPELINES / 4, "too few pipelines were generated: "
         + generated.get() + " of " + PIPELINES);
     assertTrue(inRegisters.get() > 0, "no global aggregate accumulated in registers");
+    assertTrue(inline.get() > 0, "no kernel updated its groups inline");
   }
 
   /**

@@ -108,6 +108,7 @@ class HashAggregateAbiTest {
           "AggregatePlan." + words);
     }
     assertMatches(generated, header, "H_", Map.of());
+    assertMatches(generated, key, "K_", Map.of());
     assertMatches(generated, function, "F_", Map.of());
   }
 }
