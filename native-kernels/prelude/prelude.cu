@@ -57,47 +57,10 @@ extern "C" __device__ int tessera_civil_part(long long days, int part) {
 }
 
 
-// ---- the hash aggregation's update, one item at a time (hash_aggregate.cuh) ---------------------
-// A generated aggregate kernel computes each row's group keys and function inputs in registers
-// and hands them here as scalars, one call per item with every lane of the warp calling: finding
-// the group, the warp-level reduction and the per-block table are the interpreter kernel's own
-// code. One call per item, with everything it needs as arguments, so that no value of the kernel
-// lives across it.
+// ---- the hash aggregation's per-block table (hash_aggregate.cuh) -------------------------------
+// Once per block, at a generated aggregate kernel's start and end; each item's update is written
+// into the kernel itself (codegen/GroupedAggregateEmitter).
 namespace {
-// Keys and function inputs a call can carry (AggregateUpdateGenerator declines wider ones).
-constexpr int kItemKeys = 4;
-constexpr int kItemInputs = 16;
-// tessera_agg_item_narrow's inputs: most aggregations have few functions, and a call that carries
-// fewer values leaves the kernel more registers.
-constexpr int kNarrowItemInputs = 4;
-
-// Key k: value, byte length (strings) and valid bit k of `valid`.
-struct ScalarKeys {
-  long long v0, v1, v2, v3;
-  int l0, l1, l2, l3;
-  int valid;
-  __device__ __forceinline__ tessera::Register operator()(int k) const {
-    const long long v = k == 0 ? v0 : k == 1 ? v1 : k == 2 ? v2 : v3;
-    const int l = k == 0 ? l0 : k == 1 ? l1 : k == 2 ? l2 : l3;
-    return tessera::Register{v, l, static_cast<unsigned char>((valid >> k) & 1), 0};
-  }
-};
-
-// Function f's input: value and valid bit f of `valid` (INPUTS: what the call carries).
-template <int INPUTS>
-struct ScalarInputs {
-  long long i[INPUTS];  // indexed only with constants: the loop below unrolls
-  int valid;
-  __device__ __forceinline__ tessera::Register operator()(int f) const {
-    long long v = i[0];
-#pragma unroll
-    for (int k = 1; k < INPUTS; ++k) {
-      if (f == k) v = i[k];
-    }
-    return tessera::Register{v, 0, static_cast<unsigned char>((valid >> f) & 1), 0};
-  }
-};
-
 __device__ __forceinline__ tessera::hash_aggregate::LocalTable LocalOf(
     const tessera::hash_aggregate::PlanView& view, unsigned long long* local_words) {
   return tessera::hash_aggregate::LocalTable::In(
@@ -118,35 +81,4 @@ extern "C" __device__ void tessera_agg_local_merge(const unsigned long long* pla
                                                    unsigned long long* local_words) {
   const tessera::hash_aggregate::PlanView view = tessera::hash_aggregate::PlanView::Of(plan);
   tessera::hash_aggregate::MergeLocal(view, LocalOf(view, local_words));
-}
-
-// One item (hash_aggregate.cuh AggregateItem); every lane of the warp calls it.
-extern "C" __device__ void tessera_agg_item(
-    const unsigned long long* plan, unsigned long long* local_words,
-    unsigned long long* heap_overflow, int active, int key_valid, long long k0, int l0,
-    long long k1, int l1, long long k2, int l2, long long k3, int l3, int input_valid,
-    long long i0, long long i1, long long i2, long long i3, long long i4, long long i5,
-    long long i6, long long i7, long long i8, long long i9, long long i10, long long i11,
-    long long i12, long long i13, long long i14, long long i15) {
-  static_assert(kItemKeys == 4 && kItemInputs == 16, "ScalarKeys, ScalarInputs");
-  const tessera::hash_aggregate::PlanView view = tessera::hash_aggregate::PlanView::Of(plan);
-  tessera::hash_aggregate::AggregateItem(
-      view, active != 0, ScalarKeys{k0, k1, k2, k3, l0, l1, l2, l3, key_valid},
-      ScalarInputs<kItemInputs>{
-          {i0, i1, i2, i3, i4, i5, i6, i7, i8, i9, i10, i11, i12, i13, i14, i15}, input_valid},
-      LocalOf(view, local_words), heap_overflow);
-}
-
-// tessera_agg_item for aggregations of at most kNarrowItemInputs functions.
-extern "C" __device__ void tessera_agg_item_narrow(
-    const unsigned long long* plan, unsigned long long* local_words,
-    unsigned long long* heap_overflow, int active, int key_valid, long long k0, int l0,
-    long long k1, int l1, long long k2, int l2, long long k3, int l3, int input_valid,
-    long long i0, long long i1, long long i2, long long i3) {
-  static_assert(kNarrowItemInputs == 4, "ScalarInputs");
-  const tessera::hash_aggregate::PlanView view = tessera::hash_aggregate::PlanView::Of(plan);
-  tessera::hash_aggregate::AggregateItem(
-      view, active != 0, ScalarKeys{k0, k1, k2, k3, l0, l1, l2, l3, key_valid},
-      ScalarInputs<kNarrowItemInputs>{{i0, i1, i2, i3}, input_valid},
-      LocalOf(view, local_words), heap_overflow);
 }

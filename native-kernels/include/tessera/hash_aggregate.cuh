@@ -1,7 +1,10 @@
 // The hash aggregation's device code (see kernels/hash_aggregate.cu for the operator): the plan
-// layout, the group table, the accumulators and one item's update. Shared by the interpreter
-// kernel (hash_aggregate.cu, keys and inputs from the row's register file) and the generated
-// kernels (prelude/prelude.cu, keys and inputs as scalars), so both aggregate the same way.
+// layout, the group table, the accumulators and one item's update, for the interpreter kernel
+// (hash_aggregate.cu, keys and inputs from the row's register file) and the per-block table's
+// reset and merge of the generated kernels (prelude/prelude.cu). The generated kernels' item
+// update (gpu-operators codegen/GroupedAggregateEmitter) is written in PTX by Java and mirrors the
+// functions here one by one: a change to the hash, the table's protocol or an accumulator's
+// arithmetic must be made in both.
 #pragma once
 
 #include "tessera/config.cuh"
@@ -225,9 +228,8 @@ __device__ __forceinline__ int LoadAcquire(const int* address) {
   return value;
 }
 
-// The group keys of a row: KeyAt(k) is key k's Register. The interpreter kernel reads them from
-// the row's register file (RegisterKeys); the generated kernels pass them as scalars (the
-// prelude's ScalarKeys).
+// The group keys of a row: KeyAt(k) is key k's Register (the interpreter kernel reads them from
+// the row's register file: RegisterKeys).
 struct RegisterKeys {
   const Key* keys;
   const Register* regs;
@@ -544,8 +546,7 @@ __device__ __forceinline__ long long WarpMinMax(int kind, int type, long long x)
 // leader lane into the group's per-block entry, or its global accumulators when the block's
 // table cannot hold it.
 // The inputs of a row's functions: InputAt(f) is function f's input Register (not read for
-// COUNT_ROWS). The interpreter kernel reads them from the row's register file (RegisterInputs);
-// the generated kernels pass them as scalars (the prelude's ScalarInputs).
+// COUNT_ROWS; the interpreter kernel reads them from the row's register file: RegisterInputs).
 struct RegisterInputs {
   const Function* functions;
   const Register* regs;

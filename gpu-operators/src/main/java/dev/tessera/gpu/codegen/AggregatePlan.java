@@ -16,6 +16,12 @@ final class AggregatePlan {
   static final int H_HASHES = 5;
   /** Header.group_count: the device's uint64 counter of groups. */
   static final int H_GROUP_COUNT = 6;
+  /** Header.heap: the key heap's base, string keys' bytes (0 without string keys). */
+  static final int H_HEAP = 7;
+  /** Header.heap_used: the device's uint64 counter of heap bytes in use. */
+  static final int H_HEAP_USED = 8;
+  /** Header.heap_capacity: the key heap's bytes. */
+  static final int H_HEAP_CAPACITY = 9;
   /** Header.local_entries: entries of the per-block table (a power of two; 0: none). */
   static final int H_LOCAL_ENTRIES = 12;
   /** Header.direct: the direct group map, int32 per slot (0: none). */
@@ -24,6 +30,8 @@ final class AggregatePlan {
   static final int K_VALUES = 3;
   /** Key.nulls: per group uint8, 1 when the key is NULL. */
   static final int K_NULLS = 4;
+  /** Key.lengths: per group int32, a string key's byte length. */
+  static final int K_LENGTHS = 6;
   /** Key.direct_min: the direct map's smallest value of the key. */
   static final int K_DIRECT_MIN = 9;
   /** Key.direct_span: the direct map's values of the key + 1 (the last digit: NULL). */

@@ -3,7 +3,6 @@ package dev.tessera.gpu.codegen;
 import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.expr.Program;
-import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 
@@ -17,11 +16,8 @@ import java.util.List;
  * keeps, the rest of the program (values in registers, as {@link FilterProjectGenerator} does),
  * reports the first error as the interpreter kernel does, and then updates the row's group:
  * finding the group, the warp-level reduction and the per-block table, as hash_aggregate.cuh does
- * for the interpreter kernel. With fixed-width keys that update is written into the kernel,
- * specialized to the aggregation's keys and functions ({@link GroupedAggregateEmitter}); with a
- * string key the row's keys and inputs go as scalars to the prelude's {@code tessera_agg_item},
- * which runs hash_aggregate.cuh's own code (one call per item, nothing of the kernel live across
- * it).
+ * for the interpreter kernel, written into the kernel and specialized to the aggregation's keys
+ * and functions ({@link GroupedAggregateEmitter}).
  *
  * <p>A global aggregate (no keys) of integral inputs makes no call at all: each thread keeps its
  * accumulators in registers across every tile it takes, and merges them once, at the end
@@ -30,11 +26,6 @@ import java.util.List;
 public final class AggregateUpdateGenerator {
   /** Prefix of the generated kernels' entry names; the rest is the key's hash. */
   public static final String ENTRY_PREFIX = "tessera_gen_aggregate_";
-  /** prelude.cu kItemKeys and kItemInputs: what one tessera_agg_item call carries. */
-  static final int MAX_KEYS = 4;
-  static final int MAX_FUNCTIONS = 16;
-  /** prelude.cu kNarrowItemInputs: tessera_agg_item_narrow's inputs. */
-  private static final int NARROW_FUNCTIONS = 4;
 
   // The launch shape (config.cuh; LaunchShape checks it against the CUDA constants).
   private static final int BLOCK_THREADS = 128;
@@ -62,20 +53,7 @@ public final class AggregateUpdateGenerator {
 
   /** Why no kernel is generated for this pipeline, or null when one is. */
   public static String whyNotGenerated(Program program, AggregateSpec spec) {
-    List<String> reasons = new ArrayList<>();
-    if (spec.keyCount() > MAX_KEYS) {
-      reasons.add("it groups by " + spec.keyCount() + " keys (generated aggregate kernels take"
-          + " at most " + MAX_KEYS + ")");
-    }
-    if (spec.functions().size() > MAX_FUNCTIONS) {
-      reasons.add("it computes " + spec.functions().size() + " aggregates (generated aggregate"
-          + " kernels take at most " + MAX_FUNCTIONS + ")");
-    }
-    String body = ProgramEmitter.whyNotGenerated(program);
-    if (body != null) {
-      reasons.add(body);
-    }
-    return reasons.isEmpty() ? null : String.join("; ", reasons);
+    return ProgramEmitter.whyNotGenerated(program);
   }
 
   /**
@@ -112,8 +90,8 @@ public final class AggregateUpdateGenerator {
 
     /** The thread's accumulators, for a global aggregate that can keep them in registers. */
     private final RegisterAccumulators registers;
-    /** The update written into the kernel, where no string key calls for the prelude's. */
-    private final GroupedAggregateEmitter inline;
+    /** The group's update, for every other aggregation. */
+    private final GroupedAggregateEmitter update;
 
     Writer(Program program, List<InputSpec> inputs, AggregateSpec spec, String entry) {
       this.spec = spec;
@@ -121,7 +99,7 @@ public final class AggregateUpdateGenerator {
       this.body = new ProgramEmitter(program, inputs, b, entry);
       this.registers = RegisterAccumulators.admits(spec)
           ? new RegisterAccumulators(b, spec, body) : null;
-      this.inline = registers == null && GroupedAggregateEmitter.admits(spec)
+      this.update = registers == null
           ? new GroupedAggregateEmitter(b, spec, body, localName()) : null;
     }
 
@@ -263,10 +241,8 @@ public final class AggregateUpdateGenerator {
         registers.accumulate(values, outputs);
       }
       b.place(done);
-      if (inline != null) {
-        inline.item(active, values, outputs);
-      } else if (registers == null) {
-        aggregateItem(active, values, outputs);
+      if (update != null) {
+        update.item(active, values, outputs);
       }
     }
 
@@ -280,58 +256,6 @@ public final class AggregateUpdateGenerator {
       String firstError = body.global(body.loadParam("u64", "first_error"));
       String old = b.b64();
       b.op("@%s atom.global.min.u64 %s, [%s], %s", when, old, firstError, packed);
-    }
-
-    /** The call of tessera_agg_item with the row's keys and function inputs. */
-    private void aggregateItem(String active, Val[] values, int[] outputs) {
-      List<PreludeCall.Arg> args = new ArrayList<>();
-      args.add(PreludeCall.b64(body.loadParam("u64", "plan")));
-      args.add(PreludeCall.b64(localTable()));
-      args.add(PreludeCall.b64(body.loadParam("u64", "heap_overflow")));
-      args.add(PreludeCall.b32(active));
-      List<Val> keys = new ArrayList<>();
-      for (int k = 0; k < spec.keyCount(); k++) {
-        keys.add(values[outputs[k]]);
-      }
-      args.add(PreludeCall.b32(validBits(keys)));
-      for (int k = 0; k < MAX_KEYS; k++) {
-        Val v = k < keys.size() ? keys.get(k) : null;
-        args.add(PreludeCall.b64(v == null ? "0" : v.value()));
-        args.add(PreludeCall.b32(v == null || v.length() == null ? "0" : v.length()));
-      }
-      List<Val> inputs = new ArrayList<>();
-      for (AggregateFunction f : spec.functions()) {
-        inputs.add(f.kind() == AggregateFunction.Kind.COUNT_ROWS ? null
-            : values[outputs[f.input()]]);
-      }
-      args.add(PreludeCall.b32(validBits(inputs)));
-      // The narrow call where it carries every input: fewer values held leave more registers.
-      boolean narrow = inputs.size() <= NARROW_FUNCTIONS;
-      for (int f = 0; f < (narrow ? NARROW_FUNCTIONS : MAX_FUNCTIONS); f++) {
-        Val v = f < inputs.size() ? inputs.get(f) : null;
-        args.add(PreludeCall.b64(v == null ? "0" : v.value()));
-      }
-      PreludeCall.callVoid(b, narrow ? "tessera_agg_item_narrow" : "tessera_agg_item", args);
-    }
-
-    /** Bit i set when values[i] is present and valid. */
-    private String validBits(List<Val> values) {
-      String bits = b.b32();
-      b.op("mov.b32 %s, 0", bits);
-      for (int i = 0; i < values.size(); i++) {
-        Val v = values.get(i);
-        if (v == null) {
-          continue;
-        }
-        if (v.valid() == null) {
-          b.op("or.b32 %s, %s, %d", bits, bits, 1 << i);
-        } else {
-          String with = b.b32();
-          b.op("or.b32 %s, %s, %d", with, bits, 1 << i);
-          b.op("selp.b32 %s, %s, %s, %s", bits, with, bits, v.valid());
-        }
-      }
-      return bits;
     }
 
     private String localName() {

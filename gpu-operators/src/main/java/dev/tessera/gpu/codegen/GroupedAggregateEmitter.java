@@ -19,8 +19,6 @@ import dev.tessera.gpu.column.TypeId;
  * there must be made here too (the CUDA aggregate suites run both kernels against the host
  * reference).
  *
- * <p>Fixed-width keys only ({@link #admits}): a string key's hash, comparison and copy into the
- * key heap stay in the prelude's item function.
  */
 final class GroupedAggregateEmitter {
   /** hash_aggregate.cuh kEmpty and kBusy: a slot's states before it names a group. */
@@ -33,6 +31,8 @@ final class GroupedAggregateEmitter {
   private static final long NULL_KEY_SALT = 0x51ed270b27L;
   /** LocalTable.Find's multiplier (Fibonacci hashing of the group index). */
   private static final long LOCAL_HASH = 0x9e3779b1L;
+  /** hash.cuh HashBytes: the seed a string's length is added to. */
+  private static final long HASH_BYTES_SEED = 0x452821e638d01377L;
 
   private final PtxBuilder b;
   private final AggregateSpec spec;
@@ -53,18 +53,15 @@ final class GroupedAggregateEmitter {
     this.localSymbol = localSymbol;
   }
 
-  /** Whether this class writes {@code spec}'s update: every key of a fixed-width type. */
-  static boolean admits(AggregateSpec spec) {
-    for (int k = 0; k < spec.keyCount(); k++) {
-      if (spec.inputTypes().get(k).isString()) {
-        return false;
-      }
+  /**
+   * A key or input as the group arrays hold it: the canonical value (a string's address), its
+   * validity (null: never NULL) and a string's byte length (null for other types).
+   */
+  private record Value(String value, String valid, String length) {
+    boolean isString() {
+      return length != null;
     }
-    return true;
   }
-
-  /** A key or input as the group arrays hold it: canonical value, and validity (null: never NULL). */
-  private record Value(String value, String valid) {}
 
   /**
    * The update of one item, where every lane of the warp is (the warp-level step needs the whole
@@ -109,18 +106,42 @@ final class GroupedAggregateEmitter {
   private Value canonical(ColumnType type, Val v) {
     String value = b.b64();
     b.op("mov.b64 %s, %s", value, v.value());
+    if (type.isString()) {
+      String length = b.b32();
+      b.op("mov.b32 %s, %s", length, v.length());
+      return new Value(value, v.valid(), length);
+    }
     int width = type.id().width();
-    if (!type.isString() && width < 8) {
+    if (width < 8) {
       b.op("shl.b64 %s, %s, %d", value, value, 64 - 8 * width);
       b.op("shr.s64 %s, %s, %d", value, value, 64 - 8 * width);
     }
-    return new Value(value, v.valid());
+    return new Value(value, v.valid(), null);
+  }
+
+  /**
+   * Whether the host may give this aggregation a direct group map (CudaHashAggregate's decision:
+   * integer keys only); without one the kernel needs no code for it.
+   */
+  private boolean mayHaveDirectMap() {
+    for (int k = 0; k < spec.keyCount(); k++) {
+      TypeId id = spec.inputTypes().get(k).id();
+      if (id == TypeId.STRING || id == TypeId.FLOAT || id == TypeId.DOUBLE) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** hash_aggregate.cuh FindGroup: the direct map, then (on a miss) the hash table. */
   private void findGroup(String act, Value[] keys, String group) {
     String found = b.label("group_found");
     b.op("@!%s bra %s", act, found);
+    if (!mayHaveDirectMap()) {
+      findOrInsert(keys, group);
+      b.place(found);
+      return;
+    }
     String hashPath = b.label("group_hash");
     String directSlot = b.b64();
     b.op("mov.b64 %s, -1", directSlot);
@@ -183,16 +204,69 @@ final class GroupedAggregateEmitter {
     b.op("mov.b64 %s, %d", h, ProgramEmitter.KEY_TUPLE_SEED);
     for (int k = 0; k < keys.length; k++) {
       String v = b.b64();
-      b.op("add.s64 %s, %s, %d", v, keys[k].value(), k);
-      if (keys[k].valid() != null) {
-        b.op("selp.b64 %s, %s, %d, %s", v, v, NULL_KEY_VALUE + NULL_KEY_SALT + k,
-            keys[k].valid());
+      if (keys[k].isString()) {
+        b.op("mov.b64 %s, %d", v, NULL_KEY_VALUE + NULL_KEY_SALT + k);
+        String skip = b.label("key" + k + "_hashed");
+        if (keys[k].valid() != null) {
+          b.op("@!%s bra %s", keys[k].valid(), skip);
+        }
+        b.op("add.s64 %s, %s, %d", v, hashBytes(keys[k]), k);
+        b.place(skip);
+      } else {
+        b.op("add.s64 %s, %s, %d", v, keys[k].value(), k);
+        if (keys[k].valid() != null) {
+          b.op("selp.b64 %s, %s, %d, %s", v, v, NULL_KEY_VALUE + NULL_KEY_SALT + k,
+              keys[k].valid());
+        }
       }
       String mixed = ProgramEmitter.mix(b, v);
       b.op("xor.b64 %s, %s, %s", mixed, mixed, h);
       h = ProgramEmitter.mix(b, mixed);
     }
     return h;
+  }
+
+  /** hash.cuh HashBytes: a string's bytes, 8 at a time into a word, each word mixed in. */
+  private String hashBytes(Value key) {
+    String h = b.b64();
+    String length64 = b.b64();
+    b.op("cvt.s64.s32 %s, %s", length64, key.length());
+    b.op("add.s64 %s, %s, %d", h, length64, HASH_BYTES_SEED);
+    b.op("mov.b64 %s, %s", h, ProgramEmitter.mix(b, h));
+    String word = b.b64();
+    b.op("mov.b64 %s, 0", word);
+    String i = b.b32();
+    b.op("mov.u32 %s, 0", i);
+    String loop = b.label("hash_byte");
+    String done = b.label("hash_bytes_done");
+    String p = b.pred();
+    b.place(loop);
+    b.op("setp.ge.s32 %s, %s, %s", p, i, key.length());
+    b.op("@%s bra %s", p, done);
+    String at = b.b64();
+    b.op("cvt.s64.s32 %s, %s", at, i);
+    b.op("add.s64 %s, %s, %s", at, at, key.value());
+    String byteValue = b.b32();
+    b.op("ld.u8 %s, [%s]", byteValue, at);
+    String byte64 = b.b64();
+    b.op("cvt.u64.u32 %s, %s", byte64, byteValue);
+    String shift = b.b32();
+    b.op("and.b32 %s, %s, 7", shift, i);
+    b.op("shl.b32 %s, %s, 3", shift, shift);
+    b.op("shl.b64 %s, %s, %s", byte64, byte64, shift);
+    b.op("or.b64 %s, %s, %s", word, word, byte64);
+    b.op("setp.eq.u32 %s, %s, 56", p, shift);
+    String mixed = b.b64();
+    b.op("xor.b64 %s, %s, %s", mixed, h, word);
+    String full = ProgramEmitter.mix(b, mixed);
+    b.op("@%s mov.b64 %s, %s", p, h, full);
+    b.op("@%s mov.b64 %s, 0", p, word);
+    b.op("add.u32 %s, %s, 1", i, i);
+    b.op("bra %s", loop);
+    b.place(done);
+    String last = b.b64();
+    b.op("xor.b64 %s, %s, %s", last, h, word);
+    return ProgramEmitter.mix(b, last);
   }
 
   /** hash_aggregate.cuh FindOrInsert: the row's group into {@code group}. */
@@ -254,9 +328,17 @@ final class GroupedAggregateEmitter {
     b.place(stored);
   }
 
-  /** hash_aggregate.cuh WriteKey, for fixed-width keys: value (0 when NULL) and null flag. */
+  /**
+   * hash_aggregate.cuh WriteKey: value (0 when NULL) and null flag; a string's bytes copied into
+   * the key heap, its value their offset there, and its length (should the heap be full, which
+   * the host's bound rules out, the key is stored empty and *heap_overflow set).
+   */
   private void writeKey(Value[] keys, String index) {
     for (int k = 0; k < keys.length; k++) {
+      if (keys[k].isString()) {
+        writeStringKey(k, keys[k], index);
+        continue;
+      }
       String at = b.b64();
       b.op("mad.lo.s64 %s, %s, 8, %s", at, index,
           body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_VALUES)));
@@ -275,6 +357,78 @@ final class GroupedAggregateEmitter {
         b.op("st.global.u8 [%s], %s", nullAt, isNull);
       }
     }
+  }
+
+  private void writeStringKey(int k, Value key, String index) {
+    String value = b.b64();
+    b.op("mov.b64 %s, 0", value);
+    String length = b.b32();
+    b.op("mov.u32 %s, 0", length);
+    String write = b.label("key" + k + "_write");
+    if (key.valid() != null) {
+      b.op("@!%s bra %s", key.valid(), write);
+    }
+    String length64 = b.b64();
+    b.op("cvt.s64.s32 %s, %s", length64, key.length());
+    String offset = b.b64();
+    b.op("atom.global.add.u64 %s, [%s], %s", offset, body.field(plan,
+        AggregatePlan.headerField(AggregatePlan.H_HEAP_USED)), length64);
+    String end = b.b64();
+    b.op("add.s64 %s, %s, %s", end, offset, length64);
+    String capacity = b.b64();
+    b.op("ld.global.nc.u64 %s, [%s+%d]", capacity, plan,
+        AggregatePlan.headerField(AggregatePlan.H_HEAP_CAPACITY));
+    String full = b.pred();
+    b.op("setp.gt.u64 %s, %s, %s", full, end, capacity);
+    String copy = b.label("key" + k + "_copy");
+    b.op("@!%s bra %s", full, copy);
+    String old = b.b64();
+    b.op("atom.global.exch.b64 %s, [%s], 1", old,
+        body.global(body.loadParam("u64", "heap_overflow")));
+    b.op("bra %s", write);
+    b.place(copy);
+    String to = b.b64();
+    b.op("add.s64 %s, %s, %s", to, offset,
+        body.field(plan, AggregatePlan.headerField(AggregatePlan.H_HEAP)));
+    String i = b.b64();
+    b.op("mov.b64 %s, 0", i);
+    String loop = b.label("key" + k + "_byte");
+    String copied = b.label("key" + k + "_copied");
+    String p = b.pred();
+    b.place(loop);
+    b.op("setp.ge.s64 %s, %s, %s", p, i, length64);
+    b.op("@%s bra %s", p, copied);
+    String from = b.b64();
+    b.op("add.s64 %s, %s, %s", from, key.value(), i);
+    String byteValue = b.b32();
+    b.op("ld.u8 %s, [%s]", byteValue, from);
+    String into = b.b64();
+    b.op("add.s64 %s, %s, %s", into, to, i);
+    b.op("st.global.u8 [%s], %s", into, byteValue);
+    b.op("add.s64 %s, %s, 1", i, i);
+    b.op("bra %s", loop);
+    b.place(copied);
+    b.op("mov.b64 %s, %s", value, offset);
+    b.op("mov.u32 %s, %s", length, key.length());
+    b.place(write);
+    String at = b.b64();
+    b.op("mad.lo.s64 %s, %s, 8, %s", at, index,
+        body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_VALUES)));
+    b.op("st.global.u64 [%s], %s", at, value);
+    String nullAt = b.b64();
+    b.op("add.s64 %s, %s, %s", nullAt, index,
+        body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_NULLS)));
+    String isNull = b.b32();
+    if (key.valid() == null) {
+      b.op("mov.u32 %s, 0", isNull);
+    } else {
+      b.op("selp.u32 %s, 0, 1, %s", isNull, key.valid());
+    }
+    b.op("st.global.u8 [%s], %s", nullAt, isNull);
+    String lengthAt = b.b64();
+    b.op("mad.lo.s64 %s, %s, 4, %s", lengthAt, index,
+        body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_LENGTHS)));
+    b.op("st.global.s32 [%s], %s", lengthAt, length);
   }
 
   /**
@@ -305,11 +459,51 @@ final class GroupedAggregateEmitter {
           body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_VALUES)));
       String value = b.b64();
       b.op("ld.global.cg.u64 %s, [%s]", value, at);
-      String p = b.pred();
-      b.op("setp.ne.u64 %s, %s, %s", p, value, keys[k].value());
-      b.op("@%s bra %s", p, differ);
+      if (keys[k].isString()) {
+        stringEqual(k, keys[k], candidate, value, differ);
+      } else {
+        String p = b.pred();
+        b.op("setp.ne.u64 %s, %s, %s", p, value, keys[k].value());
+        b.op("@%s bra %s", p, differ);
+      }
       b.place(keyDone);
     }
+  }
+
+  /** A string key's length, then its bytes against the group's in the key heap at {@code offset}. */
+  private void stringEqual(int k, Value key, String candidate, String offset, String differ) {
+    String lengthAt = b.b64();
+    b.op("mad.lo.s64 %s, %s, 4, %s", lengthAt, candidate,
+        body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_LENGTHS)));
+    String length = b.b32();
+    b.op("ld.global.cg.s32 %s, [%s]", length, lengthAt);
+    String p = b.pred();
+    b.op("setp.ne.s32 %s, %s, %s", p, length, key.length());
+    b.op("@%s bra %s", p, differ);
+    String theirs = b.b64();
+    b.op("add.s64 %s, %s, %s", theirs, offset,
+        body.field(plan, AggregatePlan.headerField(AggregatePlan.H_HEAP)));
+    String length64 = b.b64();
+    b.op("cvt.s64.s32 %s, %s", length64, length);
+    String i = b.b64();
+    b.op("mov.b64 %s, 0", i);
+    String loop = b.label("key" + k + "_compare");
+    String same = b.label("key" + k + "_same");
+    b.place(loop);
+    b.op("setp.ge.s64 %s, %s, %s", p, i, length64);
+    b.op("@%s bra %s", p, same);
+    String at = b.b64();
+    b.op("add.s64 %s, %s, %s", at, theirs, i);
+    String stored = b.b32();
+    b.op("ld.global.cg.u8 %s, [%s]", stored, at);
+    b.op("add.s64 %s, %s, %s", at, key.value(), i);
+    String mine = b.b32();
+    b.op("ld.u8 %s, [%s]", mine, at);
+    b.op("setp.ne.u32 %s, %s, %s", p, stored, mine);
+    b.op("@%s bra %s", p, differ);
+    b.op("add.s64 %s, %s, 1", i, i);
+    b.op("bra %s", loop);
+    b.place(same);
   }
 
   // ---- the accumulation --------------------------------------------------------------------------

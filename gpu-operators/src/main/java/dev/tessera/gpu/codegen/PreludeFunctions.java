@@ -143,7 +143,7 @@ final class PreludeFunctions {
     return out.toString();
   }
 
-  /** A name as a whole word: not the prefix of a longer name (tessera_agg_item_narrow). */
+  /** A name as a whole word: never the prefix of a longer name. */
   private static Pattern referenceTo(String name) {
     return Pattern.compile("(?<![\\w$])" + Pattern.quote(name) + "(?![\\w$])");
   }

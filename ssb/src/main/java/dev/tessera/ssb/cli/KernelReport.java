@@ -123,8 +123,7 @@ public final class KernelReport {
         return null;
       }
       boolean helper = kernel.ptx().contains("tessera_utf8_")
-          || kernel.ptx().contains("tessera_civil_part")
-          || kernel.ptx().contains("tessera_agg_item");
+          || kernel.ptx().contains("tessera_civil_part");
       if (helper && !report.clean() && report.registers() <= GeneratedModule.MAX_REGISTERS) {
         return null;
       }
