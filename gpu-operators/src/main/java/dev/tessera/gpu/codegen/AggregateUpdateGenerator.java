@@ -144,8 +144,9 @@ public final class AggregateUpdateGenerator {
       b.op("cvt.u32.u64 %s, %s", numTileItems, remaining);
       // The GPU-DFOR tiles (block-wide: the tile loop is the same for every thread).
       body.loadDforTiles(needed, tiles, tileOffset, numTileItems);
-      if (body.decodesTiles()) {
-        // Each item reads its own registers of the decoded tiles: one copy of the code per item.
+      if (body.decodesTiles() || registers != null) {
+        // One copy of the code per item: each item reads its own registers of the decoded
+        // tiles; and accumulating in registers, the items' loads overlap (and the code is short).
         for (int item = 0; item < ITEMS; item++) {
           item(item, Long.toString((long) item * BLOCK_THREADS), thread, tileOffset, rows, cone,
               rest, filter, outputs);
