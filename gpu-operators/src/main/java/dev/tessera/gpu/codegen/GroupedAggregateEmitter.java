@@ -301,10 +301,12 @@ final class GroupedAggregateEmitter {
     b.op("atom.global.add.u64 %s, [%s], 1", index, counter);
     b.op("cvt.u32.u64 %s, %s", group, index);
     writeKey(keys, index);
+    initAccumulators(index);
     String hashAddress = b.b64();
     b.op("mad.lo.s64 %s, %s, 8, %s", hashAddress, index, hashes);
     b.op("st.global.u64 [%s], %s", hashAddress, h);
-    b.op("membar.gl"); // the key and hash before the slot names the group
+    // The key, accumulators and hash before the slot names the group.
+    b.op("membar.gl");
     String old = b.b32();
     b.op("atom.global.exch.b32 %s, [%s], %s", old, slotAddress, group);
     b.op("bra %s", stored);
@@ -326,6 +328,31 @@ final class GroupedAggregateEmitter {
     b.op("and.b64 %s, %s, %s", slot, slot, mask);
     b.op("bra %s", probe);
     b.place(stored);
+  }
+
+  /**
+   * hash_aggregate.cu tessera_hash_aggregate_init for the new group: each function's value at its
+   * identity, its high word and seen flag 0. The host runs that kernel only for groups the
+   * interpreter kernel may insert (CudaHashAggregate's initializedTo); a generated kernel's groups
+   * are set here, by the thread that inserts them, before anyone can see them.
+   */
+  private void initAccumulators(String index) {
+    for (int f = 0; f < spec.functions().size(); f++) {
+      Kind kind = kind(f);
+      long identity = kind == Kind.MIN || kind == Kind.MAX ? identity(kind, inputType(f)) : 0;
+      String value = b.b64();
+      b.op("mad.lo.s64 %s, %s, 8, %s", value, index, body.field(plan,
+          AggregatePlan.functionField(spec.keyCount(), f, AggregatePlan.F_VALUE)));
+      b.op("st.global.u64 [%s], %d", value, identity);
+      String high = b.b64();
+      b.op("mad.lo.s64 %s, %s, 8, %s", high, index, body.field(plan,
+          AggregatePlan.functionField(spec.keyCount(), f, AggregatePlan.F_HIGH)));
+      b.op("st.global.u64 [%s], 0", high);
+      String seen = b.b64();
+      b.op("mad.lo.s64 %s, %s, 4, %s", seen, index, body.field(plan,
+          AggregatePlan.functionField(spec.keyCount(), f, AggregatePlan.F_SEEN)));
+      b.op("st.global.u32 [%s], 0", seen);
+    }
   }
 
   /**

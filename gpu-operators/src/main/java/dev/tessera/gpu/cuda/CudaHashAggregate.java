@@ -255,6 +255,13 @@ final class CudaHashAggregate implements HashAggregateKernel {
     private DeviceBuffer slots;
     private long tableCapacity;
     private long groupCount;
+    /**
+     * Groups [0, initializedTo) have their accumulators set (at their identities, or holding what
+     * was added); the others hold whatever the pool had. A generated keyed update sets each group
+     * it inserts (GroupedAggregateEmitter); before the interpreter kernel runs, the init kernel
+     * sets the rest, so growing needs to set nothing a generated kernel will not.
+     */
+    private long initializedTo;
     /** The key heap (string keys only) and the bytes of it in use (the device counter's copy). */
     private DeviceBuffer heap;
     private long heapUsed;
@@ -361,6 +368,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
             + MAX_GROUP_CAPACITY + " groups, " + needed + " may be needed");
       }
       Layout next = new Layout(capacity, spec.keyTypes(), functionCount);
+      long copied = layout == null ? 0 : groupCount;
       long nextTable = keyCount == 0 ? 0 : capacity * 2;
       List<AutoCloseable> temporaries = new ArrayList<>();
       DeviceBuffer nextGroups = null;
@@ -377,7 +385,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
         temporaries.add(host);
         writeState(host, 0, next, nextGroups, nextSlots, nextTable - 1);
         long base = nextGroups.address();
-        long copied = layout == null ? 0 : groupCount;
         queued = true;
         stream.copyHostToDevice(host.memoryAddress(), plan.address(), planBytes());
         if (layout == null) {
@@ -386,7 +393,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
           copyGroups(groups.address(), layout, base, next, copied);
         }
         KernelModule kernels = device.kernels();
-        if (capacity > copied) {
+        if (keyCount == 0 && capacity > copied) { // the one group no update inserts
           kernels.launch(INIT_KERNEL, threadsFor(capacity - copied), stream, new KernelArgs()
               .address(plan.address()).i64(copied).i64(capacity));
         }
@@ -415,6 +422,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
       groups = nextGroups;
       slots = nextSlots;
       layout = next;
+      initializedTo = keyCount == 0 ? capacity : copied;
       tableCapacity = nextTable;
       if (oldGroups != null) {
         oldGroups.close();
@@ -753,7 +761,15 @@ final class CudaHashAggregate implements HashAggregateKernel {
         GeneratedKernels.Lookup lookup = codegen ? device.generated().aggregateUpdate(program,
             input.columns().stream().map(InputSpec::of).toList(), spec) : null;
         lastCompileNanos = lookup == null ? 0 : lookup.buildNanos();
-        if (lookup != null && lookup.kernel().generated()) {
+        boolean generated = lookup != null && lookup.kernel().generated();
+        // The interpreter kernel wants every group it may insert at its identities already.
+        long initializing = generated ? 0 : layout.capacity - initializedTo;
+        if (initializing > 0) {
+          device.kernels().launch(INIT_KERNEL, threadsFor(initializing), stream,
+              new KernelArgs().address(planAddress + stateAt).i64(initializedTo)
+                  .i64(layout.capacity));
+        }
+        if (generated) {
           device.kernels().launch(lookup.kernel().function(), lookup.kernel().entry(), shape,
               stream, arguments);
         } else {
@@ -777,6 +793,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
               + " reserved): the heap bound is wrong, a bug");
         }
         groupCount = keyCount > 0 ? count : 1;
+        initializedTo = Math.max(initializing > 0 ? layout.capacity : initializedTo, groupCount);
         heapUsed = used;
         long firstError = host.getLong(readbackAt);
         if (firstError != NO_ERROR) {
