@@ -189,7 +189,8 @@ public final class AggregateUpdateGenerator {
     private void item(int item, String itemOffset, String thread, String tileOffset, String rows,
         BitSet cone, BitSet rest, int filter, int[] outputs) throws CodegenUnsupportedException {
       b.comment("item " + item);
-      // Loaded per item: values live across the previous item's call would spill.
+      // Loaded per item: held from one item to the next, they would take registers through the
+      // group's update.
       BitSet needed = (BitSet) cone.clone();
       needed.or(rest);
       body.loadPhaseValues(needed);

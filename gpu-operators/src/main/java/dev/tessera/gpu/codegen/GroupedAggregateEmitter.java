@@ -7,18 +7,19 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.TypeId;
 
 /**
- * One item of a hash aggregation's update written into the generated kernel itself, instead of a
- * call of the prelude's {@code tessera_agg_item}: hash_aggregate.cuh's {@code AggregateItem}
- * (find or insert the row's group, through the direct map when there is one; the warp-level
- * reduction when the warp's rows share a group, else each row on its own; the per-block table
- * before the global accumulators), specialized to this aggregation. The keys' and functions'
- * types and the functions' kinds are known here, so the code holds only what they need: no loop
- * over the plan's functions, no select of the input, no branch on a type, no NULL test of a value
- * that cannot be NULL. The plan's layout, the hash, the table's protocol and every accumulator's
- * arithmetic are hash_aggregate.cuh's; each method names the function it mirrors, and a change
- * there must be made here too (the CUDA aggregate suites run both kernels against the host
- * reference).
+ * One item of a hash aggregation's update, written into the generated kernel: hash_aggregate.cuh's
+ * {@code AggregateItem} (find or insert the row's group, through the direct map when there may be
+ * one; the warp-level reduction when the warp's rows share a group, else each row on its own; the
+ * per-block table before the global accumulators), specialized to this aggregation. The keys' and
+ * functions' types and the functions' kinds are known here, so the code holds only what they
+ * need: no loop over the plan's functions, no select of the input, no branch on a type, no NULL
+ * test of a value that cannot be NULL. One difference from the interpreter kernel: the thread that
+ * inserts a group also sets its accumulators (the init kernel's work), so the host initializes
+ * nothing for these kernels.
  *
+ * <p>The plan's layout, the hash, the table's protocol and every accumulator's arithmetic are
+ * hash_aggregate.cuh's; each method names the function it mirrors, and a change there must be
+ * made here too (the CUDA aggregate suites run both kernels against the host reference).
  */
 final class GroupedAggregateEmitter {
   /** hash_aggregate.cuh kEmpty and kBusy: a slot's states before it names a group. */
