@@ -1,0 +1,490 @@
+package dev.tessera.gpu.codegen;
+
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.agg.AggregateFunction.Kind;
+import dev.tessera.gpu.column.TypeId;
+
+/**
+ * A row's functions accumulated into its group in a generated aggregate kernel (part of {@link
+ * GroupedAggregateEmitter}): hash_aggregate.cuh's {@code AggregateItem} after the group is known,
+ * with {@code AccumulateWarp}, {@code AccumulateRow}, the per-block table's {@code Find} and the
+ * accumulators' arithmetic, specialized to each function's kind and input type, written as PTX.
+ */
+final class GroupAccumulation {
+  /** hash_aggregate.cuh kEmpty: an entry of the per-block table that holds no group. */
+  private static final int EMPTY = -1;
+  /** hash_aggregate.cuh kLocalProbes: slots of the per-block table a row looks at. */
+  private static final int LOCAL_PROBES = 4;
+  /** LocalTable.Find's multiplier (Fibonacci hashing of the group index). */
+  private static final long LOCAL_HASH = 0x9e3779b1L;
+
+  private final PtxBuilder b;
+  private final AggregateSpec spec;
+  private final ProgramEmitter body;
+  /** For the item being written: the plan (global), the per-block table (generic), its entries. */
+  private String plan;
+  private String local;
+  private String entries;
+  private String entries64;
+
+  GroupAccumulation(PtxBuilder b, AggregateSpec spec, ProgramEmitter body) {
+    this.b = b;
+    this.spec = spec;
+    this.body = body;
+  }
+
+  /**
+   * The functions' {@code inputs} (null for COUNT_ROWS) of the lanes whose rows are aggregated
+   * ({@code act}) into their groups ({@code group}); every lane of the warp runs it. {@code plan}
+   * is the plan's global address, {@code local} the per-block table's generic address and {@code
+   * entries} (.b32) and {@code entries64} (.b64) its entries.
+   */
+  void accumulate(String plan, String local, String entries, String entries64, String act,
+      String group, AggregateValue[] inputs) {
+    this.plan = plan;
+    this.local = local;
+    this.entries = entries;
+    this.entries64 = entries64;
+    accumulateItem(act, group, inputs);
+  }
+
+  /** An accumulator's value before any row: MIN/MAX's identity, 0 for the others. */
+  static long initialValue(AggregateSpec spec, int f) {
+    Kind kind = spec.functions().get(f).kind();
+    if (kind != Kind.MIN && kind != Kind.MAX) {
+      return 0;
+    }
+    return identity(kind, spec.inputTypes().get(spec.functions().get(f).input()).id());
+  }
+
+  /**
+   * hash_aggregate.cuh AggregateItem after the group: the warp's rows at once when they share one
+   * group (AccumulateWarp), else each active row on its own (AccumulateRow).
+   */
+  private void accumulateItem(String act, String group, AggregateValue[] inputs) {
+    String done = b.label("item_accumulated");
+    String activeLanes = b.b32();
+    b.op("vote.sync.ballot.b32 %s, %s, -1", activeLanes, act);
+    String none = b.pred();
+    b.op("setp.eq.u32 %s, %s, 0", none, activeLanes);
+    b.op("@%s bra.uni %s", none, done);
+    String lowest = b.b32();
+    b.op("neg.s32 %s, %s", lowest, activeLanes);
+    b.op("and.b32 %s, %s, %s", lowest, lowest, activeLanes);
+    String leader = b.b32();
+    b.op("bfind.u32 %s, %s", leader, lowest);
+    String leaderGroup = b.b32();
+    b.op("shfl.sync.idx.b32 %s, %s, %s, 31, -1", leaderGroup, group, leader);
+    String rows = b.label("item_rows");
+    if (spec.keyCount() > 0) { // without keys every row is in group 0
+      String same = b.pred();
+      b.op("setp.eq.u32 %s, %s, %s", same, group, leaderGroup);
+      String inactive = b.pred();
+      b.op("not.pred %s, %s", inactive, act);
+      b.op("or.pred %s, %s, %s", same, same, inactive);
+      String all = b.pred();
+      b.op("vote.sync.all.pred %s, %s, -1", all, same);
+      b.op("@!%s bra.uni %s", all, rows);
+    }
+
+    b.comment("the warp's rows share a group: reduced, then merged once by the leader");
+    String lane = b.b32();
+    b.op("mov.u32 %s, %%laneid", lane);
+    String isLeader = b.pred();
+    b.op("setp.eq.u32 %s, %s, %s", isLeader, lane, leader);
+    String entry = b.b32();
+    b.op("mov.u32 %s, -1", entry);
+    String found = b.label("leader_entry");
+    b.op("@!%s bra %s", isLeader, found);
+    localFind(leaderGroup, entry);
+    b.place(found);
+    for (int f = 0; f < inputs.length; f++) {
+      warpFunction(f, act, inputs[f], isLeader, entry, leaderGroup);
+    }
+    b.op("bra.uni %s", done);
+    b.place(rows);
+    if (spec.keyCount() == 0) {
+      b.place(done);
+      return;
+    }
+    b.comment("each active row on its own");
+    b.op("@!%s bra %s", act, done);
+    String rowEntry = b.b32();
+    localFind(group, rowEntry);
+    for (int f = 0; f < inputs.length; f++) {
+      rowFunction(f, inputs[f], rowEntry, group);
+    }
+    b.place(done);
+  }
+
+  /**
+   * LocalTable.Find: into {@code entry} the per-block entry holding {@code group}, claiming an
+   * empty one if need be; -1 when the slots looked at hold other groups (or there is no table).
+   */
+  private void localFind(String group, String entry) {
+    String done = b.label("local_found");
+    b.op("mov.u32 %s, -1", entry);
+    String none = b.pred();
+    b.op("setp.eq.u32 %s, %s, 0", none, entries);
+    b.op("@%s bra %s", none, done);
+    String keysBase = b.b64();
+    b.op("mul.lo.s64 %s, %s, %d", keysBase, entries64, 16L * spec.functions().size());
+    b.op("add.s64 %s, %s, %s", keysBase, keysBase, local);
+    String lastEntry = b.b32();
+    b.op("sub.u32 %s, %s, 1", lastEntry, entries);
+    String slot = b.b32();
+    b.op("mul.lo.u32 %s, %s, %d", slot, group, LOCAL_HASH);
+    b.op("shr.u32 %s, %s, 7", slot, slot);
+    String at = b.b64();
+    String held = b.b32();
+    String p = b.pred();
+    String q = b.pred();
+    for (int probe = 0; probe < LOCAL_PROBES; probe++) {
+      String next = b.label("local_probe");
+      b.op("and.b32 %s, %s, %s", slot, slot, lastEntry);
+      b.op("mul.wide.u32 %s, %s, 4", at, slot);
+      b.op("add.s64 %s, %s, %s", at, at, keysBase);
+      b.op("ld.volatile.s32 %s, [%s]", held, at);
+      b.op("setp.eq.s32 %s, %s, %s", p, held, group);
+      b.op("@%s mov.u32 %s, %s", p, entry, slot);
+      b.op("@%s bra %s", p, done);
+      b.op("setp.ne.s32 %s, %s, %d", p, held, EMPTY);
+      b.op("@%s bra %s", p, next);
+      b.op("atom.cas.b32 %s, [%s], %d, %s", held, at, EMPTY, group);
+      b.op("setp.eq.s32 %s, %s, %d", p, held, EMPTY);
+      b.op("setp.eq.s32 %s, %s, %s", q, held, group);
+      b.op("or.pred %s, %s, %s", p, p, q);
+      b.op("@%s mov.u32 %s, %s", p, entry, slot);
+      b.op("@%s bra %s", p, done);
+      b.place(next);
+      b.op("add.u32 %s, %s, 1", slot, slot);
+    }
+    b.place(done);
+  }
+
+  /** Function f's accumulators (value, high, seen) for {@code entry} of the table, or global. */
+  private record Accumulators(String value, String high, String seen) {}
+
+  /**
+   * The addresses (generic) of function f's accumulators: the per-block table's entry when
+   * {@code entry} >= 0 (LocalTable's layout), else group {@code group}'s global ones.
+   */
+  private Accumulators accumulators(int f, String entry, String group) {
+    int functions = spec.functions().size();
+    String inTable = b.pred();
+    b.op("setp.ge.s32 %s, %s, 0", inTable, entry);
+    String e = b.b64();
+    b.op("cvt.s64.s32 %s, %s", e, entry);
+    String g = b.b64();
+    b.op("cvt.u64.u32 %s, %s", g, group);
+    // Table word f * E + e of values[F][E], of highs[F][E] after it; seen[F][E] after keys[E].
+    String word = b.b64();
+    b.op("mad.lo.s64 %s, %s, %d, %s", word, entries64, f, e);
+    String localValue = b.b64();
+    b.op("mad.lo.s64 %s, %s, 8, %s", localValue, word, local);
+    String localHigh = b.b64();
+    b.op("mad.lo.s64 %s, %s, %d, %s", localHigh, entries64, 8L * functions, localValue);
+    String localSeen = b.b64();
+    b.op("mad.lo.s64 %s, %s, %d, %s", localSeen, entries64, 16L * functions + 4, local);
+    b.op("mad.lo.s64 %s, %s, 4, %s", localSeen, word, localSeen);
+    String[] global = new String[3];
+    int[] fields = {AggregatePlan.F_VALUE, AggregatePlan.F_HIGH, AggregatePlan.F_SEEN};
+    for (int i = 0; i < 3; i++) {
+      String base = b.b64();
+      b.op("ld.global.nc.u64 %s, [%s+%d]", base, plan,
+          AggregatePlan.functionField(spec.keyCount(), f, fields[i]));
+      global[i] = b.b64();
+      b.op("mad.lo.s64 %s, %s, %d, %s", global[i], g, i == 2 ? 4 : 8, base);
+    }
+    String value = b.b64();
+    String high = b.b64();
+    String seen = b.b64();
+    b.op("selp.b64 %s, %s, %s, %s", value, localValue, global[0], inTable);
+    b.op("selp.b64 %s, %s, %s, %s", high, localHigh, global[1], inTable);
+    b.op("selp.b64 %s, %s, %s, %s", seen, localSeen, global[2], inTable);
+    return new Accumulators(value, high, seen);
+  }
+
+  private Kind kind(int f) {
+    return spec.functions().get(f).kind();
+  }
+
+  private TypeId inputType(int f) {
+    return spec.inputTypes().get(spec.functions().get(f).input()).id();
+  }
+
+  private static boolean isSum(Kind kind) {
+    return kind == Kind.SUM || kind == Kind.SUM_DECIMAL;
+  }
+
+  private static boolean isCount(Kind kind) {
+    return kind == Kind.COUNT_ROWS || kind == Kind.COUNT;
+  }
+
+  /**
+   * hash_aggregate.cuh AccumulateWarp for function f: the warp's valid inputs reduced with
+   * shuffles (counts by popcount), then merged by the leader into {@code entry} or the group's
+   * global accumulators.
+   */
+  private void warpFunction(int f, String act, AggregateValue input, String isLeader, String entry,
+      String group) {
+    Kind kind = kind(f);
+    b.comment("function " + f + ": " + kind + " of the warp");
+    String skip = b.label("warp_function" + f);
+    String valid = act;
+    if (input != null && input.valid() != null) {
+      valid = b.pred();
+      b.op("and.pred %s, %s, %s", valid, act, input.valid());
+    }
+    String validLanes = b.b32();
+    b.op("vote.sync.ballot.b32 %s, %s, -1", validLanes, valid);
+    String none = b.pred();
+    b.op("setp.eq.u32 %s, %s, 0", none, validLanes);
+    b.op("@%s bra.uni %s", none, skip);
+    String low = b.b64();
+    String high = null;
+    if (isCount(kind)) {
+      String count = b.b32();
+      b.op("popc.b32 %s, %s", count, validLanes);
+      b.op("cvt.u64.u32 %s, %s", low, count);
+    } else if (isSum(kind)) {
+      String[] x = int128(inputType(f), input.value());
+      high = b.b64();
+      b.op("selp.b64 %s, %s, 0, %s", low, x[0], valid);
+      b.op("selp.b64 %s, %s, 0, %s", high, x[1], valid);
+      for (int offset = 16; offset >= 1; offset >>= 1) {
+        String otherLow = TilePrimitives.shuffleXor64(b, low, offset);
+        String otherHigh = TilePrimitives.shuffleXor64(b, high, offset);
+        b.op("add.cc.u64 %s, %s, %s", low, low, otherLow);
+        b.op("addc.u64 %s, %s, %s", high, high, otherHigh);
+      }
+    } else {
+      b.op("selp.b64 %s, %s, %d, %s", low, input.value(), identity(kind, inputType(f)), valid);
+      for (int offset = 16; offset >= 1; offset >>= 1) {
+        String other = TilePrimitives.shuffleXor64(b, low, offset);
+        String better = better(kind, inputType(f), other, low);
+        b.op("@%s mov.b64 %s, %s", better, low, other);
+      }
+    }
+    b.op("@!%s bra %s", isLeader, skip);
+    Accumulators at = accumulators(f, entry, group);
+    if (isCount(kind)) {
+      String old = b.b64();
+      b.op("atom.add.u64 %s, [%s], %s", old, at.value(), low);
+    } else {
+      markSeen(at.seen());
+      if (isSum(kind)) {
+        atomicAdd128(at, low, high);
+      } else {
+        atomicMinMax(kind, inputType(f), at.value(), low);
+      }
+    }
+    b.place(skip);
+  }
+
+  /** hash_aggregate.cuh Accumulate for function f: one row's input into its accumulators. */
+  private void rowFunction(int f, AggregateValue input, String entry, String group) {
+    Kind kind = kind(f);
+    b.comment("function " + f + ": " + kind + " of the row");
+    String skip = b.label("row_function" + f);
+    Accumulators at = accumulators(f, entry, group);
+    String old = b.b64();
+    if (kind == Kind.COUNT_ROWS) {
+      b.op("atom.add.u64 %s, [%s], 1", old, at.value());
+      b.place(skip);
+      return;
+    }
+    if (input.valid() != null) {
+      b.op("@!%s bra %s", input.valid(), skip);
+    }
+    markSeen(at.seen());
+    switch (kind) {
+      case COUNT -> b.op("atom.add.u64 %s, [%s], 1", old, at.value());
+      case SUM, SUM_DECIMAL -> {
+        String[] x = int128(inputType(f), input.value());
+        atomicAdd128(at, x[0], x[1]);
+      }
+      case MIN, MAX -> atomicMinMax(kind, inputType(f), at.value(), input.value());
+      default -> throw new IllegalStateException("no accumulation for " + kind);
+    }
+    b.place(skip);
+  }
+
+  /** hash_aggregate.cuh MarkSeen: the flag set, read first so that a set flag costs no write. */
+  private void markSeen(String seen) {
+    String flag = b.b32();
+    b.op("ld.volatile.u32 %s, [%s]", flag, seen);
+    String unset = b.pred();
+    b.op("setp.eq.u32 %s, %s, 0", unset, flag);
+    b.op("@%s st.u32 [%s], 1", unset, seen);
+  }
+
+  /** hash_aggregate.cuh AtomicAdd128: the low word, then its carry and the high word. */
+  private void atomicAdd128(Accumulators at, String low, String high) {
+    String old = b.b64();
+    b.op("atom.add.u64 %s, [%s], %s", old, at.value(), low);
+    String sum = b.b64();
+    b.op("add.s64 %s, %s, %s", sum, old, low);
+    String carried = b.pred();
+    b.op("setp.lt.u64 %s, %s, %s", carried, sum, old);
+    String highAdd = b.b64();
+    b.op("selp.b64 %s, 1, 0, %s", highAdd, carried);
+    b.op("add.s64 %s, %s, %s", highAdd, highAdd, high);
+    String zero = b.pred();
+    b.op("setp.eq.s64 %s, %s, 0", zero, highAdd);
+    String oldHigh = b.b64();
+    b.op("@!%s atom.add.u64 %s, [%s], %s", zero, oldHigh, at.high(), highAdd);
+  }
+
+  /**
+   * hash_aggregate.cuh AtomicMinMax: only a value that improves on the current one is written
+   * (by one atomic for integers, by compare-and-swap in Spark's order for FLOAT and DOUBLE).
+   */
+  private void atomicMinMax(Kind kind, TypeId type, String address, String v) {
+    String done = b.label("minmax_done");
+    String current = b.b64();
+    b.op("ld.volatile.u64 %s, [%s]", current, address);
+    String retry = b.label("minmax_retry");
+    b.place(retry);
+    String improves = better(kind, type, v, current);
+    b.op("@!%s bra %s", improves, done);
+    String old = b.b64();
+    if (!isFloating(type)) {
+      b.op("atom.%s.s64 %s, [%s], %s", kind == Kind.MIN ? "min" : "max", old, address, v);
+      b.place(done);
+      return;
+    }
+    b.op("atom.cas.b64 %s, [%s], %s, %s", old, address, current, v);
+    String swapped = b.pred();
+    b.op("setp.eq.u64 %s, %s, %s", swapped, old, current);
+    b.op("mov.b64 %s, %s", current, old);
+    b.op("@!%s bra %s", swapped, retry);
+    b.place(done);
+  }
+
+  private static boolean isFloating(TypeId type) {
+    return type == TypeId.FLOAT || type == TypeId.DOUBLE;
+  }
+
+  /** Whether {@code x} should replace {@code y} as the MIN (x < y) or MAX (x > y). */
+  private String better(Kind kind, TypeId type, String x, String y) {
+    String p = b.pred();
+    String cmp = kind == Kind.MIN ? "lt" : "gt";
+    if (isFloating(type)) {
+      b.op("setp.%s.u64 %s, %s, %s", cmp, p, orderKey(type, x), orderKey(type, y));
+    } else {
+      b.op("setp.%s.s64 %s, %s, %s", cmp, p, x, y);
+    }
+    return p;
+  }
+
+  /**
+   * An unsigned key of a canonical FLOAT or DOUBLE in Spark's order (program.cuh SparkCompare:
+   * NaN largest and equal to every NaN, -0.0 equal to 0.0): the sign bit flipped for positive
+   * numbers, every bit for negative ones.
+   */
+  private String orderKey(TypeId type, String v) {
+    boolean dbl = type == TypeId.DOUBLE;
+    String w = dbl ? "b64" : "b32";
+    String bits = dbl ? b.b64() : b.b32();
+    b.op(dbl ? "mov.b64 %s, %s" : "cvt.u32.u64 %s, %s", bits, v);
+    String magnitude = dbl ? b.b64() : b.b32();
+    b.op("and.%s %s, %s, %s", w, magnitude, bits, dbl ? "0x7fffffffffffffff" : "0x7fffffff");
+    String isZero = b.pred();
+    b.op("setp.eq.%s %s, %s, 0", dbl ? "u64" : "u32", isZero, magnitude);
+    b.op("selp.%s %s, 0, %s, %s", w, bits, bits, isZero);
+    String negative = b.pred();
+    b.op("setp.lt.%s %s, %s, 0", dbl ? "s64" : "s32", negative, bits);
+    String flipped = dbl ? b.b64() : b.b32();
+    b.op("not.%s %s, %s", w, flipped, bits);
+    String positive = dbl ? b.b64() : b.b32();
+    b.op("or.%s %s, %s, %s", w, positive, bits, dbl ? "0x8000000000000000" : "0x80000000");
+    String key = dbl ? b.b64() : b.b32();
+    b.op("selp.%s %s, %s, %s, %s", w, key, flipped, positive, negative);
+    String isNan = b.pred();
+    b.op("setp.gt.%s %s, %s, %s", dbl ? "u64" : "u32", isNan, magnitude,
+        dbl ? "0x7ff0000000000000" : "0x7f800000");
+    b.op("selp.%s %s, -1, %s, %s", w, key, key, isNan);
+    if (dbl) {
+      return key;
+    }
+    String wide = b.b64();
+    b.op("cvt.u64.u32 %s, %s", wide, key);
+    return wide;
+  }
+
+  /** hash_aggregate.cuh Identity: MIN's is the largest value of the order, MAX's the smallest. */
+  private static long identity(Kind kind, TypeId type) {
+    boolean min = kind == Kind.MIN;
+    return switch (type) {
+      case FLOAT -> min ? 0x7fc00000L : (long) (int) 0xff800000;
+      case DOUBLE -> min ? 0x7ff8000000000000L : 0xfff0000000000000L;
+      default -> min ? Long.MAX_VALUE : Long.MIN_VALUE;
+    };
+  }
+
+  /**
+   * A sum's input as an int128 (low, high): an integer or decimal sign-extended, a DOUBLE that
+   * holds a whole number converted exactly (hash_aggregate.cuh WholeDoubleToInt128).
+   */
+  private String[] int128(TypeId type, String v) {
+    String low = b.b64();
+    String high = b.b64();
+    if (type != TypeId.DOUBLE) {
+      b.op("mov.b64 %s, %s", low, v);
+      b.op("shr.s64 %s, %s, 63", high, v);
+      return new String[] {low, high};
+    }
+    // d = mantissa * 2^shift; shifts of 64 bits or more give 0 (PTX clamps the amount).
+    String biased = b.b64();
+    b.op("shr.u64 %s, %s, 52", biased, v);
+    b.op("and.b64 %s, %s, 2047", biased, biased);
+    String mantissa = b.b64();
+    b.op("and.b64 %s, %s, 0xfffffffffffff", mantissa, v);
+    b.op("or.b64 %s, %s, 0x10000000000000", mantissa, mantissa);
+    String shift = b.b32();
+    b.op("cvt.u32.u64 %s, %s", shift, biased);
+    b.op("sub.s32 %s, %s, 1075", shift, shift);
+    String negativeShift = b.pred();
+    b.op("setp.lt.s32 %s, %s, 0", negativeShift, shift);
+    String right = b.b32();
+    b.op("neg.s32 %s, %s", right, shift);
+    String lowRight = b.b64();
+    b.op("shr.u64 %s, %s, %s", lowRight, mantissa, right);
+    String lowLeft = b.b64();
+    b.op("shl.b64 %s, %s, %s", lowLeft, mantissa, shift);
+    b.op("selp.b64 %s, %s, %s, %s", low, lowRight, lowLeft, negativeShift);
+    // high: 0 for shift <= 0; mantissa >> (64 - shift) below 64; mantissa << (shift - 64) above.
+    String down = b.b32();
+    b.op("sub.s32 %s, 64, %s", down, shift);
+    String highSmall = b.b64();
+    b.op("shr.u64 %s, %s, %s", highSmall, mantissa, down);
+    String up = b.b32();
+    b.op("sub.s32 %s, %s, 64", up, shift);
+    String highLarge = b.b64();
+    b.op("shl.b64 %s, %s, %s", highLarge, mantissa, up);
+    String large = b.pred();
+    b.op("setp.ge.s32 %s, %s, 64", large, shift);
+    b.op("selp.b64 %s, %s, %s, %s", high, highLarge, highSmall, large);
+    String small = b.pred();
+    b.op("setp.le.s32 %s, %s, 0", small, shift);
+    b.op("selp.b64 %s, 0, %s, %s", high, high, small);
+    // +-0 and subnormals (|d| < 1) are 0.
+    String tiny = b.pred();
+    b.op("setp.eq.u64 %s, %s, 0", tiny, biased);
+    b.op("selp.b64 %s, 0, %s, %s", low, low, tiny);
+    b.op("selp.b64 %s, 0, %s, %s", high, high, tiny);
+    // The sign: the int128 negated.
+    String negative = b.pred();
+    b.op("setp.lt.s64 %s, %s, 0", negative, v);
+    String negLow = b.b64();
+    String negHigh = b.b64();
+    b.op("not.b64 %s, %s", negLow, low);
+    b.op("not.b64 %s, %s", negHigh, high);
+    b.op("add.cc.u64 %s, %s, 1", negLow, negLow);
+    b.op("addc.u64 %s, %s, 0", negHigh, negHigh);
+    b.op("selp.b64 %s, %s, %s, %s", low, negLow, low, negative);
+    b.op("selp.b64 %s, %s, %s, %s", high, negHigh, high, negative);
+    return new String[] {low, high};
+  }
+}

@@ -1,0 +1,455 @@
+package dev.tessera.gpu.codegen;
+
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.column.TypeId;
+
+/**
+ * The row's group in a generated aggregate kernel (part of {@link GroupedAggregateEmitter}):
+ * hash_aggregate.cuh's {@code FindGroup}, {@code FindOrInsert} and the functions they call,
+ * specialized to the aggregation's keys, written as PTX. The thread that inserts a group also sets
+ * its accumulators, before the slot names it (the interpreter kernel has the init kernel do that).
+ */
+final class GroupLookup {
+  /** hash_aggregate.cuh kEmpty and kBusy: a slot's states before it names a group. */
+  private static final int EMPTY = -1;
+  private static final int BUSY = -2;
+  /** hash_aggregate.cuh HashKeys: a NULL key's value hash, and what is added to it. */
+  private static final long NULL_KEY_VALUE = 0x9e3779b97f4a7c15L;
+  private static final long NULL_KEY_SALT = 0x51ed270b27L;
+  /** hash.cuh HashBytes: the seed a string's length is added to. */
+  private static final long HASH_BYTES_SEED = 0x452821e638d01377L;
+
+  private final PtxBuilder b;
+  private final AggregateSpec spec;
+  private final ProgramEmitter body;
+  /** The plan's global address, for the item being written. */
+  private String plan;
+
+  GroupLookup(PtxBuilder b, AggregateSpec spec, ProgramEmitter body) {
+    this.b = b;
+    this.spec = spec;
+    this.body = body;
+  }
+
+  /**
+   * Into {@code group} (.b32), for a lane whose row is aggregated ({@code act}), the group of its
+   * keys, inserting it if it is new; {@code plan} is the plan's global address.
+   */
+  void findGroup(String plan, String act, AggregateValue[] keys, String group) {
+    this.plan = plan;
+    findGroupOf(act, keys, group);
+  }
+
+  /**
+   * Whether the host may give this aggregation a direct group map (CudaHashAggregate's decision:
+   * integer keys only); without one the kernel needs no code for it.
+   */
+  private boolean mayHaveDirectMap() {
+    for (int k = 0; k < spec.keyCount(); k++) {
+      TypeId id = spec.inputTypes().get(k).id();
+      if (id == TypeId.STRING || id == TypeId.FLOAT || id == TypeId.DOUBLE) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** hash_aggregate.cuh FindGroup: the direct map, then (on a miss) the hash table. */
+  private void findGroupOf(String act, AggregateValue[] keys, String group) {
+    String found = b.label("group_found");
+    b.op("@!%s bra %s", act, found);
+    if (!mayHaveDirectMap()) {
+      findOrInsert(keys, group);
+      b.place(found);
+      return;
+    }
+    String hashPath = b.label("group_hash");
+    String directSlot = b.b64();
+    b.op("mov.b64 %s, -1", directSlot);
+    String directAddress = b.b64();
+    b.op("mov.b64 %s, 0", directAddress);
+    String direct = b.b64();
+    b.op("ld.global.nc.u64 %s, [%s+%d]", direct, plan,
+        AggregatePlan.headerField(AggregatePlan.H_DIRECT));
+    String none = b.pred();
+    b.op("setp.eq.u64 %s, %s, 0", none, direct);
+    b.op("@%s bra %s", none, hashPath);
+    // DirectSlot: the key tuple's mixed-radix number, or the hash table when a key is outside.
+    String slot = b.b64();
+    b.op("mov.b64 %s, 0", slot);
+    for (int k = 0; k < keys.length; k++) {
+      String min = b.b64();
+      String span = b.b64();
+      b.op("ld.global.nc.u64 %s, [%s+%d]", min, plan,
+          AggregatePlan.keyField(k, AggregatePlan.K_DIRECT_MIN));
+      b.op("ld.global.nc.u64 %s, [%s+%d]", span, plan,
+          AggregatePlan.keyField(k, AggregatePlan.K_DIRECT_SPAN));
+      String nullDigit = b.b64();
+      b.op("sub.s64 %s, %s, 1", nullDigit, span);
+      String offset = b.b64();
+      b.op("sub.s64 %s, %s, %s", offset, keys[k].value(), min);
+      String outside = b.pred();
+      b.op("setp.lt.s64 %s, %s, %s", outside, keys[k].value(), min);
+      String beyond = b.pred();
+      b.op("setp.ge.u64 %s, %s, %s", beyond, offset, nullDigit);
+      b.op("or.pred %s, %s, %s", outside, outside, beyond);
+      String digit = offset;
+      if (keys[k].valid() != null) {
+        b.op("and.pred %s, %s, %s", outside, outside, keys[k].valid());
+        digit = b.b64();
+        b.op("selp.b64 %s, %s, %s, %s", digit, offset, nullDigit, keys[k].valid());
+      }
+      b.op("@%s bra %s", outside, hashPath);
+      b.op("mad.lo.s64 %s, %s, %s, %s", slot, slot, span, digit);
+    }
+    b.op("mov.b64 %s, %s", directSlot, slot);
+    b.op("mad.lo.s64 %s, %s, 4, %s", directAddress, slot, body.global(direct));
+    String cached = b.b32();
+    b.op("ld.global.cg.s32 %s, [%s]", cached, directAddress);
+    String hit = b.pred();
+    b.op("setp.ge.s32 %s, %s, 0", hit, cached);
+    b.op("@%s mov.u32 %s, %s", hit, group, cached);
+    b.op("@%s bra %s", hit, found);
+    b.place(hashPath);
+    findOrInsert(keys, group);
+    // A direct-map miss: the slot remembers the group (every writer writes the same one).
+    String inRange = b.pred();
+    b.op("setp.ge.s64 %s, %s, 0", inRange, directSlot);
+    b.op("@%s st.global.s32 [%s], %s", inRange, directAddress, group);
+    b.place(found);
+  }
+
+  /** hash_aggregate.cuh HashKeys. */
+  private String hash(AggregateValue[] keys) {
+    String h = b.b64();
+    b.op("mov.b64 %s, %d", h, ProgramEmitter.KEY_TUPLE_SEED);
+    for (int k = 0; k < keys.length; k++) {
+      String v = b.b64();
+      if (keys[k].isString()) {
+        b.op("mov.b64 %s, %d", v, NULL_KEY_VALUE + NULL_KEY_SALT + k);
+        String skip = b.label("key" + k + "_hashed");
+        if (keys[k].valid() != null) {
+          b.op("@!%s bra %s", keys[k].valid(), skip);
+        }
+        b.op("add.s64 %s, %s, %d", v, hashBytes(keys[k]), k);
+        b.place(skip);
+      } else {
+        b.op("add.s64 %s, %s, %d", v, keys[k].value(), k);
+        if (keys[k].valid() != null) {
+          b.op("selp.b64 %s, %s, %d, %s", v, v, NULL_KEY_VALUE + NULL_KEY_SALT + k,
+              keys[k].valid());
+        }
+      }
+      String mixed = ProgramEmitter.mix(b, v);
+      b.op("xor.b64 %s, %s, %s", mixed, mixed, h);
+      h = ProgramEmitter.mix(b, mixed);
+    }
+    return h;
+  }
+
+  /** hash.cuh HashBytes: a string's bytes, 8 at a time into a word, each word mixed in. */
+  private String hashBytes(AggregateValue key) {
+    String h = b.b64();
+    String length64 = b.b64();
+    b.op("cvt.s64.s32 %s, %s", length64, key.length());
+    b.op("add.s64 %s, %s, %d", h, length64, HASH_BYTES_SEED);
+    b.op("mov.b64 %s, %s", h, ProgramEmitter.mix(b, h));
+    String word = b.b64();
+    b.op("mov.b64 %s, 0", word);
+    String i = b.b32();
+    b.op("mov.u32 %s, 0", i);
+    String loop = b.label("hash_byte");
+    String done = b.label("hash_bytes_done");
+    String p = b.pred();
+    b.place(loop);
+    b.op("setp.ge.s32 %s, %s, %s", p, i, key.length());
+    b.op("@%s bra %s", p, done);
+    String at = b.b64();
+    b.op("cvt.s64.s32 %s, %s", at, i);
+    b.op("add.s64 %s, %s, %s", at, at, key.value());
+    String byteValue = b.b32();
+    b.op("ld.u8 %s, [%s]", byteValue, at);
+    String byte64 = b.b64();
+    b.op("cvt.u64.u32 %s, %s", byte64, byteValue);
+    String shift = b.b32();
+    b.op("and.b32 %s, %s, 7", shift, i);
+    b.op("shl.b32 %s, %s, 3", shift, shift);
+    b.op("shl.b64 %s, %s, %s", byte64, byte64, shift);
+    b.op("or.b64 %s, %s, %s", word, word, byte64);
+    b.op("setp.eq.u32 %s, %s, 56", p, shift);
+    String mixed = b.b64();
+    b.op("xor.b64 %s, %s, %s", mixed, h, word);
+    String full = ProgramEmitter.mix(b, mixed);
+    b.op("@%s mov.b64 %s, %s", p, h, full);
+    b.op("@%s mov.b64 %s, 0", p, word);
+    b.op("add.u32 %s, %s, 1", i, i);
+    b.op("bra %s", loop);
+    b.place(done);
+    String last = b.b64();
+    b.op("xor.b64 %s, %s, %s", last, h, word);
+    return ProgramEmitter.mix(b, last);
+  }
+
+  /** hash_aggregate.cuh FindOrInsert: the row's group into {@code group}. */
+  private void findOrInsert(AggregateValue[] keys, String group) {
+    String h = hash(keys);
+    String slots = body.field(plan, AggregatePlan.headerField(AggregatePlan.H_SLOTS));
+    String hashes = body.field(plan, AggregatePlan.headerField(AggregatePlan.H_HASHES));
+    String mask = b.b64();
+    b.op("ld.global.nc.u64 %s, [%s+%d]", mask, plan,
+        AggregatePlan.headerField(AggregatePlan.H_TABLE_MASK));
+    String slot = b.b64();
+    b.op("and.b64 %s, %s, %s", slot, h, mask);
+    String probe = b.label("group_probe");
+    String occupied = b.label("group_occupied");
+    String next = b.label("group_next");
+    String stored = b.label("group_stored");
+    b.place(probe);
+    String slotAddress = b.b64();
+    b.op("mad.lo.s64 %s, %s, 4, %s", slotAddress, slot, slots);
+    String s = b.b32();
+    // Acquire: a group index seen here comes with its hash and key.
+    b.op("ld.acquire.gpu.global.s32 %s, [%s]", s, slotAddress);
+    String p = b.pred();
+    b.op("setp.ne.s32 %s, %s, %d", p, s, EMPTY);
+    b.op("@%s bra %s", p, occupied);
+    String before = b.b32();
+    b.op("atom.global.cas.b32 %s, [%s], %d, %d", before, slotAddress, EMPTY, BUSY);
+    b.op("setp.ne.s32 %s, %s, %d", p, before, EMPTY);
+    b.op("@%s bra %s", p, probe); // lost the race: look at the slot again
+    String counter = body.field(plan, AggregatePlan.headerField(AggregatePlan.H_GROUP_COUNT));
+    String index = b.b64();
+    b.op("atom.global.add.u64 %s, [%s], 1", index, counter);
+    b.op("cvt.u32.u64 %s, %s", group, index);
+    writeKey(keys, index);
+    initAccumulators(index);
+    String hashAddress = b.b64();
+    b.op("mad.lo.s64 %s, %s, 8, %s", hashAddress, index, hashes);
+    b.op("st.global.u64 [%s], %s", hashAddress, h);
+    // The key, accumulators and hash before the slot names the group.
+    b.op("membar.gl");
+    String old = b.b32();
+    b.op("atom.global.exch.b32 %s, [%s], %s", old, slotAddress, group);
+    b.op("bra %s", stored);
+    b.place(occupied);
+    b.op("setp.eq.s32 %s, %s, %d", p, s, BUSY);
+    b.op("@%s bra %s", p, probe); // another thread is writing the key; wait for it
+    String candidate = b.b64();
+    b.op("cvt.s64.s32 %s, %s", candidate, s);
+    b.op("mad.lo.s64 %s, %s, 8, %s", hashAddress, candidate, hashes);
+    String candidateHash = b.b64();
+    b.op("ld.global.cg.u64 %s, [%s]", candidateHash, hashAddress);
+    b.op("setp.ne.u64 %s, %s, %s", p, candidateHash, h);
+    b.op("@%s bra %s", p, next);
+    keysEqual(keys, candidate, next);
+    b.op("mov.u32 %s, %s", group, s);
+    b.op("bra %s", stored);
+    b.place(next);
+    b.op("add.s64 %s, %s, 1", slot, slot);
+    b.op("and.b64 %s, %s, %s", slot, slot, mask);
+    b.op("bra %s", probe);
+    b.place(stored);
+  }
+
+  /**
+   * hash_aggregate.cu tessera_hash_aggregate_init for the new group: each function's value at its
+   * identity, its high word and seen flag 0. The host runs that kernel only for groups the
+   * interpreter kernel may insert (CudaHashAggregate's initializedTo); a generated kernel's groups
+   * are set here, by the thread that inserts them, before anyone can see them.
+   */
+  private void initAccumulators(String index) {
+    for (int f = 0; f < spec.functions().size(); f++) {
+      long identity = GroupAccumulation.initialValue(spec, f);
+      String value = b.b64();
+      b.op("mad.lo.s64 %s, %s, 8, %s", value, index, body.field(plan,
+          AggregatePlan.functionField(spec.keyCount(), f, AggregatePlan.F_VALUE)));
+      b.op("st.global.u64 [%s], %d", value, identity);
+      String high = b.b64();
+      b.op("mad.lo.s64 %s, %s, 8, %s", high, index, body.field(plan,
+          AggregatePlan.functionField(spec.keyCount(), f, AggregatePlan.F_HIGH)));
+      b.op("st.global.u64 [%s], 0", high);
+      String seen = b.b64();
+      b.op("mad.lo.s64 %s, %s, 4, %s", seen, index, body.field(plan,
+          AggregatePlan.functionField(spec.keyCount(), f, AggregatePlan.F_SEEN)));
+      b.op("st.global.u32 [%s], 0", seen);
+    }
+  }
+
+  /**
+   * hash_aggregate.cuh WriteKey: value (0 when NULL) and null flag; a string's bytes copied into
+   * the key heap, its value their offset there, and its length (should the heap be full, which
+   * the host's bound rules out, the key is stored empty and *heap_overflow set).
+   */
+  private void writeKey(AggregateValue[] keys, String index) {
+    for (int k = 0; k < keys.length; k++) {
+      if (keys[k].isString()) {
+        writeStringKey(k, keys[k], index);
+        continue;
+      }
+      String at = b.b64();
+      b.op("mad.lo.s64 %s, %s, 8, %s", at, index,
+          body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_VALUES)));
+      String nullAt = b.b64();
+      b.op("add.s64 %s, %s, %s", nullAt, index,
+          body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_NULLS)));
+      if (keys[k].valid() == null) {
+        b.op("st.global.u64 [%s], %s", at, keys[k].value());
+        b.op("st.global.u8 [%s], 0", nullAt);
+      } else {
+        String value = b.b64();
+        b.op("selp.b64 %s, %s, 0, %s", value, keys[k].value(), keys[k].valid());
+        String isNull = b.b32();
+        b.op("selp.u32 %s, 0, 1, %s", isNull, keys[k].valid());
+        b.op("st.global.u64 [%s], %s", at, value);
+        b.op("st.global.u8 [%s], %s", nullAt, isNull);
+      }
+    }
+  }
+
+  private void writeStringKey(int k, AggregateValue key, String index) {
+    String value = b.b64();
+    b.op("mov.b64 %s, 0", value);
+    String length = b.b32();
+    b.op("mov.u32 %s, 0", length);
+    String write = b.label("key" + k + "_write");
+    if (key.valid() != null) {
+      b.op("@!%s bra %s", key.valid(), write);
+    }
+    String length64 = b.b64();
+    b.op("cvt.s64.s32 %s, %s", length64, key.length());
+    String offset = b.b64();
+    b.op("atom.global.add.u64 %s, [%s], %s", offset, body.field(plan,
+        AggregatePlan.headerField(AggregatePlan.H_HEAP_USED)), length64);
+    String end = b.b64();
+    b.op("add.s64 %s, %s, %s", end, offset, length64);
+    String capacity = b.b64();
+    b.op("ld.global.nc.u64 %s, [%s+%d]", capacity, plan,
+        AggregatePlan.headerField(AggregatePlan.H_HEAP_CAPACITY));
+    String full = b.pred();
+    b.op("setp.gt.u64 %s, %s, %s", full, end, capacity);
+    String copy = b.label("key" + k + "_copy");
+    b.op("@!%s bra %s", full, copy);
+    String old = b.b64();
+    b.op("atom.global.exch.b64 %s, [%s], 1", old,
+        body.global(body.loadParam("u64", "heap_overflow")));
+    b.op("bra %s", write);
+    b.place(copy);
+    String to = b.b64();
+    b.op("add.s64 %s, %s, %s", to, offset,
+        body.field(plan, AggregatePlan.headerField(AggregatePlan.H_HEAP)));
+    String i = b.b64();
+    b.op("mov.b64 %s, 0", i);
+    String loop = b.label("key" + k + "_byte");
+    String copied = b.label("key" + k + "_copied");
+    String p = b.pred();
+    b.place(loop);
+    b.op("setp.ge.s64 %s, %s, %s", p, i, length64);
+    b.op("@%s bra %s", p, copied);
+    String from = b.b64();
+    b.op("add.s64 %s, %s, %s", from, key.value(), i);
+    String byteValue = b.b32();
+    b.op("ld.u8 %s, [%s]", byteValue, from);
+    String into = b.b64();
+    b.op("add.s64 %s, %s, %s", into, to, i);
+    b.op("st.global.u8 [%s], %s", into, byteValue);
+    b.op("add.s64 %s, %s, 1", i, i);
+    b.op("bra %s", loop);
+    b.place(copied);
+    b.op("mov.b64 %s, %s", value, offset);
+    b.op("mov.u32 %s, %s", length, key.length());
+    b.place(write);
+    String at = b.b64();
+    b.op("mad.lo.s64 %s, %s, 8, %s", at, index,
+        body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_VALUES)));
+    b.op("st.global.u64 [%s], %s", at, value);
+    String nullAt = b.b64();
+    b.op("add.s64 %s, %s, %s", nullAt, index,
+        body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_NULLS)));
+    String isNull = b.b32();
+    if (key.valid() == null) {
+      b.op("mov.u32 %s, 0", isNull);
+    } else {
+      b.op("selp.u32 %s, 0, 1, %s", isNull, key.valid());
+    }
+    b.op("st.global.u8 [%s], %s", nullAt, isNull);
+    String lengthAt = b.b64();
+    b.op("mad.lo.s64 %s, %s, 4, %s", lengthAt, index,
+        body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_LENGTHS)));
+    b.op("st.global.s32 [%s], %s", lengthAt, length);
+  }
+
+  /**
+   * hash_aggregate.cuh KeysEqual: on to {@code differ} unless group {@code candidate} has the
+   * row's keys (read through L2: another block may have written them during this kernel).
+   */
+  private void keysEqual(AggregateValue[] keys, String candidate, String differ) {
+    for (int k = 0; k < keys.length; k++) {
+      String nullAt = b.b64();
+      b.op("add.s64 %s, %s, %s", nullAt, candidate,
+          body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_NULLS)));
+      String flag = b.b32();
+      b.op("ld.global.cg.u8 %s, [%s]", flag, nullAt);
+      String groupNull = b.pred();
+      b.op("setp.ne.u32 %s, %s, 0", groupNull, flag);
+      String keyDone = b.label("key" + k + "_equal");
+      if (keys[k].valid() == null) {
+        b.op("@%s bra %s", groupNull, differ);
+      } else {
+        // Differ when the group's key is NULL exactly when the row's is not.
+        String agree = b.pred();
+        b.op("xor.pred %s, %s, %s", agree, groupNull, keys[k].valid());
+        b.op("@!%s bra %s", agree, differ);
+        b.op("@%s bra %s", groupNull, keyDone);
+      }
+      String at = b.b64();
+      b.op("mad.lo.s64 %s, %s, 8, %s", at, candidate,
+          body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_VALUES)));
+      String value = b.b64();
+      b.op("ld.global.cg.u64 %s, [%s]", value, at);
+      if (keys[k].isString()) {
+        stringEqual(k, keys[k], candidate, value, differ);
+      } else {
+        String p = b.pred();
+        b.op("setp.ne.u64 %s, %s, %s", p, value, keys[k].value());
+        b.op("@%s bra %s", p, differ);
+      }
+      b.place(keyDone);
+    }
+  }
+
+  /** A string key's length, then its bytes against the group's in the key heap at {@code offset}. */
+  private void stringEqual(int k, AggregateValue key, String candidate, String offset, String differ) {
+    String lengthAt = b.b64();
+    b.op("mad.lo.s64 %s, %s, 4, %s", lengthAt, candidate,
+        body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_LENGTHS)));
+    String length = b.b32();
+    b.op("ld.global.cg.s32 %s, [%s]", length, lengthAt);
+    String p = b.pred();
+    b.op("setp.ne.s32 %s, %s, %s", p, length, key.length());
+    b.op("@%s bra %s", p, differ);
+    String theirs = b.b64();
+    b.op("add.s64 %s, %s, %s", theirs, offset,
+        body.field(plan, AggregatePlan.headerField(AggregatePlan.H_HEAP)));
+    String length64 = b.b64();
+    b.op("cvt.s64.s32 %s, %s", length64, length);
+    String i = b.b64();
+    b.op("mov.b64 %s, 0", i);
+    String loop = b.label("key" + k + "_compare");
+    String same = b.label("key" + k + "_same");
+    b.place(loop);
+    b.op("setp.ge.s64 %s, %s, %s", p, i, length64);
+    b.op("@%s bra %s", p, same);
+    String at = b.b64();
+    b.op("add.s64 %s, %s, %s", at, theirs, i);
+    String stored = b.b32();
+    b.op("ld.global.cg.u8 %s, [%s]", stored, at);
+    b.op("add.s64 %s, %s, %s", at, key.value(), i);
+    String mine = b.b32();
+    b.op("ld.u8 %s, [%s]", mine, at);
+    b.op("setp.ne.u32 %s, %s, %s", p, stored, mine);
+    b.op("@%s bra %s", p, differ);
+    b.op("add.s64 %s, %s, 1", i, i);
+    b.op("bra %s", loop);
+    b.place(same);
+  }
+}
