@@ -15,9 +15,12 @@ __device__ __forceinline__ unsigned long long Mix(unsigned long long x) {
   return x;
 }
 
+// HashBytes' seed, to which a string's length is added.
+constexpr unsigned long long kStringHashSeed = 0x452821e638d01377ull;
+
 // The bytes of a string, 8 at a time into a word (addresses need not be aligned).
 __device__ __forceinline__ unsigned long long HashBytes(const unsigned char* bytes, int length) {
-  unsigned long long h = Mix(0x452821e638d01377ull + static_cast<unsigned long long>(length));
+  unsigned long long h = Mix(kStringHashSeed + static_cast<unsigned long long>(length));
   unsigned long long word = 0;
   for (int i = 0; i < length; ++i) {
     word |= static_cast<unsigned long long>(bytes[i]) << ((i & 7) * 8);

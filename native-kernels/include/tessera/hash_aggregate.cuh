@@ -43,6 +43,11 @@ constexpr int kEmpty = -1;
 constexpr int kBusy = -2;
 // Slots of the per-block table a row looks at before it goes to the global accumulators.
 constexpr int kLocalProbes = 4;
+// LocalTable::Find: the multiplier that spreads group indexes over the per-block table.
+constexpr unsigned int kLocalHashMultiplier = 0x9e3779b1u;
+// HashKeys: a NULL key's value hash, and the salt added to it.
+constexpr unsigned long long kNullKeyHash = 0x9e3779b97f4a7c15ull;
+constexpr unsigned long long kNullKeySalt = 0x51ed270b27ull;
 
 // The plan: 64-bit words. Header, then 12 words per key column, then 12 words per function.
 constexpr int kHeaderWords = 16;
@@ -239,17 +244,17 @@ struct RegisterKeys {
 template <typename KeyAt>
 __device__ __forceinline__ unsigned long long HashKeys(const Key* keys, int key_count,
                                                        const KeyAt& key_at) {
-  unsigned long long h = 0x243f6a8885a308d3ull;
+  unsigned long long h = kKeyTupleSeed;
   for (int k = 0; k < key_count; ++k) {
     const int type = static_cast<int>(keys[k].type);
     const Register r = key_at(k);
-    unsigned long long v = 0x9e3779b97f4a7c15ull;  // NULL
+    unsigned long long v = kNullKeyHash;
     if (r.valid) {
       v = type == kString
               ? HashBytes(reinterpret_cast<const unsigned char*>(r.value), r.length)
               : static_cast<unsigned long long>(Canonical(type, r.value));
     }
-    h = Mix(h ^ Mix(v + (r.valid ? 0ull : 0x51ed270b27ull) + static_cast<unsigned long long>(k)));
+    h = Mix(h ^ Mix(v + (r.valid ? 0ull : kNullKeySalt) + static_cast<unsigned long long>(k)));
   }
   return h;
 }
@@ -498,7 +503,7 @@ struct LocalTable {
   // hold other groups (the row then goes to the global accumulators).
   __device__ __forceinline__ int Find(int group) const {
     if (entries == 0) return -1;
-    unsigned int slot = (static_cast<unsigned int>(group) * 0x9e3779b1u) >> 7;
+    unsigned int slot = (static_cast<unsigned int>(group) * kLocalHashMultiplier) >> 7;
     for (int probe = 0; probe < kLocalProbes; ++probe) {
       slot &= static_cast<unsigned int>(entries - 1);
       const int held = *reinterpret_cast<volatile int*>(keys + slot);

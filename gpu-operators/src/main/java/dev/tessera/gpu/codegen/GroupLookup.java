@@ -10,14 +10,14 @@ import dev.tessera.gpu.column.TypeId;
  * its accumulators, before the slot names it (the interpreter kernel has the init kernel do that).
  */
 final class GroupLookup {
-  /** hash_aggregate.cuh kEmpty and kBusy: a slot's states before it names a group. */
+  /** hash_aggregate.cuh kEmpty and kBusy (HashAggregateAbiTest checks these constants). */
   private static final int EMPTY = -1;
   private static final int BUSY = -2;
-  /** hash_aggregate.cuh HashKeys: a NULL key's value hash, and what is added to it. */
-  private static final long NULL_KEY_VALUE = 0x9e3779b97f4a7c15L;
+  /** hash_aggregate.cuh kNullKeyHash and kNullKeySalt: a NULL key's value hash, and its salt. */
+  private static final long NULL_KEY_HASH = 0x9e3779b97f4a7c15L;
   private static final long NULL_KEY_SALT = 0x51ed270b27L;
-  /** hash.cuh HashBytes: the seed a string's length is added to. */
-  private static final long HASH_BYTES_SEED = 0x452821e638d01377L;
+  /** hash.cuh kStringHashSeed: HashBytes' seed, to which a string's length is added. */
+  private static final long STRING_HASH_SEED = 0x452821e638d01377L;
 
   private final PtxBuilder b;
   private final AggregateSpec spec;
@@ -126,7 +126,7 @@ final class GroupLookup {
     for (int k = 0; k < keys.length; k++) {
       String v = b.b64();
       if (keys[k].isString()) {
-        b.op("mov.b64 %s, %d", v, NULL_KEY_VALUE + NULL_KEY_SALT + k);
+        b.op("mov.b64 %s, %d", v, NULL_KEY_HASH + NULL_KEY_SALT + k);
         String skip = b.label("key" + k + "_hashed");
         if (keys[k].valid() != null) {
           b.op("@!%s bra %s", keys[k].valid(), skip);
@@ -136,7 +136,7 @@ final class GroupLookup {
       } else {
         b.op("add.s64 %s, %s, %d", v, keys[k].value(), k);
         if (keys[k].valid() != null) {
-          b.op("selp.b64 %s, %s, %d, %s", v, v, NULL_KEY_VALUE + NULL_KEY_SALT + k,
+          b.op("selp.b64 %s, %s, %d, %s", v, v, NULL_KEY_HASH + NULL_KEY_SALT + k,
               keys[k].valid());
         }
       }
@@ -152,7 +152,7 @@ final class GroupLookup {
     String h = b.b64();
     String length64 = b.b64();
     b.op("cvt.s64.s32 %s, %s", length64, key.length());
-    b.op("add.s64 %s, %s, %d", h, length64, HASH_BYTES_SEED);
+    b.op("add.s64 %s, %s, %d", h, length64, STRING_HASH_SEED);
     b.op("mov.b64 %s, %s", h, ProgramEmitter.mix(b, h));
     String word = b.b64();
     b.op("mov.b64 %s, 0", word);

@@ -23,13 +23,58 @@ class HashAggregateAbiTest {
       "^\\s*(?:unsigned\\s+)?long\\s+long\\s+(\\w+)(?:\\[(\\d+)\\])?;", Pattern.MULTILINE);
 
   private static String source() throws IOException {
+    return source("hash_aggregate.cuh");
+  }
+
+  private static String source(String header) throws IOException {
     for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-      Path candidate = dir.resolve("native-kernels/include/tessera/hash_aggregate.cuh");
+      Path candidate = dir.resolve("native-kernels/include/tessera/" + header);
       if (Files.isRegularFile(candidate)) {
         return Files.readString(candidate);
       }
     }
-    throw new IllegalStateException("native-kernels/include/tessera/hash_aggregate.cuh not found");
+    throw new IllegalStateException("native-kernels/include/tessera/" + header + " not found");
+  }
+
+  /** A constexpr integer of the CUDA source, decimal or hexadecimal, with or without suffix. */
+  private static long constexpr(String source, String name) {
+    Matcher m = Pattern.compile("constexpr [\\w ]+ " + name
+        + " = (-?)(0x[0-9a-fA-F]+|\\d+)(?:u|ull)?;").matcher(source);
+    assertTrue(m.find(), name);
+    long value = Long.parseUnsignedLong(m.group(2).replaceFirst("^0x", ""),
+        m.group(2).startsWith("0x") ? 16 : 10);
+    return m.group(1).isEmpty() ? value : -value;
+  }
+
+  private static long staticField(String className, String name)
+      throws ReflectiveOperationException {
+    Field f = Class.forName(className).getDeclaredField(name);
+    f.setAccessible(true);
+    return f.getLong(null);
+  }
+
+  /**
+   * The constants the generated kernels' group update (codegen's GroupLookup and
+   * GroupAccumulation, which write hash_aggregate.cuh's functions in PTX) shares with the CUDA
+   * code: the slot states, the hash's seeds and salts, the per-block table's probes.
+   */
+  @Test
+  void generatedGroupUpdateUsesTheCudaConstants() throws Exception {
+    String aggregate = source();
+    String hash = source("hash.cuh");
+    String lookup = "dev.tessera.gpu.codegen.GroupLookup";
+    String accumulation = "dev.tessera.gpu.codegen.GroupAccumulation";
+    assertEquals(constexpr(aggregate, "kEmpty"), staticField(lookup, "EMPTY"));
+    assertEquals(constexpr(aggregate, "kBusy"), staticField(lookup, "BUSY"));
+    assertEquals(constexpr(aggregate, "kNullKeyHash"), staticField(lookup, "NULL_KEY_HASH"));
+    assertEquals(constexpr(aggregate, "kNullKeySalt"), staticField(lookup, "NULL_KEY_SALT"));
+    assertEquals(constexpr(hash, "kStringHashSeed"), staticField(lookup, "STRING_HASH_SEED"));
+    assertEquals(constexpr(hash, "kKeyTupleSeed"),
+        staticField("dev.tessera.gpu.codegen.ProgramEmitter", "KEY_TUPLE_SEED"));
+    assertEquals(constexpr(aggregate, "kEmpty"), staticField(accumulation, "EMPTY"));
+    assertEquals(constexpr(aggregate, "kLocalProbes"), staticField(accumulation, "LOCAL_PROBES"));
+    assertEquals(constexpr(aggregate, "kLocalHashMultiplier"),
+        staticField(accumulation, "LOCAL_HASH"));
   }
 
   /** Member name to word index of a CUDA struct of 64-bit members; "#words" is its size. */
