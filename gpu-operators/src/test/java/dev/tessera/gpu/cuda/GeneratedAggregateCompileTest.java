@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.codegen.AggregateUpdateGenerator;
 import dev.tessera.gpu.codegen.CodegenUnsupportedException;
 import dev.tessera.gpu.codegen.CompileReport;
@@ -36,8 +37,10 @@ import org.junit.jupiter.api.Test;
  * type admits, and COUNT(*)) compile with the in-jar PTX compiler for sm_90 with no stack frame,
  * no spills and at most 128 registers; the generator declines only what it says it does not
  * cover. As for the filter-project kernels, at most 1 kernel in 10 may be rejected for a few bytes
- * of spills (the pipeline then runs on the interpreter). Whether the kernels compute the right
- * thing is the CUDA aggregate suites' job, on a GPU.
+ * of spills (the pipeline then runs on the interpreter). A kernel that reads no GPU-DFOR column
+ * holds one copy of the group's update, run for each of a thread's items (a copy per item would
+ * make the compile four times slower). Whether the kernels compute the right thing is the CUDA
+ * aggregate suites' job, on a GPU.
  */
 class GeneratedAggregateCompileTest {
   private static final int PIPELINES = 200;
@@ -99,6 +102,10 @@ class GeneratedAggregateCompileTest {
         inRegisters.incrementAndGet(); // a global aggregate accumulating in registers
       } else {
         inline.incrementAndGet(); // the group's update written into the kernel
+        if (inputs.stream().noneMatch(i -> i.encoding() == Encoding.DFOR)) {
+          // No item reads registers of its own: one copy of the update, run for each item.
+          assertEquals(1, occurrences(kernel.ptx(), UPDATE_MARK), () -> "seed " + seed);
+        }
       }
       slowest.accumulateAndGet(compiled.compileNanos(), Math::max);
       mostRegisters.accumulateAndGet(report.registers(), Math::max);
@@ -114,6 +121,17 @@ class GeneratedAggregateCompileTest {
         + generated.get() + " of " + PIPELINES);
     assertTrue(inRegisters.get() > 0, "no global aggregate accumulated in registers");
     assertTrue(inline.get() > 0, "no kernel updated its groups inline");
+  }
+
+  /** The comment GroupedAggregateEmitter writes before each copy of the group's update. */
+  private static final String UPDATE_MARK = "hash_aggregate.cuh AggregateItem, inline";
+
+  private static int occurrences(String text, String part) {
+    int n = 0;
+    for (int at = text.indexOf(part); at >= 0; at = text.indexOf(part, at + 1)) {
+      n++;
+    }
+    return n;
   }
 
   /**
