@@ -1,7 +1,7 @@
 package dev.tessera.gpu.codegen;
 
-import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.agg.AggregateFunction.Kind;
+import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.column.TypeId;
 
 /**
