@@ -135,8 +135,8 @@ public final class TesseraConf {
           .doc("A folder where executors keep the generated kernels they compile (one file per"
               + " kernel, named by a hash of its PTX, the compiler and its options), so that an"
               + " executor started later on the same host loads them instead of compiling them"
-              + " again (0.1-1 s each). Empty: none kept. Entries are not evicted; delete the"
-              + " folder to reclaim it.")
+              + " again (50-200 ms each for the SSB queries' kernels). Empty: none kept. Entries"
+              + " are not evicted; delete the folder to reclaim it.")
           .type(ConfValueType.FOLDER)
           .readOncePerJvm()
           .createWithDefault(""));
