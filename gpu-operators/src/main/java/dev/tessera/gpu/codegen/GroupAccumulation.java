@@ -277,7 +277,7 @@ final class GroupAccumulation {
     } else {
       markSeen(at.seen());
       if (isSum(kind)) {
-        atomicAdd128(at, low, high);
+        Int128Atomics.add(b, "", at.value(), at.high(), low, high);
       } else {
         atomicMinMax(kind, inputType(f), at.value(), low);
       }
@@ -305,7 +305,7 @@ final class GroupAccumulation {
       case COUNT -> b.op("atom.add.u64 %s, [%s], 1", old, at.value());
       case SUM, SUM_DECIMAL -> {
         String[] x = int128(inputType(f), input.value());
-        atomicAdd128(at, x[0], x[1]);
+        Int128Atomics.add(b, "", at.value(), at.high(), x[0], x[1]);
       }
       case MIN, MAX -> atomicMinMax(kind, inputType(f), at.value(), input.value());
       default -> throw new IllegalStateException("no accumulation for " + kind);
@@ -320,23 +320,6 @@ final class GroupAccumulation {
     String unset = b.pred();
     b.op("setp.eq.u32 %s, %s, 0", unset, flag);
     b.op("@%s st.u32 [%s], 1", unset, seen);
-  }
-
-  /** hash_aggregate.cuh AtomicAdd128: the low word, then its carry and the high word. */
-  private void atomicAdd128(Accumulators at, String low, String high) {
-    String old = b.b64();
-    b.op("atom.add.u64 %s, [%s], %s", old, at.value(), low);
-    String sum = b.b64();
-    b.op("add.s64 %s, %s, %s", sum, old, low);
-    String carried = b.pred();
-    b.op("setp.lt.u64 %s, %s, %s", carried, sum, old);
-    String highAdd = b.b64();
-    b.op("selp.b64 %s, 1, 0, %s", highAdd, carried);
-    b.op("add.s64 %s, %s, %s", highAdd, highAdd, high);
-    String zero = b.pred();
-    b.op("setp.eq.s64 %s, %s, 0", zero, highAdd);
-    String oldHigh = b.b64();
-    b.op("@!%s atom.add.u64 %s, [%s], %s", zero, oldHigh, at.high(), highAdd);
   }
 
   /**

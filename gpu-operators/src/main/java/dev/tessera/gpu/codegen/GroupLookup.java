@@ -417,8 +417,11 @@ final class GroupLookup {
     }
   }
 
-  /** A string key's length, then its bytes against the group's in the key heap at {@code offset}. */
-  private void stringEqual(int k, AggregateValue key, String candidate, String offset, String differ) {
+  /**
+   * A string key's length, then its bytes against the group's in the key heap at {@code offset}.
+   */
+  private void stringEqual(int k, AggregateValue key, String candidate, String offset,
+      String differ) {
     String lengthAt = b.b64();
     b.op("mad.lo.s64 %s, %s, 4, %s", lengthAt, candidate,
         body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_LENGTHS)));

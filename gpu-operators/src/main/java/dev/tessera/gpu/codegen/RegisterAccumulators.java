@@ -161,20 +161,8 @@ final class RegisterAccumulators {
     switch (kind(f)) {
       case COUNT_ROWS, COUNT -> b.op("atom.global.add.u64 %s, [%s], %s", old, valueAt, value[f]);
       case SUM, SUM_DECIMAL -> {
-        b.op("atom.global.add.u64 %s, [%s], %s", old, valueAt, value[f]);
-        // The carry out of the low word goes into the high word.
-        String sum = b.b64();
-        b.op("add.s64 %s, %s, %s", sum, old, value[f]);
-        String carried = b.pred();
-        b.op("setp.lt.u64 %s, %s, %s", carried, sum, old);
-        String highAdd = b.b64();
-        b.op("selp.b64 %s, 1, 0, %s", highAdd, carried);
-        b.op("add.s64 %s, %s, %s", highAdd, highAdd, high[f]);
-        String zero = b.pred();
-        b.op("setp.eq.s64 %s, %s, 0", zero, highAdd);
         String highAt = body.field(plan, AggregatePlan.functionField(0, f, AggregatePlan.F_HIGH));
-        String oldHigh = b.b64();
-        b.op("@!%s atom.global.add.u64 %s, [%s], %s", zero, oldHigh, highAt, highAdd);
+        Int128Atomics.add(b, ".global", valueAt, highAt, value[f], high[f]);
       }
       case MIN -> b.op("atom.global.min.s64 %s, [%s], %s", old, valueAt, value[f]);
       case MAX -> b.op("atom.global.max.s64 %s, [%s], %s", old, valueAt, value[f]);
