@@ -1,6 +1,7 @@
 package dev.tessera.gpu.agg;
 
 import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.column.TypeId;
 import java.io.Serializable;
 import java.util.List;
 
@@ -35,5 +36,19 @@ public record AggregateSpec(List<ColumnType> inputTypes, int keyCount,
 
   public List<ColumnType> keyTypes() {
     return inputTypes.subList(0, keyCount);
+  }
+
+  /**
+   * Whether every key is of a type a direct group map can index (an integer, a date, a
+   * timestamp, a decimal or a boolean: not a string or a floating-point number). The CUDA
+   * aggregation builds a map only then, and its generated kernels hold the map's code only then.
+   */
+  public boolean directMapKeys() {
+    for (ColumnType t : keyTypes()) {
+      if (t.isString() || t.id() == TypeId.FLOAT || t.id() == TypeId.DOUBLE) {
+        return false;
+      }
+    }
+    return true;
   }
 }

@@ -1,7 +1,6 @@
 package dev.tessera.gpu.codegen;
 
 import dev.tessera.gpu.agg.AggregateSpec;
-import dev.tessera.gpu.column.TypeId;
 
 /**
  * The row's group in a generated aggregate kernel (part of {@link GroupedAggregateEmitter}):
@@ -40,25 +39,11 @@ final class GroupLookup {
     findGroupOf(act, keys, group);
   }
 
-  /**
-   * Whether the host may give this aggregation a direct group map (CudaHashAggregate's decision:
-   * integer keys only); without one the kernel needs no code for it.
-   */
-  private boolean mayHaveDirectMap() {
-    for (int k = 0; k < spec.keyCount(); k++) {
-      TypeId id = spec.inputTypes().get(k).id();
-      if (id == TypeId.STRING || id == TypeId.FLOAT || id == TypeId.DOUBLE) {
-        return false;
-      }
-    }
-    return true;
-  }
-
   /** hash_aggregate.cuh FindGroup: the direct map, then (on a miss) the hash table. */
   private void findGroupOf(String act, AggregateValue[] keys, String group) {
     String found = b.label("group_found");
     b.op("@!%s bra %s", act, found);
-    if (!mayHaveDirectMap()) {
+    if (!spec.directMapKeys()) { // the host builds no map: no code for one
       findOrInsert(keys, group);
       b.place(found);
       return;

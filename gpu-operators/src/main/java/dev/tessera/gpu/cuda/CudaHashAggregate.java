@@ -581,10 +581,8 @@ final class CudaHashAggregate implements HashAggregateKernel {
       if (keyCount == 0 || groupCount == 0 || groupCount > DIRECT_DECISION_MAX_GROUPS) {
         return;
       }
-      for (ColumnType t : spec.keyTypes()) {
-        if (t.isString() || t.id() == TypeId.FLOAT || t.id() == TypeId.DOUBLE) {
-          return;
-        }
+      if (!spec.directMapKeys()) {
+        return;
       }
       long[] min = new long[keyCount];
       long[] span = new long[keyCount];
