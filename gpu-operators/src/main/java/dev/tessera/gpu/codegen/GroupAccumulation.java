@@ -11,14 +11,14 @@ import dev.tessera.gpu.column.TypeId;
  * accumulators' arithmetic, specialized to each function's kind and input type, written as PTX.
  */
 final class GroupAccumulation {
-  /**
-   * hash_aggregate.cuh kEmpty: an entry of the per-block table that holds no group
-   * (HashAggregateAbiTest checks these constants).
-   */
-  private static final int EMPTY = -1;
+  /** An entry of the per-block table that holds no group (hash_aggregate.cuh kEmpty). */
+  private static final int EMPTY = GroupLookup.EMPTY;
   /** hash_aggregate.cuh kLocalProbes: slots of the per-block table a row looks at. */
   private static final int LOCAL_PROBES = 4;
-  /** hash_aggregate.cuh kLocalHashMultiplier: LocalTable::Find's spread of group indexes. */
+  /**
+   * hash_aggregate.cuh kLocalHashMultiplier: LocalTable::Find's spread of group indexes
+   * (HashAggregateAbiTest checks it and kLocalProbes).
+   */
   private static final long LOCAL_HASH = 0x9e3779b1L;
 
   private final PtxBuilder b;

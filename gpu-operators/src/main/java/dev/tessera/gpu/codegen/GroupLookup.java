@@ -9,8 +9,11 @@ import dev.tessera.gpu.agg.AggregateSpec;
  * its accumulators, before the slot names it (the interpreter kernel has the init kernel do that).
  */
 final class GroupLookup {
-  /** hash_aggregate.cuh kEmpty and kBusy (HashAggregateAbiTest checks these constants). */
-  private static final int EMPTY = -1;
+  /**
+   * hash_aggregate.cuh kEmpty (a slot, or an entry of the per-block table, that holds no group)
+   * and kBusy (HashAggregateAbiTest checks these constants).
+   */
+  static final int EMPTY = -1;
   private static final int BUSY = -2;
   /** hash_aggregate.cuh kNullKeyHash and kNullKeySalt: a NULL key's value hash, and its salt. */
   private static final long NULL_KEY_HASH = 0x9e3779b97f4a7c15L;
