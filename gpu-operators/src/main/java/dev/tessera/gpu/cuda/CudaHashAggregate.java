@@ -114,8 +114,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
   private static final long DIRECT_MAX_SLOTS = 1 << 22;
   /** ... and at most this many slots per group (dense). */
   private static final long DIRECT_SLOTS_PER_GROUP = 64;
-  /** Blocks per multiprocessor of the update's grid (blocks take tiles grid-stride). */
-  private static final int BLOCKS_PER_MULTIPROCESSOR = 8;
 
   private static final int ERROR_ROW_SHIFT = 8;
   private static final long NO_ERROR = -1L;
@@ -270,6 +268,10 @@ final class CudaHashAggregate implements HashAggregateKernel {
     private long[] directMin;
     private long[] directSpan;
     private boolean directDecided;
+    /** Whether work queued on the arrays may still run (close waits for it before freeing). */
+    private boolean unsynchronized;
+    /** Whether a batch is in the groups: the direct map is decided when the next one comes. */
+    private boolean batchAdded;
     /** The identity program of the last batch's column types (update(batch)). */
     private Program identity;
     /** What the last update spent generating and compiling its kernel. */
@@ -379,23 +381,28 @@ final class CudaHashAggregate implements HashAggregateKernel {
         if (nextTable > 0) {
           nextSlots = DeviceBuffer.allocate(pool, Integer.BYTES * nextTable);
         }
-        DeviceBuffer plan = DeviceBuffer.allocate(pool, planBytes());
-        temporaries.add(plan);
-        ArrowBuf host = staging.buffer(planBytes());
-        temporaries.add(host);
-        writeState(host, 0, next, nextGroups, nextSlots, nextTable - 1);
-        long base = nextGroups.address();
+        boolean initializes = keyCount == 0 && capacity > copied; // the group no update inserts
+        long planAddress = 0;
         queued = true;
-        stream.copyHostToDevice(host.memoryAddress(), plan.address(), planBytes());
+        if (initializes) {
+          DeviceBuffer plan = DeviceBuffer.allocate(pool, planBytes());
+          temporaries.add(plan);
+          ArrowBuf host = staging.buffer(planBytes());
+          temporaries.add(host);
+          writeState(host, 0, next, nextGroups, nextSlots, nextTable - 1);
+          planAddress = plan.address();
+          stream.copyHostToDevice(host.memoryAddress(), planAddress, planBytes());
+        }
+        long base = nextGroups.address();
         if (layout == null) {
           stream.fill(base + next.counters, Layout.COUNTERS_BYTES, (byte) 0);
         } else {
           copyGroups(groups.address(), layout, base, next, copied);
         }
         KernelModule kernels = device.kernels();
-        if (keyCount == 0 && capacity > copied) { // the one group no update inserts
+        if (initializes) {
           kernels.launch(INIT_KERNEL, threadsFor(capacity - copied), stream, new KernelArgs()
-              .address(plan.address()).i64(copied).i64(capacity));
+              .address(planAddress).i64(copied).i64(capacity));
         }
         if (nextSlots != null) {
           stream.fill(nextSlots.address(), nextSlots.size(), (byte) 0xff);
@@ -405,7 +412,13 @@ final class CudaHashAggregate implements HashAggregateKernel {
                 .i64(nextTable - 1));
           }
         }
-        stream.synchronize();
+        // Work on this stream runs in order: the next update follows it. Waiting is needed only
+        // before freeing what the queued work reads (the plan, its staging, the old arrays).
+        if (!temporaries.isEmpty() || layout != null) {
+          stream.synchronize();
+        } else {
+          unsynchronized = true;
+        }
         queued = false;
       } catch (RuntimeException | Error e) {
         if (queued) {
@@ -552,27 +565,27 @@ final class CudaHashAggregate implements HashAggregateKernel {
       if (rows == 0) {
         return;
       }
+      if (batchAdded && !directDecided) {
+        directDecided = true;
+        try {
+          decideDirect();
+        } catch (PoolExhaustedException | OutOfMemoryException e) {
+          // The map only speeds the batches up, so under memory pressure there is none.
+          LOG.debug("Tessera: no direct group map (memory is short): {}", e.getMessage());
+        }
+      }
       ensureCapacity(keyCount == 0 ? 1 : groupCount + rows);
       if (stringKeys) {
         ensureHeap(heapBound(program, tables, input));
       }
       new Update(program, tables, input).run();
-      if (!directDecided) {
-        directDecided = true;
-        try {
-          decideDirect();
-        } catch (PoolExhaustedException | OutOfMemoryException e) {
-          // The batch is in the groups already: failing now would make the caller add it again
-          // (the contract: an exhausted pool leaves the groups as they were). The map only
-          // speeds up later batches, so under memory pressure there is none.
-          LOG.debug("Tessera: no direct group map (memory is short): {}", e.getMessage());
-        }
-      }
+      batchAdded = true;
     }
 
     /**
-     * Crystal's SSB group-by (see hash_aggregate.cu, "the direct group map"): after the first
-     * batch, when every key is an integer and the groups' key tuples span a small dense range,
+     * Crystal's SSB group-by (see hash_aggregate.cu, "the direct group map"): decided when the
+     * second batch comes (an aggregation of one batch has no use for it), from the first batch's
+     * groups: when every key is an integer and the groups' key tuples span a small dense range,
      * a map from each tuple of the range to its group goes in front of the hash table. Later
      * batches may leave the range: their rows outside it use the hash table, which still holds
      * every group.
@@ -739,11 +752,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
         }
         programPlan.write(host);
 
-        LaunchShape tiles = LaunchShape.tilesFor(rows);
-        int blocks = (int) Math.min(tiles.gridBlocks(),
-            (long) device.multiprocessors() * BLOCKS_PER_MULTIPROCESSOR);
-        LaunchShape shape = new LaunchShape(Math.max(1, blocks), LaunchShape.BLOCK_THREADS,
-            localTableBytes(localEntries, functionCount));
         queued = true;
         stream.copyHostToDevice(host.memoryAddress(), planAddress, plan.size());
         stream.fill(status.address(), Long.BYTES, (byte) 0xff);
@@ -767,16 +775,27 @@ final class CudaHashAggregate implements HashAggregateKernel {
               new KernelArgs().address(planAddress + stateAt).i64(initializedTo)
                   .i64(layout.capacity));
         }
+        // Blocks take tiles grid-stride: as many as the multiprocessors hold at once.
+        LaunchShape oneBlock = new LaunchShape(1, LaunchShape.BLOCK_THREADS,
+            localTableBytes(localEntries, functionCount));
+        KernelModule kernels = device.kernels();
+        int resident = generated ? kernels.residentBlocks(lookup.kernel().function(),
+            lookup.kernel().entry(), oneBlock) : kernels.residentBlocks(UPDATE_KERNEL, oneBlock);
+        int blocks = (int) Math.min(LaunchShape.tilesFor(rows).gridBlocks(),
+            (long) device.multiprocessors() * resident);
+        LaunchShape shape = new LaunchShape(Math.max(1, blocks), oneBlock.blockThreads(),
+            oneBlock.sharedMemoryBytes());
         if (generated) {
-          device.kernels().launch(lookup.kernel().function(), lookup.kernel().entry(), shape,
-              stream, arguments);
+          kernels.launch(lookup.kernel().function(), lookup.kernel().entry(), shape, stream,
+              arguments);
         } else {
-          device.kernels().launch(UPDATE_KERNEL, shape, stream, arguments);
+          kernels.launch(UPDATE_KERNEL, shape, stream, arguments);
         }
         stream.copyDeviceToHost(status.address(), host.memoryAddress() + readbackAt, statusBytes);
         stream.copyDeviceToHost(groups.address() + layout.counters,
             host.memoryAddress() + readbackAt + statusBytes, Layout.COUNTERS_BYTES);
         stream.synchronize();
+        unsynchronized = false;
         queued = false;
 
         long count = host.getLong(readbackAt + statusBytes);
@@ -1034,13 +1053,20 @@ final class CudaHashAggregate implements HashAggregateKernel {
         return;
       }
       closed = true;
+      RuntimeException failure = null;
+      if (unsynchronized) {
+        try {
+          stream.synchronize();
+        } catch (RuntimeException e) {
+          failure = e;
+        }
+      }
       DeviceBuffer[] owned = {groups, slots, heap, direct};
       groups = null;
       slots = null;
       heap = null;
       direct = null;
       layout = null;
-      RuntimeException failure = null;
       for (DeviceBuffer b : owned) {
         if (b == null) {
           continue;

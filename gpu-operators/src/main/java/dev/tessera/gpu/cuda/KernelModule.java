@@ -5,6 +5,7 @@ import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 import static jcuda.driver.JCudaDriver.cuModuleLoadData;
 import static jcuda.driver.JCudaDriver.cuModuleUnload;
+import static jcuda.driver.JCudaDriver.cuOccupancyMaxActiveBlocksPerMultiprocessor;
 
 import dev.tessera.gpu.GpuException;
 import java.io.IOException;
@@ -71,6 +72,25 @@ public final class KernelModule {
     check(result, "launching kernel " + kernel + " (grid " + shape.gridBlocks() + ", block "
         + shape.blockThreads() + ")");
     stream.noteLaunch(kernel);
+  }
+
+  /** {@link #residentBlocks(CUfunction, String, LaunchShape)} of this module's {@code kernel}. */
+  int residentBlocks(String kernel, LaunchShape shape) {
+    return residentBlocks(functions.computeIfAbsent(kernel, this::lookUp), kernel, shape);
+  }
+
+  /**
+   * How many blocks of {@code function} (named {@code kernel} in errors) of {@code shape}'s
+   * threads and dynamic shared memory one multiprocessor holds at once, at least 1: the grid of
+   * a kernel whose blocks take tiles grid-stride, for which a block that is not resident with
+   * the others would run after them.
+   */
+  int residentBlocks(CUfunction function, String kernel, LaunchShape shape) {
+    device.makeCurrent();
+    int[] blocks = new int[1];
+    check(cuOccupancyMaxActiveBlocksPerMultiprocessor(blocks, function, shape.blockThreads(),
+        shape.sharedMemoryBytes()), "the occupancy of kernel " + kernel);
+    return Math.max(1, blocks[0]);
   }
 
   void unload() {
