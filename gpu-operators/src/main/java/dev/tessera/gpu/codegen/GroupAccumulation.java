@@ -51,6 +51,21 @@ final class GroupAccumulation {
     accumulateItem(act, group, inputs);
   }
 
+  /**
+   * Per function, whether the row that inserts a group sets the group's seen flag, so that no
+   * row need set it in the global accumulators again: where the function's input cannot be NULL
+   * (every row of the group then has a value for it). A global aggregate inserts nothing, so
+   * {@link GroupLookup} alone asks; the per-block table's flags are still set by its rows, since
+   * its merge reads them.
+   */
+  static boolean[] seenAtInsert(AggregateValue[] inputs) {
+    boolean[] set = new boolean[inputs.length];
+    for (int f = 0; f < inputs.length; f++) {
+      set[f] = inputs[f] != null && inputs[f].valid() == null;
+    }
+    return set;
+  }
+
   /** An accumulator's value before any row: MIN/MAX's identity, 0 for the others. */
   static long initialValue(AggregateSpec spec, int f) {
     Kind kind = spec.functions().get(f).kind();
@@ -165,8 +180,11 @@ final class GroupAccumulation {
     b.place(done);
   }
 
-  /** Function f's accumulators (value, high, seen) for {@code entry} of the table, or global. */
-  private record Accumulators(String value, String high, String seen) {}
+  /**
+   * Function f's accumulators (value, high, seen) for {@code entry} of the table, or global;
+   * {@code inTable} is the predicate of the former.
+   */
+  private record Accumulators(String value, String high, String seen, String inTable) {}
 
   /**
    * The addresses (generic) of function f's accumulators: the per-block table's entry when
@@ -205,7 +223,7 @@ final class GroupAccumulation {
     b.op("selp.b64 %s, %s, %s, %s", value, localValue, global[0], inTable);
     b.op("selp.b64 %s, %s, %s, %s", high, localHigh, global[1], inTable);
     b.op("selp.b64 %s, %s, %s, %s", seen, localSeen, global[2], inTable);
-    return new Accumulators(value, high, seen);
+    return new Accumulators(value, high, seen, inTable);
   }
 
   private Kind kind(int f) {
@@ -275,7 +293,7 @@ final class GroupAccumulation {
       String old = b.b64();
       b.op("atom.add.u64 %s, [%s], %s", old, at.value(), low);
     } else {
-      markSeen(at.seen());
+      markSeen(at, input);
       if (isSum(kind)) {
         Int128Atomics.add(b, "", at.value(), at.high(), low, high);
       } else {
@@ -300,7 +318,7 @@ final class GroupAccumulation {
     if (input.valid() != null) {
       b.op("@!%s bra %s", input.valid(), skip);
     }
-    markSeen(at.seen());
+    markSeen(at, input);
     switch (kind) {
       case COUNT -> b.op("atom.add.u64 %s, [%s], 1", old, at.value());
       case SUM, SUM_DECIMAL -> {
@@ -313,20 +331,39 @@ final class GroupAccumulation {
     b.place(skip);
   }
 
-  /** hash_aggregate.cuh MarkSeen: the flag set, read first so that a set flag costs no write. */
-  private void markSeen(String seen) {
+  /**
+   * hash_aggregate.cuh MarkSeen: the flag set, read first so that a set flag costs no write. A
+   * group's global flag was set at its insert where {@link #seenAtInsert} says so (keyed
+   * aggregations): then only a per-block table's flag is set here.
+   */
+  private void markSeen(Accumulators at, AggregateValue input) {
+    String skip = null;
+    if (spec.keyCount() > 0 && input.valid() == null) {
+      skip = b.label("seen_at_insert");
+      b.op("@!%s bra %s", at.inTable(), skip);
+    }
     String flag = b.b32();
-    b.op("ld.volatile.u32 %s, [%s]", flag, seen);
+    b.op("ld.volatile.u32 %s, [%s]", flag, at.seen());
     String unset = b.pred();
     b.op("setp.eq.u32 %s, %s, 0", unset, flag);
-    b.op("@%s st.u32 [%s], 1", unset, seen);
+    b.op("@%s st.u32 [%s], 1", unset, at.seen());
+    if (skip != null) {
+      b.place(skip);
+    }
   }
 
   /**
-   * hash_aggregate.cuh AtomicMinMax: only a value that improves on the current one is written
-   * (by one atomic for integers, by compare-and-swap in Spark's order for FLOAT and DOUBLE).
+   * hash_aggregate.cuh AtomicMinMax: for integers one atomic, whose result no one waits for
+   * (where the header reads the value first: that read is a round trip to L2 for every row);
+   * for FLOAT and DOUBLE, only a value that improves on the current one is written, by
+   * compare-and-swap in Spark's order.
    */
   private void atomicMinMax(Kind kind, TypeId type, String address, String v) {
+    String old = b.b64();
+    if (!isFloating(type)) {
+      b.op("atom.%s.s64 %s, [%s], %s", kind == Kind.MIN ? "min" : "max", old, address, v);
+      return;
+    }
     String done = b.label("minmax_done");
     String current = b.b64();
     b.op("ld.volatile.u64 %s, [%s]", current, address);
@@ -334,12 +371,6 @@ final class GroupAccumulation {
     b.place(retry);
     String improves = better(kind, type, v, current);
     b.op("@!%s bra %s", improves, done);
-    String old = b.b64();
-    if (!isFloating(type)) {
-      b.op("atom.%s.s64 %s, [%s], %s", kind == Kind.MIN ? "min" : "max", old, address, v);
-      b.place(done);
-      return;
-    }
     b.op("atom.cas.b64 %s, [%s], %s, %s", old, address, current, v);
     String swapped = b.pred();
     b.op("setp.eq.u64 %s, %s, %s", swapped, old, current);

@@ -1,12 +1,20 @@
 package dev.tessera.gpu.codegen;
 
 import dev.tessera.gpu.agg.AggregateSpec;
+import java.util.Arrays;
 
 /**
  * The row's group in a generated aggregate kernel (part of {@link GroupedAggregateEmitter}):
  * hash_aggregate.cuh's {@code FindGroup}, {@code FindOrInsert} and the functions they call,
- * specialized to the aggregation's keys, written as PTX. The thread that inserts a group also sets
- * its accumulators, before the slot names it (the interpreter kernel has the init kernel do that).
+ * specialized to the aggregation's keys, written as PTX. Where it differs from the header:
+ * <ul>
+ *   <li>the thread that inserts a group also sets its accumulators, before the slot names it
+ *       (the interpreter kernel has the init kernel do that);
+ *   <li>with fixed-width keys, of the warp's rows with the same keys only the first looks the
+ *       group up, for them all;
+ *   <li>slots are read relaxed, not acquired, and published by a releasing exchange instead of a
+ *       full fence (see {@link #findOrInsert}); a group's hash and keys are loaded together.
+ * </ul>
  */
 final class GroupLookup {
   /**
@@ -26,6 +34,8 @@ final class GroupLookup {
   private final ProgramEmitter body;
   /** The plan's global address, for the item being written. */
   private String plan;
+  /** Per function, whether a new group's seen flag is set when it is inserted. */
+  private boolean[] seenAtInsert;
 
   GroupLookup(PtxBuilder b, AggregateSpec spec, ProgramEmitter body) {
     this.b = b;
@@ -35,11 +45,61 @@ final class GroupLookup {
 
   /**
    * Into {@code group} (.b32), for a lane whose row is aggregated ({@code act}), the group of its
-   * keys, inserting it if it is new; {@code plan} is the plan's global address.
+   * keys, inserting it if it is new; {@code plan} is the plan's global address, {@code
+   * seenAtInsert} says per function whether the inserting row sets the group's seen flag.
    */
-  void findGroup(String plan, String act, AggregateValue[] keys, String group) {
+  void findGroup(String plan, String act, AggregateValue[] keys, boolean[] seenAtInsert,
+      String group) {
     this.plan = plan;
-    findGroupOf(act, keys, group);
+    this.seenAtInsert = seenAtInsert;
+    if (Arrays.stream(keys).anyMatch(AggregateValue::isString)) {
+      findGroupOf(act, keys, group);
+      return;
+    }
+    // Not in hash_aggregate.cuh: of the warp's rows with the same keys, only the first looks the
+    // group up (a probe is a chain of L2 round trips; with few groups most rows repeat a key).
+    b.comment("rows of the warp with the same keys: the first finds the group for them all");
+    String leader = b.b32();
+    String leads = firstOfPeers(act, keys, leader);
+    findGroupOf(leads, keys, group);
+    b.op("shfl.sync.idx.b32 %s, %s, %s, 31, -1", group, group, leader);
+    b.op("selp.b32 %s, %s, 0, %s", group, group, act);
+  }
+
+  /**
+   * Into {@code leader} (.b32) the lowest lane whose row is aggregated and has this lane's keys,
+   * compared as FindOrInsert compares them (NULL equals NULL, whatever the value register holds;
+   * values bit for bit); returns the predicate of a lane that is its own leader. Every lane of the
+   * warp must be here.
+   */
+  private String firstOfPeers(String act, AggregateValue[] keys, String leader) {
+    String peers = b.b32();
+    b.op("vote.sync.ballot.b32 %s, %s, -1", peers, act);
+    for (AggregateValue key : keys) {
+      String value = key.value();
+      if (key.valid() != null) {
+        value = b.b64();
+        b.op("selp.b64 %s, %s, 0, %s", value, key.value(), key.valid());
+        String isNull = b.b32();
+        b.op("selp.u32 %s, 0, 1, %s", isNull, key.valid());
+        String sameNull = b.b32();
+        b.op("match.any.sync.b32 %s, %s, -1", sameNull, isNull);
+        b.op("and.b32 %s, %s, %s", peers, peers, sameNull);
+      }
+      String same = b.b32();
+      b.op("match.any.sync.b64 %s, %s, -1", same, value);
+      b.op("and.b32 %s, %s, %s", peers, peers, same);
+    }
+    String lowest = b.b32();
+    b.op("neg.s32 %s, %s", lowest, peers);
+    b.op("and.b32 %s, %s, %s", lowest, lowest, peers);
+    b.op("bfind.u32 %s, %s", leader, lowest);
+    String lane = b.b32();
+    b.op("mov.u32 %s, %%laneid", lane);
+    String leads = b.pred();
+    b.op("setp.eq.u32 %s, %s, %s", leads, lane, leader);
+    b.op("and.pred %s, %s, %s", leads, leads, act);
+    return leads;
   }
 
   /** hash_aggregate.cuh FindGroup: the direct map, then (on a miss) the hash table. */
@@ -196,8 +256,11 @@ final class GroupLookup {
     String slotAddress = b.b64();
     b.op("mad.lo.s64 %s, %s, 4, %s", slotAddress, slot, slots);
     String s = b.b32();
-    // Acquire: a group index seen here comes with its hash and key.
-    b.op("ld.acquire.gpu.global.s32 %s, [%s]", s, slotAddress);
+    // Relaxed, where hash_aggregate.cuh's LoadAcquire acquires: an acquire load makes ptxas
+    // invalidate the multiprocessor's L1 (CCTL.IVALL) at every probe. The group's hash and key
+    // are read at L2 (.cg), by loads whose addresses depend on the index read here, after the
+    // inserting thread's release made them visible there.
+    b.op("ld.relaxed.gpu.global.s32 %s, [%s]", s, slotAddress);
     String p = b.pred();
     b.op("setp.ne.s32 %s, %s, %d", p, s, EMPTY);
     b.op("@%s bra %s", p, occupied);
@@ -214,10 +277,9 @@ final class GroupLookup {
     String hashAddress = b.b64();
     b.op("mad.lo.s64 %s, %s, 8, %s", hashAddress, index, hashes);
     b.op("st.global.u64 [%s], %s", hashAddress, h);
-    // The key, accumulators and hash before the slot names the group.
-    b.op("membar.gl");
+    // Release: the key, accumulators and hash before the slot names the group.
     String old = b.b32();
-    b.op("atom.global.exch.b32 %s, [%s], %s", old, slotAddress, group);
+    b.op("atom.release.gpu.global.exch.b32 %s, [%s], %s", old, slotAddress, group);
     b.op("bra %s", stored);
     b.place(occupied);
     b.op("setp.eq.s32 %s, %s, %d", p, s, BUSY);
@@ -227,9 +289,12 @@ final class GroupLookup {
     b.op("mad.lo.s64 %s, %s, 8, %s", hashAddress, candidate, hashes);
     String candidateHash = b.b64();
     b.op("ld.global.cg.u64 %s, [%s]", candidateHash, hashAddress);
+    // The group's null flags and values are loaded with its hash, not after comparing it: one
+    // round trip to L2 instead of one per word.
+    StoredKey[] groupKeys = loadKeys(keys, candidate);
     b.op("setp.ne.u64 %s, %s, %s", p, candidateHash, h);
     b.op("@%s bra %s", p, next);
-    keysEqual(keys, candidate, next);
+    keysEqual(keys, groupKeys, candidate, next);
     b.op("mov.u32 %s, %s", group, s);
     b.op("bra %s", stored);
     b.place(next);
@@ -241,7 +306,7 @@ final class GroupLookup {
 
   /**
    * hash_aggregate.cu tessera_hash_aggregate_init for the new group: each function's value at its
-   * identity, its high word and seen flag 0. The host runs that kernel only for groups the
+   * identity, its high word 0, its seen flag 0, or 1 where {@link #seenAtInsert} says so. The host runs that kernel only for groups the
    * interpreter kernel may insert (CudaHashAggregate's initializedTo); a generated kernel's groups
    * are set here, by the thread that inserts them, before anyone can see them.
    */
@@ -259,7 +324,7 @@ final class GroupLookup {
       String seen = b.b64();
       b.op("mad.lo.s64 %s, %s, 4, %s", seen, index, body.field(plan,
           AggregatePlan.functionField(spec.keyCount(), f, AggregatePlan.F_SEEN)));
-      b.op("st.global.u32 [%s], 0", seen);
+      b.op("st.global.u32 [%s], %d", seen, seenAtInsert[f] ? 1 : 0);
     }
   }
 
@@ -366,19 +431,37 @@ final class GroupLookup {
     b.op("st.global.s32 [%s], %s", lengthAt, length);
   }
 
-  /**
-   * hash_aggregate.cuh KeysEqual: on to {@code differ} unless group {@code candidate} has the
-   * row's keys (read through L2: another block may have written them during this kernel).
-   */
-  private void keysEqual(AggregateValue[] keys, String candidate, String differ) {
+  /** A group's key as stored: its null flag (.b32) and value (.b64). */
+  private record StoredKey(String isNull, String value) {}
+
+  /** Loads group {@code candidate}'s keys (through L2: another block may have written them). */
+  private StoredKey[] loadKeys(AggregateValue[] keys, String candidate) {
+    StoredKey[] stored = new StoredKey[keys.length];
     for (int k = 0; k < keys.length; k++) {
       String nullAt = b.b64();
       b.op("add.s64 %s, %s, %s", nullAt, candidate,
           body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_NULLS)));
       String flag = b.b32();
       b.op("ld.global.cg.u8 %s, [%s]", flag, nullAt);
+      String at = b.b64();
+      b.op("mad.lo.s64 %s, %s, 8, %s", at, candidate,
+          body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_VALUES)));
+      String value = b.b64();
+      b.op("ld.global.cg.u64 %s, [%s]", value, at);
+      stored[k] = new StoredKey(flag, value);
+    }
+    return stored;
+  }
+
+  /**
+   * hash_aggregate.cuh KeysEqual: on to {@code differ} unless group {@code candidate}'s keys,
+   * {@code stored}, are the row's.
+   */
+  private void keysEqual(AggregateValue[] keys, StoredKey[] stored, String candidate,
+      String differ) {
+    for (int k = 0; k < keys.length; k++) {
       String groupNull = b.pred();
-      b.op("setp.ne.u32 %s, %s, 0", groupNull, flag);
+      b.op("setp.ne.u32 %s, %s, 0", groupNull, stored[k].isNull());
       String keyDone = b.label("key" + k + "_equal");
       if (keys[k].valid() == null) {
         b.op("@%s bra %s", groupNull, differ);
@@ -389,16 +472,11 @@ final class GroupLookup {
         b.op("@!%s bra %s", agree, differ);
         b.op("@%s bra %s", groupNull, keyDone);
       }
-      String at = b.b64();
-      b.op("mad.lo.s64 %s, %s, 8, %s", at, candidate,
-          body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_VALUES)));
-      String value = b.b64();
-      b.op("ld.global.cg.u64 %s, [%s]", value, at);
       if (keys[k].isString()) {
-        stringEqual(k, keys[k], candidate, value, differ);
+        stringEqual(k, keys[k], candidate, stored[k].value(), differ);
       } else {
         String p = b.pred();
-        b.op("setp.ne.u64 %s, %s, %s", p, value, keys[k].value());
+        b.op("setp.ne.u64 %s, %s, %s", p, stored[k].value(), keys[k].value());
         b.op("@%s bra %s", p, differ);
       }
       b.place(keyDone);

@@ -58,19 +58,19 @@ final class GroupedAggregateEmitter {
     b.op("setp.ne.u32 %s, %s, 0", act, active);
     String group = b.b32();
     b.op("mov.u32 %s, 0", group);
-    if (spec.keyCount() > 0) {
-      AggregateValue[] keys = new AggregateValue[spec.keyCount()];
-      for (int k = 0; k < keys.length; k++) {
-        keys[k] = canonical(spec.inputTypes().get(k), values[outputs[k]]);
-      }
-      lookup.findGroup(plan, act, keys, group);
-    }
     AggregateValue[] inputs = new AggregateValue[spec.functions().size()];
     for (int f = 0; f < inputs.length; f++) {
       AggregateFunction fn = spec.functions().get(f);
       if (fn.kind() != Kind.COUNT_ROWS) {
         inputs[f] = canonical(spec.inputTypes().get(fn.input()), values[outputs[fn.input()]]);
       }
+    }
+    if (spec.keyCount() > 0) {
+      AggregateValue[] keys = new AggregateValue[spec.keyCount()];
+      for (int k = 0; k < keys.length; k++) {
+        keys[k] = canonical(spec.inputTypes().get(k), values[outputs[k]]);
+      }
+      lookup.findGroup(plan, act, keys, GroupAccumulation.seenAtInsert(inputs), group);
     }
     accumulation.accumulate(plan, local, entries, entries64, act, group, inputs);
   }
