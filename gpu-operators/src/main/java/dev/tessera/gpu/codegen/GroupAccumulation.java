@@ -51,21 +51,6 @@ final class GroupAccumulation {
     accumulateItem(act, group, inputs);
   }
 
-  /**
-   * Per function, whether the row that inserts a group sets the group's seen flag, so that no
-   * row need set it in the global accumulators again: where the function's input cannot be NULL
-   * (every row of the group then has a value for it). A global aggregate inserts nothing, so
-   * {@link GroupLookup} alone asks; the per-block table's flags are still set by its rows, since
-   * its merge reads them.
-   */
-  static boolean[] seenAtInsert(AggregateValue[] inputs) {
-    boolean[] set = new boolean[inputs.length];
-    for (int f = 0; f < inputs.length; f++) {
-      set[f] = inputs[f] != null && inputs[f].valid() == null;
-    }
-    return set;
-  }
-
   /** An accumulator's value before any row: MIN/MAX's identity, 0 for the others. */
   static long initialValue(AggregateSpec spec, int f) {
     Kind kind = spec.functions().get(f).kind();
@@ -332,9 +317,10 @@ final class GroupAccumulation {
   }
 
   /**
-   * hash_aggregate.cuh MarkSeen: the flag set, read first so that a set flag costs no write. A
-   * group's global flag was set at its insert where {@link #seenAtInsert} says so (keyed
-   * aggregations): then only a per-block table's flag is set here.
+   * hash_aggregate.cuh MarkSeen: the flag set, read first so that a set flag costs no write. In
+   * a keyed aggregation, a group's global flag for an input that cannot be NULL was set when the
+   * group was inserted (GroupedAggregateEmitter's seenAtInsert): then only a per-block table's
+   * flag is set here (its merge reads it).
    */
   private void markSeen(Accumulators at, AggregateValue input) {
     String skip = null;

@@ -12,8 +12,9 @@ import java.util.Arrays;
  *       (the interpreter kernel has the init kernel do that);
  *   <li>with fixed-width keys, of the warp's rows with the same keys only the first looks the
  *       group up, for them all;
- *   <li>slots are read relaxed, not acquired, and published by a releasing exchange instead of a
- *       full fence (see {@link #findOrInsert}); a group's hash and keys are loaded together.
+ *   <li>slots are read relaxed, not acquired, and published after an acq_rel fence instead of a
+ *       sequentially consistent one (see {@link #findOrInsert}); a group's hash and keys are
+ *       loaded together.
  * </ul>
  */
 final class GroupLookup {
@@ -277,9 +278,12 @@ final class GroupLookup {
     String hashAddress = b.b64();
     b.op("mad.lo.s64 %s, %s, 8, %s", hashAddress, index, hashes);
     b.op("st.global.u64 [%s], %s", hashAddress, h);
-    // Release: the key, accumulators and hash before the slot names the group.
+    // Release (a fence, then the exchange): the key, accumulators and hash before the slot
+    // names the group. The fence is acq_rel, not membar.gl's sequential consistency; an
+    // atom.release instead costs ptxas some 20 registers.
+    b.op("fence.acq_rel.gpu");
     String old = b.b32();
-    b.op("atom.release.gpu.global.exch.b32 %s, [%s], %s", old, slotAddress, group);
+    b.op("atom.global.exch.b32 %s, [%s], %s", old, slotAddress, group);
     b.op("bra %s", stored);
     b.place(occupied);
     b.op("setp.eq.s32 %s, %s, %d", p, s, BUSY);
@@ -306,9 +310,10 @@ final class GroupLookup {
 
   /**
    * hash_aggregate.cu tessera_hash_aggregate_init for the new group: each function's value at its
-   * identity, its high word 0, its seen flag 0, or 1 where {@link #seenAtInsert} says so. The host runs that kernel only for groups the
-   * interpreter kernel may insert (CudaHashAggregate's initializedTo); a generated kernel's groups
-   * are set here, by the thread that inserts them, before anyone can see them.
+   * identity, its high word 0, its seen flag 0, or 1 where {@link #seenAtInsert} says so. The
+   * host runs that kernel only for groups the interpreter kernel may insert (CudaHashAggregate's
+   * initializedTo); a generated kernel's groups are set here, by the thread that inserts them,
+   * before anyone can see them.
    */
   private void initAccumulators(String index) {
     for (int f = 0; f < spec.functions().size(); f++) {

@@ -58,6 +58,14 @@ final class GroupedAggregateEmitter {
     b.op("setp.ne.u32 %s, %s, 0", act, active);
     String group = b.b32();
     b.op("mov.u32 %s, 0", group);
+    if (spec.keyCount() > 0) {
+      AggregateValue[] keys = new AggregateValue[spec.keyCount()];
+      for (int k = 0; k < keys.length; k++) {
+        keys[k] = canonical(spec.inputTypes().get(k), values[outputs[k]]);
+      }
+      lookup.findGroup(plan, act, keys, seenAtInsert(values, outputs), group);
+    }
+    // The inputs after the lookup: widened before it, they would hold registers through it.
     AggregateValue[] inputs = new AggregateValue[spec.functions().size()];
     for (int f = 0; f < inputs.length; f++) {
       AggregateFunction fn = spec.functions().get(f);
@@ -65,14 +73,21 @@ final class GroupedAggregateEmitter {
         inputs[f] = canonical(spec.inputTypes().get(fn.input()), values[outputs[fn.input()]]);
       }
     }
-    if (spec.keyCount() > 0) {
-      AggregateValue[] keys = new AggregateValue[spec.keyCount()];
-      for (int k = 0; k < keys.length; k++) {
-        keys[k] = canonical(spec.inputTypes().get(k), values[outputs[k]]);
-      }
-      lookup.findGroup(plan, act, keys, GroupAccumulation.seenAtInsert(inputs), group);
-    }
     accumulation.accumulate(plan, local, entries, entries64, act, group, inputs);
+  }
+
+  /**
+   * Per function, whether the row that inserts a group sets the group's seen flag, so that no
+   * row need set it in the global accumulators again: where the function's input cannot be NULL
+   * (every row of the group then has a value for it). GroupAccumulation's MarkSeen relies on it.
+   */
+  private boolean[] seenAtInsert(Val[] values, int[] outputs) {
+    boolean[] set = new boolean[spec.functions().size()];
+    for (int f = 0; f < set.length; f++) {
+      AggregateFunction fn = spec.functions().get(f);
+      set[f] = fn.kind() != Kind.COUNT_ROWS && values[outputs[fn.input()]].valid() == null;
+    }
+    return set;
   }
 
   /** hash_aggregate.cuh Canonical: the value sign-extended from its type's width. */
