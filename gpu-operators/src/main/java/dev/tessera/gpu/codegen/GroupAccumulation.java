@@ -71,11 +71,7 @@ final class GroupAccumulation {
     String none = b.pred();
     b.op("setp.eq.u32 %s, %s, 0", none, activeLanes);
     b.op("@%s bra.uni %s", none, done);
-    String lowest = b.b32();
-    b.op("neg.s32 %s, %s", lowest, activeLanes);
-    b.op("and.b32 %s, %s, %s", lowest, lowest, activeLanes);
-    String leader = b.b32();
-    b.op("bfind.u32 %s, %s", leader, lowest);
+    String leader = TilePrimitives.lowestLane(b, activeLanes);
     String leaderGroup = b.b32();
     b.op("shfl.sync.idx.b32 %s, %s, %s, 31, -1", leaderGroup, group, leader);
     String rows = b.label("item_rows");

@@ -60,20 +60,23 @@ final class GroupLookup {
     // Not in hash_aggregate.cuh: of the warp's rows with the same keys, only the first looks the
     // group up (a probe is a chain of L2 round trips; with few groups most rows repeat a key).
     b.comment("rows of the warp with the same keys: the first finds the group for them all");
-    String leader = b.b32();
-    String leads = firstOfPeers(act, keys, leader);
+    String leader = TilePrimitives.lowestLane(b, peers(act, keys));
+    String lane = b.b32();
+    b.op("mov.u32 %s, %%laneid", lane);
+    String leads = b.pred();
+    b.op("setp.eq.u32 %s, %s, %s", leads, lane, leader);
+    b.op("and.pred %s, %s, %s", leads, leads, act);
     findGroupOf(leads, keys, group);
     b.op("shfl.sync.idx.b32 %s, %s, %s, 31, -1", group, group, leader);
     b.op("selp.b32 %s, %s, 0, %s", group, group, act);
   }
 
   /**
-   * Into {@code leader} (.b32) the lowest lane whose row is aggregated and has this lane's keys,
-   * compared as FindOrInsert compares them (NULL equals NULL, whatever the value register holds;
-   * values bit for bit); returns the predicate of a lane that is its own leader. Every lane of the
-   * warp must be here.
+   * A new .b32 lane mask: the lanes whose rows are aggregated and have this lane's keys, compared
+   * as FindOrInsert compares them (NULL equals NULL, whatever the value register holds; values
+   * bit for bit). Every lane of the warp must be here.
    */
-  private String firstOfPeers(String act, AggregateValue[] keys, String leader) {
+  private String peers(String act, AggregateValue[] keys) {
     String peers = b.b32();
     b.op("vote.sync.ballot.b32 %s, %s, -1", peers, act);
     for (AggregateValue key : keys) {
@@ -91,16 +94,7 @@ final class GroupLookup {
       b.op("match.any.sync.b64 %s, %s, -1", same, value);
       b.op("and.b32 %s, %s, %s", peers, peers, same);
     }
-    String lowest = b.b32();
-    b.op("neg.s32 %s, %s", lowest, peers);
-    b.op("and.b32 %s, %s, %s", lowest, lowest, peers);
-    b.op("bfind.u32 %s, %s", leader, lowest);
-    String lane = b.b32();
-    b.op("mov.u32 %s, %%laneid", lane);
-    String leads = b.pred();
-    b.op("setp.eq.u32 %s, %s, %s", leads, lane, leader);
-    b.op("and.pred %s, %s, %s", leads, leads, act);
-    return leads;
+    return peers;
   }
 
   /** hash_aggregate.cuh FindGroup: the direct map, then (on a miss) the hash table. */

@@ -12,9 +12,10 @@ import dev.tessera.gpu.column.ColumnType;
  * per-block table before the global accumulators), specialized to this aggregation. The keys' and
  * functions' types and the functions' kinds are known here, so the code holds only what they
  * need: no loop over the plan's functions, no select of the input, no branch on a type, no NULL
- * test of a value that cannot be NULL. One difference from the interpreter kernel: the thread that
- * inserts a group also sets its accumulators (the init kernel's work), so the host initializes
- * nothing for these kernels.
+ * test of a value that cannot be NULL. Where it differs from the interpreter kernel (the thread
+ * that inserts a group also sets its accumulators, so the host initializes nothing for these
+ * kernels; lookups shared by a warp's rows with the same keys; relaxed slot reads; integer
+ * MIN/MAX without the read first), {@link GroupLookup} and {@link GroupAccumulation} say so.
  *
  * <p>The plan's layout, the hash, the table's protocol and every accumulator's arithmetic are
  * hash_aggregate.cuh's; each method names the function it mirrors, and a change there must be

@@ -347,6 +347,16 @@ final class TilePrimitives {
     return word;
   }
 
+  /** A new .b32: the lowest lane set in the lane mask {@code mask} (all ones when none is). */
+  static String lowestLane(PtxBuilder b, String mask) {
+    String lowest = b.b32();
+    b.op("neg.s32 %s, %s", lowest, mask);
+    b.op("and.b32 %s, %s, %s", lowest, lowest, mask);
+    String lane = b.b32();
+    b.op("bfind.u32 %s, %s", lane, lowest);
+    return lane;
+  }
+
   /** The .b64 {@code x} of the lane {@code offset} away (shfl.sync.bfly, as two 32-bit halves). */
   static String shuffleXor64(PtxBuilder b, String x, int offset) {
     String low = b.b32();
