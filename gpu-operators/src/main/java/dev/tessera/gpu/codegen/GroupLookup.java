@@ -162,6 +162,22 @@ final class GroupLookup {
     b.place(found);
   }
 
+  /** The address of group {@code index}'s (.b64) element of key k's array {@code field}. */
+  private String keyElement(int k, int field, String index, int width) {
+    return body.element(plan, AggregatePlan.keyField(k, field), index, width);
+  }
+
+  /** The address of group {@code index}'s (.b64) element of function f's array {@code field}. */
+  private String functionElement(int f, int field, String index, int width) {
+    return body.element(plan, AggregatePlan.functionField(spec.keyCount(), f, field), index,
+        width);
+  }
+
+  /** The address of byte {@code offset} (.b64) of the key heap. */
+  private String heapByte(String offset) {
+    return body.element(plan, AggregatePlan.headerField(AggregatePlan.H_HEAP), offset, 1);
+  }
+
   /** hash_aggregate.cuh HashKeys. */
   private String hash(AggregateValue[] keys) {
     String h = b.b64();
@@ -312,17 +328,11 @@ final class GroupLookup {
   private void initAccumulators(String index) {
     for (int f = 0; f < spec.functions().size(); f++) {
       long identity = GroupAccumulation.initialValue(spec, f);
-      String value = b.b64();
-      b.op("mad.lo.s64 %s, %s, 8, %s", value, index, body.field(plan,
-          AggregatePlan.functionField(spec.keyCount(), f, AggregatePlan.F_VALUE)));
+      String value = functionElement(f, AggregatePlan.F_VALUE, index, 8);
       b.op("st.global.u64 [%s], %d", value, identity);
-      String high = b.b64();
-      b.op("mad.lo.s64 %s, %s, 8, %s", high, index, body.field(plan,
-          AggregatePlan.functionField(spec.keyCount(), f, AggregatePlan.F_HIGH)));
+      String high = functionElement(f, AggregatePlan.F_HIGH, index, 8);
       b.op("st.global.u64 [%s], 0", high);
-      String seen = b.b64();
-      b.op("mad.lo.s64 %s, %s, 4, %s", seen, index, body.field(plan,
-          AggregatePlan.functionField(spec.keyCount(), f, AggregatePlan.F_SEEN)));
+      String seen = functionElement(f, AggregatePlan.F_SEEN, index, 4);
       b.op("st.global.u32 [%s], %d", seen, seenAtInsert[f] ? 1 : 0);
     }
   }
@@ -338,12 +348,8 @@ final class GroupLookup {
         writeStringKey(k, keys[k], index);
         continue;
       }
-      String at = b.b64();
-      b.op("mad.lo.s64 %s, %s, 8, %s", at, index,
-          body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_VALUES)));
-      String nullAt = b.b64();
-      b.op("add.s64 %s, %s, %s", nullAt, index,
-          body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_NULLS)));
+      String at = keyElement(k, AggregatePlan.K_VALUES, index, 8);
+      String nullAt = keyElement(k, AggregatePlan.K_NULLS, index, 1);
       if (keys[k].valid() == null) {
         b.op("st.global.u64 [%s], %s", at, keys[k].value());
         b.op("st.global.u8 [%s], 0", nullAt);
@@ -386,9 +392,7 @@ final class GroupLookup {
         body.global(body.loadParam("u64", "heap_overflow")));
     b.op("bra %s", write);
     b.place(copy);
-    String to = b.b64();
-    b.op("add.s64 %s, %s, %s", to, offset,
-        body.field(plan, AggregatePlan.headerField(AggregatePlan.H_HEAP)));
+    String to = heapByte(offset);
     String i = b.b64();
     b.op("mov.b64 %s, 0", i);
     String loop = b.label("key" + k + "_byte");
@@ -410,13 +414,9 @@ final class GroupLookup {
     b.op("mov.b64 %s, %s", value, offset);
     b.op("mov.u32 %s, %s", length, key.length());
     b.place(write);
-    String at = b.b64();
-    b.op("mad.lo.s64 %s, %s, 8, %s", at, index,
-        body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_VALUES)));
+    String at = keyElement(k, AggregatePlan.K_VALUES, index, 8);
     b.op("st.global.u64 [%s], %s", at, value);
-    String nullAt = b.b64();
-    b.op("add.s64 %s, %s, %s", nullAt, index,
-        body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_NULLS)));
+    String nullAt = keyElement(k, AggregatePlan.K_NULLS, index, 1);
     String isNull = b.b32();
     if (key.valid() == null) {
       b.op("mov.u32 %s, 0", isNull);
@@ -424,9 +424,7 @@ final class GroupLookup {
       b.op("selp.u32 %s, 0, 1, %s", isNull, key.valid());
     }
     b.op("st.global.u8 [%s], %s", nullAt, isNull);
-    String lengthAt = b.b64();
-    b.op("mad.lo.s64 %s, %s, 4, %s", lengthAt, index,
-        body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_LENGTHS)));
+    String lengthAt = keyElement(k, AggregatePlan.K_LENGTHS, index, 4);
     b.op("st.global.s32 [%s], %s", lengthAt, length);
   }
 
@@ -437,14 +435,10 @@ final class GroupLookup {
   private StoredKey[] loadKeys(AggregateValue[] keys, String candidate) {
     StoredKey[] stored = new StoredKey[keys.length];
     for (int k = 0; k < keys.length; k++) {
-      String nullAt = b.b64();
-      b.op("add.s64 %s, %s, %s", nullAt, candidate,
-          body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_NULLS)));
+      String nullAt = keyElement(k, AggregatePlan.K_NULLS, candidate, 1);
       String flag = b.b32();
       b.op("ld.global.cg.u8 %s, [%s]", flag, nullAt);
-      String at = b.b64();
-      b.op("mad.lo.s64 %s, %s, 8, %s", at, candidate,
-          body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_VALUES)));
+      String at = keyElement(k, AggregatePlan.K_VALUES, candidate, 8);
       String value = b.b64();
       b.op("ld.global.cg.u64 %s, [%s]", value, at);
       stored[k] = new StoredKey(flag, value);
@@ -487,17 +481,13 @@ final class GroupLookup {
    */
   private void stringEqual(int k, AggregateValue key, String candidate, String offset,
       String differ) {
-    String lengthAt = b.b64();
-    b.op("mad.lo.s64 %s, %s, 4, %s", lengthAt, candidate,
-        body.field(plan, AggregatePlan.keyField(k, AggregatePlan.K_LENGTHS)));
+    String lengthAt = keyElement(k, AggregatePlan.K_LENGTHS, candidate, 4);
     String length = b.b32();
     b.op("ld.global.cg.s32 %s, [%s]", length, lengthAt);
     String p = b.pred();
     b.op("setp.ne.s32 %s, %s, %s", p, length, key.length());
     b.op("@%s bra %s", p, differ);
-    String theirs = b.b64();
-    b.op("add.s64 %s, %s, %s", theirs, offset,
-        body.field(plan, AggregatePlan.headerField(AggregatePlan.H_HEAP)));
+    String theirs = heapByte(offset);
     String length64 = b.b64();
     b.op("cvt.s64.s32 %s, %s", length64, length);
     String i = b.b64();
