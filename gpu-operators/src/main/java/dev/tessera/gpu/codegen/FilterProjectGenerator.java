@@ -1,5 +1,6 @@
 package dev.tessera.gpu.codegen;
 
+import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.TypeId;
 import dev.tessera.gpu.expr.Opcode;
@@ -41,10 +42,34 @@ public final class FilterProjectGenerator {
   /** Prefix of the generated kernels' entry names; the rest is the key's hash. */
   public static final String ENTRY_PREFIX = "tessera_gen_filter_project_";
 
-  // The launch shape (config.cuh; LaunchShape checks it against the CUDA constants).
+  // The launch shape: blocks of config.cuh's 128 threads (LaunchShape checks it against the CUDA
+  // constants), each taking one tile of 128 x itemsPerThread rows.
   private static final int BLOCK_THREADS = 128;
+  /**
+   * The interpreter's items per thread (config.cuh), which a kernel reading a GPU-DFOR column
+   * keeps: one tile is one GPU-DFOR set ({@link TilePrimitives#dforTile}).
+   */
   private static final int ITEMS = 4;
-  private static final int TILE_ITEMS = BLOCK_THREADS * ITEMS;
+  /**
+   * Items per thread of a short program's kernel: twice the rows per tile, so half the block
+   * scans and look-backs and twice the loads in flight per block (FilterProjectBench on the
+   * H100: 1.14-1.15 ms, against 1.27 ms with 4 items). Not for a program that probes join
+   * tables: its items wait on their probes one after the other, and fewer blocks fit
+   * (StarJoinBench's probe and filter: 1.78 ms with 8 items, 1.62 ms with 4). The block scan
+   * takes at most 8.
+   */
+  private static final int WIDE_ITEMS = 8;
+  /**
+   * The most instructions a program may have to get {@link #WIDE_ITEMS}: each item's code is
+   * written out, so the kernel's registers and compile time grow with items times instructions.
+   */
+  private static final int WIDE_MAX_INSTRUCTIONS = 24;
+  /**
+   * Registers the filter's column values of all of a thread's items may hold, loaded before any
+   * is used (FilterProjectBench's y at 8 items: 16).
+   */
+  private static final int EARLY_LOAD_REGISTERS = 32;
+  private static final int ERROR_ROW_SHIFT = 8;
 
   // filter_project.cu's structs (CudaFilterProject holds the Java side of these layouts; the
   // generated kernel is checked against the same structs by running the same suites).
@@ -57,9 +82,25 @@ public final class FilterProjectGenerator {
   private static final int STATUS_KEPT_ROWS = 8;
   private static final int STATUS_TILE_COUNTER = 16;
   private static final int OUTPUT_STATUS_BYTES = 32;
-  private static final int ERROR_ROW_SHIFT = 8;
 
   private FilterProjectGenerator() {}
+
+  /** Items per thread of {@code program}'s kernel over {@code inputs}. */
+  private static int itemsPerThread(Program program, List<InputSpec> inputs) {
+    boolean dfor = inputs.stream().anyMatch(in -> in.encoding() == Encoding.DFOR);
+    boolean wide = !dfor && program.tables().isEmpty()
+        && program.instructionCount() <= WIDE_MAX_INSTRUCTIONS;
+    return wide ? WIDE_ITEMS : ITEMS;
+  }
+
+  /**
+   * The rows per tile of {@code program}'s kernel over {@code inputs}: the launch takes one
+   * block per tile. At least the interpreter's tile (LaunchShape.TILE_ITEMS), so the tile states
+   * sized for the interpreter's tiles suffice.
+   */
+  public static int tileItems(Program program, List<InputSpec> inputs) {
+    return BLOCK_THREADS * itemsPerThread(program, inputs);
+  }
 
   /** The identity of a generated kernel: everything it bakes in, constants' values excluded. */
   public static String key(Program program, List<InputSpec> inputs) {
@@ -146,7 +187,12 @@ public final class FilterProjectGenerator {
     private String thread;
     private String threadRow;
 
+    private final int itemCount;
+    private final int tileItems;
+
     Writer(Program program, List<InputSpec> inputs, String entry) {
+      this.itemCount = itemsPerThread(program, inputs);
+      this.tileItems = BLOCK_THREADS * itemCount;
       this.program = program;
       this.entry = entry;
       this.body = new ProgramEmitter(program, inputs, b, entry);
@@ -166,10 +212,32 @@ public final class FilterProjectGenerator {
       // Phase A, every item: the filter and what it reads; then the tile's positions (the
       // block scan and look-back); then phase B, every kept row: the rest of the program and
       // the writes. Few values live across the block-wide steps between the phases.
+      //
+      // The filter's column loads are issued for every item before any item uses them (where
+      // their registers fit), as CUB's select loads a whole tile first: emitted inside each
+      // item's branch, the thread's items would wait for memory one after the other. (Phase B's
+      // loads issued the same way, before the positions, measured no faster with 8 items.)
       body.loadPhaseValues(cone);
-      Item[] items = new Item[ITEMS];
-      for (int item = 0; item < ITEMS; item++) {
-        items[item] = filterPhase(item, cone, filter);
+      Val[][] values = new Val[itemCount][body.count()];
+      String[] rows = new String[itemCount];
+      BitSet coneLoads = earlyLoads(cone);
+      // Past the batch's end (in the last tile), a load reads the batch's last row.
+      String lastRow = b.b64();
+      b.op("add.s64 %s, %s, -1", lastRow, rowsRegister);
+      for (int item = 0; item < itemCount; item++) {
+        rows[item] = b.b64();
+        b.op("add.s64 %s, %s, %d", rows[item], threadRow, (long) item * BLOCK_THREADS);
+        if (!coneLoads.isEmpty()) {
+          String loadRow = b.b64();
+          b.op("min.s64 %s, %s, %s", loadRow, rows[item], lastRow);
+          body.emitAll(coneLoads, values[item], new RowEmitter.Item(item, loadRow));
+        }
+      }
+      BitSet filterRest = (BitSet) cone.clone();
+      filterRest.andNot(coneLoads);
+      Item[] items = new Item[itemCount];
+      for (int item = 0; item < itemCount; item++) {
+        items[item] = filterPhase(item, rows[item], values[item], filterRest, filter);
       }
       Positions positions = positions(items);
       // Phase B computes again the loads of phase A it reads, rather than keep them live.
@@ -178,6 +246,16 @@ public final class FilterProjectGenerator {
       body.loadPhaseValues(phaseB);
       outputPhase(items, positions, phaseB, outputs);
       return text();
+    }
+
+    /**
+     * The column loads of {@code phase} to issue for every item up front: all of them when every
+     * item's loaded values fit in {@link #EARLY_LOAD_REGISTERS}, else none (each item then loads
+     * its own, in its branch, and holds nothing across the others).
+     */
+    private BitSet earlyLoads(BitSet phase) {
+      BitSet loads = body.columnLoads(phase);
+      return itemCount * body.loadedRegisters(loads) <= EARLY_LOAD_REGISTERS ? loads : new BitSet();
     }
 
     // ---- the kernel's parts ----------------------------------------------------------------------
@@ -219,16 +297,16 @@ public final class FilterProjectGenerator {
 
       thread = b.b32();
       b.op("mov.u32 %s, %%tid.x", thread);
-      tiles = new TilePrimitives(b, thread, BLOCK_THREADS, ITEMS);
+      tiles = new TilePrimitives(b, thread, BLOCK_THREADS, itemCount);
       String counter = b.b64();
       b.op("add.s64 %s, %s, %d", counter, status, STATUS_TILE_COUNTER);
       tile = tiles.takeTile(counter);
       tileOffset = b.b64();
-      b.op("mul.lo.s64 %s, %s, %d", tileOffset, tile, TILE_ITEMS);
+      b.op("mul.lo.s64 %s, %s, %d", tileOffset, tile, tileItems);
       String remaining = b.b64();
       b.op("sub.s64 %s, %s, %s", remaining, rowsRegister, tileOffset);
       String clipped = b.b64();
-      b.op("min.s64 %s, %s, %d", clipped, remaining, TILE_ITEMS);
+      b.op("min.s64 %s, %s, %d", clipped, remaining, tileItems);
       numTileItems = b.b32();
       b.op("cvt.u32.u64 %s, %s", numTileItems, clipped);
       String thread64 = b.b64();
@@ -243,12 +321,13 @@ public final class FilterProjectGenerator {
     /** One of the thread's rows through phase A: its row, values, keep flag and filter error. */
     private record Item(RowEmitter.Item row, Val[] values, String keep, String filterError) {}
 
-    /** Phase A for one item: the filter's instructions and the keep flag (0 past the end). */
-    private Item filterPhase(int item, BitSet cone, int filter)
+    /**
+     * Phase A for one item (its row {@code row}): the filter's instructions {@code cone} (the
+     * ones not loaded yet into {@code values}) and the keep flag (0 past the end).
+     */
+    private Item filterPhase(int item, String row, Val[] values, BitSet cone, int filter)
         throws CodegenUnsupportedException {
       b.comment("item " + item + ": the filter");
-      String row = b.b64();
-      b.op("add.s64 %s, %s, %d", row, threadRow, (long) item * BLOCK_THREADS);
       RowEmitter.Item it = new RowEmitter.Item(item, row);
       String keep = b.b32();
       String done = b.label("filter" + item + "_done");
@@ -256,7 +335,6 @@ public final class FilterProjectGenerator {
       String outside = b.pred();
       b.op("setp.ge.s64 %s, %s, %s", outside, row, rowsRegister);
       b.op("@%s bra %s", outside, done);
-      Val[] values = new Val[body.count()];
       body.emitAll(cone, values, it);
       String error = null;
       if (filter >= 0) {
@@ -285,7 +363,7 @@ public final class FilterProjectGenerator {
       for (int o = 0; o < outputs.length; o++) {
         columns[o] = outputColumn(o, declared.get(o).type(), outputsBase);
       }
-      for (int item = 0; item < ITEMS; item++) {
+      for (int item = 0; item < itemCount; item++) {
         Item it = items[item];
         b.comment("item " + item + ": the outputs");
         String skip = b.label("outputs" + item + "_done");
@@ -348,21 +426,21 @@ public final class FilterProjectGenerator {
     /** The block scan of the keep flags and the look-back: each kept row's output position. */
     private Positions positions(Item[] items) {
       b.comment("positions: block scan and look-back");
-      String[] flags = new String[ITEMS];
-      for (int item = 0; item < ITEMS; item++) {
+      String[] flags = new String[itemCount];
+      for (int item = 0; item < itemCount; item++) {
         flags[item] = items[item].keep();
       }
       String[] scanned = tiles.blockExclusiveSum(flags);
-      String[] position = java.util.Arrays.copyOf(scanned, ITEMS);
+      String[] position = java.util.Arrays.copyOf(scanned, itemCount);
       String total64 = b.b64();
-      b.op("cvt.u64.u32 %s, %s", total64, scanned[ITEMS]);
+      b.op("cvt.u64.u32 %s, %s", total64, scanned[itemCount]);
       String tileStatus = global(loadParam("u64", "tile_status"));
       String prefix = tiles.tilePrefix(tileStatus, tile, total64);
       // The last tile's first thread records the kept rows.
       String lastTile = b.b64();
       b.op("add.s64 %s, %s, -1", lastTile, rowsRegister);
       // rows >= 1, so a shift divides; the in-jar ptxas makes a 64-bit division a call.
-      b.op("shr.s64 %s, %s, %d", lastTile, lastTile, Integer.numberOfTrailingZeros(TILE_ITEMS));
+      b.op("shr.s64 %s, %s, %d", lastTile, lastTile, Integer.numberOfTrailingZeros(tileItems));
       String isLast = b.pred();
       b.op("setp.eq.s64 %s, %s, %s", isLast, tile, lastTile);
       firstThread = b.pred();

@@ -278,6 +278,34 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     return reloaded;
   }
 
+  /** The column loads (LOAD_COLUMN) among {@code instructions}. */
+  BitSet columnLoads(BitSet instructions) {
+    BitSet loads = new BitSet();
+    for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
+      if (op(i) == Opcode.LOAD_COLUMN.code()) {
+        loads.set(i);
+      }
+    }
+    return loads;
+  }
+
+  /**
+   * About how many 32-bit registers one row's {@code loads} (LOAD_COLUMN instructions) hold once
+   * loaded: a value's two words (values are .b64), a string's length, a validity flag. A kernel
+   * that issues every item's loads before using them holds this many per item.
+   */
+  int loadedRegisters(BitSet loads) {
+    int registers = 0;
+    for (int i = loads.nextSetBit(0); i >= 0; i = loads.nextSetBit(i + 1)) {
+      InputSpec spec = inputs.get(word(i, 2));
+      registers += spec.type().isString() ? 3 : 2;
+      if (spec.nullable()) {
+        registers++;
+      }
+    }
+    return registers;
+  }
+
   // ---- arguments ---------------------------------------------------------------------------------
 
   String param(String name) {

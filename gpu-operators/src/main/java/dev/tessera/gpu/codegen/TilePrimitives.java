@@ -31,6 +31,11 @@ final class TilePrimitives {
    * @param thread the .b32 register holding %tid.x
    */
   TilePrimitives(PtxBuilder b, String thread, int blockThreads, int items) {
+    if (items * (blockThreads / WARP_THREADS) > WARP_THREADS) {
+      // blockExclusiveSum's second level: one warp scans every (item, warp) segment's total.
+      throw new IllegalArgumentException(items + " items of " + blockThreads
+          + " threads make more segments than the block scan's one warp holds");
+    }
     this.b = b;
     this.thread = thread;
     this.items = items;

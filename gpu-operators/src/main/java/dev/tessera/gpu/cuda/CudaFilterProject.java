@@ -1,6 +1,7 @@
 package dev.tessera.gpu.cuda;
 
 import dev.tessera.gpu.GpuStream;
+import dev.tessera.gpu.codegen.FilterProjectGenerator;
 import dev.tessera.gpu.codegen.InputSpec;
 import dev.tessera.gpu.join.JoinTable;
 import dev.tessera.gpu.column.ColumnBatch;
@@ -275,8 +276,9 @@ final class CudaFilterProject implements ProgramKernel {
       }
       KernelModule kernels = device.kernels();
       // The generated kernel where there is one: the same arguments, the same results.
-      GeneratedKernels.Lookup lookup = codegen ? device.generated().filterProject(program,
-          input.columns().stream().map(InputSpec::of).toList()) : null;
+      List<InputSpec> layouts = input.columns().stream().map(InputSpec::of).toList();
+      GeneratedKernels.Lookup lookup =
+          codegen ? device.generated().filterProject(program, layouts) : null;
       GeneratedKernels.Kernel generated = lookup == null ? null : lookup.kernel();
       lastCompileNanos = lookup == null ? 0 : lookup.buildNanos();
       lastKernelNanos = 0;
@@ -291,7 +293,12 @@ final class CudaFilterProject implements ProgramKernel {
           .address(outputStatusAddress)
           .address(workAddress + tileStatusAt);
       if (generated != null && generated.generated()) {
-        kernels.launch(generated.function(), generated.entry(), tileGrid, stream, phase1);
+        // The generated kernel's tiles (no smaller than the interpreter's: the states fit).
+        int tileItems = FilterProjectGenerator.tileItems(program, layouts);
+        LaunchShape generatedGrid = new LaunchShape(
+            (int) Math.max(1, (rows + (long) tileItems - 1) / tileItems),
+            tileGrid.blockThreads(), 0);
+        kernels.launch(generated.function(), generated.entry(), generatedGrid, stream, phase1);
       } else {
         kernels.launch(FILTER_PROJECT_KERNEL, tileGrid, stream, phase1);
       }
