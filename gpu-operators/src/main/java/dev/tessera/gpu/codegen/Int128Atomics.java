@@ -12,7 +12,7 @@ final class Int128Atomics {
 
   /**
    * Adds ({@code low}, {@code high}) to the words at {@code lowAt} and {@code highAt}, addresses
-   * of {@code space} (".global", or "" for generic addresses).
+   * of the state space {@code space} (".global", ".shared", or "" for generic addresses).
    */
   static void add(PtxBuilder b, String space, String lowAt, String highAt, String low,
       String high) {
