@@ -217,27 +217,37 @@ public final class FilterProjectGenerator {
       // their registers fit), as CUB's select loads a whole tile first: emitted inside each
       // item's branch, the thread's items would wait for memory one after the other. (Phase B's
       // loads issued the same way, before the positions, measured no faster with 8 items.)
+      //
+      // A filter that probes join tables runs for every item in lockstep, past the batch's end
+      // too (on the last row's values; such a row is dropped and reports no error): each
+      // instruction for all the items before the next, so that the items' probes wait for L2
+      // together (ProgramEmitter.emitAllItems).
       body.loadPhaseValues(cone);
       Val[][] values = new Val[itemCount][body.count()];
       String[] rows = new String[itemCount];
-      BitSet coneLoads = earlyLoads(cone);
+      RowEmitter.Item[] loadItems = new RowEmitter.Item[itemCount];
+      boolean lockstep = body.probes(cone);
+      BitSet coneLoads = lockstep ? body.columnLoads(cone) : earlyLoads(cone);
       // Past the batch's end (in the last tile), a load reads the batch's last row.
       String lastRow = b.b64();
       b.op("add.s64 %s, %s, -1", lastRow, rowsRegister);
       for (int item = 0; item < itemCount; item++) {
         rows[item] = b.b64();
         b.op("add.s64 %s, %s, %d", rows[item], threadRow, (long) item * BLOCK_THREADS);
-        if (!coneLoads.isEmpty()) {
-          String loadRow = b.b64();
-          b.op("min.s64 %s, %s, %s", loadRow, rows[item], lastRow);
-          body.emitAll(coneLoads, values[item], new RowEmitter.Item(item, loadRow));
-        }
+        String loadRow = b.b64();
+        b.op("min.s64 %s, %s, %s", loadRow, rows[item], lastRow);
+        loadItems[item] = new RowEmitter.Item(item, loadRow);
+        body.emitAll(coneLoads, values[item], loadItems[item]);
       }
       BitSet filterRest = (BitSet) cone.clone();
       filterRest.andNot(coneLoads);
       Item[] items = new Item[itemCount];
+      if (lockstep) {
+        body.emitAllItems(filterRest, values, loadItems);
+      }
       for (int item = 0; item < itemCount; item++) {
-        items[item] = filterPhase(item, rows[item], values[item], filterRest, filter);
+        items[item] = lockstep ? filterResult(item, rows[item], values[item], filter)
+            : filterPhase(item, rows[item], values[item], filterRest, filter);
       }
       Positions positions = positions(items);
       // Phase B computes again the loads of phase A it reads, rather than keep them live.
@@ -350,6 +360,33 @@ public final class FilterProjectGenerator {
       }
       b.place(done);
       return new Item(it, values, keep, error);
+    }
+
+    /**
+     * Phase A's end for one item (its row {@code row}) whose filter was computed already, in
+     * lockstep: the keep flag (0 past the end) and the filter's error, reported where the row is
+     * in the batch.
+     */
+    private Item filterResult(int item, String row, Val[] values, int filter) {
+      b.comment("item " + item + ": the filter's result");
+      String inside = b.pred();
+      b.op("setp.lt.s64 %s, %s, %s", inside, row, rowsRegister);
+      String keep = b.b32();
+      String error = null;
+      if (filter >= 0) {
+        Val f = values[filter];
+        String keepPred = body.keeps(f);
+        b.op("and.pred %s, %s, %s", keepPred, keepPred, inside);
+        if (f.error() != null) {
+          error = b.b32();
+          b.op("selp.b32 %s, %s, 0, %s", error, f.error(), inside);
+          reportError(error, row, null);
+        }
+        b.op("selp.b32 %s, 1, 0, %s", keep, keepPred);
+      } else {
+        b.op("selp.b32 %s, 1, 0, %s", keep, inside);
+      }
+      return new Item(new RowEmitter.Item(item, row), values, keep, error);
     }
 
     /** The tile's output positions: per item, and the tile's first (prefix) and count. */

@@ -278,6 +278,16 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     return reloaded;
   }
 
+  /** Whether {@code instructions} probe a join table. */
+  boolean probes(BitSet instructions) {
+    for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
+      if (op(i) == Opcode.PROBE.code()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** The column loads (LOAD_COLUMN) among {@code instructions}. */
   BitSet columnLoads(BitSet instructions) {
     BitSet loads = new BitSet();
@@ -422,19 +432,56 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   void emitAll(BitSet which, Val[] values, RowEmitter.Item item)
       throws CodegenUnsupportedException {
     for (int i = which.nextSetBit(0); i >= 0; i = which.nextSetBit(i + 1)) {
-      Opcode op = Opcode.ofCode(op(i));
-      Val[] operands = new Val[sources[i].length];
-      for (int k = 0; k < sources[i].length; k++) {
-        operands[k] = values[sources[i][k]];
-      }
-      values[i] = switch (op) {
-        case PROBE -> probe(word(i, 2), operands);
-        case LOAD_BUILD -> loadBuild(word(i, 2), word(i, 4), operands[0]);
-        default -> rows.emit(op, word(i, 2), word(i, 3), word(i, 4),
-            operands.length > 0 ? operands[0] : null, operands.length > 1 ? operands[1] : null,
-            operands.length > 2 ? operands[2] : null, item);
-      };
+      values[i] = emit(i, operands(i, values), item);
     }
+  }
+
+  /**
+   * Emits the instructions of {@code which} for every item at once: each instruction for all the
+   * items before the next, and a probe of a table that may have a direct map as one branch on
+   * the map for all of them, each item's read without a branch of its own. The items' probes
+   * then wait for L2 together, where {@link #emitAll} per item would wait for one item's before
+   * issuing the next's. No instruction may be skipped for an item (its row must be readable).
+   */
+  void emitAllItems(BitSet which, Val[][] values, RowEmitter.Item[] items)
+      throws CodegenUnsupportedException {
+    for (int i = which.nextSetBit(0); i >= 0; i = which.nextSetBit(i + 1)) {
+      if (op(i) == Opcode.PROBE.code() && sources[i].length == 1
+          && directKey(program.tables().get(word(i, 2)).keyTypes().get(0))) {
+        Val[] keys = new Val[items.length];
+        for (int k = 0; k < items.length; k++) {
+          keys[k] = values[k][sources[i][0]];
+        }
+        Val[] found = directProbes(word(i, 2), keys);
+        for (int k = 0; k < items.length; k++) {
+          values[k][i] = found[k];
+        }
+        continue;
+      }
+      for (int k = 0; k < items.length; k++) {
+        values[k][i] = emit(i, operands(i, values[k]), items[k]);
+      }
+    }
+  }
+
+  private Val[] operands(int i, Val[] values) {
+    Val[] operands = new Val[sources[i].length];
+    for (int k = 0; k < sources[i].length; k++) {
+      operands[k] = values[sources[i][k]];
+    }
+    return operands;
+  }
+
+  private Val emit(int i, Val[] operands, RowEmitter.Item item)
+      throws CodegenUnsupportedException {
+    Opcode op = Opcode.ofCode(op(i));
+    return switch (op) {
+      case PROBE -> probe(word(i, 2), operands);
+      case LOAD_BUILD -> loadBuild(word(i, 2), word(i, 4), operands[0]);
+      default -> rows.emit(op, word(i, 2), word(i, 3), word(i, 4),
+          operands.length > 0 ? operands[0] : null, operands.length > 1 ? operands[1] : null,
+          operands.length > 2 ? operands[2] : null, item);
+    };
   }
 
   /** A .pred that holds where the filter's value {@code f} keeps the row (non-NULL, true). */
@@ -603,6 +650,64 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     b.place(walk);
   }
 
+  /**
+   * PROBE of join table {@code table} by one integral key, for several items ({@code keys}, one
+   * per item): with the table's direct map, each item's row read without a branch (program.cuh
+   * FindBuildRow's direct map: NULL for a NULL key, outside the range or at -1); without one,
+   * each item's walk ({@link #probe}).
+   */
+  private Val[] directProbes(int table, Val[] keys) {
+    b.comment("probes of join table " + table + " for " + keys.length + " items");
+    Val[] results = new Val[keys.length];
+    String[] rowOf = new String[keys.length];
+    String[] foundOf = new String[keys.length];
+    for (int k = 0; k < keys.length; k++) {
+      rowOf[k] = b.b64();
+      foundOf[k] = b.pred();
+    }
+    String view = tableView(table);
+    String direct = b.b64();
+    b.op("ld.global.nc.u64 %s, [%s+%d]", direct, view, TABLE_DIRECT);
+    String walk = b.label("probes_hashed");
+    String done = b.label("probes_done");
+    String none = b.pred();
+    b.op("setp.eq.u64 %s, %s, 0", none, direct);
+    b.op("@%s bra.uni %s", none, walk);
+    String min = b.b64();
+    b.op("ld.global.nc.u64 %s, [%s+%d]", min, view, TABLE_DIRECT_MIN);
+    String span = b.b64();
+    b.op("ld.global.nc.u64 %s, [%s+%d]", span, view, TABLE_DIRECT_SPAN);
+    String base = global(direct);
+    for (int k = 0; k < keys.length; k++) {
+      String offset = b.b64();
+      b.op("sub.s64 %s, %s, %s", offset, keys[k].value(), min);
+      String inside = b.pred();
+      b.op("setp.lt.u64 %s, %s, %s", inside, offset, span);
+      if (keys[k].valid() != null) {
+        b.op("and.pred %s, %s, %s", inside, inside, keys[k].valid());
+      }
+      String address = b.b64();
+      b.op("mad.lo.s64 %s, %s, 4, %s", address, offset, base);
+      String candidate = b.b32();
+      b.op("mov.b32 %s, %d", candidate, NO_BUILD_ROW);
+      b.op("@%s ld.global.nc.s32 %s, [%s]", inside, candidate, address);
+      b.op("setp.ne.s32 %s, %s, %d", foundOf[k], candidate, NO_BUILD_ROW);
+      b.op("cvt.s64.s32 %s, %s", rowOf[k], candidate);
+    }
+    b.op("bra.uni %s", done);
+    b.place(walk);
+    for (int k = 0; k < keys.length; k++) {
+      Val walked = probe(table, new Val[] {keys[k]});
+      b.op("mov.b64 %s, %s", rowOf[k], walked.value());
+      b.op("mov.pred %s, %s", foundOf[k], walked.valid());
+    }
+    b.place(done);
+    for (int k = 0; k < keys.length; k++) {
+      results[k] = new Val(rowOf[k], foundOf[k], keys[k].error(), null);
+    }
+    return results;
+  }
+
   private String mix(String x) {
     return mix(b, x);
   }
@@ -632,6 +737,9 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     ColumnType type = program.tables().get(table).payloadTypes().get(column);
     b.comment("payload " + column + " of join table " + table);
     String value = b.b64();
+    if (!type.isString() && row.valid() != null) {
+      return plainPayload(table, column, type, row, value);
+    }
     b.op("mov.b64 %s, 0", value);
     String length = type.isString() ? b.b32() : null;
     if (length != null) {
@@ -664,6 +772,33 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     }
     b.place(skip);
     return new Val(value, valid, row.error(), length);
+  }
+
+  /**
+   * LOAD_BUILD of a fixed-width payload at a row that may be NULL, without a branch (so that
+   * {@link #emitAllItems}' items read together): a NULL row reads the column's descriptor instead
+   * (a readable address; the table may have no rows) and no validity bit, and gives NULL.
+   */
+  private Val plainPayload(int table, int column, ColumnType type, Val row, String value) {
+    String view = tableView(table);
+    String payloads = field(view, TABLE_PAYLOADS);
+    String descriptor = b.b64();
+    b.op("add.s64 %s, %s, %d", descriptor, payloads, (long) INPUT_COLUMN_BYTES * column);
+    String data = field(descriptor, INPUT_DATA);
+    String validity = b.b64();
+    b.op("ld.global.nc.u64 %s, [%s+%d]", validity, descriptor, INPUT_VALIDITY);
+    String safeRow = b.b64();
+    b.op("selp.b64 %s, %s, 0, %s", safeRow, row.value(), row.valid());
+    String safeData = b.b64();
+    b.op("selp.b64 %s, %s, %s, %s", safeData, data, descriptor, row.valid());
+    String safeValidity = b.b64();
+    b.op("selp.b64 %s, %s, 0, %s", safeValidity, validity, row.valid());
+    String valid = b.pred();
+    b.op("and.pred %s, %s, %s", valid,
+        ColumnLoads.validBitIfPresent(b, safeValidity, safeRow), row.valid());
+    String loaded = ColumnLoads.plainValue(b, type, safeData, safeRow);
+    b.op("selp.b64 %s, %s, 0, %s", value, loaded, row.valid());
+    return new Val(value, valid, row.error(), null);
   }
 
   // ---- RowEmitter.KernelContext ----------------------------------------------------------------
