@@ -624,30 +624,41 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * without one, on to the slots' walk that follows.
    */
   private void directProbe(String view, Val key, String row, String found, String done) {
-    String direct = b.b64();
-    b.op("ld.global.nc.u64 %s, [%s+%d]", direct, view, TABLE_DIRECT);
     String walk = b.label("probe_hashed");
-    String none = b.pred();
-    b.op("setp.eq.u64 %s, %s, 0", none, direct);
-    b.op("@%s bra %s", none, walk);
-    String min = b.b64();
-    b.op("ld.global.nc.u64 %s, [%s+%d]", min, view, TABLE_DIRECT_MIN);
-    String span = b.b64();
-    b.op("ld.global.nc.u64 %s, [%s+%d]", span, view, TABLE_DIRECT_SPAN);
+    DirectMap map = directMap(view, walk);
     String offset = b.b64();
-    b.op("sub.s64 %s, %s, %s", offset, key.value(), min);
+    b.op("sub.s64 %s, %s, %s", offset, key.value(), map.min());
     String outside = b.pred();
-    b.op("setp.ge.u64 %s, %s, %s", outside, offset, span);
+    b.op("setp.ge.u64 %s, %s, %s", outside, offset, map.span());
     b.op("@%s bra %s", outside, done);
-    String base = global(direct);
     String address = b.b64();
-    b.op("mad.lo.s64 %s, %s, 4, %s", address, offset, base);
+    b.op("mad.lo.s64 %s, %s, 4, %s", address, offset, map.base());
     String candidate = b.b32();
     b.op("ld.global.nc.s32 %s, [%s]", candidate, address);
     b.op("setp.ne.s32 %s, %s, %d", found, candidate, NO_BUILD_ROW);
     b.op("cvt.s64.s32 %s, %s", row, candidate);
     b.op("bra.uni %s", done);
     b.place(walk);
+  }
+
+  /** A join table's direct map: its rows' global address, its first key and its key span. */
+  private record DirectMap(String base, String min, String span) {}
+
+  /**
+   * The direct map of the join table at {@code view}, or on to {@code walk} when it has none
+   * (the same for every thread).
+   */
+  private DirectMap directMap(String view, String walk) {
+    String direct = b.b64();
+    b.op("ld.global.nc.u64 %s, [%s+%d]", direct, view, TABLE_DIRECT);
+    String none = b.pred();
+    b.op("setp.eq.u64 %s, %s, 0", none, direct);
+    b.op("@%s bra.uni %s", none, walk);
+    String min = b.b64();
+    b.op("ld.global.nc.u64 %s, [%s+%d]", min, view, TABLE_DIRECT_MIN);
+    String span = b.b64();
+    b.op("ld.global.nc.u64 %s, [%s+%d]", span, view, TABLE_DIRECT_SPAN);
+    return new DirectMap(global(direct), min, span);
   }
 
   /**
@@ -666,28 +677,19 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       foundOf[k] = b.pred();
     }
     String view = tableView(table);
-    String direct = b.b64();
-    b.op("ld.global.nc.u64 %s, [%s+%d]", direct, view, TABLE_DIRECT);
     String walk = b.label("probes_hashed");
     String done = b.label("probes_done");
-    String none = b.pred();
-    b.op("setp.eq.u64 %s, %s, 0", none, direct);
-    b.op("@%s bra.uni %s", none, walk);
-    String min = b.b64();
-    b.op("ld.global.nc.u64 %s, [%s+%d]", min, view, TABLE_DIRECT_MIN);
-    String span = b.b64();
-    b.op("ld.global.nc.u64 %s, [%s+%d]", span, view, TABLE_DIRECT_SPAN);
-    String base = global(direct);
+    DirectMap map = directMap(view, walk);
     for (int k = 0; k < keys.length; k++) {
       String offset = b.b64();
-      b.op("sub.s64 %s, %s, %s", offset, keys[k].value(), min);
+      b.op("sub.s64 %s, %s, %s", offset, keys[k].value(), map.min());
       String inside = b.pred();
-      b.op("setp.lt.u64 %s, %s, %s", inside, offset, span);
+      b.op("setp.lt.u64 %s, %s, %s", inside, offset, map.span());
       if (keys[k].valid() != null) {
         b.op("and.pred %s, %s, %s", inside, inside, keys[k].valid());
       }
       String address = b.b64();
-      b.op("mad.lo.s64 %s, %s, 4, %s", address, offset, base);
+      b.op("mad.lo.s64 %s, %s, 4, %s", address, offset, map.base());
       String candidate = b.b32();
       b.op("mov.b32 %s, %d", candidate, NO_BUILD_ROW);
       b.op("@%s ld.global.nc.s32 %s, [%s]", inside, candidate, address);
@@ -754,16 +756,12 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       b.op("not.pred %s, %s", isNull, row.valid());
       b.op("@%s bra %s", isNull, skip);
     }
-    String view = tableView(table);
-    String payloads = field(view, TABLE_PAYLOADS);
-    String descriptor = b.b64();
-    b.op("add.s64 %s, %s, %d", descriptor, payloads, (long) INPUT_COLUMN_BYTES * column);
-    String data = field(descriptor, INPUT_DATA);
-    String validity = b.b64();
-    b.op("ld.global.nc.u64 %s, [%s+%d]", validity, descriptor, INPUT_VALIDITY);
-    b.op("mov.pred %s, %s", valid, ColumnLoads.validBitIfPresent(b, validity, row.value()));
+    Payload payload = payload(table, column);
+    b.op("mov.pred %s, %s", valid,
+        ColumnLoads.validBitIfPresent(b, payload.validity(), row.value()));
+    String data = payload.data();
     if (type.isString()) {
-      String offsets = field(descriptor, INPUT_OFFSETS);
+      String offsets = field(payload.descriptor(), INPUT_OFFSETS);
       Val s = ColumnLoads.stringAt(b, data, offsets, row.value(), null);
       b.op("mov.b64 %s, %s", value, s.value());
       b.op("mov.b32 %s, %s", length, s.length());
@@ -775,11 +773,13 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   }
 
   /**
-   * LOAD_BUILD of a fixed-width payload at a row that may be NULL, without a branch (so that
-   * {@link #emitAllItems}' items read together): a NULL row reads the column's descriptor instead
-   * (a readable address; the table may have no rows) and no validity bit, and gives NULL.
+   * A join table's payload column: its descriptor (global), its data (global) and its validity
+   * bitmap's address (generic; 0 when it has none).
    */
-  private Val plainPayload(int table, int column, ColumnType type, Val row, String value) {
+  private record Payload(String descriptor, String data, String validity) {}
+
+  /** Payload column {@code column} of join table {@code table}. */
+  private Payload payload(int table, int column) {
     String view = tableView(table);
     String payloads = field(view, TABLE_PAYLOADS);
     String descriptor = b.b64();
@@ -787,12 +787,23 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     String data = field(descriptor, INPUT_DATA);
     String validity = b.b64();
     b.op("ld.global.nc.u64 %s, [%s+%d]", validity, descriptor, INPUT_VALIDITY);
+    return new Payload(descriptor, data, validity);
+  }
+
+  /**
+   * LOAD_BUILD of a fixed-width payload at a row that may be NULL, without a branch (so that
+   * {@link #emitAllItems}' items read together): a NULL row reads the column's descriptor instead
+   * (a readable address; the table may have no rows) and no validity bit, and gives NULL.
+   */
+  private Val plainPayload(int table, int column, ColumnType type, Val row, String value) {
+    Payload payload = payload(table, column);
     String safeRow = b.b64();
     b.op("selp.b64 %s, %s, 0, %s", safeRow, row.value(), row.valid());
     String safeData = b.b64();
-    b.op("selp.b64 %s, %s, %s, %s", safeData, data, descriptor, row.valid());
+    b.op("selp.b64 %s, %s, %s, %s", safeData, payload.data(), payload.descriptor(),
+        row.valid());
     String safeValidity = b.b64();
-    b.op("selp.b64 %s, %s, 0, %s", safeValidity, validity, row.valid());
+    b.op("selp.b64 %s, %s, 0, %s", safeValidity, payload.validity(), row.valid());
     String valid = b.pred();
     b.op("and.pred %s, %s, %s", valid,
         ColumnLoads.validBitIfPresent(b, safeValidity, safeRow), row.valid());
