@@ -185,7 +185,7 @@ final class GroupAccumulation {
     String inTable = b.pred();
     b.op("setp.ge.s32 %s, %s, 0", inTable, entry);
     Accumulators table = tableAccumulators(f, entry, "");
-    Accumulators global = globalAccumulators(f, group);
+    Accumulators global = globalAccumulators(f, group, "");
     String[] generic = new String[3];
     String[] tables = {table.value(), table.high(), table.seen()};
     String[] globals = {global.value(), global.high(), global.seen()};
@@ -213,7 +213,7 @@ final class GroupAccumulation {
     update.accept(tableAccumulators(f, entry, ".shared"));
     b.op("bra %s", done);
     b.place(global);
-    update.accept(globalAccumulators(f, group));
+    update.accept(globalAccumulators(f, group, ".global"));
     b.place(done);
   }
 
@@ -243,17 +243,28 @@ final class GroupAccumulation {
     return new Accumulators(value, high, seen, space, null);
   }
 
-  /** Group {@code group}'s global accumulators of function f. */
-  private Accumulators globalAccumulators(int f, String group) {
+  /**
+   * Group {@code group}'s global accumulators of function f, addressed in {@code space}
+   * (".global", or "" for generic addresses: the plan's pointers as they are).
+   */
+  private Accumulators globalAccumulators(int f, String group, String space) {
     String g = b.b64();
     b.op("cvt.u64.u32 %s, %s", g, group);
     String[] at = new String[3];
     int[] fields = {AggregatePlan.F_VALUE, AggregatePlan.F_HIGH, AggregatePlan.F_SEEN};
     for (int i = 0; i < 3; i++) {
-      at[i] = body.element(plan, AggregatePlan.functionField(spec.keyCount(), f, fields[i]), g,
-          i == 2 ? 4 : 8);
+      int field = AggregatePlan.functionField(spec.keyCount(), f, fields[i]);
+      int width = i == 2 ? 4 : 8;
+      if (space.equals(".global")) {
+        at[i] = body.element(plan, field, g, width);
+        continue;
+      }
+      String base = b.b64();
+      b.op("ld.global.nc.u64 %s, [%s+%d]", base, plan, field);
+      at[i] = b.b64();
+      b.op("mad.lo.s64 %s, %s, %d, %s", at[i], g, width, base);
     }
-    return new Accumulators(at[0], at[1], at[2], ".global", null);
+    return new Accumulators(at[0], at[1], at[2], space, null);
   }
 
   private Kind kind(int f) {
