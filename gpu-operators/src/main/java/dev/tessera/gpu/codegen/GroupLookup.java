@@ -80,18 +80,14 @@ final class GroupLookup {
     String peers = b.b32();
     b.op("vote.sync.ballot.b32 %s, %s, -1", peers, act);
     for (AggregateValue key : keys) {
-      String value = key.value();
+      StoredKey stored = storedForm(key);
       if (key.valid() != null) {
-        value = b.b64();
-        b.op("selp.b64 %s, %s, 0, %s", value, key.value(), key.valid());
-        String isNull = b.b32();
-        b.op("selp.u32 %s, 0, 1, %s", isNull, key.valid());
         String sameNull = b.b32();
-        b.op("match.any.sync.b32 %s, %s, -1", sameNull, isNull);
+        b.op("match.any.sync.b32 %s, %s, -1", sameNull, stored.isNull());
         b.op("and.b32 %s, %s, %s", peers, peers, sameNull);
       }
       String same = b.b32();
-      b.op("match.any.sync.b64 %s, %s, -1", same, value);
+      b.op("match.any.sync.b64 %s, %s, -1", same, stored.value());
       b.op("and.b32 %s, %s, %s", peers, peers, same);
     }
     return peers;
@@ -350,18 +346,25 @@ final class GroupLookup {
       }
       String at = keyElement(k, AggregatePlan.K_VALUES, index, 8);
       String nullAt = keyElement(k, AggregatePlan.K_NULLS, index, 1);
-      if (keys[k].valid() == null) {
-        b.op("st.global.u64 [%s], %s", at, keys[k].value());
-        b.op("st.global.u8 [%s], 0", nullAt);
-      } else {
-        String value = b.b64();
-        b.op("selp.b64 %s, %s, 0, %s", value, keys[k].value(), keys[k].valid());
-        String isNull = b.b32();
-        b.op("selp.u32 %s, 0, 1, %s", isNull, keys[k].valid());
-        b.op("st.global.u64 [%s], %s", at, value);
-        b.op("st.global.u8 [%s], %s", nullAt, isNull);
-      }
+      StoredKey stored = storedForm(keys[k]);
+      b.op("st.global.u64 [%s], %s", at, stored.value());
+      b.op("st.global.u8 [%s], %s", nullAt, stored.isNull());
     }
+  }
+
+  /**
+   * A fixed-width key as WriteKey stores it: its value, 0 when NULL, and its null flag (.b32, or
+   * the immediate 0 when it cannot be NULL). Keys compare equal exactly when these do.
+   */
+  private StoredKey storedForm(AggregateValue key) {
+    if (key.valid() == null) {
+      return new StoredKey("0", key.value());
+    }
+    String value = b.b64();
+    b.op("selp.b64 %s, %s, 0, %s", value, key.value(), key.valid());
+    String isNull = b.b32();
+    b.op("selp.u32 %s, 0, 1, %s", isNull, key.valid());
+    return new StoredKey(isNull, value);
   }
 
   private void writeStringKey(int k, AggregateValue key, String index) {
@@ -428,7 +431,7 @@ final class GroupLookup {
     b.op("st.global.s32 [%s], %s", lengthAt, length);
   }
 
-  /** A group's key as stored: its null flag (.b32) and value (.b64). */
+  /** A group's key as stored: its null flag (.b32, or an immediate) and value (.b64). */
   private record StoredKey(String isNull, String value) {}
 
   /** Loads group {@code candidate}'s keys (through L2: another block may have written them). */

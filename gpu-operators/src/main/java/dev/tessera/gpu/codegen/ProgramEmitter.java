@@ -446,8 +446,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   void emitAllItems(BitSet which, Val[][] values, RowEmitter.Item[] items)
       throws CodegenUnsupportedException {
     for (int i = which.nextSetBit(0); i >= 0; i = which.nextSetBit(i + 1)) {
-      if (op(i) == Opcode.PROBE.code() && sources[i].length == 1
-          && directKey(program.tables().get(word(i, 2)).keyTypes().get(0))) {
+      if (op(i) == Opcode.PROBE.code() && mayHaveDirectMap(word(i, 2))) {
         Val[] keys = new Val[items.length];
         for (int k = 0; k < items.length; k++) {
           keys[k] = values[k][sources[i][0]];
@@ -549,7 +548,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       b.op("@%s bra %s", anyNull, done);
     }
     String view = tableView(table);
-    if (keys.length == 1 && directKey(keyTypes.get(0))) {
+    if (mayHaveDirectMap(table)) {
       directProbe(view, keys[0], row, found, done);
     }
     String hash = b.b64();
@@ -608,6 +607,12 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     b.op("bra.uni %s", walk);
     b.place(done);
     return new Val(row, found, error, null);
+  }
+
+  /** Whether join table {@code table} may have a direct map: one key of a type that may. */
+  private boolean mayHaveDirectMap(int table) {
+    List<ColumnType> keyTypes = program.tables().get(table).keyTypes();
+    return keyTypes.size() == 1 && directKey(keyTypes.get(0));
   }
 
   /** Whether a key of this type may have a direct map (CudaHashJoin.directKeys). */

@@ -294,10 +294,8 @@ final class CudaFilterProject implements ProgramKernel {
           .address(workAddress + tileStatusAt);
       if (generated != null && generated.generated()) {
         // The generated kernel's tiles (no smaller than the interpreter's: the states fit).
-        int tileItems = FilterProjectGenerator.tileItems(program, layouts);
-        LaunchShape generatedGrid = new LaunchShape(
-            (int) Math.max(1, (rows + (long) tileItems - 1) / tileItems),
-            tileGrid.blockThreads(), 0);
+        LaunchShape generatedGrid =
+            LaunchShape.tilesFor(rows, FilterProjectGenerator.tileItems(program, layouts));
         kernels.launch(generated.function(), generated.entry(), generatedGrid, stream, phase1);
       } else {
         kernels.launch(FILTER_PROJECT_KERNEL, tileGrid, stream, phase1);

@@ -15,7 +15,12 @@ public record LaunchShape(int gridBlocks, int blockThreads, int sharedMemoryByte
 
   /** One block per tile of {@link #TILE_ITEMS} items (at least one block). */
   public static LaunchShape tilesFor(long items) {
-    long tiles = Math.max(1, (items + TILE_ITEMS - 1) / TILE_ITEMS);
+    return tilesFor(items, TILE_ITEMS);
+  }
+
+  /** One block of {@link #BLOCK_THREADS} per tile of {@code tileItems} items (at least one). */
+  public static LaunchShape tilesFor(long items, int tileItems) {
+    long tiles = Math.max(1, (items + tileItems - 1) / tileItems);
     if (tiles > Integer.MAX_VALUE) {
       throw new IllegalArgumentException(items + " items is more than one launch can cover");
     }
