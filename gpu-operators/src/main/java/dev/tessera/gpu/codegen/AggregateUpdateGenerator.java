@@ -9,8 +9,9 @@ import java.util.List;
 /**
  * Writes the PTX of one fused aggregation pipeline as its own kernel: hash_aggregate.cu's
  * {@code tessera_hash_aggregate_update} with the program compiled in instead of interpreted. Same
- * arguments, same launch (any grid, tiles taken grid-stride, the per-block table in dynamic shared
- * memory), same results.
+ * arguments (and a copy of the plan after them, where it fits: {@link #takesPlanWords}), same
+ * launch (any grid, tiles taken grid-stride, the per-block table in dynamic shared memory), same
+ * results.
  *
  * <p>Per item, the generated code runs the filter's instructions, then, for a row the filter
  * keeps, the rest of the program (values in registers, as {@link FilterProjectGenerator} does),
@@ -41,7 +42,7 @@ public final class AggregateUpdateGenerator {
    * column must not serve a query taking its minimum).
    */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec) {
-    StringBuilder key = new StringBuilder("aggregate-update v3;");
+    StringBuilder key = new StringBuilder("aggregate-update v4;");
     key.append(FilterProjectGenerator.key(program, inputs)).append(";k").append(spec.keyCount())
         .append(";f");
     for (AggregateFunction f : spec.functions()) {
@@ -49,6 +50,15 @@ public final class AggregateUpdateGenerator {
           .append(f.kind() == AggregateFunction.Kind.COUNT_ROWS ? -1 : f.input()).append("),");
     }
     return key.toString();
+  }
+
+  /**
+   * Whether the kernel of {@code spec} takes, after the interpreter kernel's parameters, a copy of
+   * the plan's words (the plan's bytes as the host uploads them), which it reads instead of the
+   * plan in memory.
+   */
+  public static boolean takesPlanWords(AggregateSpec spec) {
+    return PlanWords.byValue(spec);
   }
 
   /** Why no kernel is generated for this pipeline, or null when one is. */
@@ -278,7 +288,8 @@ public final class AggregateUpdateGenerator {
     }
 
     private String text() {
-      // tessera_hash_aggregate_update's parameters, in order (CudaHashAggregate passes them).
+      // tessera_hash_aggregate_update's parameters, in order (CudaHashAggregate passes them),
+      // then the plan's copy where it fits (PlanWords).
       String[][] list = {
           {"u64", "code"}, {"u32", "instruction_count"}, {"u32", "register_count"},
           {"u64", "constants"}, {"u64", "strings"}, {"u64", "inputs"}, {"u64", "tables"},
@@ -290,7 +301,8 @@ public final class AggregateUpdateGenerator {
             .append(body.param(list[i][1]));
       }
       return ".extern .shared .align 8 .b8 " + localName() + "[];\n"
-          + ".visible .entry " + entry + "(\n" + params + "\n)\n.maxntid " + BLOCK_THREADS
+          + ".visible .entry " + entry + "(\n" + params + PlanWords.parameter(body, spec)
+          + "\n)\n.maxntid " + BLOCK_THREADS
           + ", 1, 1\n.maxnreg " + GeneratedModule.MAX_REGISTERS + "\n{\n" + b.finish() + "}\n";
     }
   }

@@ -23,31 +23,32 @@ final class GroupAccumulation {
 
   private final PtxBuilder b;
   private final AggregateSpec spec;
-  private final ProgramEmitter body;
-  /** For the item being written: the plan (global), the per-block table (generic), its entries. */
-  private String plan;
+  private final PlanWords plan;
+  /** For the item being written: the per-block table (generic address) and its entries. */
   private String local;
   private String entries;
   private String entries64;
+  /** The item's inputs, per function (null for COUNT_ROWS). */
+  private AggregateValue[] inputs;
 
-  GroupAccumulation(PtxBuilder b, AggregateSpec spec, ProgramEmitter body) {
+  GroupAccumulation(PtxBuilder b, AggregateSpec spec, PlanWords plan) {
     this.b = b;
     this.spec = spec;
-    this.body = body;
+    this.plan = plan;
   }
 
   /**
    * The functions' {@code inputs} (null for COUNT_ROWS) of the lanes whose rows are aggregated
-   * ({@code act}) into their groups ({@code group}); every lane of the warp runs it. {@code plan}
-   * is the plan's global address, {@code local} the per-block table's generic address and {@code
-   * entries} (.b32) and {@code entries64} (.b64) its entries.
+   * ({@code act}) into their groups ({@code group}); every lane of the warp runs it. {@code local}
+   * is the per-block table's generic address, {@code entries} (.b32) and {@code entries64} (.b64)
+   * its entries.
    */
-  void accumulate(String plan, String local, String entries, String entries64, String act,
-      String group, AggregateValue[] inputs) {
-    this.plan = plan;
+  void accumulate(String local, String entries, String entries64, String act, String group,
+      AggregateValue[] inputs) {
     this.local = local;
     this.entries = entries;
     this.entries64 = entries64;
+    this.inputs = inputs;
     accumulateItem(act, group, inputs);
   }
 
@@ -120,6 +121,10 @@ final class GroupAccumulation {
    * LocalTable.Find: into {@code entry} the per-block entry holding {@code group}, claiming an
    * empty one if need be; -1 when the slots looked at hold other groups (or there is no table).
    * The table is addressed in the state space {@code space}: ".shared", or "" (generic).
+   *
+   * <p>Not in hash_aggregate.cuh: the lane that claims an entry sets its seen flags of the inputs
+   * that cannot be NULL (its row has a value for each), so that no row reads them ({@link
+   * #markSeen}). The merge reads them after the block's last barrier.
    */
   private void localFind(String group, String entry, String space) {
     String done = b.label("local_found");
@@ -144,6 +149,8 @@ final class GroupAccumulation {
     String held = b.b32();
     String p = b.pred();
     String q = b.pred();
+    String claimed = b.pred();
+    b.op("setp.ne.s32 %s, 0, 0", claimed);
     for (int probe = 0; probe < LOCAL_PROBES; probe++) {
       String next = b.label("local_probe");
       b.op("and.b32 %s, %s, %s", slot, slot, lastEntry);
@@ -157,6 +164,7 @@ final class GroupAccumulation {
       b.op("@%s bra %s", p, next);
       b.op("atom%s.cas.b32 %s, [%s], %d, %s", space, held, at, EMPTY, group);
       b.op("setp.eq.s32 %s, %s, %d", p, held, EMPTY);
+      b.op("mov.pred %s, %s", claimed, p);
       b.op("setp.eq.s32 %s, %s, %s", q, held, group);
       b.op("or.pred %s, %s, %s", p, p, q);
       b.op("@%s mov.u32 %s, %s", p, entry, slot);
@@ -165,6 +173,19 @@ final class GroupAccumulation {
       b.op("add.u32 %s, %s, 1", slot, slot);
     }
     b.place(done);
+    for (int f = 0; f < inputs.length; f++) {
+      if (seenAtClaim(f)) {
+        b.op("@%s st%s.u32 [%s], 1", claimed, space, tableAccumulators(f, entry, space).seen());
+      }
+    }
+  }
+
+  /**
+   * Whether function f's seen flag in a per-block entry is set by the lane that claims the entry:
+   * where its input cannot be NULL.
+   */
+  private boolean seenAtClaim(int f) {
+    return inputs[f] != null && inputs[f].valid() == null;
   }
 
   /**
@@ -256,11 +277,10 @@ final class GroupAccumulation {
       int field = AggregatePlan.functionField(spec.keyCount(), f, fields[i]);
       int width = i == 2 ? 4 : 8;
       if (space.equals(".global")) {
-        at[i] = body.element(plan, field, g, width);
+        at[i] = plan.element(field, g, width);
         continue;
       }
-      String base = b.b64();
-      b.op("ld.global.nc.u64 %s, [%s+%d]", base, plan, field);
+      String base = plan.word(field);
       at[i] = b.b64();
       b.op("mad.lo.s64 %s, %s, %d, %s", at[i], g, width, base);
     }
@@ -375,20 +395,21 @@ final class GroupAccumulation {
   }
 
   /**
-   * hash_aggregate.cuh MarkSeen: the flag set, read first so that a set flag costs no write. In
-   * a keyed aggregation, a group's global flag for an input that cannot be NULL was set when the
-   * group was inserted (GroupedAggregateEmitter's seenAtInsert): then only a per-block table's
-   * flag is set here (its merge reads it).
+   * hash_aggregate.cuh MarkSeen: the flag set, read first so that a set flag costs no write. For
+   * an input that cannot be NULL the flag is set already: in a per-block entry by the lane that
+   * claimed it ({@link #seenAtClaim}), in a keyed aggregation's group by the row that inserted it
+   * (GroupedAggregateEmitter's seenAtInsert). Only a global aggregate's group, which no row
+   * inserts, has it set here.
    */
   private void markSeen(Accumulators at, AggregateValue input) {
     String skip = null;
-    if (spec.keyCount() > 0 && input.valid() == null) {
-      if (at.space().equals(".global")) {
+    if (input.valid() == null) {
+      if (at.space().equals(".shared") || spec.keyCount() > 0) {
         return;
       }
       if (at.inTable() != null) {
-        skip = b.label("seen_at_insert");
-        b.op("@!%s bra %s", at.inTable(), skip);
+        skip = b.label("seen_at_claim");
+        b.op("@%s bra %s", at.inTable(), skip);
       }
     }
     String flag = b.b32();

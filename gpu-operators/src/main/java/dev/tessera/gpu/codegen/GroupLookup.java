@@ -33,25 +33,23 @@ final class GroupLookup {
   private final PtxBuilder b;
   private final AggregateSpec spec;
   private final ProgramEmitter body;
-  /** The plan's global address, for the item being written. */
-  private String plan;
+  private final PlanWords plan;
   /** Per function, whether a new group's seen flag is set when it is inserted. */
   private boolean[] seenAtInsert;
 
-  GroupLookup(PtxBuilder b, AggregateSpec spec, ProgramEmitter body) {
+  GroupLookup(PtxBuilder b, AggregateSpec spec, ProgramEmitter body, PlanWords plan) {
     this.b = b;
     this.spec = spec;
     this.body = body;
+    this.plan = plan;
   }
 
   /**
    * Into {@code group} (.b32), for a lane whose row is aggregated ({@code act}), the group of its
-   * keys, inserting it if it is new; {@code plan} is the plan's global address, {@code
-   * seenAtInsert} says per function whether the inserting row sets the group's seen flag.
+   * keys, inserting it if it is new; {@code seenAtInsert} says per function whether the inserting
+   * row sets the group's seen flag.
    */
-  void findGroup(String plan, String act, AggregateValue[] keys, boolean[] seenAtInsert,
-      String group) {
-    this.plan = plan;
+  void findGroup(String act, AggregateValue[] keys, boolean[] seenAtInsert, String group) {
     this.seenAtInsert = seenAtInsert;
     if (Arrays.stream(keys).anyMatch(AggregateValue::isString)) {
       findGroupOf(act, keys, group);
@@ -107,9 +105,7 @@ final class GroupLookup {
     b.op("mov.b64 %s, -1", directSlot);
     String directAddress = b.b64();
     b.op("mov.b64 %s, 0", directAddress);
-    String direct = b.b64();
-    b.op("ld.global.nc.u64 %s, [%s+%d]", direct, plan,
-        AggregatePlan.headerField(AggregatePlan.H_DIRECT));
+    String direct = plan.word(AggregatePlan.headerField(AggregatePlan.H_DIRECT));
     String none = b.pred();
     b.op("setp.eq.u64 %s, %s, 0", none, direct);
     b.op("@%s bra %s", none, hashPath);
@@ -117,12 +113,8 @@ final class GroupLookup {
     String slot = b.b64();
     b.op("mov.b64 %s, 0", slot);
     for (int k = 0; k < keys.length; k++) {
-      String min = b.b64();
-      String span = b.b64();
-      b.op("ld.global.nc.u64 %s, [%s+%d]", min, plan,
-          AggregatePlan.keyField(k, AggregatePlan.K_DIRECT_MIN));
-      b.op("ld.global.nc.u64 %s, [%s+%d]", span, plan,
-          AggregatePlan.keyField(k, AggregatePlan.K_DIRECT_SPAN));
+      String min = plan.word(AggregatePlan.keyField(k, AggregatePlan.K_DIRECT_MIN));
+      String span = plan.word(AggregatePlan.keyField(k, AggregatePlan.K_DIRECT_SPAN));
       String nullDigit = b.b64();
       b.op("sub.s64 %s, %s, 1", nullDigit, span);
       String offset = b.b64();
@@ -160,18 +152,17 @@ final class GroupLookup {
 
   /** The address of group {@code index}'s (.b64) element of key k's array {@code field}. */
   private String keyElement(int k, int field, String index, int width) {
-    return body.element(plan, AggregatePlan.keyField(k, field), index, width);
+    return plan.element(AggregatePlan.keyField(k, field), index, width);
   }
 
   /** The address of group {@code index}'s (.b64) element of function f's array {@code field}. */
   private String functionElement(int f, int field, String index, int width) {
-    return body.element(plan, AggregatePlan.functionField(spec.keyCount(), f, field), index,
-        width);
+    return plan.element(AggregatePlan.functionField(spec.keyCount(), f, field), index, width);
   }
 
   /** The address of byte {@code offset} (.b64) of the key heap. */
   private String heapByte(String offset) {
-    return body.element(plan, AggregatePlan.headerField(AggregatePlan.H_HEAP), offset, 1);
+    return plan.element(AggregatePlan.headerField(AggregatePlan.H_HEAP), offset, 1);
   }
 
   /** hash_aggregate.cuh HashKeys. */
@@ -248,11 +239,9 @@ final class GroupLookup {
   /** hash_aggregate.cuh FindOrInsert: the row's group into {@code group}. */
   private void findOrInsert(AggregateValue[] keys, String group) {
     String h = hash(keys);
-    String slots = body.field(plan, AggregatePlan.headerField(AggregatePlan.H_SLOTS));
-    String hashes = body.field(plan, AggregatePlan.headerField(AggregatePlan.H_HASHES));
-    String mask = b.b64();
-    b.op("ld.global.nc.u64 %s, [%s+%d]", mask, plan,
-        AggregatePlan.headerField(AggregatePlan.H_TABLE_MASK));
+    String slots = plan.address(AggregatePlan.headerField(AggregatePlan.H_SLOTS));
+    String hashes = plan.address(AggregatePlan.headerField(AggregatePlan.H_HASHES));
+    String mask = plan.word(AggregatePlan.headerField(AggregatePlan.H_TABLE_MASK));
     String slot = b.b64();
     b.op("and.b64 %s, %s, %s", slot, h, mask);
     String probe = b.label("group_probe");
@@ -275,7 +264,7 @@ final class GroupLookup {
     b.op("atom.global.cas.b32 %s, [%s], %d, %d", before, slotAddress, EMPTY, BUSY);
     b.op("setp.ne.s32 %s, %s, %d", p, before, EMPTY);
     b.op("@%s bra %s", p, probe); // lost the race: look at the slot again
-    String counter = body.field(plan, AggregatePlan.headerField(AggregatePlan.H_GROUP_COUNT));
+    String counter = plan.address(AggregatePlan.headerField(AggregatePlan.H_GROUP_COUNT));
     String index = b.b64();
     b.op("atom.global.add.u64 %s, [%s], 1", index, counter);
     b.op("cvt.u32.u64 %s, %s", group, index);
@@ -379,13 +368,11 @@ final class GroupLookup {
     String length64 = b.b64();
     b.op("cvt.s64.s32 %s, %s", length64, key.length());
     String offset = b.b64();
-    b.op("atom.global.add.u64 %s, [%s], %s", offset, body.field(plan,
-        AggregatePlan.headerField(AggregatePlan.H_HEAP_USED)), length64);
+    b.op("atom.global.add.u64 %s, [%s], %s", offset,
+        plan.address(AggregatePlan.headerField(AggregatePlan.H_HEAP_USED)), length64);
     String end = b.b64();
     b.op("add.s64 %s, %s, %s", end, offset, length64);
-    String capacity = b.b64();
-    b.op("ld.global.nc.u64 %s, [%s+%d]", capacity, plan,
-        AggregatePlan.headerField(AggregatePlan.H_HEAP_CAPACITY));
+    String capacity = plan.word(AggregatePlan.headerField(AggregatePlan.H_HEAP_CAPACITY));
     String full = b.pred();
     b.op("setp.gt.u64 %s, %s, %s", full, end, capacity);
     String copy = b.label("key" + k + "_copy");

@@ -26,6 +26,7 @@ final class GroupedAggregateEmitter {
   private final AggregateSpec spec;
   private final ProgramEmitter body;
   private final String localSymbol;
+  private final PlanWords plan;
   private final GroupLookup lookup;
   private final GroupAccumulation accumulation;
 
@@ -35,8 +36,9 @@ final class GroupedAggregateEmitter {
     this.spec = spec;
     this.body = body;
     this.localSymbol = localSymbol;
-    this.lookup = new GroupLookup(b, spec, body);
-    this.accumulation = new GroupAccumulation(b, spec, body);
+    this.plan = new PlanWords(b, body, spec);
+    this.lookup = new GroupLookup(b, spec, body, plan);
+    this.accumulation = new GroupAccumulation(b, spec, plan);
   }
 
   /**
@@ -46,13 +48,10 @@ final class GroupedAggregateEmitter {
    */
   void item(String active, Val[] values, int[] outputs) {
     b.comment("the row's group and its accumulation (hash_aggregate.cuh AggregateItem, inline)");
-    String plan = body.global(body.loadParam("u64", "plan"));
     String local = b.b64();
     b.op("mov.u64 %s, %s", local, localSymbol);
     b.op("cvta.shared.u64 %s, %s", local, local);
-    String entries64 = b.b64();
-    b.op("ld.global.nc.u64 %s, [%s+%d]", entries64, plan,
-        AggregatePlan.headerField(AggregatePlan.H_LOCAL_ENTRIES));
+    String entries64 = plan.word(AggregatePlan.headerField(AggregatePlan.H_LOCAL_ENTRIES));
     String entries = b.b32();
     b.op("cvt.u32.u64 %s, %s", entries, entries64);
     String act = b.pred();
@@ -64,7 +63,7 @@ final class GroupedAggregateEmitter {
       for (int k = 0; k < keys.length; k++) {
         keys[k] = canonical(spec.inputTypes().get(k), values[outputs[k]]);
       }
-      lookup.findGroup(plan, act, keys, seenAtInsert(values, outputs), group);
+      lookup.findGroup(act, keys, seenAtInsert(values, outputs), group);
     }
     // The inputs after the lookup: widened before it, they would hold registers through it.
     AggregateValue[] inputs = new AggregateValue[spec.functions().size()];
@@ -74,7 +73,7 @@ final class GroupedAggregateEmitter {
         inputs[f] = canonical(spec.inputTypes().get(fn.input()), values[outputs[fn.input()]]);
       }
     }
-    accumulation.accumulate(plan, local, entries, entries64, act, group, inputs);
+    accumulation.accumulate(local, entries, entries64, act, group, inputs);
   }
 
   /**

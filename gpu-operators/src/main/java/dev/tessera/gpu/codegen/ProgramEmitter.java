@@ -342,21 +342,6 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   }
 
   /**
-   * The global address of element {@code index} (.b64) of an array of {@code width}-byte
-   * elements whose address is at {@code offset} of the descriptor at {@code descriptor}.
-   */
-  String element(String descriptor, int offset, String index, int width) {
-    String base = field(descriptor, offset);
-    String at = b.b64();
-    if (width == 1) {
-      b.op("add.s64 %s, %s, %s", at, index, base);
-    } else {
-      b.op("mad.lo.s64 %s, %s, %d, %s", at, index, width, base);
-    }
-    return at;
-  }
-
-  /**
    * The GPU-DFOR tile values of every column {@code instructions} load (the decode synchronizes
    * the block, so call where every thread is).
    */

@@ -5,6 +5,7 @@ import dev.tessera.gpu.join.JoinTable;
 import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.agg.HashAggregateKernel;
+import dev.tessera.gpu.codegen.AggregateUpdateGenerator;
 import dev.tessera.gpu.codegen.InputSpec;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.ColumnType;
@@ -786,6 +787,14 @@ final class CudaHashAggregate implements HashAggregateKernel {
         LaunchShape shape = new LaunchShape(Math.max(1, blocks), oneBlock.blockThreads(),
             oneBlock.sharedMemoryBytes());
         if (generated) {
+          if (AggregateUpdateGenerator.takesPlanWords(spec)) {
+            // The plan's words as uploaded, which the kernel reads as a parameter (PlanWords).
+            long[] words = new long[(int) (planBytes() / Long.BYTES)];
+            for (int i = 0; i < words.length; i++) {
+              words[i] = state.getLong((long) Long.BYTES * i);
+            }
+            arguments.words(words);
+          }
           kernels.launch(lookup.kernel().function(), lookup.kernel().entry(), shape, stream,
               arguments);
         } else {

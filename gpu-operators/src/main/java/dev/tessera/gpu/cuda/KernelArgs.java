@@ -27,6 +27,12 @@ public final class KernelArgs {
     return this;
   }
 
+  /** A parameter of 64-bit words passed by value (an array or struct parameter, 8-aligned). */
+  public KernelArgs words(long[] words) {
+    values.add(Pointer.to(words.clone()));
+    return this;
+  }
+
   /** A double parameter. */
   public KernelArgs f64(double value) {
     values.add(Pointer.to(new double[] {value}));
