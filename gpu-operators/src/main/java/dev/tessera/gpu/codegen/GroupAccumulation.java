@@ -96,7 +96,7 @@ final class GroupAccumulation {
     b.op("mov.u32 %s, -1", entry);
     String found = b.label("leader_entry");
     b.op("@!%s bra %s", isLeader, found);
-    localFind(leaderGroup, entry, ".shared");
+    localFind(leaderGroup, entry);
     b.place(found);
     for (int f = 0; f < inputs.length; f++) {
       warpFunction(f, act, inputs[f], isLeader, entry, leaderGroup);
@@ -110,7 +110,7 @@ final class GroupAccumulation {
     b.comment("each active row on its own");
     b.op("@!%s bra %s", act, done);
     String rowEntry = b.b32();
-    localFind(group, rowEntry, "");
+    localFind(group, rowEntry);
     for (int f = 0; f < inputs.length; f++) {
       rowFunction(f, inputs[f], rowEntry, group);
     }
@@ -120,62 +120,68 @@ final class GroupAccumulation {
   /**
    * LocalTable.Find: into {@code entry} the per-block entry holding {@code group}, claiming an
    * empty one if need be; -1 when the slots looked at hold other groups (or there is no table).
-   * The table is addressed in the state space {@code space}: ".shared", or "" (generic).
    *
-   * <p>Not in hash_aggregate.cuh: the lane that claims an entry sets its seen flags of the inputs
-   * that cannot be NULL (its row has a value for each), so that no row reads them ({@link
-   * #markSeen}). The merge reads them after the block's last barrier.
+   * <p>Not in hash_aggregate.cuh: the slots looked at are read together, then walked in order
+   * (where the header reads each after the one before: with more groups than entries, every row
+   * reads all of them). A slot read holding another group holds it for good; one read empty is
+   * claimed by compare-and-swap, whose result decides. And the lane that claims an entry sets its
+   * seen flags of the inputs that cannot be NULL (its row has a value for each), so that no row
+   * reads them ({@link #markSeen}); the merge reads them after the block's last barrier.
    */
-  private void localFind(String group, String entry, String space) {
+  private void localFind(String group, String entry) {
     String done = b.label("local_found");
     b.op("mov.u32 %s, -1", entry);
     String none = b.pred();
     b.op("setp.eq.u32 %s, %s, 0", none, entries);
     b.op("@%s bra %s", none, done);
-    String base = local;
-    if (space.equals(".shared")) {
-      base = b.b64();
-      b.op("cvta.to.shared.u64 %s, %s", base, local);
-    }
+    String base = b.b64();
+    b.op("cvta.to.shared.u64 %s, %s", base, local);
     String keysBase = b.b64();
     b.op("mul.lo.s64 %s, %s, %d", keysBase, entries64, 16L * spec.functions().size());
     b.op("add.s64 %s, %s, %s", keysBase, keysBase, base);
     String lastEntry = b.b32();
     b.op("sub.u32 %s, %s, 1", lastEntry, entries);
-    String slot = b.b32();
-    b.op("mul.lo.u32 %s, %s, %d", slot, group, LOCAL_HASH);
-    b.op("shr.u32 %s, %s, 7", slot, slot);
-    String at = b.b64();
-    String held = b.b32();
+    String first = b.b32();
+    b.op("mul.lo.u32 %s, %s, %d", first, group, LOCAL_HASH);
+    b.op("shr.u32 %s, %s, 7", first, first);
+    String[] slot = new String[LOCAL_PROBES];
+    String[] at = new String[LOCAL_PROBES];
+    String[] held = new String[LOCAL_PROBES];
+    for (int probe = 0; probe < LOCAL_PROBES; probe++) {
+      slot[probe] = b.b32();
+      b.op("add.u32 %s, %s, %d", slot[probe], first, probe);
+      b.op("and.b32 %s, %s, %s", slot[probe], slot[probe], lastEntry);
+      at[probe] = b.b64();
+      b.op("mul.wide.u32 %s, %s, 4", at[probe], slot[probe]);
+      b.op("add.s64 %s, %s, %s", at[probe], at[probe], keysBase);
+      held[probe] = b.b32();
+      b.op("ld.volatile.shared.s32 %s, [%s]", held[probe], at[probe]);
+    }
     String p = b.pred();
     String q = b.pred();
     String claimed = b.pred();
     b.op("setp.ne.s32 %s, 0, 0", claimed);
     for (int probe = 0; probe < LOCAL_PROBES; probe++) {
       String next = b.label("local_probe");
-      b.op("and.b32 %s, %s, %s", slot, slot, lastEntry);
-      b.op("mul.wide.u32 %s, %s, 4", at, slot);
-      b.op("add.s64 %s, %s, %s", at, at, keysBase);
-      b.op("ld.volatile%s.s32 %s, [%s]", space, held, at);
-      b.op("setp.eq.s32 %s, %s, %s", p, held, group);
-      b.op("@%s mov.u32 %s, %s", p, entry, slot);
+      b.op("setp.eq.s32 %s, %s, %s", p, held[probe], group);
+      b.op("@%s mov.u32 %s, %s", p, entry, slot[probe]);
       b.op("@%s bra %s", p, done);
-      b.op("setp.ne.s32 %s, %s, %d", p, held, EMPTY);
+      b.op("setp.ne.s32 %s, %s, %d", p, held[probe], EMPTY);
       b.op("@%s bra %s", p, next);
-      b.op("atom%s.cas.b32 %s, [%s], %d, %s", space, held, at, EMPTY, group);
-      b.op("setp.eq.s32 %s, %s, %d", p, held, EMPTY);
+      String before = b.b32();
+      b.op("atom.shared.cas.b32 %s, [%s], %d, %s", before, at[probe], EMPTY, group);
+      b.op("setp.eq.s32 %s, %s, %d", p, before, EMPTY);
       b.op("mov.pred %s, %s", claimed, p);
-      b.op("setp.eq.s32 %s, %s, %s", q, held, group);
+      b.op("setp.eq.s32 %s, %s, %s", q, before, group);
       b.op("or.pred %s, %s, %s", p, p, q);
-      b.op("@%s mov.u32 %s, %s", p, entry, slot);
+      b.op("@%s mov.u32 %s, %s", p, entry, slot[probe]);
       b.op("@%s bra %s", p, done);
       b.place(next);
-      b.op("add.u32 %s, %s, 1", slot, slot);
     }
     b.place(done);
     for (int f = 0; f < inputs.length; f++) {
       if (seenAtClaim(f)) {
-        b.op("@%s st%s.u32 [%s], 1", claimed, space, tableAccumulators(f, entry, space).seen());
+        b.op("@%s st.shared.u32 [%s], 1", claimed, tableAccumulators(f, entry, ".shared").seen());
       }
     }
   }
