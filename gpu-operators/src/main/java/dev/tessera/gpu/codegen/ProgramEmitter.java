@@ -72,6 +72,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private final Map<Integer, String> constantRegisters = new LinkedHashMap<>();
   private final Map<Integer, ColumnRegisters> columns = new LinkedHashMap<>();
   private final Map<Integer, String[]> dforValues = new LinkedHashMap<>();
+  /** The filter's conjunction tree, once asked for ({@link #conjunctions}). */
+  private BitSet conjunctions;
 
   /** One column descriptor's fields, loaded once per phase. */
   private record ColumnRegisters(String data, String validity, String offsets, String words,
@@ -413,12 +415,26 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
 
   // ---- rows --------------------------------------------------------------------------------------
 
-  /** Emits the instructions of {@code which} for {@code item}, in program order. */
+  /**
+   * Emits the instructions of {@code which} for {@code item}: in program order, or, where a
+   * conjunction of the filter guards probes ({@link #guardsProbes}), each such AND's right operand
+   * after its left, in a branch the row takes only where the left has not decided the AND.
+   */
   void emitAll(BitSet which, Val[] values, RowEmitter.Item item)
       throws CodegenUnsupportedException {
-    for (int i = which.nextSetBit(0); i >= 0; i = which.nextSetBit(i + 1)) {
-      values[i] = emit(i, operands(i, values), item);
-    }
+    emit(which, new Target() {
+      @Override
+      public void emit(int i) throws CodegenUnsupportedException {
+        values[i] = ProgramEmitter.this.emit(i, operands(i, values), item);
+      }
+
+      @Override
+      public String skipWhereDecided(int left) {
+        String skip = b.label("conjunct_skipped");
+        b.op("@%s bra %s", rows.andStops(values[left]), skip);
+        return skip;
+      }
+    });
   }
 
   /**
@@ -426,26 +442,159 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * items before the next, and a probe of a table that may have a direct map as one branch on
    * the map for all of them, each item's read without a branch of its own. The items' probes
    * then wait for L2 together, where {@link #emitAll} per item would wait for one item's before
-   * issuing the next's. No instruction may be skipped for an item (its row must be readable).
+   * issuing the next's. No instruction is skipped for one item alone (its row must be readable):
+   * a conjunction's guarded right operand ({@link #guardsProbes}) is skipped only where every
+   * item's left operand has decided its AND.
    */
   void emitAllItems(BitSet which, Val[][] values, RowEmitter.Item[] items)
       throws CodegenUnsupportedException {
-    for (int i = which.nextSetBit(0); i >= 0; i = which.nextSetBit(i + 1)) {
-      if (op(i) == Opcode.PROBE.code() && mayHaveDirectMap(word(i, 2))) {
-        Val[] keys = new Val[items.length];
-        for (int k = 0; k < items.length; k++) {
-          keys[k] = values[k][sources[i][0]];
+    emit(which, new Target() {
+      @Override
+      public void emit(int i) throws CodegenUnsupportedException {
+        if (op(i) == Opcode.PROBE.code() && mayHaveDirectMap(word(i, 2))) {
+          Val[] keys = new Val[items.length];
+          for (int k = 0; k < items.length; k++) {
+            keys[k] = values[k][sources[i][0]];
+          }
+          Val[] found = directProbes(word(i, 2), keys);
+          for (int k = 0; k < items.length; k++) {
+            values[k][i] = found[k];
+          }
+          return;
         }
-        Val[] found = directProbes(word(i, 2), keys);
         for (int k = 0; k < items.length; k++) {
-          values[k][i] = found[k];
+          values[k][i] = ProgramEmitter.this.emit(i, operands(i, values[k]), items[k]);
         }
-        continue;
       }
-      for (int k = 0; k < items.length; k++) {
-        values[k][i] = emit(i, operands(i, values[k]), items[k]);
+
+      @Override
+      public String skipWhereDecided(int left) {
+        String decided = rows.andStops(values[0][left]);
+        for (int k = 1; k < items.length; k++) {
+          String all = b.pred();
+          b.op("and.pred %s, %s, %s", all, decided, rows.andStops(values[k][left]));
+          decided = all;
+        }
+        String skip = b.label("conjunct_skipped");
+        b.op("@%s bra %s", decided, skip);
+        return skip;
+      }
+    });
+  }
+
+  // ---- the filter's conjunctions (selection flags) -------------------------------------------
+
+  /** Emits instructions for one item or for all the items at once. */
+  private interface Target {
+    void emit(int i) throws CodegenUnsupportedException;
+
+    /**
+     * A branch, to the label returned, taken where AND's left operand {@code left} (emitted) has
+     * decided the AND (RowEmitter.andStops).
+     */
+    String skipWhereDecided(int left);
+  }
+
+  /**
+   * The ANDs of the filter's conjunction tree: the filter's instruction if it is an AND, then
+   * either operand of one that is. Where the left operand of one is false (and valid), the AND
+   * is false whatever its right operand holds (RowEmitter reads none of it), so the filter is
+   * false and the row dropped. The right operand's own instructions then need not run: their
+   * values reach only that AND (whose result does not depend on them), ANDs above it (which one
+   * decided operand decides), and the rest of the program, which runs only for kept rows.
+   */
+  private BitSet conjunctions() {
+    if (conjunctions == null) {
+      conjunctions = new BitSet();
+      if (program.hasFilter()) {
+        addConjunctions(writerOf(program.filterRegister()));
       }
     }
+    return conjunctions;
+  }
+
+  private void addConjunctions(int i) {
+    if (op(i) != Opcode.AND.code() || conjunctions.get(i)) {
+      return;
+    }
+    conjunctions.set(i);
+    addConjunctions(sources[i][0]);
+    addConjunctions(sources[i][1]);
+  }
+
+  /**
+   * Whether some conjunction of the filter ({@link #conjunctions}) has, among {@code which}, a
+   * probe that only its right operand reads: Crystal's selection flags then pay, a join lookup (a
+   * chain of L2 round trips) only for the rows still alive. Cheaper instructions are not worth a
+   * branch, nor loads issued later than they could be.
+   */
+  boolean guardsProbes(BitSet which) {
+    BitSet ands = (BitSet) conjunctions().clone();
+    ands.and(which);
+    for (int g = ands.nextSetBit(0); g >= 0; g = ands.nextSetBit(g + 1)) {
+      if (probes(rightOnly(g, which))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The instructions of {@code which} that AND {@code g}'s right operand reads and its left not. */
+  private BitSet rightOnly(int g, BitSet which) {
+    BitSet right = new BitSet();
+    mark(sources[g][1], right);
+    BitSet left = new BitSet();
+    mark(sources[g][0], left);
+    right.andNot(left);
+    right.and(which);
+    return right;
+  }
+
+  /**
+   * Emits {@code which} through {@code target}: in program order, or, where {@link #guardsProbes}
+   * holds, depth first, each conjunction's left operand before its right, and the right's
+   * instructions not emitted yet in a branch skipped where the left has decided the AND.
+   */
+  private void emit(BitSet which, Target target) throws CodegenUnsupportedException {
+    if (!guardsProbes(which)) {
+      for (int i = which.nextSetBit(0); i >= 0; i = which.nextSetBit(i + 1)) {
+        target.emit(i);
+      }
+      return;
+    }
+    // From the filter down (the conjunctions' order), then whatever else there is.
+    BitSet done = new BitSet();
+    emitGuarded(writerOf(program.filterRegister()), which, done, target);
+    for (int i = which.nextSetBit(0); i >= 0; i = which.nextSetBit(i + 1)) {
+      emitGuarded(i, which, done, target);
+    }
+  }
+
+  private void emitGuarded(int i, BitSet which, BitSet done, Target target)
+      throws CodegenUnsupportedException {
+    if (!which.get(i) || done.get(i)) {
+      return;
+    }
+    if (conjunctions().get(i)) {
+      int left = sources[i][0];
+      int right = sources[i][1];
+      emitGuarded(left, which, done, target);
+      BitSet skipped = rightOnly(i, which);
+      skipped.andNot(done);
+      if (probes(skipped)) {
+        String skip = target.skipWhereDecided(left);
+        emitGuarded(right, which, done, target);
+        b.place(skip);
+      } else {
+        emitGuarded(right, which, done, target);
+      }
+    } else {
+      for (int s : sources[i]) {
+        emitGuarded(s, which, done, target);
+      }
+    }
+    target.emit(i);
+    done.set(i);
   }
 
   private Val[] operands(int i, Val[] values) {

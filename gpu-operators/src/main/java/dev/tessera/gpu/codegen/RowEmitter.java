@@ -873,12 +873,8 @@ final class RowEmitter {
   /** program.cuh Logic: AND stops at a false left side, OR at a true one. */
   private Val logic(boolean isAnd, Val x, Val y) {
     long stop = isAnd ? 0 : 1;
-    String aStop = b.pred();
-    b.op("setp.eq.s64 %s, %s, %d", aStop, x.value(), stop);
-    aStop = andPred(aStop, x.valid());
-    String bStop = b.pred();
-    b.op("setp.eq.s64 %s, %s, %d", bStop, y.value(), stop);
-    bStop = andPred(bStop, y.valid());
+    String aStop = stops(x, stop);
+    String bStop = stops(y, stop);
     String anyStop = orPred(aStop, bStop);
     String value = selp(anyStop, Long.toString(stop), Long.toString(1 - stop));
     String valid = bothValid(x, y);
@@ -893,6 +889,22 @@ final class RowEmitter {
       b.op("selp.b32 %s, %s, %s, %s", error, ea, first, aStop);
     }
     return new Val(value, valid, error, null);
+  }
+
+  /**
+   * A .pred that holds where AND's left operand {@code x} decides it: false and valid. {@link
+   * #logic} then reads nothing of the right operand (its value, validity nor error), so a kernel
+   * may leave the right operand's own instructions out there.
+   */
+  String andStops(Val x) {
+    return stops(x, 0);
+  }
+
+  /** Where {@code x} is valid and equal to {@code stop} (AND's 0, OR's 1). */
+  private String stops(Val x, long stop) {
+    String p = b.pred();
+    b.op("setp.eq.s64 %s, %s, %d", p, x.value(), stop);
+    return andPred(p, x.valid());
   }
 
   /** SELECT's condition: valid and non-zero. */

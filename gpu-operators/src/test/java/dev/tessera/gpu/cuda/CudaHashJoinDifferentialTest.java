@@ -17,9 +17,11 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.column.TestColumns;
+import dev.tessera.gpu.expr.Comparison;
 import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
+import dev.tessera.gpu.expr.RowErrorException;
 import dev.tessera.gpu.join.JoinTable;
 import dev.tessera.gpu.join.JoinTableSchema;
 import java.math.BigDecimal;
@@ -475,6 +477,115 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
     same(tables, starJoin);
     List<List<Object>> groups = on(new Side(cuda, cudaStream), tables, starJoin);
     assertFalse(groups.isEmpty(), "the star join keeps some rows");
+  }
+
+  @Test
+  void aConjunctionProbesItsRightOperandOnlyWhereItsLeftHasNotDecidedIt() {
+    // WHERE flag = 1 AND value % divisor >= 0 AND c IS NOT NULL, ANSI, each conjunct a probe of
+    // its own table: the generated kernels probe a right conjunct's table only for rows whose
+    // left conjuncts are not false (Crystal's selection flags). A divisor is 0 exactly where the
+    // flag is 0: Spark does not evaluate the remainder there, so no row errs; where the flag is
+    // NULL the remainder is evaluated, and a 0 divisor there errs on both sides alike.
+    Random random = new Random(41);
+    JoinTableSchema flags = new JoinTableSchema(List.of(ColumnType.INT), List.of(ColumnType.INT));
+    JoinTableSchema divisors = new JoinTableSchema(List.of(ColumnType.INT),
+        List.of(ColumnType.INT));
+    JoinTableSchema names = new JoinTableSchema(List.of(ColumnType.LONG),
+        List.of(ColumnType.STRING));
+    int keys = 1_000;
+    List<Object> flag = new ArrayList<>();
+    List<Object> divisor = new ArrayList<>();
+    for (int k = 0; k < keys; k++) {
+      flag.add(k % 3 == 0 ? (Object) 1 : k % 3 == 1 ? (Object) 0 : null);
+      divisor.add(k % 3 == 1 ? 0 : 1 + k % 7);
+    }
+    List<Object> nameKeys = new ArrayList<>();
+    for (int k = 0; k < keys; k++) {
+      nameKeys.add((long) k * 3);
+    }
+    TableData names3 = new TableData(names, List.of(nameKeys,
+        TestColumns.random(ColumnType.STRING, keys, 0.1, 14)), keys);
+
+    int rows = 50_000;
+    List<Object> key = new ArrayList<>();
+    List<Object> value = new ArrayList<>();
+    List<Object> nameKey = new ArrayList<>();
+    for (int i = 0; i < rows; i++) {
+      key.add(random.nextDouble() < 0.03 ? null : (Object) random.nextInt(keys + 100));
+      value.add(random.nextDouble() < 0.05 ? null : (Object) (random.nextInt(2_000) - 1_000));
+      nameKey.add(random.nextDouble() < 0.03 ? null : (Object) (long) random.nextInt(3 * keys));
+    }
+    List<List<Object>> fact = List.of(key, value, nameKey);
+
+    ProgramBuilder b = new ProgramBuilder(List.of(ColumnType.INT, ColumnType.INT,
+        ColumnType.LONG), true);
+    int tf = b.table(flags);
+    int td = b.table(divisors);
+    int tn = b.table(names);
+    int flagRow = b.emitNew(Opcode.PROBE, tf, b.constant(b.loadColumn(0)), 1);
+    int flagged = b.emitNew(Opcode.CMP_INT, b.emitNew(Opcode.LOAD_BUILD, tf, flagRow, 0),
+        b.loadConstant(1), Comparison.EQ.code());
+    int divisorRow = b.emitNew(Opcode.PROBE, td, b.constant(b.loadColumn(0)), 1);
+    int d = b.emitNew(Opcode.LOAD_BUILD, td, divisorRow, 0);
+    int remainder = b.emitNew(Opcode.REM_INT, b.loadColumn(1), d, 32);
+    int divides = b.emitNew(Opcode.CMP_INT, remainder, b.loadConstant(0), Comparison.GE.code());
+    int nameRow = b.emitNew(Opcode.PROBE, tn, b.constant(b.loadColumn(2)), 1);
+    int named = b.emitNew(Opcode.IS_NOT_NULL, nameRow, 0, 0);
+    int filter = b.emitNew(Opcode.AND, b.emitNew(Opcode.AND, flagged, divides, 0), named, 0);
+    Program program = b.build(filter, List.of(new Program.Output(b.loadColumn(1), ColumnType.INT),
+        new Program.Output(d, ColumnType.INT),
+        new Program.Output(b.emitNew(Opcode.LOAD_BUILD, tn, nameRow, 0), ColumnType.STRING)));
+    AggregateSpec spec = new AggregateSpec(
+        List.of(ColumnType.INT, ColumnType.INT, ColumnType.STRING), 1,
+        List.of(new AggregateFunction(Kind.SUM, 1, ColumnType.LONG),
+            new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+            new AggregateFunction(Kind.MAX, 1, ColumnType.INT)), true);
+
+    for (boolean errs : new boolean[] {false, true}) {
+      List<Object> divisorColumn = new ArrayList<>(divisor);
+      if (errs) {
+        divisorColumn.set(2, 0); // flag NULL: the remainder is evaluated
+      }
+      List<TableData> tables = List.of(
+          new TableData(flags, List.of(sequence(keys), flag), keys),
+          new TableData(divisors, List.of(sequence(keys), divisorColumn), keys), names3);
+      List<List<Object>> facts = new ArrayList<>(fact);
+      if (errs) {
+        List<Object> withTwo = new ArrayList<>(key);
+        withTwo.set(rows - 7, 2);
+        facts.set(0, withTwo);
+      }
+      Object projected = outcome(tables, filterProject(program, facts, rows));
+      Object aggregated = outcome(tables, (side, built) -> {
+        try (HashAggregateKernel.Aggregation agg = side.backend().hashAggregateKernel()
+                .open(spec, side.backend().deviceMemory(), side.stream());
+            ColumnBatch<DeviceColumn> input = device(side.backend(), side.stream(),
+                program.inputTypes(), facts, rows)) {
+          agg.update(program, built, input);
+          try (ColumnBatch<DeviceColumn> out = agg.finish()) {
+            List<List<Object>> groups = new ArrayList<>(rows(side.backend(), side.stream(), out));
+            groups.sort(Comparator.comparing((Function<List<Object>, String>) Object::toString));
+            return groups;
+          }
+        }
+      });
+      assertEquals(errs, projected.toString().startsWith("error"), projected.toString());
+      assertEquals(errs, aggregated.toString().startsWith("error"), aggregated.toString());
+    }
+  }
+
+  /** {@code work}'s result on both sides, or its row error, asserted the same. */
+  private <T> Object outcome(List<TableData> tables, Work<T> work) {
+    Work<Object> caught = (side, built) -> {
+      try {
+        return work.run(side, built);
+      } catch (RowErrorException e) {
+        return "error: " + e.getMessage();
+      }
+    };
+    Object expected = on(new Side(host, hostStream), tables, caught);
+    assertEquals(expected, on(new Side(cuda, cudaStream), tables, caught));
+    return expected;
   }
 
   private static List<Object> sequenceFrom(int first, int rows) {

@@ -1,0 +1,95 @@
+package dev.tessera.gpu.codegen;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.tessera.gpu.agg.AggregateFunction;
+import dev.tessera.gpu.agg.AggregateFunction.Kind;
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codec.Encoding;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.expr.Comparison;
+import dev.tessera.gpu.expr.Opcode;
+import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.expr.ProgramBuilder;
+import dev.tessera.gpu.join.JoinTableSchema;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Where the filter is a conjunction whose right operand probes a join table, the generated
+ * kernels skip that probe for rows the left operand has decided (false): one branch per guarded
+ * conjunction, in the filter-project kernel (all items at once) and in the aggregate update (per
+ * item). Cheaper right operands get no branch. No GPU: what the kernels compute is the CUDA join
+ * suites' (CudaHashJoinDifferentialTest).
+ */
+class ConjunctionGuardTest {
+  private static final ColumnType INT = ColumnType.INT;
+  private static final InputSpec PLAIN_INT = new InputSpec(INT, Encoding.PLAIN, false);
+  private static final String SKIP = "conjunct_skipped";
+
+  /**
+   * StarJoinBench's program: probe part, category = 1, AND probe supplier, region = 1, AND the
+   * date probe matched; or, with {@code probeRight} false, the second conjunct a comparison of a
+   * fact column.
+   */
+  private static Program star(boolean probeRight) {
+    ProgramBuilder b = new ProgramBuilder(List.of(INT, INT, INT, INT), false);
+    int part = b.table(new JoinTableSchema(List.of(INT), List.of(INT, INT)));
+    int supplier = b.table(new JoinTableSchema(List.of(INT), List.of(INT)));
+    int partRow = b.emitNew(Opcode.PROBE, part, b.constant(b.loadColumn(0)), 1);
+    int category = b.emitNew(Opcode.LOAD_BUILD, part, partRow, 1);
+    int keep = equalsOne(b, category);
+    int second = probeRight
+        ? equalsOne(b, b.emitNew(Opcode.LOAD_BUILD, supplier,
+            b.emitNew(Opcode.PROBE, supplier, b.constant(b.loadColumn(1)), 1), 0))
+        : equalsOne(b, b.loadColumn(1));
+    keep = b.emitNew(Opcode.AND, keep, second, 0);
+    return b.build(keep, List.of(new Program.Output(b.emitNew(Opcode.LOAD_BUILD, part, partRow,
+        0), INT), new Program.Output(b.loadColumn(3), INT)));
+  }
+
+  private static int equalsOne(ProgramBuilder b, int register) {
+    return b.emitNew(Opcode.CMP_INT, register, b.loadConstant(1), Comparison.EQ.code());
+  }
+
+  private static List<InputSpec> inputs() {
+    return List.of(PLAIN_INT, PLAIN_INT, PLAIN_INT, PLAIN_INT);
+  }
+
+  private static GeneratedKernel aggregate(Program program) throws CodegenUnsupportedException {
+    return AggregateUpdateGenerator.generate(program, inputs(), new AggregateSpec(
+        List.of(INT, INT), 1, List.of(new AggregateFunction(Kind.SUM, 1, ColumnType.LONG)),
+        false));
+  }
+
+  /** Branches to a skip label (each label is placed once and branched to once). */
+  private static int guards(String ptx) {
+    return (ptx.split(SKIP, -1).length - 1) / 2;
+  }
+
+  @Test
+  void aProbeInTheRightOperandIsSkippedWhereTheLeftIsFalse() throws Exception {
+    String filterProject = FilterProjectGenerator.generate(star(true), inputs()).ptx();
+    String update = aggregate(star(true)).ptx();
+    assertEquals(1, guards(filterProject));
+    assertEquals(1, guards(update));
+    // The supplier's probe (table 1's view, at 128 bytes) comes after the branch.
+    for (String ptx : List.of(filterProject, update)) {
+      assertTrue(ptx.indexOf("bra $L_" + SKIP) < ptx.lastIndexOf(", 128;"), ptx);
+    }
+    assumeTrue(PtxCompiler.available(), PtxCompiler::unavailableReason);
+    for (GeneratedKernel kernel : List.of(FilterProjectGenerator.generate(star(true), inputs()),
+        aggregate(star(true)))) {
+      CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
+      assertTrue(report.clean(), report.toString());
+    }
+  }
+
+  @Test
+  void aRightOperandWithoutAProbeIsNotWorthABranch() throws Exception {
+    assertEquals(0, guards(FilterProjectGenerator.generate(star(false), inputs()).ptx()));
+    assertEquals(0, guards(aggregate(star(false)).ptx()));
+  }
+}
