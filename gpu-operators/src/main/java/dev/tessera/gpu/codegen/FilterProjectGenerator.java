@@ -221,12 +221,15 @@ public final class FilterProjectGenerator {
       // A filter that probes join tables runs for every item in lockstep, past the batch's end
       // too (on the last row's values; such a row is dropped and reports no error): each
       // instruction for all the items before the next, so that the items' probes wait for L2
-      // together (ProgramEmitter.emitAllItems).
+      // together (ProgramEmitter.emitAllItems). Unless a conjunction of the filter guards a
+      // probe (ProgramEmitter.guardsProbes): then each item skips the probes its earlier
+      // conjuncts have ruled out (StarJoinBench's probe and filter: 0.91 ms per item, 0.97 ms
+      // in lockstep skipping only where all the thread's items were ruled out, 1.17 ms before).
       body.loadPhaseValues(cone);
       Val[][] values = new Val[itemCount][body.count()];
       String[] rows = new String[itemCount];
       RowEmitter.Item[] loadItems = new RowEmitter.Item[itemCount];
-      boolean lockstep = body.probes(cone);
+      boolean lockstep = body.probes(cone) && !body.guardsProbes(cone);
       BitSet coneLoads = lockstep ? body.columnLoads(cone) : earlyLoads(cone);
       // Past the batch's end (in the last tile), a load reads the batch's last row.
       String lastRow = b.b64();

@@ -417,24 +417,23 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
 
   /**
    * Emits the instructions of {@code which} for {@code item}: in program order, or, where a
-   * conjunction of the filter guards probes ({@link #guardsProbes}), each such AND's right operand
-   * after its left, in a branch the row takes only where the left has not decided the AND.
+   * conjunction of the filter guards probes ({@link #guardsProbes}), depth first from the
+   * filter, each such AND's left operand first and its right operand's instructions in a branch
+   * the row skips where the left has decided the AND (RowEmitter.andStops).
    */
   void emitAll(BitSet which, Val[] values, RowEmitter.Item item)
       throws CodegenUnsupportedException {
-    emit(which, new Target() {
-      @Override
-      public void emit(int i) throws CodegenUnsupportedException {
-        values[i] = ProgramEmitter.this.emit(i, operands(i, values), item);
+    if (!guardsProbes(which)) {
+      for (int i = which.nextSetBit(0); i >= 0; i = which.nextSetBit(i + 1)) {
+        values[i] = emit(i, operands(i, values), item);
       }
-
-      @Override
-      public String skipWhereDecided(int left) {
-        String skip = b.label("conjunct_skipped");
-        b.op("@%s bra %s", rows.andStops(values[left]), skip);
-        return skip;
-      }
-    });
+      return;
+    }
+    BitSet done = new BitSet();
+    emitGuarded(writerOf(program.filterRegister()), which, done, values, item);
+    for (int i = which.nextSetBit(0); i >= 0; i = which.nextSetBit(i + 1)) {
+      emitGuarded(i, which, done, values, item);
+    }
   }
 
   /**
@@ -442,58 +441,31 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * items before the next, and a probe of a table that may have a direct map as one branch on
    * the map for all of them, each item's read without a branch of its own. The items' probes
    * then wait for L2 together, where {@link #emitAll} per item would wait for one item's before
-   * issuing the next's. No instruction is skipped for one item alone (its row must be readable):
-   * a conjunction's guarded right operand ({@link #guardsProbes}) is skipped only where every
-   * item's left operand has decided its AND.
+   * issuing the next's. No instruction may be skipped for an item (its row must be readable), so
+   * the filter's conjunctions guard nothing here: a kernel whose filter {@link #guardsProbes}
+   * emits it per item.
    */
   void emitAllItems(BitSet which, Val[][] values, RowEmitter.Item[] items)
       throws CodegenUnsupportedException {
-    emit(which, new Target() {
-      @Override
-      public void emit(int i) throws CodegenUnsupportedException {
-        if (op(i) == Opcode.PROBE.code() && mayHaveDirectMap(word(i, 2))) {
-          Val[] keys = new Val[items.length];
-          for (int k = 0; k < items.length; k++) {
-            keys[k] = values[k][sources[i][0]];
-          }
-          Val[] found = directProbes(word(i, 2), keys);
-          for (int k = 0; k < items.length; k++) {
-            values[k][i] = found[k];
-          }
-          return;
-        }
+    for (int i = which.nextSetBit(0); i >= 0; i = which.nextSetBit(i + 1)) {
+      if (op(i) == Opcode.PROBE.code() && mayHaveDirectMap(word(i, 2))) {
+        Val[] keys = new Val[items.length];
         for (int k = 0; k < items.length; k++) {
-          values[k][i] = ProgramEmitter.this.emit(i, operands(i, values[k]), items[k]);
+          keys[k] = values[k][sources[i][0]];
         }
-      }
-
-      @Override
-      public String skipWhereDecided(int left) {
-        String decided = rows.andStops(values[0][left]);
-        for (int k = 1; k < items.length; k++) {
-          String all = b.pred();
-          b.op("and.pred %s, %s, %s", all, decided, rows.andStops(values[k][left]));
-          decided = all;
+        Val[] found = directProbes(word(i, 2), keys);
+        for (int k = 0; k < items.length; k++) {
+          values[k][i] = found[k];
         }
-        String skip = b.label("conjunct_skipped");
-        b.op("@%s bra %s", decided, skip);
-        return skip;
+        continue;
       }
-    });
+      for (int k = 0; k < items.length; k++) {
+        values[k][i] = emit(i, operands(i, values[k]), items[k]);
+      }
+    }
   }
 
   // ---- the filter's conjunctions (selection flags) -------------------------------------------
-
-  /** Emits instructions for one item or for all the items at once. */
-  private interface Target {
-    void emit(int i) throws CodegenUnsupportedException;
-
-    /**
-     * A branch, to the label returned, taken where AND's left operand {@code left} (emitted) has
-     * decided the AND (RowEmitter.andStops).
-     */
-    String skipWhereDecided(int left);
-  }
 
   /**
    * The ANDs of the filter's conjunction tree: the filter's instruction if it is an AND, then
@@ -550,27 +522,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     return right;
   }
 
-  /**
-   * Emits {@code which} through {@code target}: in program order, or, where {@link #guardsProbes}
-   * holds, depth first, each conjunction's left operand before its right, and the right's
-   * instructions not emitted yet in a branch skipped where the left has decided the AND.
-   */
-  private void emit(BitSet which, Target target) throws CodegenUnsupportedException {
-    if (!guardsProbes(which)) {
-      for (int i = which.nextSetBit(0); i >= 0; i = which.nextSetBit(i + 1)) {
-        target.emit(i);
-      }
-      return;
-    }
-    // From the filter down (the conjunctions' order), then whatever else there is.
-    BitSet done = new BitSet();
-    emitGuarded(writerOf(program.filterRegister()), which, done, target);
-    for (int i = which.nextSetBit(0); i >= 0; i = which.nextSetBit(i + 1)) {
-      emitGuarded(i, which, done, target);
-    }
-  }
-
-  private void emitGuarded(int i, BitSet which, BitSet done, Target target)
+  /** {@link #emitAll}'s depth-first walk from instruction {@code i}. */
+  private void emitGuarded(int i, BitSet which, BitSet done, Val[] values, RowEmitter.Item item)
       throws CodegenUnsupportedException {
     if (!which.get(i) || done.get(i)) {
       return;
@@ -578,22 +531,23 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     if (conjunctions().get(i)) {
       int left = sources[i][0];
       int right = sources[i][1];
-      emitGuarded(left, which, done, target);
+      emitGuarded(left, which, done, values, item);
       BitSet skipped = rightOnly(i, which);
       skipped.andNot(done);
       if (probes(skipped)) {
-        String skip = target.skipWhereDecided(left);
-        emitGuarded(right, which, done, target);
+        String skip = b.label("conjunct_skipped");
+        b.op("@%s bra %s", rows.andStops(values[left]), skip);
+        emitGuarded(right, which, done, values, item);
         b.place(skip);
       } else {
-        emitGuarded(right, which, done, target);
+        emitGuarded(right, which, done, values, item);
       }
     } else {
       for (int s : sources[i]) {
-        emitGuarded(s, which, done, target);
+        emitGuarded(s, which, done, values, item);
       }
     }
-    target.emit(i);
+    values[i] = emit(i, operands(i, values), item);
     done.set(i);
   }
 
