@@ -23,8 +23,10 @@ import java.util.List;
  *   <li>Every value lives in registers, named per instruction (so the code may be reordered), with
  *       validity and error code only where they can be other than "valid" and 0.
  *   <li>Selection flags (Crystal's BlockPred): the instructions the filter depends on run first;
- *       a row the filter drops runs none of the others. Instructions no output or filter reads
- *       are not emitted.
+ *       a row the filter drops runs none of the others. Within the filter, a conjunction's right
+ *       operand that probes a join table is skipped where its left operand is false
+ *       ({@link ProgramEmitter#guardsProbes}). Instructions no output or filter reads are not
+ *       emitted.
  *   <li>Column types and encodings are fixed: a load is the few instructions its layout needs;
  *       GPU-FOR is decoded inline (gpufor.cuh ForValue), GPU-DFOR a tile at a time
  *       ({@link TilePrimitives#dforTile}) at the top of the kernel.

@@ -418,8 +418,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   /**
    * Emits the instructions of {@code which} for {@code item}: in program order, or, where a
    * conjunction of the filter guards probes ({@link #guardsProbes}), depth first from the
-   * filter, each such AND's left operand first and its right operand's instructions in a branch
-   * the row skips where the left has decided the AND (RowEmitter.andStops).
+   * filter, each conjunction's left operand first and its right operand's own instructions in a
+   * branch the row skips where the left has decided the AND (RowEmitter.andStops).
    */
   void emitAll(BitSet which, Val[] values, RowEmitter.Item item)
       throws CodegenUnsupportedException {
@@ -532,9 +532,13 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       int left = sources[i][0];
       int right = sources[i][1];
       emitGuarded(left, which, done, values, item);
+      // Every conjunction's right operand, not only a probing one: a value a skipped operand
+      // left unset may be read by a later conjunct (STARTS_WITH of a payload loaded in an
+      // earlier one, say), which must not run on it either. An AND that an earlier skip
+      // decided has its left operand false, so its right operand is skipped too.
       BitSet skipped = rightOnly(i, which);
       skipped.andNot(done);
-      if (probes(skipped)) {
+      if (!skipped.isEmpty()) {
         String skip = b.label("conjunct_skipped");
         b.op("@%s bra %s", rows.andStops(values[left]), skip);
         emitGuarded(right, which, done, values, item);

@@ -88,6 +88,29 @@ class ConjunctionGuardTest {
   }
 
   @Test
+  void aLaterConjunctReadingAValueOfASkippedOneIsSkippedToo() throws Exception {
+    // part.category = 1 AND supplier.name IS NOT NULL AND supplier.name STARTS_WITH 'A': the
+    // third conjunct reads the name the second loaded (skipped where the first is false), so it
+    // is skipped there too, though it probes nothing itself.
+    ProgramBuilder b = new ProgramBuilder(List.of(INT, INT), false);
+    int part = b.table(new JoinTableSchema(List.of(INT), List.of(INT)));
+    int supplier = b.table(new JoinTableSchema(List.of(INT), List.of(ColumnType.STRING)));
+    int category = b.emitNew(Opcode.LOAD_BUILD, part,
+        b.emitNew(Opcode.PROBE, part, b.constant(b.loadColumn(0)), 1), 0);
+    int name = b.emitNew(Opcode.LOAD_BUILD, supplier,
+        b.emitNew(Opcode.PROBE, supplier, b.constant(b.loadColumn(1)), 1), 0);
+    int keep = b.emitNew(Opcode.AND, equalsOne(b, category),
+        b.emitNew(Opcode.IS_NOT_NULL, name, 0, 0), 0);
+    keep = b.emitNew(Opcode.AND, keep, b.emitNew(Opcode.STARTS_WITH, name,
+        b.loadString("A".getBytes(java.nio.charset.StandardCharsets.UTF_8)), 0), 0);
+    Program program = b.build(keep, List.of(new Program.Output(b.loadColumn(1), INT)));
+    GeneratedKernel update = AggregateUpdateGenerator.generate(program,
+        List.of(PLAIN_INT, PLAIN_INT), new AggregateSpec(List.of(INT), 1, List.of(
+            new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG)), false));
+    assertEquals(2, guards(update.ptx()));
+  }
+
+  @Test
   void aRightOperandWithoutAProbeIsNotWorthABranch() throws Exception {
     assertEquals(0, guards(FilterProjectGenerator.generate(star(false), inputs()).ptx()));
     assertEquals(0, guards(aggregate(star(false)).ptx()));

@@ -481,9 +481,10 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
 
   @Test
   void aConjunctionProbesItsRightOperandOnlyWhereItsLeftHasNotDecidedIt() {
-    // WHERE flag = 1 AND value % divisor >= 0 AND c IS NOT NULL, ANSI, each conjunct a probe of
-    // its own table: the generated kernels probe a right conjunct's table only for rows whose
-    // left conjuncts are not false (Crystal's selection flags). A divisor is 0 exactly where the
+    // WHERE flag = 1 AND value % divisor >= 0 AND name IS NOT NULL AND name STARTS WITH 'T',
+    // ANSI, the first three conjuncts a probe of a table each: the generated kernels probe a
+    // right conjunct's table only for rows whose left conjuncts are not false (Crystal's
+    // selection flags), and skip the last conjunct, which reads the third's name, there too. A divisor is 0 exactly where the
     // flag is 0: Spark does not evaluate the remainder there, so no row errs; where the flag is
     // NULL the remainder is evaluated, and a 0 divisor there errs on both sides alike.
     Random random = new Random(41);
@@ -529,12 +530,16 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
     int d = b.emitNew(Opcode.LOAD_BUILD, td, divisorRow, 0);
     int remainder = b.emitNew(Opcode.REM_INT, b.loadColumn(1), d, 32);
     int divides = b.emitNew(Opcode.CMP_INT, remainder, b.loadConstant(0), Comparison.GE.code());
-    int nameRow = b.emitNew(Opcode.PROBE, tn, b.constant(b.loadColumn(2)), 1);
-    int named = b.emitNew(Opcode.IS_NOT_NULL, nameRow, 0, 0);
-    int filter = b.emitNew(Opcode.AND, b.emitNew(Opcode.AND, flagged, divides, 0), named, 0);
+    int name = b.emitNew(Opcode.LOAD_BUILD, tn,
+        b.emitNew(Opcode.PROBE, tn, b.constant(b.loadColumn(2)), 1), 0);
+    int named = b.emitNew(Opcode.IS_NOT_NULL, name, 0, 0);
+    // The last conjunct reads the name the one before loaded (unset where that was skipped).
+    int startsWithT = b.emitNew(Opcode.STARTS_WITH, name,
+        b.loadString("T".getBytes(java.nio.charset.StandardCharsets.UTF_8)), 0);
+    int filter = b.emitNew(Opcode.AND, b.emitNew(Opcode.AND,
+        b.emitNew(Opcode.AND, flagged, divides, 0), named, 0), startsWithT, 0);
     Program program = b.build(filter, List.of(new Program.Output(b.loadColumn(1), ColumnType.INT),
-        new Program.Output(d, ColumnType.INT),
-        new Program.Output(b.emitNew(Opcode.LOAD_BUILD, tn, nameRow, 0), ColumnType.STRING)));
+        new Program.Output(d, ColumnType.INT), new Program.Output(name, ColumnType.STRING)));
     AggregateSpec spec = new AggregateSpec(
         List.of(ColumnType.INT, ColumnType.INT, ColumnType.STRING), 1,
         List.of(new AggregateFunction(Kind.SUM, 1, ColumnType.LONG),
