@@ -484,9 +484,10 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
     // WHERE flag = 1 AND value % divisor >= 0 AND name IS NOT NULL AND name STARTS WITH 'T',
     // ANSI, the first three conjuncts a probe of a table each: the generated kernels probe a
     // right conjunct's table only for rows whose left conjuncts are not false (Crystal's
-    // selection flags), and skip the last conjunct, which reads the third's name, there too. A divisor is 0 exactly where the
-    // flag is 0: Spark does not evaluate the remainder there, so no row errs; where the flag is
-    // NULL the remainder is evaluated, and a 0 divisor there errs on both sides alike.
+    // selection flags), and skip the last conjunct, which reads the third's name, there too.
+    // A divisor is 0 exactly where the flag is 0: Spark does not evaluate the remainder there,
+    // so no row errs; where the flag is NULL the remainder is evaluated, and a 0 divisor there
+    // errs on both sides alike.
     Random random = new Random(41);
     JoinTableSchema flags = new JoinTableSchema(List.of(ColumnType.INT), List.of(ColumnType.INT));
     JoinTableSchema divisors = new JoinTableSchema(List.of(ColumnType.INT),
@@ -575,6 +576,9 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
         }
       });
       assertEquals(errs, projected.toString().startsWith("error"), projected.toString());
+      if (!errs) {
+        assertFalse(((List<?>) projected).isEmpty(), "some rows pass all four conjuncts");
+      }
       assertEquals(errs, aggregated.toString().startsWith("error"), aggregated.toString());
     }
   }
