@@ -16,10 +16,11 @@ import java.util.List;
  * <p>Per item, the generated code runs the filter's instructions (a conjunction's right operand
  * that probes a join table only where its left operand is not false: {@link
  * ProgramEmitter#guardsProbes}), then, for a row the filter keeps, the rest of the program
- * (values in registers, as {@link FilterProjectGenerator} does), reports the first error as the interpreter kernel does, and then updates the row's group:
- * finding the group, the warp-level reduction and the per-block table, as hash_aggregate.cuh does
- * for the interpreter kernel, written into the kernel and specialized to the aggregation's keys
- * and functions ({@link GroupedAggregateEmitter}).
+ * (values in registers, as {@link FilterProjectGenerator} does), reports the first error as the
+ * interpreter kernel does, and then updates the row's group: finding the group, the warp-level
+ * reduction and the per-block table, as hash_aggregate.cuh does for the interpreter kernel,
+ * written into the kernel and specialized to the aggregation's keys and functions ({@link
+ * GroupedAggregateEmitter}).
  *
  * <p>A global aggregate (no keys) of integral inputs makes no call at all: each thread keeps its
  * accumulators in registers across every tile it takes, and merges them once, at the end

@@ -190,11 +190,9 @@ public final class FilterProjectGenerator {
     private String threadRow;
 
     private final int itemCount;
-    private final int tileItems;
 
     Writer(Program program, List<InputSpec> inputs, String entry) {
       this.itemCount = itemsPerThread(program, inputs);
-      this.tileItems = BLOCK_THREADS * itemCount;
       this.program = program;
       this.entry = entry;
       this.body = new ProgramEmitter(program, inputs, b, entry);
@@ -263,6 +261,11 @@ public final class FilterProjectGenerator {
       return text();
     }
 
+    /** The rows of one tile: one block's threads times their items. */
+    private int tileItems() {
+      return BLOCK_THREADS * itemCount;
+    }
+
     /**
      * The column loads of {@code phase} to issue for every item up front: all of them when every
      * item's loaded values fit in {@link #EARLY_LOAD_REGISTERS}, else none (each item then loads
@@ -317,11 +320,11 @@ public final class FilterProjectGenerator {
       b.op("add.s64 %s, %s, %d", counter, status, STATUS_TILE_COUNTER);
       tile = tiles.takeTile(counter);
       tileOffset = b.b64();
-      b.op("mul.lo.s64 %s, %s, %d", tileOffset, tile, tileItems);
+      b.op("mul.lo.s64 %s, %s, %d", tileOffset, tile, tileItems());
       String remaining = b.b64();
       b.op("sub.s64 %s, %s, %s", remaining, rowsRegister, tileOffset);
       String clipped = b.b64();
-      b.op("min.s64 %s, %s, %d", clipped, remaining, tileItems);
+      b.op("min.s64 %s, %s, %d", clipped, remaining, tileItems());
       numTileItems = b.b32();
       b.op("cvt.u32.u64 %s, %s", numTileItems, clipped);
       String thread64 = b.b64();
@@ -482,7 +485,7 @@ public final class FilterProjectGenerator {
       String lastTile = b.b64();
       b.op("add.s64 %s, %s, -1", lastTile, rowsRegister);
       // rows >= 1, so a shift divides; the in-jar ptxas makes a 64-bit division a call.
-      b.op("shr.s64 %s, %s, %d", lastTile, lastTile, Integer.numberOfTrailingZeros(tileItems));
+      b.op("shr.s64 %s, %s, %d", lastTile, lastTile, Integer.numberOfTrailingZeros(tileItems()));
       String isLast = b.pred();
       b.op("setp.eq.s64 %s, %s, %s", isLast, tile, lastTile);
       firstThread = b.pred();

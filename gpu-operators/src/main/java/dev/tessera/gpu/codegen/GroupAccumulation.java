@@ -49,7 +49,7 @@ final class GroupAccumulation {
     this.entries = entries;
     this.entries64 = entries64;
     this.inputs = inputs;
-    accumulateItem(act, group, inputs);
+    accumulateItem(act, group);
   }
 
   /** An accumulator's value before any row: MIN/MAX's identity, 0 for the others. */
@@ -65,7 +65,7 @@ final class GroupAccumulation {
    * hash_aggregate.cuh AggregateItem after the group: the warp's rows at once when they share one
    * group (AccumulateWarp), else each active row on its own (AccumulateRow).
    */
-  private void accumulateItem(String act, String group, AggregateValue[] inputs) {
+  private void accumulateItem(String act, String group) {
     String done = b.label("item_accumulated");
     String activeLanes = b.b32();
     b.op("vote.sync.ballot.b32 %s, %s, -1", activeLanes, act);

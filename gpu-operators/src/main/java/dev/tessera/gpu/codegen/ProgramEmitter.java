@@ -538,13 +538,13 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       // decided has its left operand false, so its right operand is skipped too.
       BitSet skipped = rightOnly(i, which);
       skipped.andNot(done);
-      if (!skipped.isEmpty()) {
-        String skip = b.label("conjunct_skipped");
+      String skip = skipped.isEmpty() ? null : b.label("conjunct_skipped");
+      if (skip != null) {
         b.op("@%s bra %s", rows.andStops(values[left]), skip);
-        emitGuarded(right, which, done, values, item);
+      }
+      emitGuarded(right, which, done, values, item);
+      if (skip != null) {
         b.place(skip);
-      } else {
-        emitGuarded(right, which, done, values, item);
       }
     } else {
       for (int s : sources[i]) {

@@ -21,8 +21,9 @@ import org.junit.jupiter.api.Test;
  * Where the filter is a conjunction whose right operand probes a join table, the generated
  * kernels skip that probe for rows the left operand has decided (false): one branch per guarded
  * conjunction and item, in the filter-project kernel (its items then no longer run in lockstep)
- * and in the aggregate update. Cheaper right operands get no branch. No GPU: what the kernels compute is the CUDA join
- * suites' (CudaHashJoinDifferentialTest).
+ * and in the aggregate update. Cheaper right operands get no branch unless an earlier conjunction
+ * has one. No GPU: what the kernels compute is the CUDA join suites'
+ * (CudaHashJoinDifferentialTest).
  */
 class ConjunctionGuardTest {
   private static final ColumnType INT = ColumnType.INT;
