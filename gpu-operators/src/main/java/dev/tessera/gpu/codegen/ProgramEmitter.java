@@ -74,6 +74,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private final Map<Integer, String[]> dforValues = new LinkedHashMap<>();
   /** The filter's conjunction tree, once asked for ({@link #conjunctions}). */
   private BitSet conjunctions;
+  /** {@link #falseElseSelects}, once asked for. */
+  private BitSet falseElseSelects;
 
   /** One column descriptor's fields, loaded once per phase. */
   private record ColumnRegisters(String data, String validity, String offsets, String words,
@@ -161,11 +163,38 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
         key.append('|');
       }
     }
+    // Which SELECTs are conjunctions depends on a constant's value (falseElseSelects).
+    key.append(";s").append(falseElseSelects(program));
     key.append(";t");
     for (JoinTableSchema table : program.tables()) {
       key.append(table.keyTypes()).append(table.payloadTypes()).append('|');
     }
     return key.toString();
+  }
+
+  /**
+   * The SELECTs of {@code program} whose third operand is the constant 0: SELECT(keep, condition,
+   * false), ChainCompiler's conjunction of a filter with the filters before it, and CASE WHEN keep
+   * THEN condition ELSE false END. Where keep is not valid and true, the SELECT is false whatever
+   * the condition holds, as an AND whose left operand is false (see {@link #conjunctions}).
+   */
+  static BitSet falseElseSelects(Program program) {
+    int[] code = program.code();
+    int[] writer = new int[Program.MAX_REGISTERS];
+    Arrays.fill(writer, -1);
+    BitSet selects = new BitSet();
+    for (int i = 0; i < program.instructionCount(); i++) {
+      int at = i * Program.WORDS;
+      if (code[at] == Opcode.SELECT.code()) {
+        int otherwise = writer[code[at + 4]];
+        if (otherwise >= 0 && code[otherwise * Program.WORDS] == Opcode.LOAD_CONST.code()
+            && program.constants()[code[otherwise * Program.WORDS + 2]] == 0) {
+          selects.set(i);
+        }
+      }
+      writer[code[at + 1]] = i;
+    }
+    return selects;
   }
 
   /** The register operands of instruction {@code i}, PROBE's key registers included. */
@@ -419,7 +448,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * Emits the instructions of {@code which} for {@code item}: in program order, or, where a
    * conjunction of the filter guards probes ({@link #guardsProbes}), depth first from the
    * filter, each conjunction's left operand first and its right operand's own instructions in a
-   * branch the row skips where the left has decided the AND (RowEmitter.andStops).
+   * branch the row skips where the left has decided the conjunction (conjunctionStops).
    */
   void emitAll(BitSet which, Val[] values, RowEmitter.Item item)
       throws CodegenUnsupportedException {
@@ -429,10 +458,10 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       }
       return;
     }
-    BitSet done = new BitSet();
-    emitGuarded(writerOf(program.filterRegister()), which, done, values, item);
+    Guarded walk = new Guarded(which, values, item);
+    walk.emit(writerOf(program.filterRegister()));
     for (int i = which.nextSetBit(0); i >= 0; i = which.nextSetBit(i + 1)) {
-      emitGuarded(i, which, done, values, item);
+      walk.emit(i);
     }
   }
 
@@ -468,12 +497,15 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   // ---- the filter's conjunctions (selection flags) -------------------------------------------
 
   /**
-   * The ANDs of the filter's conjunction tree: the filter's instruction if it is an AND, then
-   * either operand of one that is. Where the left operand of one is false (and valid), the AND
-   * is false whatever its right operand holds (RowEmitter reads none of it), so the filter is
-   * false and the row dropped. The right operand's own instructions then need not run: their
-   * values reach only that AND (whose result does not depend on them), ANDs above it (which one
-   * decided operand decides), and the rest of the program, which runs only for kept rows.
+   * The conjunctions of the filter's conjunction tree: the filter's instruction if it is one,
+   * then either operand of one that is. A conjunction is an AND or a SELECT(keep, condition,
+   * false) ({@link #falseElseSelects}); its left operand is the AND's first or the SELECT's keep,
+   * its right operand the AND's second or the SELECT's condition. Where the left operand decides
+   * it (an AND's false and valid, a SELECT's keep not valid and true), the conjunction is false
+   * whatever its right operand holds (RowEmitter reads none of it), so the filter is false and
+   * the row dropped. The right operand's own instructions then need not run: their values reach
+   * only that conjunction (whose result does not depend on them), conjunctions above it (which
+   * one decided operand decides), and the rest of the program, which runs only for kept rows.
    */
   private BitSet conjunctions() {
     if (conjunctions == null) {
@@ -486,12 +518,27 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   }
 
   private void addConjunctions(int i) {
-    if (op(i) != Opcode.AND.code() || conjunctions.get(i)) {
+    if (!isConjunction(i) || conjunctions.get(i)) {
       return;
     }
     conjunctions.set(i);
     addConjunctions(sources[i][0]);
     addConjunctions(sources[i][1]);
+  }
+
+  private boolean isConjunction(int i) {
+    if (op(i) == Opcode.AND.code()) {
+      return true;
+    }
+    if (falseElseSelects == null) {
+      falseElseSelects = falseElseSelects(program);
+    }
+    return falseElseSelects.get(i);
+  }
+
+  /** Where conjunction {@code i}'s left operand {@code left} decides it (false). */
+  private String conjunctionStops(int i, Val left) {
+    return op(i) == Opcode.AND.code() ? rows.andStops(left) : rows.selectStops(left);
   }
 
   /**
@@ -501,9 +548,9 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * branch, nor loads issued later than they could be.
    */
   boolean guardsProbes(BitSet which) {
-    BitSet ands = (BitSet) conjunctions().clone();
-    ands.and(which);
-    for (int g = ands.nextSetBit(0); g >= 0; g = ands.nextSetBit(g + 1)) {
+    BitSet present = (BitSet) conjunctions().clone();
+    present.and(which);
+    for (int g = present.nextSetBit(0); g >= 0; g = present.nextSetBit(g + 1)) {
       if (probes(rightOnly(g, which))) {
         return true;
       }
@@ -511,48 +558,88 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     return false;
   }
 
-  /** The instructions of {@code which} that AND {@code g}'s right operand reads and its left not. */
+  /**
+   * The instructions of {@code which} that conjunction {@code g}'s right operand reads and its
+   * other operands (the left, a SELECT's constant) do not.
+   */
   private BitSet rightOnly(int g, BitSet which) {
     BitSet right = new BitSet();
     mark(sources[g][1], right);
-    BitSet left = new BitSet();
-    mark(sources[g][0], left);
-    right.andNot(left);
+    BitSet others = new BitSet();
+    mark(sources[g][0], others);
+    if (sources[g].length > 2) {
+      mark(sources[g][2], others);
+    }
+    right.andNot(others);
     right.and(which);
     return right;
   }
 
-  /** {@link #emitAll}'s depth-first walk from instruction {@code i}. */
-  private void emitGuarded(int i, BitSet which, BitSet done, Val[] values, RowEmitter.Item item)
-      throws CodegenUnsupportedException {
-    if (!which.get(i) || done.get(i)) {
-      return;
+  /**
+   * {@link #emitAll}'s depth-first walk for one item. A conjunction's right operand goes in a
+   * branch where it probes a join table, or where it reads a value that an earlier branch may
+   * have skipped: a later conjunct must not run on a value left unset (STARTS_WITH of a payload
+   * loaded behind an earlier guard, say; where that guard skipped, the later conjunction's left
+   * operand is false, so it skips too). Other right operands (column loads and comparisons)
+   * stay outside, where their loads can be issued early.
+   */
+  private final class Guarded {
+    private final BitSet which;
+    private final Val[] values;
+    private final RowEmitter.Item item;
+    private final BitSet done = new BitSet();
+    /** The instructions emitted behind a guard, whose values a skipping row leaves unset. */
+    private final BitSet mayBeUnset = new BitSet();
+
+    Guarded(BitSet which, Val[] values, RowEmitter.Item item) {
+      this.which = which;
+      this.values = values;
+      this.item = item;
     }
-    if (conjunctions().get(i)) {
-      int left = sources[i][0];
-      int right = sources[i][1];
-      emitGuarded(left, which, done, values, item);
-      // Every conjunction's right operand, not only a probing one: a value a skipped operand
-      // left unset may be read by a later conjunct (STARTS_WITH of a payload loaded in an
-      // earlier one, say), which must not run on it either. An AND that an earlier skip
-      // decided has its left operand false, so its right operand is skipped too.
-      BitSet skipped = rightOnly(i, which);
-      skipped.andNot(done);
-      String skip = skipped.isEmpty() ? null : b.label("conjunct_skipped");
-      if (skip != null) {
-        b.op("@%s bra %s", rows.andStops(values[left]), skip);
+
+    void emit(int i) throws CodegenUnsupportedException {
+      if (!which.get(i) || done.get(i)) {
+        return;
       }
-      emitGuarded(right, which, done, values, item);
-      if (skip != null) {
-        b.place(skip);
+      if (conjunctions().get(i)) {
+        emit(sources[i][0]);
+        for (int k = 2; k < sources[i].length; k++) {
+          emit(sources[i][k]); // a SELECT's constant
+        }
+        BitSet own = rightOnly(i, which);
+        own.andNot(done);
+        if (probes(own) || readsAny(own, mayBeUnset)) {
+          String skip = b.label("conjunct_skipped");
+          b.op("@%s bra %s", conjunctionStops(i, values[sources[i][0]]), skip);
+          BitSet before = (BitSet) done.clone();
+          emit(sources[i][1]);
+          b.place(skip);
+          BitSet behind = (BitSet) done.clone();
+          behind.andNot(before);
+          mayBeUnset.or(behind);
+        } else {
+          emit(sources[i][1]);
+        }
+      } else {
+        for (int s : sources[i]) {
+          emit(s);
+        }
       }
-    } else {
+      values[i] = ProgramEmitter.this.emit(i, operands(i, values), item);
+      done.set(i);
+    }
+  }
+
+  /** Whether an instruction of {@code instructions} reads one of {@code written}. */
+  private boolean readsAny(BitSet instructions, BitSet written) {
+    for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
       for (int s : sources[i]) {
-        emitGuarded(s, which, done, values, item);
+        if (written.get(s)) {
+          return true;
+        }
       }
     }
-    values[i] = emit(i, operands(i, values), item);
-    done.set(i);
+    return false;
   }
 
   private Val[] operands(int i, Val[] values) {

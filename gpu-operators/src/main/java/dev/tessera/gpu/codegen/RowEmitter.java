@@ -900,6 +900,16 @@ final class RowEmitter {
     return stops(x, 0);
   }
 
+  /**
+   * A .pred that holds where SELECT(keep, condition, false)'s {@code keep} decides it: not valid
+   * and true. {@link #choose} then takes the constant, and nothing of the condition.
+   */
+  String selectStops(Val keep) {
+    String p = b.pred();
+    b.op("not.pred %s, %s", p, trueCondition(keep));
+    return p;
+  }
+
   /** Where {@code x} is valid and equal to {@code stop} (AND's 0, OR's 1). */
   private String stops(Val x, long stop) {
     String p = b.pred();

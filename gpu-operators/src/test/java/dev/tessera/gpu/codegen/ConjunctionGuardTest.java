@@ -21,8 +21,9 @@ import org.junit.jupiter.api.Test;
  * Where the filter is a conjunction whose right operand probes a join table, the generated
  * kernels skip that probe for rows the left operand has decided (false): one branch per guarded
  * conjunction and item, in the filter-project kernel (its items then no longer run in lockstep)
- * and in the aggregate update. Cheaper right operands get no branch unless an earlier conjunction
- * has one. No GPU: what the kernels compute is the CUDA join suites'
+ * and in the aggregate update. A conjunction is an AND or ChainCompiler's SELECT(keep, condition,
+ * false). Cheaper right operands get no branch unless they read a value an earlier branch may
+ * have skipped. No GPU: what the kernels compute is the CUDA join suites'
  * (CudaHashJoinDifferentialTest).
  */
 class ConjunctionGuardTest {
@@ -109,6 +110,50 @@ class ConjunctionGuardTest {
         List.of(PLAIN_INT, PLAIN_INT), new AggregateSpec(List.of(INT), 1, List.of(
             new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG)), false));
     assertEquals(2, guards(update.ptx()));
+  }
+
+  /**
+   * The star program as ChainCompiler writes a chain of filters and probes: each later condition
+   * as SELECT(keep, condition, otherwise) with {@code otherwise} the constant 0 (false).
+   */
+  private static Program chain(long otherwise) {
+    ProgramBuilder b = new ProgramBuilder(List.of(INT, INT, INT, INT), false);
+    int part = b.table(new JoinTableSchema(List.of(INT), List.of(INT, INT)));
+    int supplier = b.table(new JoinTableSchema(List.of(INT), List.of(INT)));
+    int partRow = b.emitNew(Opcode.PROBE, part, b.constant(b.loadColumn(0)), 1);
+    int keep = b.emitNew(Opcode.IS_NOT_NULL, partRow, 0, 0);
+    keep = b.emitNew(Opcode.SELECT, keep,
+        equalsOne(b, b.emitNew(Opcode.LOAD_BUILD, part, partRow, 1)), b.loadConstant(otherwise));
+    int supplierRow = b.emitNew(Opcode.PROBE, supplier, b.constant(b.loadColumn(1)), 1);
+    keep = b.emitNew(Opcode.SELECT, keep, b.emitNew(Opcode.IS_NOT_NULL, supplierRow, 0, 0),
+        b.loadConstant(otherwise));
+    return b.build(keep, List.of(new Program.Output(b.emitNew(Opcode.LOAD_BUILD, supplier,
+        supplierRow, 0), INT), new Program.Output(b.loadColumn(3), INT)));
+  }
+
+  @Test
+  void aChainOfFiltersAsSelectsWithAFalseOtherwiseIsGuardedLikeAnAnd() throws Exception {
+    String filterProject = FilterProjectGenerator.generate(chain(0), inputs()).ptx();
+    String update = aggregate(chain(0)).ptx();
+    // The supplier's probe, behind the second SELECT. The first SELECT's condition loads the
+    // part's payload at a row its keep already probed (on every row): not worth a branch.
+    assertEquals(4, guards(filterProject), "one per item");
+    assertEquals(1, guards(update));
+    for (String ptx : List.of(filterProject, update)) {
+      assertTrue(ptx.indexOf("bra $L_" + SKIP) < ptx.lastIndexOf(", 128;"), ptx);
+    }
+    // With any other constant the SELECT keeps rows whose keep is false: no guard, and another
+    // kernel (the constant is otherwise an argument the kernel does not bake in).
+    assertEquals(0, guards(FilterProjectGenerator.generate(chain(1), inputs()).ptx()));
+    assertEquals(0, guards(aggregate(chain(1)).ptx()));
+    assertTrue(!FilterProjectGenerator.key(chain(0), inputs())
+        .equals(FilterProjectGenerator.key(chain(1), inputs())));
+    assumeTrue(PtxCompiler.available(), PtxCompiler::unavailableReason);
+    for (GeneratedKernel kernel : List.of(FilterProjectGenerator.generate(chain(0), inputs()),
+        aggregate(chain(0)))) {
+      CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
+      assertTrue(report.clean(), report.toString());
+    }
   }
 
   @Test
