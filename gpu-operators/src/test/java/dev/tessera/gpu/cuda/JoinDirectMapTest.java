@@ -31,6 +31,13 @@ class JoinDirectMapTest {
     // 16 words a row plus 65,536.
     assertEquals(16 * 1_000 + 65_536, CudaHashJoin.directSpan(0, 16 * 1_000 + 65_535, 1_000));
     assertEquals(0, CudaHashJoin.directSpan(0, 16 * 1_000 + 65_536, 1_000));
+    // Sparser: 64 words a row while the map is at most 2^22 words (16 MiB); SSB q2.1's part
+    // side at scale factor 10 (32,000 rows of keys 1..800,000).
+    assertEquals(800_000, CudaHashJoin.directSpan(1, 800_000, 32_000));
+    assertEquals(64 * 10_000, CudaHashJoin.directSpan(0, 64 * 10_000 - 1, 10_000));
+    assertEquals(0, CudaHashJoin.directSpan(0, 64 * 10_000, 10_000));
+    assertEquals(1 << 22, CudaHashJoin.directSpan(1, 1 << 22, 100_000));
+    assertEquals(0, CudaHashJoin.directSpan(1, (1 << 22) + 1, 100_000));
     assertEquals(0, CudaHashJoin.directSpan(0, 1L << 40, 1L << 30)); // over 2^28 words
     // No non-NULL key (the range stays empty), and ranges whose size overflows a long.
     assertEquals(0, CudaHashJoin.directSpan(Long.MAX_VALUE, Long.MIN_VALUE, 10));
