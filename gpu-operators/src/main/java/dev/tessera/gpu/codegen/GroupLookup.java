@@ -193,47 +193,70 @@ final class GroupLookup {
     return h;
   }
 
-  /** hash.cuh HashBytes: a string's bytes, 8 at a time into a word, each word mixed in. */
+  /**
+   * hash.cuh HashBytes: a string's bytes, 8 at a time into a word, each whole word mixed in, then
+   * the last (partial, or 0) word. Each word's bytes are loaded together ({@link #word}), so a
+   * key costs a memory round trip per 8 bytes, not per byte.
+   */
   private String hashBytes(AggregateValue key) {
     String h = b.b64();
     String length64 = b.b64();
     b.op("cvt.s64.s32 %s, %s", length64, key.length());
     b.op("add.s64 %s, %s, %d", h, length64, STRING_HASH_SEED);
     b.op("mov.b64 %s, %s", h, ProgramEmitter.mix(b, h));
-    String word = b.b64();
-    b.op("mov.b64 %s, 0", word);
-    String i = b.b32();
-    b.op("mov.u32 %s, 0", i);
-    String loop = b.label("hash_byte");
-    String done = b.label("hash_bytes_done");
+    String i = b.b64();
+    b.op("mov.b64 %s, 0", i);
+    String loop = b.label("hash_word");
+    String last = b.label("hash_last_word");
     String p = b.pred();
+    String end = b.b64();
     b.place(loop);
-    b.op("setp.ge.s32 %s, %s, %s", p, i, key.length());
-    b.op("@%s bra %s", p, done);
-    String at = b.b64();
-    b.op("cvt.s64.s32 %s, %s", at, i);
-    b.op("add.s64 %s, %s, %s", at, at, key.value());
-    String byteValue = b.b32();
-    b.op("ld.u8 %s, [%s]", byteValue, at);
-    String byte64 = b.b64();
-    b.op("cvt.u64.u32 %s, %s", byte64, byteValue);
-    String shift = b.b32();
-    b.op("and.b32 %s, %s, 7", shift, i);
-    b.op("shl.b32 %s, %s, 3", shift, shift);
-    b.op("shl.b64 %s, %s, %s", byte64, byte64, shift);
-    b.op("or.b64 %s, %s, %s", word, word, byte64);
-    b.op("setp.eq.u32 %s, %s, 56", p, shift);
+    b.op("add.s64 %s, %s, 8", end, i);
+    b.op("setp.gt.s64 %s, %s, %s", p, end, length64);
+    b.op("@%s bra %s", p, last);
     String mixed = b.b64();
-    b.op("xor.b64 %s, %s, %s", mixed, h, word);
-    String full = ProgramEmitter.mix(b, mixed);
-    b.op("@%s mov.b64 %s, %s", p, h, full);
-    b.op("@%s mov.b64 %s, 0", p, word);
-    b.op("add.u32 %s, %s, 1", i, i);
+    b.op("xor.b64 %s, %s, %s", mixed, h, word(key.value(), i, length64, "ld.u8"));
+    b.op("mov.b64 %s, %s", h, ProgramEmitter.mix(b, mixed));
+    b.op("mov.b64 %s, %s", i, end);
     b.op("bra %s", loop);
-    b.place(done);
-    String last = b.b64();
-    b.op("xor.b64 %s, %s, %s", last, h, word);
-    return ProgramEmitter.mix(b, last);
+    b.place(last);
+    String tail = b.b64();
+    b.op("xor.b64 %s, %s, %s", tail, h, word(key.value(), i, length64, "ld.u8"));
+    return ProgramEmitter.mix(b, tail);
+  }
+
+  /**
+   * A new .b64: the bytes at {@code base + i} up to 8, and before {@code length}, little-endian
+   * (the first in the low byte), 0 past the end, each read with {@code load} (ld.u8 for the
+   * row's key, generic; ld.global.cg.u8 for the key heap, at L2). The loads are independent, so
+   * they wait for memory together.
+   */
+  private String word(String base, String i, String length, String load) {
+    String at = b.b64();
+    b.op("add.s64 %s, %s, %s", at, base, i);
+    String left = b.b64();
+    b.op("sub.s64 %s, %s, %s", left, length, i);
+    String[] bytes = new String[8];
+    for (int j = 0; j < 8; j++) {
+      bytes[j] = b.b32();
+      b.op("mov.u32 %s, 0", bytes[j]);
+      String inside = b.pred();
+      b.op("setp.gt.s64 %s, %s, %d", inside, left, j);
+      b.op("@%s %s %s, [%s+%d]", inside, load, bytes[j], at, j);
+    }
+    String[] halves = new String[2];
+    for (int half = 0; half < 2; half++) {
+      halves[half] = b.b32();
+      b.op("mov.u32 %s, %s", halves[half], bytes[4 * half]);
+      for (int j = 1; j < 4; j++) {
+        String shifted = b.b32();
+        b.op("shl.b32 %s, %s, %d", shifted, bytes[4 * half + j], 8 * j);
+        b.op("or.b32 %s, %s, %s", halves[half], halves[half], shifted);
+      }
+    }
+    String word = b.b64();
+    b.op("mov.b64 %s, {%s, %s}", word, halves[0], halves[1]);
+    return word;
   }
 
   /** hash_aggregate.cuh FindOrInsert: the row's group into {@code group}. */
@@ -480,6 +503,7 @@ final class GroupLookup {
     String theirs = heapByte(offset);
     String length64 = b.b64();
     b.op("cvt.s64.s32 %s, %s", length64, length);
+    // 8 bytes of each side at a time (word): a round trip to L2 per 8 bytes, not per byte.
     String i = b.b64();
     b.op("mov.b64 %s, 0", i);
     String loop = b.label("key" + k + "_compare");
@@ -487,16 +511,11 @@ final class GroupLookup {
     b.place(loop);
     b.op("setp.ge.s64 %s, %s, %s", p, i, length64);
     b.op("@%s bra %s", p, same);
-    String at = b.b64();
-    b.op("add.s64 %s, %s, %s", at, theirs, i);
-    String stored = b.b32();
-    b.op("ld.global.cg.u8 %s, [%s]", stored, at);
-    b.op("add.s64 %s, %s, %s", at, key.value(), i);
-    String mine = b.b32();
-    b.op("ld.u8 %s, [%s]", mine, at);
-    b.op("setp.ne.u32 %s, %s, %s", p, stored, mine);
+    String stored = word(theirs, i, length64, "ld.global.cg.u8");
+    String mine = word(key.value(), i, length64, "ld.u8");
+    b.op("setp.ne.b64 %s, %s, %s", p, stored, mine);
     b.op("@%s bra %s", p, differ);
-    b.op("add.s64 %s, %s, 1", i, i);
+    b.op("add.s64 %s, %s, 8", i, i);
     b.op("bra %s", loop);
     b.place(same);
   }
