@@ -55,7 +55,14 @@ import java.util.Random;
  * MB) are taken to be cache-resident, so their reads are not in the floor, nor are the few
  * output rows (1 in 125 fact rows pass the filters).
  *
- * <pre>run-bench.sh dev.tessera.gpu.bench.StarJoinBench [rows] [deviceGBps] [backend]</pre>
+ * <p>With a fifth argument "sparse", the part and supplier tables hold only the rows their filters
+ * keep (as Spark's filters pushed below a broadcast make them: 1 in 25 and 1 in 5) and their keys
+ * are spread {@value #SPARSE_KEY_STRIDE} apart (as hashed or sequence-generated ids are): they get
+ * no direct map, and most probes find no row, so they walk the hash table's slots to an empty
+ * one. The filters in the programs still hold for every build row; the results are the same.
+ *
+ * <pre>run-bench.sh dev.tessera.gpu.bench.StarJoinBench [rows] [deviceGBps] [backend] [codegen]
+ * [sparse]</pre>
  */
 public final class StarJoinBench {
   private static final int WARM_UP = 1;
@@ -71,6 +78,8 @@ public final class StarJoinBench {
   private static final int REGIONS = 5;
   private static final int WANTED_CATEGORY = 1;
   private static final int WANTED_REGION = 1;
+  /** The "sparse" form's distance between consecutive part and supplier keys. */
+  private static final int SPARSE_KEY_STRIDE = 9_973;
 
   /** part: p_partkey -> p_brand, p_category. */
   private static final JoinTableSchema PART = new JoinTableSchema(List.of(INT), List.of(INT, INT));
@@ -96,19 +105,22 @@ public final class StarJoinBench {
     BackendKind kind = BackendKind.fromConfigValue("backend", args.length > 2 ? args[2] : "cuda");
     // A fourth argument "codegen" runs the pipelines as their generated kernels.
     boolean codegen = args.length > 3 && args[3].equals("codegen");
+    boolean sparse = args.length > 4 && args[4].equals("sparse");
+    int stride = sparse ? SPARSE_KEY_STRIDE : 1;
     RuntimeOptions options = RuntimeOptions.defaults().withDeviceMemoryCap(16L << 30)
         .withPinnedMemoryCap(4L << 30).withCodegen(codegen);
     try (Backend backend = Backends.open(kind, options); GpuStream stream = backend.newStream()) {
       System.out.println("star join benchmark on " + backend.description() + ", " + rows
           + " fact rows (part " + PART_ROWS + ", supplier " + SUPPLIER_ROWS + ", date "
-          + DATE_ROWS + " rows)" + (codegen ? ", generated kernels" : ", interpreter kernels"));
+          + DATE_ROWS + " rows)" + (codegen ? ", generated kernels" : ", interpreter kernels")
+          + (sparse ? ", part and supplier filtered, keys " + stride + " apart" : ""));
       long buildStarted = System.nanoTime();
-      try (JoinTable part = buildPart(backend, stream);
-          JoinTable supplier = buildSupplier(backend, stream);
+      try (JoinTable part = buildPart(backend, stream, sparse);
+          JoinTable supplier = buildSupplier(backend, stream, sparse);
           JoinTable date = buildDate(backend, stream)) {
         System.out.printf("join tables built in %.3f ms (once, not in the times below)%n",
             (System.nanoTime() - buildStarted) / 1e6);
-        try (ColumnBatch<DeviceColumn> fact = uploadFact(backend, stream, rows)) {
+        try (ColumnBatch<DeviceColumn> fact = uploadFact(backend, stream, rows, stride)) {
           List<JoinTable> tables = List.of(part, supplier, date);
           Program fused = fusedProgram();
           Program[] steps = unfusedPrograms();
@@ -252,28 +264,48 @@ public final class StarJoinBench {
 
   // ---- data ------------------------------------------------------------------------------------
 
-  /** part: p_partkey 1..200,000, p_category uniform in 0..24, p_brand 40 per category. */
-  private static JoinTable buildPart(Backend backend, GpuStream stream) {
+  /**
+   * part: p_partkey 1..200,000, p_category uniform in 0..24, p_brand 40 per category; {@code
+   * sparse}: only category 1, keys {@value #SPARSE_KEY_STRIDE} apart.
+   */
+  private static JoinTable buildPart(Backend backend, GpuStream stream, boolean sparse) {
     Random random = new Random(2);
-    int[][] columns = new int[3][PART_ROWS];
+    List<int[]> rows = new ArrayList<>();
     for (int i = 0; i < PART_ROWS; i++) {
       int category = random.nextInt(CATEGORIES);
-      columns[0][i] = i + 1;
-      columns[1][i] = category * BRANDS_PER_CATEGORY + random.nextInt(BRANDS_PER_CATEGORY);
-      columns[2][i] = category;
+      int brand = category * BRANDS_PER_CATEGORY + random.nextInt(BRANDS_PER_CATEGORY);
+      if (!sparse || category == WANTED_CATEGORY) {
+        rows.add(new int[] {(i + 1) * (sparse ? SPARSE_KEY_STRIDE : 1), brand, category});
+      }
     }
-    return build(backend, stream, PART, columns);
+    return build(backend, stream, PART, columnsOf(rows, 3));
   }
 
-  /** supplier: s_suppkey 1..20,000, s_region uniform in 0..4. */
-  private static JoinTable buildSupplier(Backend backend, GpuStream stream) {
+  /**
+   * supplier: s_suppkey 1..20,000, s_region uniform in 0..4; {@code sparse}: only region 1, keys
+   * {@value #SPARSE_KEY_STRIDE} apart.
+   */
+  private static JoinTable buildSupplier(Backend backend, GpuStream stream, boolean sparse) {
     Random random = new Random(3);
-    int[][] columns = new int[2][SUPPLIER_ROWS];
+    List<int[]> rows = new ArrayList<>();
     for (int i = 0; i < SUPPLIER_ROWS; i++) {
-      columns[0][i] = i + 1;
-      columns[1][i] = random.nextInt(REGIONS);
+      int region = random.nextInt(REGIONS);
+      if (!sparse || region == WANTED_REGION) {
+        rows.add(new int[] {(i + 1) * (sparse ? SPARSE_KEY_STRIDE : 1), region});
+      }
     }
-    return build(backend, stream, SUPPLIER, columns);
+    return build(backend, stream, SUPPLIER, columnsOf(rows, 2));
+  }
+
+  /** Row-wise values as {@code width} columns. */
+  private static int[][] columnsOf(List<int[]> rows, int width) {
+    int[][] columns = new int[width][rows.size()];
+    for (int r = 0; r < rows.size(); r++) {
+      for (int c = 0; c < width; c++) {
+        columns[c][r] = rows.get(r)[c];
+      }
+    }
+    return columns;
   }
 
   /** date: 2,556 days from 1992-01-01, d_datekey as yyyymmdd, d_year. */
@@ -298,9 +330,12 @@ public final class StarJoinBench {
     }
   }
 
-  /** The fact batch: keys uniform over each dimension's keys, lo_revenue in 0 .. 10^7. */
+  /**
+   * The fact batch: keys uniform over each dimension's unfiltered keys (part's and supplier's
+   * {@code stride} apart), lo_revenue in 0 .. 10^7.
+   */
   private static ColumnBatch<DeviceColumn> uploadFact(Backend backend, GpuStream stream,
-      int rows) {
+      int rows, int stride) {
     int[] dateKeys = new int[DATE_ROWS];
     for (int i = 0; i < DATE_ROWS; i++) {
       dateKeys[i] = dateKey(i);
@@ -308,8 +343,8 @@ public final class StarJoinBench {
     Random random = new Random(1);
     int[][] columns = new int[4][rows];
     for (int i = 0; i < rows; i++) {
-      columns[0][i] = 1 + random.nextInt(PART_ROWS);
-      columns[1][i] = 1 + random.nextInt(SUPPLIER_ROWS);
+      columns[0][i] = (1 + random.nextInt(PART_ROWS)) * stride;
+      columns[1][i] = (1 + random.nextInt(SUPPLIER_ROWS)) * stride;
       columns[2][i] = dateKeys[random.nextInt(DATE_ROWS)];
       columns[3][i] = random.nextInt(10_000_000);
     }

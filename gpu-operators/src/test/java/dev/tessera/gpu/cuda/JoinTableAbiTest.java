@@ -107,13 +107,15 @@ class JoinTableAbiTest {
   }
 
   @Test
-  void slotsAreAPowerOfTwoAtLeastTwiceTheRows() {
-    for (long rows : new long[] {0, 1, 2, 3, 1000, CudaHashJoin.MAX_BUILD_ROWS}) {
+  void slotsAreAPowerOfTwoAtLeastFourTimesTheRowsOrTwiceForHugeTables() {
+    for (long rows : new long[] {0, 1, 2, 3, 1000, 1 << 28, (1 << 28) + 1,
+        CudaHashJoin.MAX_BUILD_ROWS}) {
       long slots = CudaHashJoin.slotCount(rows);
       assertEquals(0, slots & (slots - 1), "power of two for " + rows);
-      assertTrue(slots >= 2 * rows && slots >= 2, "room for " + rows);
+      assertTrue(slots >= (rows <= 1 << 28 ? 4 : 2) * rows && slots >= 2, "room for " + rows);
       assertTrue(slots <= Integer.MAX_VALUE, "int32 slot numbers for " + rows);
     }
+    assertEquals(4096, CudaHashJoin.slotCount(1000));
   }
 
   @Test
