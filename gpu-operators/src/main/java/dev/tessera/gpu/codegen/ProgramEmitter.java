@@ -701,6 +701,14 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * for every thread), which replaces the walk by one read.
    */
   private Val probe(int table, Val[] keys) {
+    return probe(table, keys, mayHaveDirectMap(table));
+  }
+
+  /**
+   * {@link #probe(int, Val[])}, reading the table's direct map first only with {@code
+   * tryDirectMap} ({@link #directProbes}' walk runs where the table has none).
+   */
+  private Val probe(int table, Val[] keys, boolean tryDirectMap) {
     List<ColumnType> keyTypes = program.tables().get(table).keyTypes();
     b.comment("probe of join table " + table);
     String error = null;
@@ -727,7 +735,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       b.op("@%s bra %s", anyNull, done);
     }
     String view = tableView(table);
-    if (mayHaveDirectMap(table)) {
+    if (tryDirectMap) {
       directProbe(view, keys[0], row, found, done);
     }
     String hash = b.b64();
@@ -883,7 +891,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     b.op("bra.uni %s", done);
     b.place(walk);
     for (int k = 0; k < keys.length; k++) {
-      Val walked = probe(table, new Val[] {keys[k]});
+      Val walked = probe(table, new Val[] {keys[k]}, false); // the table has no direct map
       b.op("mov.b64 %s, %s", rowOf[k], walked.value());
       b.op("mov.pred %s, %s", foundOf[k], walked.valid());
     }
