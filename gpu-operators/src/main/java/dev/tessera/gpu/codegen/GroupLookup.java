@@ -211,18 +211,17 @@ final class GroupLookup {
     String p = b.pred();
     String end = b.b64();
     b.place(loop);
+    // The word at i: a whole one while it ends within the key, else the last (0 past the end).
+    String mixed = b.b64();
+    b.op("xor.b64 %s, %s, %s", mixed, h, word(key.value(), i, length64, "ld.u8"));
     b.op("add.s64 %s, %s, 8", end, i);
     b.op("setp.gt.s64 %s, %s, %s", p, end, length64);
     b.op("@%s bra %s", p, last);
-    String mixed = b.b64();
-    b.op("xor.b64 %s, %s, %s", mixed, h, word(key.value(), i, length64, "ld.u8"));
     b.op("mov.b64 %s, %s", h, ProgramEmitter.mix(b, mixed));
     b.op("mov.b64 %s, %s", i, end);
     b.op("bra %s", loop);
     b.place(last);
-    String tail = b.b64();
-    b.op("xor.b64 %s, %s, %s", tail, h, word(key.value(), i, length64, "ld.u8"));
-    return ProgramEmitter.mix(b, tail);
+    return ProgramEmitter.mix(b, mixed);
   }
 
   /**

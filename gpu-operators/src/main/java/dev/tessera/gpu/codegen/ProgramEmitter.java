@@ -459,9 +459,9 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       return;
     }
     Guarded walk = new Guarded(which, values, item);
-    walk.emit(writerOf(program.filterRegister()));
+    walk.visit(writerOf(program.filterRegister()));
     for (int i = which.nextSetBit(0); i >= 0; i = which.nextSetBit(i + 1)) {
-      walk.emit(i);
+      walk.visit(i);
     }
   }
 
@@ -597,35 +597,34 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       this.item = item;
     }
 
-    void emit(int i) throws CodegenUnsupportedException {
+    /** Emits instruction {@code i} after what it reads, unless emitted already. */
+    void visit(int i) throws CodegenUnsupportedException {
       if (!which.get(i) || done.get(i)) {
         return;
       }
       if (conjunctions().get(i)) {
-        emit(sources[i][0]);
+        visit(sources[i][0]);
         for (int k = 2; k < sources[i].length; k++) {
-          emit(sources[i][k]); // a SELECT's constant
+          visit(sources[i][k]); // a SELECT's constant
         }
+        // What the right operand still has to emit: its other operands' cones are done.
         BitSet own = rightOnly(i, which);
         own.andNot(done);
         if (probes(own) || readsAny(own, mayBeUnset)) {
           String skip = b.label("conjunct_skipped");
           b.op("@%s bra %s", conjunctionStops(i, values[sources[i][0]]), skip);
-          BitSet before = (BitSet) done.clone();
-          emit(sources[i][1]);
+          visit(sources[i][1]);
           b.place(skip);
-          BitSet behind = (BitSet) done.clone();
-          behind.andNot(before);
-          mayBeUnset.or(behind);
+          mayBeUnset.or(own);
         } else {
-          emit(sources[i][1]);
+          visit(sources[i][1]);
         }
       } else {
         for (int s : sources[i]) {
-          emit(s);
+          visit(s);
         }
       }
-      values[i] = ProgramEmitter.this.emit(i, operands(i, values), item);
+      values[i] = emit(i, operands(i, values), item);
       done.set(i);
     }
   }
