@@ -23,13 +23,15 @@ import org.apache.spark.unsafe.types.UTF8String;
  *
  * <ul>
  *   <li>fixed-width values as one memory copy from an off-heap vector's or an Arrow vector's
- *       buffer, else as one array Spark fills ({@code getInts(from, count)} and the like: a
- *       copy of an on-heap vector's array, a dictionary decoded, a constant repeated); decimals
- *       of up to 18 digits as the ints or longs Spark's writable vectors keep;
+ *       buffer or an on-heap vector's array ({@link VectorStorage}), else as one array Spark
+ *       fills ({@code getInts(from, count)} and the like: a dictionary decoded, a constant
+ *       repeated); decimals of up to 18 digits as the ints or longs Spark's writable vectors
+ *       keep;
  *   <li>strings of a writable vector as one copy of their bytes when they lie one after another
  *       (as Parquet and Spark's row-to-column conversion write them), else one copy per string;
  *       strings of a Parquet dictionary decoded once per dictionary entry;
- *   <li>NULLs read once per row, and only where the vector has any.
+ *   <li>NULLs, only where the vector has any: eight rows at a time from a writable vector's
+ *       NULL bytes, else once per row.
  * </ul>
  *
  * {@link #appendValues} reads value by value, for what has no bulk form (Arrow booleans and
@@ -93,50 +95,87 @@ final class SparkColumnReader {
       HostColumnBuilder out) {
     int first = out.rowCount();
     long to = out.appendFixedRows(count);
+    copyValues(vector, from, count, type, to);
+    if (vector.hasNull()) {
+      out.setNulls(first, nullRows(vector, from, count));
+    }
+  }
+
+  /**
+   * Rows [from, from + count) of the vector's values, written at {@code to} as the device column
+   * holds them: copied from where the vector keeps them (its buffer, or an on-heap vector's
+   * array), else from the array Spark fills for us.
+   */
+  private static void copyValues(ColumnVector vector, int from, int count, ColumnType type,
+      long to) {
+    Object array = VectorStorage.values(vector, type);
+    if (isIntDecimal(type)) {
+      // Spark's writable vectors keep a decimal of up to 9 digits as an int
+      // (WritableColumnVector.getDecimal); the device column holds longs.
+      if (vector instanceof OffHeapColumnVector o && !o.hasDictionary()) {
+        widenInts(null, o.valuesNativeAddress() + 4L * from, count, to);
+      } else if (array != null) {
+        widenInts(array, Platform.INT_ARRAY_OFFSET + 4L * from, count, to);
+      } else {
+        widenInts(vector.getInts(from, count), Platform.INT_ARRAY_OFFSET, count, to);
+      }
+      return;
+    }
     int width = type.id().width();
     long bytes = (long) width * count;
     long source = directAddress(vector, type);
     if (source != 0) {
       Platform.copyMemory(null, source + (long) width * from, null, to, bytes);
-    } else {
-      switch (type.id()) {
-        case BOOLEAN -> Platform.copyMemory(vector.getBooleans(from, count),
-            Platform.BOOLEAN_ARRAY_OFFSET, null, to, bytes);
-        case BYTE -> Platform.copyMemory(vector.getBytes(from, count), Platform.BYTE_ARRAY_OFFSET,
-            null, to, bytes);
-        case SHORT -> Platform.copyMemory(vector.getShorts(from, count),
-            Platform.SHORT_ARRAY_OFFSET, null, to, bytes);
-        case INT, DATE -> Platform.copyMemory(vector.getInts(from, count),
-            Platform.INT_ARRAY_OFFSET, null, to, bytes);
-        case LONG, TIMESTAMP -> Platform.copyMemory(vector.getLongs(from, count),
-            Platform.LONG_ARRAY_OFFSET, null, to, bytes);
-        case FLOAT -> Platform.copyMemory(vector.getFloats(from, count),
-            Platform.FLOAT_ARRAY_OFFSET, null, to, bytes);
-        case DOUBLE -> Platform.copyMemory(vector.getDoubles(from, count),
-            Platform.DOUBLE_ARRAY_OFFSET, null, to, bytes);
-        case DECIMAL -> {
-          // A writable vector keeps a decimal of up to 9 digits as an int, else as a long
-          // (WritableColumnVector.getDecimal); the device column holds longs.
-          if (type.precision() <= Decimal.MAX_INT_DIGITS()) {
-            int[] ints = vector.getInts(from, count);
-            for (int i = 0; i < count; i++) {
-              Platform.putLong(null, to + 8L * i, ints[i]);
-            }
-          } else {
-            Platform.copyMemory(vector.getLongs(from, count), Platform.LONG_ARRAY_OFFSET, null,
-                to, bytes);
-          }
-        }
-        case STRING -> throw new IllegalStateException("Tessera bug: strings are not fixed-width");
-      }
+      return;
     }
-    if (vector.hasNull()) {
-      long[] nullRows = new long[(count + 63) >>> 6];
+    if (array != null) {
+      Platform.copyMemory(array, VectorStorage.baseOffset(array) + (long) width * from, null, to,
+          bytes);
+      return;
+    }
+    switch (type.id()) {
+      case BOOLEAN -> Platform.copyMemory(vector.getBooleans(from, count),
+          Platform.BOOLEAN_ARRAY_OFFSET, null, to, bytes);
+      case BYTE -> Platform.copyMemory(vector.getBytes(from, count), Platform.BYTE_ARRAY_OFFSET,
+          null, to, bytes);
+      case SHORT -> Platform.copyMemory(vector.getShorts(from, count),
+          Platform.SHORT_ARRAY_OFFSET, null, to, bytes);
+      case INT, DATE -> Platform.copyMemory(vector.getInts(from, count),
+          Platform.INT_ARRAY_OFFSET, null, to, bytes);
+      case LONG, TIMESTAMP, DECIMAL -> Platform.copyMemory(vector.getLongs(from, count),
+          Platform.LONG_ARRAY_OFFSET, null, to, bytes);
+      case FLOAT -> Platform.copyMemory(vector.getFloats(from, count),
+          Platform.FLOAT_ARRAY_OFFSET, null, to, bytes);
+      case DOUBLE -> Platform.copyMemory(vector.getDoubles(from, count),
+          Platform.DOUBLE_ARRAY_OFFSET, null, to, bytes);
+      case STRING -> throw new IllegalStateException("Tessera bug: strings are not fixed-width");
+    }
+  }
+
+  /**
+   * The NULL rows among [from, from + count), bit i of the words for row from + i: from a
+   * writable vector's NULL bytes eight rows at a time, else row by row.
+   */
+  private static long[] nullRows(ColumnVector vector, int from, int count) {
+    long[] nullRows = new long[(count + 63) >>> 6];
+    if (!VectorStorage.nullBits(vector, from, count, nullRows)) {
       for (int i = 0; i < count; i++) {
         // Without a branch: NULLs scattered at random would mispredict one.
         nullRows[i >>> 6] |= (vector.isNullAt(from + i) ? 1L : 0L) << i;
       }
-      out.setNulls(first, nullRows);
+    }
+    return nullRows;
+  }
+
+  /** A decimal of up to 9 digits: Spark's writable vectors hold it as an int, the device as a long. */
+  private static boolean isIntDecimal(ColumnType type) {
+    return type.id() == TypeId.DECIMAL && type.precision() <= Decimal.MAX_INT_DIGITS();
+  }
+
+  /** {@code count} ints at {@code base + offset}, each written as a long at {@code to}. */
+  private static void widenInts(Object base, long offset, int count, long to) {
+    for (int i = 0; i < count; i++) {
+      Platform.putLong(null, to + 8L * i, Platform.getInt(base, offset + 4L * i));
     }
   }
 
@@ -159,9 +198,7 @@ final class SparkColumnReader {
   private static long directAddress(ColumnVector vector, ColumnType type) {
     int width = type.id().width();
     if (vector instanceof OffHeapColumnVector o && !o.hasDictionary()) {
-      boolean intDecimal = type.id() == TypeId.DECIMAL
-          && type.precision() <= Decimal.MAX_INT_DIGITS();
-      return intDecimal ? 0 : o.valuesNativeAddress();
+      return isIntDecimal(type) ? 0 : o.valuesNativeAddress();
     }
     if (vector instanceof ArrowColumnVector a) {
       ValueVector values = a.getValueVector();
