@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Summaries of Nsight Compute's CSV output for the scripts beside this one.
+
+  ncu_tables.py times CSV [LABEL]      per generated kernel: registers, launches, grid, sum and
+                                       median of gpu__time_duration.sum (in launch order)
+  ncu_tables.py fused CSV QUERY        the fused aggregate kernel of SSB query QUERY among the
+                                       QUERIES the run ran (env QUERIES, comma-separated)
+  ncu_tables.py hotspots SOURCE_CSV    the SASS instructions with the most warp stall samples,
+                                       and the share of samples and executed instructions per
+                                       stretch of 50 (ncu -i R --page source --csv --print-source sass)
+"""
+import csv
+import os
+import statistics
+import sys
+
+
+def metrics(path):
+    """{kernel: {metric: [values]}} in launch order, from `ncu --metrics ... --csv`."""
+    rows = [r for r in csv.reader(open(path)) if len(r) > 14]
+    if not rows:
+        return {}
+    head = rows[0]
+    kernel, metric, value = (head.index(c) for c in ("Kernel Name", "Metric Name", "Metric Value"))
+    found = {}
+    for r in rows[1:]:
+        found.setdefault(r[kernel], {}).setdefault(r[metric], []).append(
+            float(r[value].replace(",", "")))
+    return found
+
+
+def times(path, label=""):
+    found = metrics(path)
+    if not found:
+        print(label, "no kernels measured (see the run's log)")
+        return
+    total = 0.0
+    for name, m in found.items():
+        t = m.get("gpu__time_duration.sum", [])
+        total += sum(t)
+        print("%s %s regs %d launches %d grid %d sum %.1f us median %.2f us" % (
+            label, name, m.get("launch__registers_per_thread", [0])[0], len(t),
+            max(m.get("launch__grid_size", [0])), sum(t) / 1e3, statistics.median(t) / 1e3))
+    print("%s all kernels: %.1f us" % (label, total / 1e3))
+
+
+def fused(path, query):
+    """The query's fused aggregate kernel: of the aggregate kernels launched at least 8 times
+    with grids of 64 blocks or more (one launch per batch of the fact table), the queries' in
+    the order they ran (sorted); a run's first such kernel may be the cache's row count."""
+    found = metrics(path)
+    queries = sorted(os.environ["QUERIES"].split(","))
+    names = [n for n, m in found.items() if "aggregate" in n
+             and len(m.get("gpu__time_duration.sum", [])) >= 8
+             and max(m.get("launch__grid_size", [0])) >= 64]
+    names = names[len(names) - len(queries):]
+    index = queries.index(query)
+    print(names[index] if index < len(names) else "none")
+
+
+def hotspots(path):
+    rows = list(csv.reader(open(path)))
+    head_at = next((i for i, r in enumerate(rows) if "Source" in r), None)
+    if head_at is None:
+        print("no source table in", path)
+        return
+    head = rows[head_at]
+    source = head.index("Source")
+    samples = head.index("Warp Stall Sampling (All Samples)")
+    executed = head.index("Instructions Executed")
+    data = rows[head_at + 1:]
+
+    def num(r, c):
+        try:
+            return float(r[c].replace(",", ""))
+        except (IndexError, ValueError):
+            return 0.0
+
+    total = sum(num(r, samples) for r in data) or 1
+    instructions = sum(num(r, executed) for r in data) or 1
+    print("%d stall samples, %d warp instructions executed, %d SASS instructions" % (
+        total, instructions, len(data)))
+    for i in sorted(range(len(data)), key=lambda i: -num(data[i], samples))[:25]:
+        print("%5.1f%%  %5d  %s" % (100 * num(data[i], samples) / total, i, data[i][source]))
+    print("per 50 instructions: samples, executed")
+    for s in range(0, len(data), 50):
+        part = data[s:s + 50]
+        print("%5d  %5.1f%%  %5.1f%%  %s" % (
+            s, 100 * sum(num(r, samples) for r in part) / total,
+            100 * sum(num(r, executed) for r in part) / instructions, part[0][source][:60]))
+
+
+if __name__ == "__main__":
+    command = sys.argv[1] if len(sys.argv) > 1 else ""
+    if command == "times" and len(sys.argv) in (3, 4):
+        times(sys.argv[2], sys.argv[3] if len(sys.argv) == 4 else "")
+    elif command == "fused" and len(sys.argv) == 4:
+        fused(sys.argv[2], sys.argv[3])
+    elif command == "hotspots" and len(sys.argv) == 3:
+        hotspots(sys.argv[2])
+    else:
+        sys.exit(__doc__)
