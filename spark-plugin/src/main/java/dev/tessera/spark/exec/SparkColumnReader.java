@@ -167,7 +167,7 @@ final class SparkColumnReader {
     return nullRows;
   }
 
-  /** A decimal of up to 9 digits: Spark's writable vectors hold it as an int, the device as a long. */
+  /** A decimal of up to 9 digits: Spark's writable vectors hold an int, the device a long. */
   private static boolean isIntDecimal(ColumnType type) {
     return type.id() == TypeId.DECIMAL && type.precision() <= Decimal.MAX_INT_DIGITS();
   }

@@ -1,8 +1,8 @@
 package dev.tessera.spark.exec;
 
+import dev.tessera.gpu.column.ColumnType;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import dev.tessera.gpu.column.ColumnType;
 import java.nio.ByteOrder;
 import org.apache.spark.sql.execution.vectorized.OffHeapColumnVector;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
@@ -68,9 +68,10 @@ final class VectorStorage {
 
   /**
    * The array an on-heap vector without a dictionary keeps its values of {@code type} in, as
-   * Spark's OnHeapColumnVector lays them out: booleans and bytes in bytes, shorts, ints and dates
-   * in ints, decimals of up to 9 digits in ints and of up to 18 in longs, longs and timestamps,
-   * floats, doubles. Null for any other vector, or where this Spark has no such field.
+   * Spark's OnHeapColumnVector lays them out: booleans and bytes in bytes, shorts in shorts,
+   * ints, dates and decimals of up to 9 digits in ints, longs, timestamps and decimals of up to
+   * 18 digits in longs, floats in floats, doubles in doubles. Null for any other vector, or where
+   * this Spark has no such field.
    */
   static Object values(Object vector, ColumnType type) {
     if (!(vector instanceof OnHeapColumnVector v) || v.hasDictionary()) {
