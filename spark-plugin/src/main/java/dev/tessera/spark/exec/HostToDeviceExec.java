@@ -109,6 +109,8 @@ public final class HostToDeviceExec extends DeviceInputExec {
     private final Iterator<ColumnarBatch> input;
     private final int[] ordinals;
     private final List<ColumnType> types;
+    /** Each string column's dictionary entries decoded so far (Parquet's, shared by batches). */
+    private final DictionaryStrings[] strings;
     private final List<Attribute> attributes;
     private final long targetBytes;
     private final Map<String, SQLMetric> metrics;
@@ -136,6 +138,10 @@ public final class HostToDeviceExec extends DeviceInputExec {
       this.input = input;
       this.ordinals = ordinals;
       this.types = types;
+      this.strings = new DictionaryStrings[types.size()];
+      for (int c = 0; c < strings.length; c++) {
+        strings[c] = types.get(c).isString() ? new DictionaryStrings() : null;
+      }
       this.attributes = attributes;
       this.targetBytes = targetBytes;
       this.metrics = metrics;
@@ -219,7 +225,7 @@ public final class HostToDeviceExec extends DeviceInputExec {
               : (int) Math.max(1, Math.min(left, (targetBytes - bytes) / Math.max(1, bytes / rows)));
           for (int c = 0; c < ordinals.length; c++) {
             SparkColumnReader.append(current.column(ordinals[c]), currentRow,
-                currentRow + chunk, types.get(c), builders.get(c));
+                currentRow + chunk, types.get(c), builders.get(c), strings[c]);
           }
           currentRow += chunk;
           rows += chunk;

@@ -3,12 +3,12 @@ package dev.tessera.spark.exec;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.HostColumnBuilder;
 import dev.tessera.gpu.column.TypeId;
-import java.util.Arrays;
 import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.ValueVector;
 import org.apache.spark.sql.execution.vectorized.ConstantColumnVector;
+import org.apache.spark.sql.execution.vectorized.Dictionary;
 import org.apache.spark.sql.execution.vectorized.OffHeapColumnVector;
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
 import org.apache.spark.sql.types.Decimal;
@@ -43,19 +43,23 @@ final class SparkColumnReader {
 
   /** Appends rows [0, rows) of {@code vector}, which holds values of {@code type}. */
   static void append(ColumnVector vector, int rows, ColumnType type, HostColumnBuilder out) {
-    append(vector, 0, rows, type, out);
+    append(vector, 0, rows, type, out, null);
   }
 
-  /** Appends rows [from, to) of {@code vector}, which holds values of {@code type}. */
+  /**
+   * Appends rows [from, to) of {@code vector}, which holds values of {@code type}. The strings of
+   * a vector with a dictionary are decoded into {@code strings} (the column's, kept across its
+   * batches) where it is given, else afresh for each call.
+   */
   static void append(ColumnVector vector, int from, int to, ColumnType type,
-      HostColumnBuilder out) {
+      HostColumnBuilder out, DictionaryStrings strings) {
     int count = to - from;
     if (count <= 0) {
       return;
     }
     if (vector instanceof WritableColumnVector w && type.isString()) {
       if (w.hasDictionary()) {
-        appendDictionaryStrings(w, from, count, out);
+        appendDictionaryStrings(w, from, count, out, strings);
       } else {
         appendStrings(w, from, count, out);
       }
@@ -253,11 +257,19 @@ final class SparkColumnReader {
     }
   }
 
-  /** Strings of a dictionary-encoded vector (Parquet): each entry decoded once. */
+  /**
+   * Strings of a dictionary-encoded vector (Parquet): each entry decoded once per column chunk
+   * ({@code decoded}, when given and the vector's dictionary is readable), else once per call.
+   */
   private static void appendDictionaryStrings(WritableColumnVector vector, int from, int count,
-      HostColumnBuilder out) {
+      HostColumnBuilder out, DictionaryStrings decoded) {
     WritableColumnVector ids = vector.getDictionaryIds();
-    byte[][] decoded = new byte[16][];
+    Dictionary dictionary = decoded == null ? null : VectorStorage.dictionary(vector);
+    if (dictionary == null) {
+      decoded = new DictionaryStrings(); // this call's entries only
+    } else {
+      decoded.use(dictionary);
+    }
     byte[][] strings = new byte[count][];
     int[] lengths = new int[count];
     boolean mayHaveNulls = vector.hasNull();
@@ -268,22 +280,30 @@ final class SparkColumnReader {
         continue;
       }
       int id = ids.getDictId(row);
-      if (id >= decoded.length) {
-        decoded = Arrays.copyOf(decoded, Math.max(id + 1, 2 * decoded.length));
+      byte[] entry = decoded.get(id);
+      if (entry == null) {
+        entry = vector.getUTF8String(row).getBytes();
+        decoded.put(id, entry);
       }
-      if (decoded[id] == null) {
-        decoded[id] = vector.getUTF8String(row).getBytes();
-      }
-      strings[i] = decoded[id];
+      strings[i] = entry;
       lengths[i] = strings[i].length;
     }
     long to = out.appendStrings(lengths, count);
+    // Gathered on the heap, then one copy: a copy per short string to the staging buffer costs
+    // more than the bytes.
+    int total = 0;
+    for (int i = 0; i < count; i++) {
+      total += Math.max(lengths[i], 0);
+    }
+    byte[] bytes = new byte[total];
+    int at = 0;
     for (int i = 0; i < count; i++) {
       if (lengths[i] > 0) {
-        Platform.copyMemory(strings[i], Platform.BYTE_ARRAY_OFFSET, null, to, lengths[i]);
-        to += lengths[i];
+        System.arraycopy(strings[i], 0, bytes, at, lengths[i]);
+        at += lengths[i];
       }
     }
+    Platform.copyMemory(bytes, Platform.BYTE_ARRAY_OFFSET, null, to, total);
   }
 
   /** Copies the string's bytes straight from where Spark keeps them, on or off the heap. */

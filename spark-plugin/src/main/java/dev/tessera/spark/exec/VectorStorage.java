@@ -4,18 +4,22 @@ import dev.tessera.gpu.column.ColumnType;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteOrder;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetDictionary;
+import org.apache.spark.sql.execution.vectorized.Dictionary;
 import org.apache.spark.sql.execution.vectorized.OffHeapColumnVector;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
+import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
 import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.unsafe.Platform;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Where Spark's writable vectors keep what their public API hands over only as copies: an
- * on-heap vector's value array ({@code getInts(from, count)} answers with a fresh copy of it) and
- * its NULL flags, and an off-heap vector's NULL flags ({@code isNullAt} one row at a time). Both
- * keep one byte per row for NULL, 1 where the row is NULL.
+ * Where Spark's writable vectors keep what their public API hands over only as copies, or not
+ * at all: an on-heap vector's value array ({@code getInts(from, count)} answers with a fresh copy
+ * of it) and its NULL flags, an off-heap vector's NULL flags ({@code isNullAt} one row at a
+ * time; both keep one byte per row, 1 where the row is NULL), and a vector's dictionary with,
+ * for Parquet's, the column chunk's dictionary behind it.
  *
  * <p>These are private fields of Spark's classes, read through {@link VarHandle}s. Where a Spark
  * version lacks one (or the JVM refuses the access), every method answers null or false and the
@@ -42,6 +46,12 @@ final class VectorStorage {
   /** OffHeapColumnVector's address of its NULL bytes. */
   private static final VarHandle OFF_HEAP_NULLS = field(OffHeapColumnVector.class, "nulls",
       long.class);
+  /** A writable vector's dictionary (WritableColumnVector has no getter for it). */
+  private static final VarHandle DICTIONARY = field(WritableColumnVector.class, "dictionary",
+      Dictionary.class);
+  /** The Parquet dictionary a ParquetDictionary wraps: one per column chunk. */
+  private static final VarHandle PARQUET_DICTIONARY = field(ParquetDictionary.class,
+      "dictionary", org.apache.parquet.column.Dictionary.class);
 
   /** Every byte's low bit set: one row's NULL flag per byte of a word read from the flags. */
   private static final long BYTE_LOW_BITS = 0x0101010101010101L;
@@ -88,6 +98,25 @@ final class VectorStorage {
       case STRING -> null;
     };
     return handle == null ? null : handle.get(v);
+  }
+
+  /** The dictionary of a writable vector that has one, else null (or where unreadable). */
+  static Dictionary dictionary(WritableColumnVector vector) {
+    return DICTIONARY == null || !vector.hasDictionary() ? null
+        : (Dictionary) DICTIONARY.get(vector);
+  }
+
+  /**
+   * What {@code dictionary}'s entries come from: for a Parquet dictionary, the column chunk's
+   * dictionary it wraps (Spark's Parquet reader wraps the same one anew for every batch it
+   * reads), else the dictionary itself.
+   */
+  static Object entriesSource(Dictionary dictionary) {
+    if (dictionary instanceof ParquetDictionary && PARQUET_DICTIONARY != null) {
+      Object wrapped = PARQUET_DICTIONARY.get(dictionary);
+      return wrapped != null ? wrapped : dictionary;
+    }
+    return dictionary;
   }
 
   /** The offset of element 0 in {@code array} (one of {@link #values}' arrays), for Platform. */

@@ -1,6 +1,7 @@
 package dev.tessera.spark.exec;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.HostColumn;
@@ -9,6 +10,7 @@ import dev.tessera.spark.expr.SparkTypes;
 import dev.tessera.spark.expr.Unsupported;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.stream.Stream;
@@ -26,6 +28,11 @@ import org.apache.arrow.vector.SmallIntVector;
 import org.apache.arrow.vector.TimeStampMicroTZVector;
 import org.apache.arrow.vector.TinyIntVector;
 import org.apache.arrow.vector.VarCharVector;
+import org.apache.parquet.bytes.BytesInput;
+import org.apache.parquet.column.Encoding;
+import org.apache.parquet.column.page.DictionaryPage;
+import org.apache.parquet.column.values.dictionary.PlainValuesDictionary.PlainBinaryDictionary;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetDictionary;
 import org.apache.spark.sql.execution.vectorized.ConstantColumnVector;
 import org.apache.spark.sql.execution.vectorized.Dictionary;
 import org.apache.spark.sql.execution.vectorized.OffHeapColumnVector;
@@ -120,10 +127,58 @@ class SparkColumnReaderTest {
   }
 
   @Test
+  void parquetDictionaryStringsAreDecodedOncePerColumnChunk() throws Exception {
+    PlainBinaryDictionary chunk1 = binaryDictionary("AMERICA", "", "ÉUROPE€", "ASIA");
+    PlainBinaryDictionary chunk2 = binaryDictionary("x", "yy", "zzz", "");
+    DictionaryStrings strings = new DictionaryStrings();
+    try (HostColumnBuilder builder = new HostColumnBuilder(ColumnType.STRING, 2, allocator)) {
+      // Two batches of chunk 1 (each in Spark's new wrapper), then one of chunk 2, the same ids.
+      for (PlainBinaryDictionary chunk : List.of(chunk1, chunk1, chunk2)) {
+        try (OnHeapColumnVector vector = new OnHeapColumnVector(5, DataTypes.StringType)) {
+          WritableColumnVector ids = vector.reserveDictionaryIds(5);
+          int[] rows = {2, 0, 1, 2, 3};
+          for (int r = 0; r < rows.length; r++) {
+            ids.putInt(r, rows[r]);
+          }
+          vector.putNull(3);
+          ids.putInt(3, -1);
+          vector.setDictionary(new ParquetDictionary(chunk, false));
+          SparkColumnReader.append(vector, 0, 5, ColumnType.STRING, builder, strings);
+          if (chunk == chunk1) {
+            assertTrue(strings.get(2) != null, "chunk 1's entries kept for its next batch");
+          }
+        }
+      }
+      try (HostColumn column = builder.build()) {
+        List<String> staged = new ArrayList<>();
+        for (int r = 0; r < column.rowCount(); r++) {
+          staged.add(column.isNull(r) ? null : column.getString(r));
+        }
+        assertEquals(Arrays.asList("ÉUROPE€", "AMERICA", "", null, "ASIA",
+            "ÉUROPE€", "AMERICA", "", null, "ASIA",
+            "zzz", "x", "yy", null, ""), staged, "chunk 2's strings, not chunk 1's");
+      }
+    }
+  }
+
+  /** A PLAIN-encoded Parquet dictionary of these strings (each its length, then its bytes). */
+  private static PlainBinaryDictionary binaryDictionary(String... entries) throws Exception {
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    for (String entry : entries) {
+      byte[] utf8 = entry.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      bytes.write(java.nio.ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN)
+          .putInt(utf8.length).array());
+      bytes.write(utf8);
+    }
+    return new PlainBinaryDictionary(new DictionaryPage(BytesInput.from(bytes.toByteArray()),
+        entries.length, Encoding.PLAIN));
+  }
+
+  @Test
   void emptyRangesStageNothing() {
     try (OnHeapColumnVector vector = new OnHeapColumnVector(4, DataTypes.IntegerType);
         HostColumnBuilder builder = new HostColumnBuilder(ColumnType.INT, 4, allocator)) {
-      SparkColumnReader.append(vector, 2, 2, ColumnType.INT, builder);
+      SparkColumnReader.append(vector, 2, 2, ColumnType.INT, builder, null);
       assertEquals(0, builder.rowCount());
     }
   }
@@ -155,12 +210,13 @@ class SparkColumnReaderTest {
   private HostColumn stage(ColumnVector vector, ColumnType type, boolean bulk) {
     try (HostColumnBuilder builder = new HostColumnBuilder(type, 2, allocator)) {
       SparkColumnReader.appendValues(vector, 0, 3, type, builder);
+      DictionaryStrings strings = new DictionaryStrings(); // kept across the chunks
       int row = 3;
       int chunk = 1;
       while (row < ROWS) {
         int to = Math.min(ROWS, row + chunk);
         if (bulk) {
-          SparkColumnReader.append(vector, row, to, type, builder);
+          SparkColumnReader.append(vector, row, to, type, builder, strings);
         } else {
           SparkColumnReader.appendValues(vector, row, to, type, builder);
         }

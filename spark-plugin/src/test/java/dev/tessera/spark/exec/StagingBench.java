@@ -8,13 +8,21 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.HostColumn;
 import dev.tessera.gpu.column.HostColumnBuilder;
 import dev.tessera.spark.expr.SparkTypes;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.spark.sql.execution.vectorized.Dictionary;
+import org.apache.parquet.bytes.BytesInput;
+import org.apache.parquet.column.Encoding;
+import org.apache.parquet.column.page.DictionaryPage;
+import org.apache.parquet.column.values.dictionary.PlainValuesDictionary;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetDictionary;
 import org.apache.spark.sql.execution.vectorized.OffHeapColumnVector;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
@@ -51,17 +59,22 @@ public final class StagingBench {
     try (Backend backend = Backends.open(BackendKind.HOST_REFERENCE,
         RuntimeOptions.defaults().withPinnedMemoryCap(2L << 30))) {
       BufferAllocator allocator = backend.stagingAllocator();
-      for (String kind : List.of("on-heap", "off-heap", "dictionary")) {
+      for (String kind : List.of("on-heap", "off-heap", "dictionary", "dictionary per batch")) {
         for (DataType type : types) {
-          if (kind.equals("dictionary") && type instanceof org.apache.spark.sql.types.DecimalType) {
+          if (kind.equals("dictionary per batch") && type != DataTypes.StringType) {
+            continue; // only strings decode entries themselves
+          }
+          if (kind.startsWith("dictionary")
+              && type instanceof org.apache.spark.sql.types.DecimalType) {
             continue; // Parquet keeps decimals' dictionaries as ints/longs: like INT and LONG
           }
           for (double nulls : new double[] {0, 0.1}) {
             List<WritableColumnVector> batches = batches(kind, type, rows, nulls);
             try {
               ColumnType columnType = SparkTypes.columnType(type);
-              double perValue = measure(batches, columnType, rows, false, allocator);
-              double bulk = measure(batches, columnType, rows, true, allocator);
+              double perValue = measure(batches, columnType, rows, false, false, allocator);
+              double bulk = measure(batches, columnType, rows, true,
+                  !kind.equals("dictionary per batch"), allocator);
               System.out.printf("%-11s %-16s %4.0f%%   %19.2f   %9.2f   %5.1f%n", kind, type.sql(),
                   nulls * 100, perValue, bulk, bulk / perValue);
             } finally {
@@ -75,15 +88,17 @@ public final class StagingBench {
 
   /** GB/s of staged bytes: the median of RUNS runs after WARM_UP. */
   private static double measure(List<WritableColumnVector> batches, ColumnType type, int rows,
-      boolean bulk, BufferAllocator allocator) {
+      boolean bulk, boolean perChunk, BufferAllocator allocator) {
     double[] rates = new double[RUNS];
     for (int run = 0; run < WARM_UP + RUNS; run++) {
       long started = System.nanoTime();
       long bytes;
       try (HostColumnBuilder builder = new HostColumnBuilder(type, rows, allocator)) {
+        // A task's decoded dictionary strings for this column, kept across its batches, or none.
+        DictionaryStrings strings = perChunk ? new DictionaryStrings() : null;
         for (WritableColumnVector batch : batches) {
           if (bulk) {
-            SparkColumnReader.append(batch, 0, SPARK_BATCH, type, builder);
+            SparkColumnReader.append(batch, 0, SPARK_BATCH, type, builder, strings);
           } else {
             SparkColumnReader.appendValues(batch, 0, SPARK_BATCH, type, builder);
           }
@@ -102,8 +117,44 @@ public final class StagingBench {
     return rates[RUNS / 2];
   }
 
+  /**
+   * A PLAIN-encoded Parquet dictionary of {@code strings.length} entries of {@code type}: entry i
+   * is 7i (0.5i for DOUBLE), or {@code strings[i]}.
+   */
+  private static org.apache.parquet.column.Dictionary parquetDictionary(DataType type,
+      byte[][] strings) throws IOException {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    ByteBuffer word = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+    for (int i = 0; i < strings.length; i++) {
+      word.clear();
+      if (type == DataTypes.IntegerType || type == DataTypes.DateType) {
+        word.putInt(7 * i);
+      } else if (type == DataTypes.LongType) {
+        word.putLong(7L * i);
+      } else if (type == DataTypes.DoubleType) {
+        word.putDouble(0.5 * i);
+      } else {
+        word.putInt(strings[i].length);
+      }
+      bytes.write(word.array(), 0, word.position());
+      if (type == DataTypes.StringType) {
+        bytes.write(strings[i]);
+      }
+    }
+    DictionaryPage page = new DictionaryPage(BytesInput.from(bytes.toByteArray()),
+        strings.length, Encoding.PLAIN);
+    if (type == DataTypes.IntegerType || type == DataTypes.DateType) {
+      return new PlainValuesDictionary.PlainIntegerDictionary(page);
+    } else if (type == DataTypes.LongType) {
+      return new PlainValuesDictionary.PlainLongDictionary(page);
+    } else if (type == DataTypes.DoubleType) {
+      return new PlainValuesDictionary.PlainDoubleDictionary(page);
+    }
+    return new PlainValuesDictionary.PlainBinaryDictionary(page);
+  }
+
   private static List<WritableColumnVector> batches(String kind, DataType type, int rows,
-      double nulls) {
+      double nulls) throws IOException {
     Random random = new Random(42);
     List<WritableColumnVector> batches = new ArrayList<>();
     byte[][] strings = new byte[1000][];
@@ -111,12 +162,16 @@ public final class StagingBench {
       strings[i] = ("customer#" + (100000 + random.nextInt(900000))).getBytes(
           StandardCharsets.UTF_8);
     }
+    // One Parquet dictionary for every batch, as a column chunk's is; Spark's reader wraps it
+    // anew for each batch it reads (ParquetDictionary), and so does this.
+    org.apache.parquet.column.Dictionary chunk = kind.startsWith("dictionary")
+        ? parquetDictionary(type, strings) : null;
     for (int b = 0; b < rows / SPARK_BATCH; b++) {
       WritableColumnVector v = kind.equals("off-heap")
           ? new OffHeapColumnVector(SPARK_BATCH, type)
           : new OnHeapColumnVector(SPARK_BATCH, type);
-      WritableColumnVector ids = kind.equals("dictionary") ? v.reserveDictionaryIds(SPARK_BATCH)
-          : null;
+      WritableColumnVector ids = kind.startsWith("dictionary")
+          ? v.reserveDictionaryIds(SPARK_BATCH) : null;
       for (int r = 0; r < SPARK_BATCH; r++) {
         if (random.nextDouble() < nulls) {
           v.putNull(r);
@@ -139,32 +194,7 @@ public final class StagingBench {
         }
       }
       if (ids != null) {
-        v.setDictionary(new Dictionary() {
-          @Override
-          public int decodeToInt(int id) {
-            return id * 7;
-          }
-
-          @Override
-          public long decodeToLong(int id) {
-            return id * 7L;
-          }
-
-          @Override
-          public float decodeToFloat(int id) {
-            return id * 0.5f;
-          }
-
-          @Override
-          public double decodeToDouble(int id) {
-            return id * 0.5;
-          }
-
-          @Override
-          public byte[] decodeToBinary(int id) {
-            return strings[id].clone(); // Parquet's Binary.getBytes() copies too
-          }
-        });
+        v.setDictionary(new ParquetDictionary(chunk, false));
       }
       batches.add(v);
     }
