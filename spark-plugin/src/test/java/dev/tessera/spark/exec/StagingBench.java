@@ -34,9 +34,11 @@ import org.apache.spark.sql.types.Decimal;
  * Benchmark (not a test) of staging Spark batches for the device, as HostToDeviceExec does: one
  * core copies Spark vectors of 4,096 rows (Spark's batch) into one staging column of
  * {@code rows} rows, value by value (SparkColumnReader.appendValues, the path before bulk copies)
- * and in bulk (SparkColumnReader.append). Per vector kind (on-heap, off-heap, dictionary-encoded)
- * and type, with no NULLs and with 10%; prints GB/s of staged bytes (values, offsets and
- * validity) per core, the median of 5 runs after 2 warm-ups.
+ * and in bulk (SparkColumnReader.append). Per vector kind (on-heap, off-heap, dictionary-encoded:
+ * one Parquet dictionary of 1,000 entries for every batch, as a column chunk's, its strings
+ * decoded once per task as HostToDeviceExec does, and for strings also "per batch", decoded
+ * afresh for each batch) and type, with no NULLs and with 10%; prints GB/s of staged bytes
+ * (values, offsets and validity) per core, the median of 5 runs after 2 warm-ups.
  *
  * <pre>java -cp ... dev.tessera.spark.exec.StagingBench [rows]</pre>
  */
