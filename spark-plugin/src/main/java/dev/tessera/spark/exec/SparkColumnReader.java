@@ -29,7 +29,8 @@ import org.apache.spark.unsafe.types.UTF8String;
  *       keep;
  *   <li>strings of a writable vector as one copy of their bytes when they lie one after another
  *       (as Parquet and Spark's row-to-column conversion write them), else one copy per string;
- *       strings of a Parquet dictionary decoded once per dictionary entry;
+ *       strings of a Parquet dictionary decoded once per entry and column chunk ({@link
+ *       DictionaryStrings}), then copied in one piece;
  *   <li>NULLs, only where the vector has any: eight rows at a time from a writable vector's
  *       NULL bytes, else once per row.
  * </ul>
