@@ -113,14 +113,14 @@ final class SparkColumnReader {
    */
   private static void copyValues(ColumnVector vector, int from, int count, ColumnType type,
       long to) {
-    Object array = VectorStorage.values(vector, type);
     if (isIntDecimal(type)) {
       // Spark's writable vectors keep a decimal of up to 9 digits as an int
       // (WritableColumnVector.getDecimal); the device column holds longs.
+      Object ints = VectorStorage.values(vector, type);
       if (vector instanceof OffHeapColumnVector o && !o.hasDictionary()) {
         widenInts(null, o.valuesNativeAddress() + 4L * from, count, to);
-      } else if (array != null) {
-        widenInts(array, Platform.INT_ARRAY_OFFSET + 4L * from, count, to);
+      } else if (ints != null) {
+        widenInts(ints, Platform.INT_ARRAY_OFFSET + 4L * from, count, to);
       } else {
         widenInts(vector.getInts(from, count), Platform.INT_ARRAY_OFFSET, count, to);
       }
@@ -133,6 +133,7 @@ final class SparkColumnReader {
       Platform.copyMemory(null, source + (long) width * from, null, to, bytes);
       return;
     }
+    Object array = VectorStorage.values(vector, type);
     if (array != null) {
       Platform.copyMemory(array, VectorStorage.baseOffset(array) + (long) width * from, null, to,
           bytes);
