@@ -8,11 +8,14 @@ import dev.tessera.gpu.join.JoinTableSchema;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 
 /**
@@ -34,6 +37,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private static final int INPUT_OFFSETS = 16;
   private static final int INPUT_WORDS = 32;
   private static final int INPUT_BLOCK_STARTS = 40;
+  /** The unit L2 fetches from device memory: a 128-byte line (four 32-byte sectors). */
+  private static final int L2_LINE_BYTES = 128;
   // program.cuh JoinTableView (CudaHashJoin writes it; JoinTableAbiTest checks these offsets).
   private static final int TABLE_VIEW_BYTES = 128;
   private static final int TABLE_KEYS = 0;
@@ -391,6 +396,69 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
           dforValues.put(column, tiles.dforTile(words, blockStarts, tileOffset, numTileItems,
               inputs.get(column).referenceWords()));
         }
+      }
+    }
+  }
+
+  /**
+   * The plain input columns {@code instructions} load (LOAD_COLUMN), in column order: those a
+   * tile can ask L2 for as one range ({@link #prefetchTile}).
+   */
+  SortedSet<Integer> plainColumnsLoaded(BitSet instructions) {
+    SortedSet<Integer> loaded = new TreeSet<>();
+    BitSet loads = columnLoads(instructions);
+    for (int i = loads.nextSetBit(0); i >= 0; i = loads.nextSetBit(i + 1)) {
+      if (inputs.get(word(i, 2)).encoding() == Encoding.PLAIN) {
+        loaded.add(word(i, 2));
+      }
+    }
+    return loaded;
+  }
+
+  /**
+   * Asks L2 for the tile's lines of the plain columns {@code columns} (fixed-width values, a
+   * string column's offsets) where {@code when} (a .pred) holds, without waiting for them:
+   * thread t asks for the t-th line of each column's tile range, then every
+   * {@code blockThreads}-th after it. Validity bitmaps (an eighth of a line per 1,024 rows) are
+   * left to the loads.
+   *
+   * @param tileOffset the tile's first row (.b64)
+   * @param numTileItems the tile's rows (.b32)
+   * @param tileItems the most rows a tile has
+   */
+  void prefetchTile(Collection<Integer> columns, String thread, int blockThreads,
+      String tileOffset, String numTileItems, int tileItems, String when) {
+    String base = global(loadParam("u64", "inputs"));
+    String thread64 = b.b64();
+    b.op("cvt.u64.u32 %s, %s", thread64, thread);
+    String items64 = b.b64();
+    b.op("cvt.u64.u32 %s, %s", items64, numTileItems);
+    for (int c : columns) {
+      InputSpec spec = inputs.get(c);
+      if (spec.encoding() != Encoding.PLAIN) {
+        throw new IllegalArgumentException("column " + c + " is " + spec.encoding()
+            + ", not one range of plain values");
+      }
+      String descriptor = b.b64();
+      b.op("add.s64 %s, %s, %d", descriptor, base, (long) INPUT_COLUMN_BYTES * c);
+      int width = spec.type().isString() ? Integer.BYTES : spec.type().id().width();
+      String data = field(descriptor, spec.type().isString() ? INPUT_OFFSETS : INPUT_DATA);
+      String bytes = b.b64();
+      b.op("mul.lo.s64 %s, %s, %d", bytes, items64, width);
+      String first = b.b64();
+      b.op("mad.lo.s64 %s, %s, %d, %s", first, tileOffset, width, data);
+      int linesPerRound = L2_LINE_BYTES * blockThreads;
+      int rounds = (tileItems * width + linesPerRound - 1) / linesPerRound;
+      for (int r = 0; r < rounds; r++) {
+        String offset = b.b64();
+        b.op("mad.lo.s64 %s, %s, %d, %d", offset, thread64, L2_LINE_BYTES,
+            (long) r * linesPerRound);
+        String inside = b.pred();
+        b.op("setp.lt.s64 %s, %s, %s", inside, offset, bytes);
+        b.op("and.pred %s, %s, %s", inside, inside, when);
+        String address = b.b64();
+        b.op("add.s64 %s, %s, %s", address, first, offset);
+        b.op("@%s prefetch.global.L2 [%s]", inside, address);
       }
     }
   }

@@ -1,0 +1,101 @@
+package dev.tessera.gpu.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tessera.gpu.codec.Encoding;
+import dev.tessera.gpu.codegen.CodegenUnsupportedException;
+import dev.tessera.gpu.codegen.FilterProjectGenerator;
+import dev.tessera.gpu.codegen.InputSpec;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.expr.Comparison;
+import dev.tessera.gpu.expr.Opcode;
+import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.expr.ProgramBuilder;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Which columns a generated filter-project kernel asks L2 for before its look-back: the plain
+ * columns only the outputs read, not the filter's (loaded already) and not encoded ones (decoded
+ * from dependent reads). Whether the kernel's results stay right is the CUDA suites' job; this
+ * checks the PTX.
+ */
+class FilterProjectPrefetchTest {
+  private static final Pattern COLUMN_FIELD =
+      Pattern.compile("add\\.s64 (%rd\\d+), %rd\\d+, (\\d+);\\s*\\n\\s*ld\\.global\\.nc\\.u64 "
+          + "(%rd\\d+), \\[\\1\\+(\\d+)\\];");
+
+  @Test
+  void theOutputsOwnPlainColumnsAreAskedForAfterTheBlockScan() throws Exception {
+    String ptx = ptx(List.of(plain(ColumnType.LONG), plain(ColumnType.INT),
+        plain(ColumnType.DOUBLE)));
+    String prefetching = prefetchSection(ptx);
+    // x (column 0) and d (column 2), each one 8 KiB range of an 8-item tile: 64 lines, one round
+    // of 128 threads; y (column 1) is the filter's.
+    assertEquals(2, count(prefetching, "prefetch.global.L2"), prefetching);
+    assertEquals(List.of(0, 2), columnsRead(prefetching));
+    assertTrue(ptx.indexOf("prefetch.global.L2") > ptx.indexOf("positions: block scan"),
+        "asked for before the block scan, where the tile's kept rows are not known");
+  }
+
+  @Test
+  void encodedAndFilterColumnsAreNotAskedFor() throws Exception {
+    String ptx = ptx(List.of(new InputSpec(ColumnType.LONG, Encoding.FOR, false),
+        plain(ColumnType.INT), new InputSpec(ColumnType.DOUBLE, Encoding.FOR, false)));
+    assertEquals(0, count(ptx, "prefetch"), "GPU-FOR columns are not one range of values");
+  }
+
+  @Test
+  void aTileKeepingFewRowsAsksForNothing() throws Exception {
+    String prefetching = prefetchSection(ptx(List.of(plain(ColumnType.LONG),
+        plain(ColumnType.INT), plain(ColumnType.DOUBLE))));
+    // The tile's kept count times 8 against its rows, and-ed into every prefetch's predicate.
+    assertTrue(prefetching.contains("mul.lo.u32"), prefetching);
+    assertEquals(2, count(prefetching, "and.pred"), prefetching);
+  }
+
+  private static InputSpec plain(ColumnType type) {
+    return new InputSpec(type, Encoding.PLAIN, false);
+  }
+
+  /** FilterProjectBench's program: x * 3 + y, d * 2.0 WHERE y % 10 < 5. */
+  private static String ptx(List<InputSpec> inputs) throws CodegenUnsupportedException {
+    ProgramBuilder b = new ProgramBuilder(List.of(ColumnType.LONG, ColumnType.INT,
+        ColumnType.DOUBLE), false);
+    int x = b.loadColumn(0);
+    int y = b.loadColumn(1);
+    int d = b.loadColumn(2);
+    int sum = b.emitNew(Opcode.ADD_INT, b.emitNew(Opcode.MUL_INT, x, b.loadConstant(3), 64), y,
+        64);
+    int twice = b.emitNew(Opcode.MUL_F64, d, b.loadConstant(Double.doubleToRawLongBits(2.0)), 0);
+    int keep = b.emitNew(Opcode.CMP_INT, b.emitNew(Opcode.REM_INT, y, b.loadConstant(10), 32),
+        b.loadConstant(5), Comparison.LT.code());
+    Program program = b.build(keep, List.of(new Program.Output(sum, ColumnType.LONG),
+        new Program.Output(twice, ColumnType.DOUBLE)));
+    return FilterProjectGenerator.generate(program, inputs).ptx();
+  }
+
+  /** From the block scan's total to the look-back. */
+  private static String prefetchSection(String ptx) {
+    int from = ptx.indexOf("ld.shared.u32", ptx.indexOf("positions: block scan"));
+    int to = ptx.indexOf("lookback_prefix", from);
+    return ptx.substring(from, to < 0 ? ptx.length() : to);
+  }
+
+  /** The input columns whose descriptor fields {@code ptx} reads (descriptor offset / 48). */
+  private static List<Integer> columnsRead(String ptx) {
+    List<Integer> columns = new java.util.ArrayList<>();
+    Matcher m = COLUMN_FIELD.matcher(ptx);
+    while (m.find()) {
+      columns.add(Integer.parseInt(m.group(2)) / 48);
+    }
+    return columns;
+  }
+
+  private static int count(String text, String what) {
+    return text.split(Pattern.quote(what), -1).length - 1;
+  }
+}
