@@ -18,12 +18,13 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * Which columns a generated filter-project kernel asks L2 for before its look-back: the plain
- * columns only the outputs read, not the filter's (loaded already) and not encoded ones (decoded
- * from dependent reads). Whether the kernel's results stay right is the CUDA suites' job; this
- * checks the PTX.
+ * When a generated filter-project kernel reads its columns: which it asks L2 for before its
+ * look-back (the plain columns only the outputs read, not the filter's, loaded already, and not
+ * encoded ones, decoded from dependent reads), and that the outputs' loads of a group of items
+ * come before any of them is used. Whether the kernel's results stay right is the CUDA suites'
+ * job; this checks the PTX.
  */
-class FilterProjectPrefetchTest {
+class FilterProjectLoadOrderTest {
   private static final Pattern COLUMN_FIELD =
       Pattern.compile("add\\.s64 (%rd\\d+), %rd\\d+, (\\d+);\\s*\\n\\s*ld\\.global\\.nc\\.u64 "
           + "(%rd\\d+), \\[\\1\\+(\\d+)\\];");
@@ -55,6 +56,24 @@ class FilterProjectPrefetchTest {
     // The tile's kept count times 8 against its rows, and-ed into every prefetch's predicate.
     assertTrue(prefetching.contains("mul.lo.u32"), prefetching);
     assertEquals(2, count(prefetching, "and.pred"), prefetching);
+  }
+
+  @Test
+  void theOutputsLoadsOfFiveItemsComeBeforeTheirUse() throws Exception {
+    String ptx = ptx(List.of(plain(ColumnType.LONG), plain(ColumnType.INT),
+        plain(ColumnType.DOUBLE)));
+    // x, y and d hold 6 registers an item: 5 items' loads fit in 32.
+    int firstUse = ptx.indexOf("// item 0: the outputs\n");
+    int fifthUse = ptx.indexOf("// item 4: the outputs\n");
+    assertTrue(firstUse > 0 && fifthUse > firstUse, "no outputs of items 0 and 4");
+    for (int item = 0; item < 5; item++) {
+      int loads = ptx.indexOf("// item " + item + ": the outputs' loads");
+      assertTrue(loads > 0 && loads < firstUse, "item " + item + "'s loads after item 0's use");
+    }
+    int sixthLoads = ptx.indexOf("// item 5: the outputs' loads");
+    assertTrue(sixthLoads > fifthUse, "item 5's loads come with the next group");
+    String firstItemsLoads = ptx.substring(ptx.indexOf("// item 0: the outputs' loads"), firstUse);
+    assertEquals(15, count(firstItemsLoads, "ld.global.nc"), firstItemsLoads);
   }
 
   private static InputSpec plain(ColumnType type) {
