@@ -447,12 +447,12 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       b.op("mul.lo.s64 %s, %s, %d", bytes, items64, width);
       String first = b.b64();
       b.op("mad.lo.s64 %s, %s, %d, %s", first, tileOffset, width, data);
-      int linesPerRound = L2_LINE_BYTES * blockThreads;
-      int rounds = (tileItems * width + linesPerRound - 1) / linesPerRound;
+      int bytesPerRound = L2_LINE_BYTES * blockThreads;
+      int rounds = (tileItems * width + bytesPerRound - 1) / bytesPerRound;
       for (int r = 0; r < rounds; r++) {
         String offset = b.b64();
         b.op("mad.lo.s64 %s, %s, %d, %d", offset, thread64, L2_LINE_BYTES,
-            (long) r * linesPerRound);
+            (long) r * bytesPerRound);
         String inside = b.pred();
         b.op("setp.lt.s64 %s, %s, %s", inside, offset, bytes);
         b.op("and.pred %s, %s, %s", inside, inside, when);
