@@ -5,9 +5,10 @@
                                        median of gpu__time_duration.sum (in launch order)
   ncu_tables.py fused CSV QUERY        the fused aggregate kernel of SSB query QUERY among the
                                        QUERIES the run ran (env QUERIES, comma-separated)
-  ncu_tables.py hotspots SOURCE_CSV    the SASS instructions with the most warp stall samples,
-                                       and the share of samples and executed instructions per
-                                       stretch of 50 (ncu -i R --page source --csv --print-source sass)
+  ncu_tables.py hotspots SOURCE_CSV    the shares of the stall reasons, the SASS instructions with
+                                       the most warp stall samples (and their main reason), and the
+                                       share of samples and executed instructions per stretch of 50
+                                       (ncu -i R --page source --csv --print-source sass)
 """
 import csv
 import os
@@ -80,8 +81,17 @@ def hotspots(path):
     instructions = sum(num(r, executed) for r in data) or 1
     print("%d stall samples, %d warp instructions executed, %d SASS instructions" % (
         total, instructions, len(data)))
+    # Per stall reason (ncu's stall_* columns, the "(Not Issued)" copies left out).
+    reasons = [(c, name[len("stall_"):]) for c, name in enumerate(head)
+               if name.startswith("stall_") and "(" not in name]
+    by_reason = {name: sum(num(r, c) for r in data) for c, name in reasons}
+    reason_total = sum(by_reason.values()) or 1
+    print("by stall reason: " + ", ".join("%s %.1f%%" % (name, 100 * v / reason_total)
+          for name, v in sorted(by_reason.items(), key=lambda kv: -kv[1]) if v / reason_total >= 0.01))
     for i in sorted(range(len(data)), key=lambda i: -num(data[i], samples))[:25]:
-        print("%5.1f%%  %5d  %s" % (100 * num(data[i], samples) / total, i, data[i][source]))
+        top = max(reasons, key=lambda cn: num(data[i], cn[0]), default=(None, ""))
+        print("%5.1f%%  %5d  %-14s %s" % (100 * num(data[i], samples) / total, i, top[1],
+                                          data[i][source]))
     print("per 50 instructions: samples, executed")
     for s in range(0, len(data), 50):
         part = data[s:s + 50]
