@@ -77,7 +77,11 @@ public final class FilterProjectBench {
     }
   }
 
-  private static Program program() {
+  /**
+   * The benchmark's program: x * 3 + y, d * 2.0 WHERE y % 10 < 5 over (LONG x, INT y, DOUBLE d).
+   * FilterProjectLoadOrderTest checks the order of its kernel's loads.
+   */
+  public static Program program() {
     ProgramBuilder b = new ProgramBuilder(List.of(ColumnType.LONG, ColumnType.INT,
         ColumnType.DOUBLE), false);
     int x = b.loadColumn(0);

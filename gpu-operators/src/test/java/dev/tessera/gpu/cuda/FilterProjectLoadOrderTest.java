@@ -3,15 +3,12 @@ package dev.tessera.gpu.cuda;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tessera.gpu.bench.FilterProjectBench;
 import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.codegen.CodegenUnsupportedException;
 import dev.tessera.gpu.codegen.FilterProjectGenerator;
 import dev.tessera.gpu.codegen.InputSpec;
 import dev.tessera.gpu.column.ColumnType;
-import dev.tessera.gpu.expr.Comparison;
-import dev.tessera.gpu.expr.Opcode;
-import dev.tessera.gpu.expr.Program;
-import dev.tessera.gpu.expr.ProgramBuilder;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -80,21 +77,9 @@ class FilterProjectLoadOrderTest {
     return new InputSpec(type, Encoding.PLAIN, false);
   }
 
-  /** FilterProjectBench's program: x * 3 + y, d * 2.0 WHERE y % 10 < 5. */
+  /** FilterProjectBench's kernel over {@code inputs}. */
   private static String ptx(List<InputSpec> inputs) throws CodegenUnsupportedException {
-    ProgramBuilder b = new ProgramBuilder(List.of(ColumnType.LONG, ColumnType.INT,
-        ColumnType.DOUBLE), false);
-    int x = b.loadColumn(0);
-    int y = b.loadColumn(1);
-    int d = b.loadColumn(2);
-    int sum = b.emitNew(Opcode.ADD_INT, b.emitNew(Opcode.MUL_INT, x, b.loadConstant(3), 64), y,
-        64);
-    int twice = b.emitNew(Opcode.MUL_F64, d, b.loadConstant(Double.doubleToRawLongBits(2.0)), 0);
-    int keep = b.emitNew(Opcode.CMP_INT, b.emitNew(Opcode.REM_INT, y, b.loadConstant(10), 32),
-        b.loadConstant(5), Comparison.LT.code());
-    Program program = b.build(keep, List.of(new Program.Output(sum, ColumnType.LONG),
-        new Program.Output(twice, ColumnType.DOUBLE)));
-    return FilterProjectGenerator.generate(program, inputs).ptx();
+    return FilterProjectGenerator.generate(FilterProjectBench.program(), inputs).ptx();
   }
 
   /** From the block scan's total to the look-back. */
