@@ -2,6 +2,7 @@ package dev.tessera.gpu;
 
 import dev.tessera.gpu.agg.HashAggregateKernel;
 import dev.tessera.gpu.join.HashJoinKernel;
+import dev.tessera.gpu.kernels.DictionaryKernel;
 import dev.tessera.gpu.kernels.ProgramKernel;
 import dev.tessera.gpu.kernels.SmokeKernel;
 import dev.tessera.gpu.memory.ArenaPool;
@@ -45,6 +46,9 @@ public interface Backend extends AutoCloseable {
 
   /** The top-k operator ({@code ORDER BY ... LIMIT k}). */
   TopKKernel topKKernel();
+
+  /** Dictionary-encoded columns (ids and entries) decoded into plain ones. */
+  DictionaryKernel dictionaryKernel();
 
   /** Releases the pools and the device. Everything allocated from them must be closed first. */
   @Override

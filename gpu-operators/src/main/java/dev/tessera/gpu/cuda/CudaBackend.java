@@ -6,6 +6,7 @@ import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.PooledBackend;
 import dev.tessera.gpu.RuntimeOptions;
 import dev.tessera.gpu.agg.HashAggregateKernel;
+import dev.tessera.gpu.kernels.DictionaryKernel;
 import dev.tessera.gpu.kernels.ProgramKernel;
 import dev.tessera.gpu.kernels.SmokeKernel;
 import dev.tessera.gpu.memory.ArenaPool;
@@ -93,6 +94,11 @@ public final class CudaBackend extends PooledBackend {
   @Override
   public TopKKernel topKKernel() {
     return new CudaTopK(this);
+  }
+
+  @Override
+  public DictionaryKernel dictionaryKernel() {
+    return new CudaDictionaryDecode(this);
   }
 
   @Override

@@ -6,6 +6,7 @@ import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.PooledBackend;
 import dev.tessera.gpu.RuntimeOptions;
 import dev.tessera.gpu.agg.HashAggregateKernel;
+import dev.tessera.gpu.kernels.DictionaryKernel;
 import dev.tessera.gpu.kernels.ProgramKernel;
 import dev.tessera.gpu.kernels.SmokeKernel;
 import dev.tessera.gpu.memory.ArenaPool;
@@ -76,6 +77,11 @@ public final class HostReferenceBackend extends PooledBackend {
   @Override
   public TopKKernel topKKernel() {
     return new HostTopK();
+  }
+
+  @Override
+  public DictionaryKernel dictionaryKernel() {
+    return new HostDictionaryDecode();
   }
 
   /** Off-heap chunks, over-allocated so the pool gets 256-byte aligned addresses. */
