@@ -143,6 +143,57 @@ class FilterProjectSuite extends AnyFunSuite with GpuQueryTest {
     try checkGpu(cached.filter("l > 0").selectExpr("l % 97", "d")) finally cached.unpersist()
   }
 
+  test("Parquet dictionary-encoded columns uploaded as ids and decoded on the device") {
+    // Columns of few distinct values (Parquet writes them dictionary-encoded, and Spark hands
+    // them over as ids) of every type Spark decodes lazily, with NULLs, NaN, -0.0 and negative
+    // values; one of distinct values (written plain); small row groups (a dictionary each) and
+    // small reader batches, so that one staged batch holds several dictionaries; and a second
+    // file with a small dictionary page, whose chunks fall back to plain pages partway through.
+    val dir = java.nio.file.Files.createTempDirectory("tessera-dictionary").toString
+    val data = spark.range(0, 20000, 1, 1).selectExpr(
+      "CAST(IF(id % 13 = 5, NULL, id % 7 - 3) AS BYTE) AS y",
+      "CAST(IF(id % 11 = 5, NULL, (id % 50) * 1000 - 25000) AS SHORT) AS h",
+      "CAST(IF(id % 9 = 5, NULL, (id % 97) * 22000000 - 1000000000) AS INT) AS i",
+      "IF(id % 7 = 5, NULL, (id % 31) * 300000000000 - 4000000000000) AS l",
+      "CAST(IF(id % 10 = 5, NULL, CASE id % 5 WHEN 0 THEN 'NaN' WHEN 1 THEN '-0.0'" +
+        " ELSE CAST((id % 40) / 8.0 AS STRING) END) AS FLOAT) AS f",
+      "CAST(IF(id % 8 = 5, NULL, CASE id % 6 WHEN 0 THEN 'NaN' WHEN 1 THEN '-0.0'" +
+        " ELSE CAST((id % 60) * -1.5 AS STRING) END) AS DOUBLE) AS d",
+      "IF(id % 12 = 5, NULL, date_add(DATE'1999-12-01', CAST(id % 40 AS INT))) AS dt",
+      "IF(id % 15 = 5, NULL, TIMESTAMP'2020-01-01 00:00:00' + make_interval(0, 0, 0, 0," +
+        " CAST(id % 24 AS INT))) AS ts",
+      "CAST(IF(id % 14 = 5, NULL, (id % 25) / 4 - 3) AS DECIMAL(7, 2)) AS dec7",
+      "CAST((id % 45) * 1000.125 AS DECIMAL(15, 3)) AS dec15",
+      "CAST(id AS INT) AS distinct_i",
+      "CAST(id % 3000 AS INT) AS mid_i")
+    def query = spark.read.parquet(s"$dir/a", s"$dir/b").filter("i > -900000000 OR i IS NULL")
+      .selectExpr("y", "h + 1", "i - 1", "l", "f", "d * 2", "dt", "ts", "dec7 * 2", "dec15",
+        "distinct_i", "mid_i")
+    def decodedColumns(df: DataFrame): Long = nodes(finalPlan(df)).collectFirst {
+      case h: dev.tessera.spark.exec.HostToDeviceExec => h
+    }.get.metrics()("dictionaryColumnsDecoded").value
+    // INT64 timestamps and dates read without rebasing: Spark decodes those lazily too.
+    withConf("spark.sql.parquet.outputTimestampType" -> "TIMESTAMP_MICROS") {
+      withConf("spark.sql.parquet.datetimeRebaseModeInRead" -> "CORRECTED") {
+        data.write.mode("overwrite").option("parquet.block.size", "65536").parquet(s"$dir/a")
+        data.write.mode("overwrite").option("parquet.block.size", "65536")
+          .option("parquet.dictionary.page.size", "512").parquet(s"$dir/b")
+        withConf("spark.tessera.upload.dictionaryIds.enabled" -> "true") {
+          withConf("spark.sql.parquet.columnarReaderBatchSize" -> "700") {
+            for (offHeap <- Seq("false", "true")) {
+              withConf("spark.sql.columnVector.offheap.enabled" -> offHeap) {
+                assert(decodedColumns(checkGpu(query)) > 0,
+                  s"no column was decoded on the device (off-heap $offHeap)")
+              }
+            }
+          }
+        }
+        // Off (the default): the same query, every value staged as Spark decodes it.
+        assert(decodedColumns(checkGpu(query)) == 0)
+      }
+    }
+  }
+
   test("with adaptive execution off, and around a shuffle") {
     withConf("spark.sql.adaptive.enabled" -> "false") {
       checkGpu(sql("SELECT i + 1 AS a FROM t WHERE i > 5"))

@@ -85,6 +85,19 @@ class MemoryPressureSuite extends AnyFunSuite with GpuQueryTest {
     }
   }
 
+  test("device cap 64 KiB: Parquet dictionary ids sent in halves with their dictionaries") {
+    withCaps("spark.tessera.memory.deviceCapBytes" -> (64 * KiB).toString,
+      "spark.tessera.upload.dictionaryIds.enabled" -> "true") {
+      val dir = java.nio.file.Files.createTempDirectory("tessera-dictionary-pressure").toString
+      spark.range(0, 80000, 1, 2).selectExpr("CAST(id % 37 AS INT) AS a",
+        "IF(id % 9 = 4, NULL, id % 101 * 1000000007) AS b", "CAST(id % 13 AS DOUBLE) / 4 AS c")
+        .write.mode("overwrite").parquet(dir)
+      val df = checkGpu(spark.read.parquet(dir).filter("a % 2 = 0").selectExpr("a", "b", "c * 3"))
+      assert(metric(df, "dictionaryColumnsDecoded") > 0)
+      assert(metric(df, "memorySplits") > 0)
+    }
+  }
+
   test("device cap 16 MiB with 256 KiB batches") {
     withCaps("spark.tessera.memory.deviceCapBytes" -> (16 * MiB).toString,
       "spark.tessera.batchSizeBytes" -> (256 * KiB).toString)(all())

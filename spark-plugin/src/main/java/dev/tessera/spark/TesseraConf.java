@@ -73,6 +73,15 @@ public final class TesseraConf {
           .check(v -> v > 0, "greater than 0")
           .createWithDefault(128L << 20));
 
+  public static final ConfEntry<Boolean> UPLOAD_DICTIONARY_IDS = REGISTRY.register(
+      ConfEntry.key("spark.tessera.upload.dictionaryIds.enabled")
+          .doc("Whether a fixed-width column that Spark's Parquet reader hands over"
+              + " dictionary-encoded is uploaded as its dictionary ids and entries and decoded on"
+              + " the device, instead of Spark decoding every value on the CPU as it is staged."
+              + " Off by default until its CUDA path has run on a GPU.")
+          .booleanConf()
+          .createWithDefault(false));
+
   public static final ConfEntry<Long> DEVICE_CAP_BYTES = REGISTRY.register(
       ConfEntry.key("spark.tessera.memory.deviceCapBytes")
           .doc("The most device memory Tessera's pool may take on each GPU. 0 means automatic:"

@@ -19,6 +19,7 @@ final class ExecMetrics {
   static final String TRANSFER_TIME = "transferTime";
   static final String GPU_WAIT_TIME = "gpuWaitTime";
   static final String BYTES_TO_DEVICE = "bytesToDevice";
+  static final String DICTIONARY_COLUMNS = "dictionaryColumnsDecoded";
   static final String BYTES_TO_HOST = "bytesToHost";
   static final String BYTES_READ = "gpuBytesRead";
   static final String TABLE_FLUSHES = "tableFlushes";
@@ -56,6 +57,8 @@ final class ExecMetrics {
             "time waiting for the GPU (other tasks held it: spark.tessera.concurrentGpuTasks)",
             -1L);
         case BYTES_TO_DEVICE -> SQLMetrics.createSizeMetric(sc, "bytes copied host to device", -1L);
+        case DICTIONARY_COLUMNS -> SQLMetrics.createMetric(sc,
+            "columns of a batch sent as dictionary ids and decoded on the device");
         case BYTES_TO_HOST -> SQLMetrics.createSizeMetric(sc, "bytes copied device to host", -1L);
         case BYTES_READ -> SQLMetrics.createSizeMetric(sc, "bytes the GPU kernel read", -1L);
         case TABLE_FLUSHES -> SQLMetrics.createMetric(sc,

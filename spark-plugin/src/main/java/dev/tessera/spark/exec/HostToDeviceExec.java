@@ -24,6 +24,7 @@ import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,20 +38,26 @@ import scala.jdk.javaapi.CollectionConverters;
 public final class HostToDeviceExec extends DeviceInputExec {
   private static final long serialVersionUID = 1L;
   private final long targetBatchBytes;
+  private final boolean dictionaryIds;
 
   /**
    * @param ordinals the child's output columns to upload, in this node's output order
    * @param targetBatchBytes the staging bytes after which a device batch is sent
+   * @param dictionaryIds whether dictionary-encoded fixed-width columns are sent as their ids and
+   *     entries and decoded on the device (spark.tessera.upload.dictionaryIds.enabled)
    */
-  public HostToDeviceExec(SparkPlan child, int[] ordinals, long targetBatchBytes) {
+  public HostToDeviceExec(SparkPlan child, int[] ordinals, long targetBatchBytes,
+      boolean dictionaryIds) {
     super(child, ordinals);
     this.targetBatchBytes = targetBatchBytes;
+    this.dictionaryIds = dictionaryIds;
   }
 
   @Override
   protected String[] metricNames() {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES, ExecMetrics.BYTES_TO_DEVICE,
-        ExecMetrics.INPUT_TIME, ExecMetrics.STAGING_TIME, ExecMetrics.TRANSFER_TIME,
+        ExecMetrics.DICTIONARY_COLUMNS, ExecMetrics.INPUT_TIME, ExecMetrics.STAGING_TIME,
+        ExecMetrics.TRANSFER_TIME,
         ExecMetrics.BATCH_SPLITS, ExecMetrics.MEMORY_WAITS, ExecMetrics.GPU_WAIT_TIME};
   }
 
@@ -67,21 +74,22 @@ public final class HostToDeviceExec extends DeviceInputExec {
     }
     int[] columns = ordinals();
     long target = targetBatchBytes;
+    boolean ids = dictionaryIds;
     Map<String, SQLMetric> m = metricMap();
     return child().executeColumnar().toJavaRDD().mapPartitions(
-        (Iterator<ColumnarBatch> batches) ->
-            (Iterator<ColumnarBatch>) new Uploader(batches, columns, types, attributes, target, m))
+        (Iterator<ColumnarBatch> batches) -> (Iterator<ColumnarBatch>) new Uploader(batches,
+            columns, types, attributes, target, ids, m))
         .rdd();
   }
 
   @Override
   public SparkPlan withNewChildInternal(SparkPlan newChild) {
-    return new HostToDeviceExec(newChild, ordinals(), targetBatchBytes);
+    return new HostToDeviceExec(newChild, ordinals(), targetBatchBytes, dictionaryIds);
   }
 
   @Override
   protected List<Object> arguments() {
-    return List.of(ordinals(), targetBatchBytes);
+    return List.of(ordinals(), targetBatchBytes, dictionaryIds);
   }
 
   @Override
@@ -111,6 +119,11 @@ public final class HostToDeviceExec extends DeviceInputExec {
     private final List<ColumnType> types;
     /** Each string column's dictionary entries decoded so far (Parquet's, shared by batches). */
     private final DictionaryStrings[] strings;
+    /**
+     * Per fixed-width column, its staging as dictionary ids (where enabled and the type allows),
+     * used for a staged batch whose first Spark batch is dictionary-encoded; else null.
+     */
+    private final DictionaryIds[] dictionaryIds;
     private final List<Attribute> attributes;
     private final long targetBytes;
     private final Map<String, SQLMetric> metrics;
@@ -120,7 +133,7 @@ public final class HostToDeviceExec extends DeviceInputExec {
     private ColumnarBatch current;
     private int currentRow;
     /** Staged batches waiting for their upload (halves of one that did not fit), in order. */
-    private final Deque<ColumnBatch<HostColumn>> staged = new ArrayDeque<>();
+    private final Deque<StagedBatch> staged = new ArrayDeque<>();
     /** The most rows a device batch gets: lowered when a batch did not fit. */
     private int maxRows = Integer.MAX_VALUE;
     /**
@@ -134,21 +147,31 @@ public final class HostToDeviceExec extends DeviceInputExec {
     private long inputNanos;
 
     Uploader(Iterator<ColumnarBatch> input, int[] ordinals, List<ColumnType> types,
-        List<Attribute> attributes, long targetBytes, Map<String, SQLMetric> metrics) {
+        List<Attribute> attributes, long targetBytes, boolean stageDictionaryIds,
+        Map<String, SQLMetric> metrics) {
       this.input = input;
       this.ordinals = ordinals;
       this.types = types;
       this.strings = new DictionaryStrings[types.size()];
+      this.dictionaryIds = new DictionaryIds[types.size()];
       for (int c = 0; c < strings.length; c++) {
-        strings[c] = types.get(c).isString() ? new DictionaryStrings() : null;
+        ColumnType type = types.get(c);
+        strings[c] = type.isString() ? new DictionaryStrings() : null;
+        dictionaryIds[c] = stageDictionaryIds && DictionaryIds.stageable(type)
+            ? new DictionaryIds(type, backend.stagingAllocator()) : null;
       }
       this.attributes = attributes;
       this.targetBytes = targetBytes;
       this.metrics = metrics;
       TaskResources.closeAtTaskEnd(stream);
       TaskResources.closeAtTaskEnd(() -> {
-        staged.forEach(ColumnBatch::close);
+        staged.forEach(StagedBatch::close);
         staged.clear();
+        for (DictionaryIds ids : dictionaryIds) {
+          if (ids != null) {
+            ids.close();
+          }
+        }
       });
     }
 
@@ -197,18 +220,12 @@ public final class HostToDeviceExec extends DeviceInputExec {
     }
 
     /** Stages rows from the input up to the target size (and {@link #maxRows}). */
-    private ColumnBatch<HostColumn> stage() {
+    private StagedBatch stage() {
       long started = System.nanoTime();
       long inputBefore = inputNanos;
-      List<HostColumnBuilder> builders = new ArrayList<>(types.size());
+      HostColumnBuilder[] builders = new HostColumnBuilder[types.size()];
       try {
         int initial = (int) Math.min(maxRows, Math.max(1024, lastRows + lastRows / 8L));
-        for (int c = 0; c < types.size(); c++) {
-          long text = lastTextBytes == null ? 8L * initial
-              : lastTextBytes[c] + lastTextBytes[c] / 8;
-          builders.add(new HostColumnBuilder(types.get(c), initial, text,
-              backend.stagingAllocator()));
-        }
         int rows = 0;
         long bytes = 0;
         while (rows < maxRows && (rows == 0 || bytes < targetBytes)) {
@@ -223,32 +240,84 @@ public final class HostToDeviceExec extends DeviceInputExec {
           int left = Math.min(current.numRows() - currentRow, maxRows - rows);
           int chunk = rows == 0 ? Math.min(left, FIRST_CHUNK_ROWS)
               : (int) Math.max(1, Math.min(left, (targetBytes - bytes) / Math.max(1, bytes / rows)));
+          bytes = 0;
           for (int c = 0; c < ordinals.length; c++) {
-            SparkColumnReader.append(current.column(ordinals[c]), currentRow,
-                currentRow + chunk, types.get(c), builders.get(c), strings[c]);
+            bytes += appendChunk(c, current.column(ordinals[c]), currentRow, chunk, initial,
+                builders);
           }
           currentRow += chunk;
           rows += chunk;
-          bytes = 0;
-          for (HostColumnBuilder b : builders) {
-            bytes += b.bytesUsed();
-          }
         }
-        List<HostColumn> columns = new ArrayList<>(builders.size());
-        for (HostColumnBuilder b : builders) {
-          columns.add(b.build());
+        List<HostColumn> columns = new ArrayList<>(types.size());
+        List<HostColumn> dictionaries = new ArrayList<>(types.size());
+        try {
+          for (int c = 0; c < types.size(); c++) {
+            if (dictionaryIds[c] != null && dictionaryIds[c].started()) {
+              HostColumn[] idsAndEntries = dictionaryIds[c].finish();
+              columns.add(idsAndEntries[0]);
+              dictionaries.add(idsAndEntries[1]);
+            } else {
+              columns.add(builder(c, initial, builders).build());
+              dictionaries.add(null);
+            }
+          }
+        } catch (RuntimeException e) {
+          columns.forEach(HostColumn::close);
+          dictionaries.stream().filter(d -> d != null).forEach(HostColumn::close);
+          throw e;
         }
         lastRows = rows;
         lastTextBytes = new long[columns.size()];
         for (int c = 0; c < columns.size(); c++) {
           lastTextBytes[c] = columns.get(c).type().isString() ? columns.get(c).dataBytes() : 0;
         }
-        return new ColumnBatch<>(columns, rows);
+        return new StagedBatch(new ColumnBatch<>(columns, rows), dictionaries);
       } finally {
-        builders.forEach(HostColumnBuilder::close);
+        for (HostColumnBuilder b : builders) {
+          if (b != null) {
+            b.close();
+          }
+        }
+        for (DictionaryIds ids : dictionaryIds) {
+          if (ids != null) {
+            ids.close(); // only a batch that failed is still under way here
+          }
+        }
         long input = inputNanos - inputBefore;
         metrics.get(ExecMetrics.STAGING_TIME).add(System.nanoTime() - started - input);
       }
+    }
+
+    /**
+     * Appends rows [from, from + count) of column {@code c}'s Spark vector to the staged batch:
+     * as dictionary ids where the batch's first rows of the column came dictionary-encoded,
+     * else as values. Returns the column's staging bytes so far.
+     */
+    private long appendChunk(int c, ColumnVector vector, int from, int count, int initial,
+        HostColumnBuilder[] builders) {
+      DictionaryIds ids = dictionaryIds[c];
+      if (ids != null && (ids.started()
+          || builders[c] == null && DictionaryIds.dictionaryEncoded(vector))) {
+        if (!ids.started()) {
+          ids.start(initial);
+        }
+        ids.append(vector, from, count);
+        return ids.bytesUsed();
+      }
+      HostColumnBuilder out = builder(c, initial, builders);
+      SparkColumnReader.append(vector, from, from + count, types.get(c), out, strings[c]);
+      return out.bytesUsed();
+    }
+
+    /** Column {@code c}'s builder of values, made at its first use. */
+    private HostColumnBuilder builder(int c, int initial, HostColumnBuilder[] builders) {
+      if (builders[c] == null) {
+        long text = lastTextBytes == null ? 8L * initial
+            : lastTextBytes[c] + lastTextBytes[c] / 8;
+        builders[c] = new HostColumnBuilder(types.get(c), initial, text,
+            backend.stagingAllocator());
+      }
+      return builders[c];
     }
 
     /** Uploads the first staged batch, splitting it in halves while it does not fit. */
@@ -256,7 +325,7 @@ public final class HostToDeviceExec extends DeviceInputExec {
       GpuAdmission.admitCurrentTask(metrics.get(ExecMetrics.GPU_WAIT_TIME));
       long started = System.nanoTime();
       while (true) {
-        ColumnBatch<HostColumn> host = staged.peekFirst();
+        StagedBatch host = staged.peekFirst();
         ColumnBatch<DeviceColumn> device;
         try {
           device = MemoryPressure.waitingForOthers(backend,
@@ -268,14 +337,14 @@ public final class HostToDeviceExec extends DeviceInputExec {
           split(e);
           int half = host.rowCount() / 2;
           maxRows = Math.max(1, half);
-          ColumnBatch<HostColumn> first = MemoryPressure.waitingForOthers(backend,
+          StagedBatch first = MemoryPressure.waitingForOthers(backend,
               metrics.get(ExecMetrics.MEMORY_WAITS),
-              () -> MemoryPressure.slice(host, 0, half, backend.stagingAllocator()));
-          ColumnBatch<HostColumn> second;
+              () -> host.slice(0, half, backend.stagingAllocator()));
+          StagedBatch second;
           try {
             second = MemoryPressure.waitingForOthers(backend,
-                metrics.get(ExecMetrics.MEMORY_WAITS), () -> MemoryPressure.slice(host, half,
-                    host.rowCount(), backend.stagingAllocator()));
+                metrics.get(ExecMetrics.MEMORY_WAITS),
+                () -> host.slice(half, host.rowCount(), backend.stagingAllocator()));
           } catch (RuntimeException e2) {
             first.close();
             throw e2;
@@ -287,11 +356,7 @@ public final class HostToDeviceExec extends DeviceInputExec {
         }
         staged.removeFirst();
         try (host) {
-          long bytes = 0;
-          for (HostColumn c : host.columns()) {
-            bytes += c.dataBytes();
-          }
-          metrics.get(ExecMetrics.BYTES_TO_DEVICE).add(bytes);
+          metrics.get(ExecMetrics.BYTES_TO_DEVICE).add(host.dataBytes());
           metrics.get(ExecMetrics.TRANSFER_TIME).add(System.nanoTime() - started);
           metrics.get(ExecMetrics.OUTPUT_ROWS).add(host.rowCount());
           metrics.get(ExecMetrics.OUTPUT_BATCHES).add(1);
@@ -300,16 +365,53 @@ public final class HostToDeviceExec extends DeviceInputExec {
       }
     }
 
-    private ColumnBatch<DeviceColumn> toDevice(ColumnBatch<HostColumn> host) {
+    /**
+     * The staged batch on the device: its columns copied, and each column staged as dictionary
+     * ids decoded there from its entries.
+     */
+    private ColumnBatch<DeviceColumn> toDevice(StagedBatch host) {
       ColumnBatch<DeviceColumn> device =
-          ColumnTransfer.toDeviceAsync(host, backend.deviceMemory(), stream);
+          ColumnTransfer.toDeviceAsync(host.columns(), backend.deviceMemory(), stream);
+      List<DeviceColumn> entries = new ArrayList<>();
       try {
+        for (int c = 0; c < types.size(); c++) {
+          if (host.dictionary(c) != null) {
+            entries.add(ColumnTransfer.toDeviceAsync(host.dictionary(c), backend.deviceMemory(),
+                stream));
+          }
+        }
         stream.synchronize(); // the staging buffers may be released after this
+        return entries.isEmpty() ? device : decoded(host, device, entries);
       } catch (RuntimeException e) {
         device.close();
         throw e;
+      } finally {
+        entries.forEach(DeviceColumn::close);
       }
-      return device;
+    }
+
+    /**
+     * {@code device} with each column that holds dictionary ids replaced by its values, decoded
+     * from {@code entries} (in column order); closes {@code device}'s id columns.
+     */
+    private ColumnBatch<DeviceColumn> decoded(StagedBatch host, ColumnBatch<DeviceColumn> device,
+        List<DeviceColumn> entries) {
+      List<DeviceColumn> ids = new ArrayList<>(entries.size());
+      for (int c = 0; c < types.size(); c++) {
+        if (host.dictionary(c) != null) {
+          ids.add(device.column(c));
+        }
+      }
+      ColumnBatch<DeviceColumn> values = backend.dictionaryKernel().decode(ids, entries,
+          device.rowCount(), backend.deviceMemory(), stream);
+      List<DeviceColumn> columns = new ArrayList<>(types.size());
+      int next = 0;
+      for (int c = 0; c < types.size(); c++) {
+        columns.add(host.dictionary(c) != null ? values.column(next++) : device.column(c));
+      }
+      ids.forEach(DeviceColumn::close);
+      metrics.get(ExecMetrics.DICTIONARY_COLUMNS).add(entries.size());
+      return new ColumnBatch<>(columns, device.rowCount());
     }
 
     private void split(PoolExhaustedException e) {

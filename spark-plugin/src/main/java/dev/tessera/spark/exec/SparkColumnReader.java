@@ -162,7 +162,7 @@ final class SparkColumnReader {
    * The NULL rows among [from, from + count), bit i of the words for row from + i: from a
    * writable vector's NULL bytes eight rows at a time, else row by row.
    */
-  private static long[] nullRows(ColumnVector vector, int from, int count) {
+  static long[] nullRows(ColumnVector vector, int from, int count) {
     long[] nullRows = new long[(count + 63) >>> 6];
     if (!VectorStorage.nullBits(vector, from, count, nullRows)) {
       for (int i = 0; i < count; i++) {

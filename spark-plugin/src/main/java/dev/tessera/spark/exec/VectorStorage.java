@@ -119,6 +119,15 @@ final class VectorStorage {
     return dictionary;
   }
 
+  /**
+   * The entries of the Parquet column chunk's dictionary behind {@code dictionary} ({@link
+   * #entriesSource}), or -1 where it is not one (its size is then unknown here).
+   */
+  static int entryCount(Dictionary dictionary) {
+    return entriesSource(dictionary) instanceof org.apache.parquet.column.Dictionary parquet
+        ? parquet.getMaxId() + 1 : -1;
+  }
+
   /** The offset of element 0 in {@code array} (one of {@link #values}' arrays), for Platform. */
   static long baseOffset(Object array) {
     if (array instanceof byte[]) {

@@ -133,8 +133,7 @@ public final class TesseraColumnarRule extends ColumnarRule {
   private final class PostTransitions extends Rule<SparkPlan> {
     @Override
     public SparkPlan apply(SparkPlan plan) {
-      return Transitions.insert(plan,
-          () -> TesseraConf.from(session.sessionState().conf()).batchSizeBytes());
+      return Transitions.insert(plan, () -> TesseraConf.from(session.sessionState().conf()));
     }
   }
 }

@@ -1,12 +1,13 @@
 package dev.tessera.spark.rewrite;
 
+import dev.tessera.spark.TesseraConf;
 import dev.tessera.spark.exec.DeviceToHostExec;
 import dev.tessera.spark.exec.HostToDeviceExec;
 import dev.tessera.spark.exec.TesseraCacheScanExec;
 import dev.tessera.spark.exec.TesseraPipelineExec;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.apache.spark.sql.execution.ColumnarToRowExec;
 import org.apache.spark.sql.execution.RowToColumnarExec;
 import org.apache.spark.sql.execution.SparkPlan;
@@ -31,16 +32,16 @@ final class Transitions {
   private Transitions() {}
 
   /**
-   * @param batchBytes the target size of an uploaded batch (read only if there is an upload)
+   * @param settings the session's settings, for an upload's (read only if there is an upload)
    */
-  static SparkPlan insert(SparkPlan node, LongSupplier batchBytes) {
+  static SparkPlan insert(SparkPlan node, Supplier<TesseraConf> settings) {
     List<SparkPlan> children = CollectionConverters.asJava(node.children());
     List<SparkPlan> inserted = new ArrayList<>(children.size());
     boolean changed = false;
     for (int i = 0; i < children.size(); i++) {
-      SparkPlan child = insert(children.get(i), batchBytes);
+      SparkPlan child = insert(children.get(i), settings);
       if (node instanceof TesseraPipelineExec gpu) {
-        child = i == 0 ? deviceInput(gpu, child, batchBytes) : buildSide(child);
+        child = i == 0 ? deviceInput(gpu, child, settings) : buildSide(child);
       }
       changed |= child != children.get(i);
       inserted.add(child);
@@ -54,7 +55,7 @@ final class Transitions {
   }
 
   private static SparkPlan deviceInput(TesseraPipelineExec gpu, SparkPlan input,
-      LongSupplier batchBytes) {
+      Supplier<TesseraConf> settings) {
     if (gpu.readsDeviceBatches() || input instanceof HostToDeviceExec
         || input instanceof TesseraCacheScanExec) {
       return input;
@@ -65,7 +66,9 @@ final class Transitions {
     }
     SparkPlan host = input instanceof TesseraPipelineExec
         ? new RowToColumnarExec(new DeviceToHostExec(input)) : input;
-    return new HostToDeviceExec(host, gpu.uploadOrdinals(), batchBytes.getAsLong());
+    TesseraConf conf = settings.get();
+    return new HostToDeviceExec(host, gpu.uploadOrdinals(), conf.batchSizeBytes(),
+        conf.get(TesseraConf.UPLOAD_DICTIONARY_IDS));
   }
 
   private static SparkPlan buildSide(SparkPlan build) {

@@ -38,7 +38,10 @@ import org.apache.spark.sql.types.Decimal;
  * one Parquet dictionary of 1,000 entries for every batch, as a column chunk's, its strings
  * decoded once per task as HostToDeviceExec does, and for strings also "per batch", decoded
  * afresh for each batch) and type, with no NULLs and with 10%; prints GB/s of staged bytes
- * (values, offsets and validity) per core, the median of 5 runs after 2 warm-ups.
+ * (values, offsets and validity) per core, the median of 5 runs after 2 warm-ups. For
+ * dictionary-encoded fixed-width columns also "as ids": staged as their dictionary ids and
+ * entries (DictionaryIds, spark.tessera.upload.dictionaryIds.enabled), in GB/s of the values
+ * the bulk path stages for the same rows.
  *
  * <pre>java -cp ... dev.tessera.spark.exec.StagingBench [rows]</pre>
  */
@@ -55,7 +58,8 @@ public final class StagingBench {
         DataTypes.DoubleType, DataTypes.DateType, DataTypes.createDecimalType(7, 2),
         DataTypes.createDecimalType(15, 2), DataTypes.StringType);
     System.out.printf("staging %,d rows in Spark batches of %,d, one core%n", rows, SPARK_BATCH);
-    System.out.println("vector      type             nulls   value by value GB/s   bulk GB/s   x");
+    System.out.println("vector      type             nulls   value by value GB/s   bulk GB/s"
+        + "   x       as ids GB/s");
     // The host reference backend's staging allocator: a pool whose memory is reused, as the
     // plugin's pinned staging is (a fresh allocation per run would time the kernel's page faults).
     try (Backend backend = Backends.open(BackendKind.HOST_REFERENCE,
@@ -77,8 +81,11 @@ public final class StagingBench {
               double perValue = measure(batches, columnType, rows, false, false, allocator);
               double bulk = measure(batches, columnType, rows, true,
                   !kind.equals("dictionary per batch"), allocator);
-              System.out.printf("%-11s %-16s %4.0f%%   %19.2f   %9.2f   %5.1f%n", kind, type.sql(),
-                  nulls * 100, perValue, bulk, bulk / perValue);
+              String ids = kind.equals("dictionary") && DictionaryIds.stageable(columnType)
+                  ? String.format("%10.2f", measureIds(batches, columnType, rows, allocator))
+                  : "         -";
+              System.out.printf("%-11s %-16s %4.0f%%   %19.2f   %9.2f   %5.1f   %s%n", kind,
+                  type.sql(), nulls * 100, perValue, bulk, bulk / perValue, ids);
             } finally {
               batches.forEach(WritableColumnVector::close);
             }
@@ -113,6 +120,41 @@ public final class StagingBench {
       double seconds = (System.nanoTime() - started) / 1e9;
       if (run >= WARM_UP) {
         rates[run - WARM_UP] = bytes / seconds / 1e9;
+      }
+    }
+    Arrays.sort(rates);
+    return rates[RUNS / 2];
+  }
+
+  /**
+   * Staging a dictionary-encoded column as its ids and entries (DictionaryIds, decoded on the
+   * device later): GB/s of the values and validity the bulk path stages for the same rows, so
+   * the two rates compare; the median of RUNS runs after WARM_UP.
+   */
+  private static double measureIds(List<WritableColumnVector> batches, ColumnType type, int rows,
+      BufferAllocator allocator) {
+    long valueBytes;
+    try (HostColumnBuilder builder = new HostColumnBuilder(type, rows, allocator)) {
+      for (WritableColumnVector batch : batches) {
+        SparkColumnReader.append(batch, 0, SPARK_BATCH, type, builder, null);
+      }
+      valueBytes = builder.bytesUsed();
+    }
+    double[] rates = new double[RUNS];
+    for (int run = 0; run < WARM_UP + RUNS; run++) {
+      long started = System.nanoTime();
+      try (DictionaryIds ids = new DictionaryIds(type, allocator)) {
+        ids.start(rows);
+        for (WritableColumnVector batch : batches) {
+          ids.append(batch, 0, SPARK_BATCH);
+        }
+        for (HostColumn staged : ids.finish()) {
+          staged.close();
+        }
+      }
+      double seconds = (System.nanoTime() - started) / 1e9;
+      if (run >= WARM_UP) {
+        rates[run - WARM_UP] = valueBytes / seconds / 1e9;
       }
     }
     Arrays.sort(rates);
