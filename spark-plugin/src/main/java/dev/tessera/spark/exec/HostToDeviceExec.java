@@ -105,6 +105,11 @@ public final class HostToDeviceExec extends DeviceInputExec {
    * built no larger than what fitted. (Staging never runs out: beyond the pinned cap it is
    * pageable, see StagingAllocators.)
    *
+   * <p>Where enabled (spark.tessera.upload.dictionaryIds.enabled), a fixed-width column whose
+   * first rows in a staged batch come dictionary-encoded from Spark's Parquet reader is staged as
+   * ids and entries for the whole batch ({@link DictionaryIds}) and decoded on the device after
+   * the transfer.
+   *
    * <p>Its time is reported in three parts, so the slowest step of the way in is visible: the
    * input's (Spark decoding Parquet, reading a shuffle, converting rows), the staging copy's, and
    * the transfer's.
