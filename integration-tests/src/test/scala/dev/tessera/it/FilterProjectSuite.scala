@@ -145,8 +145,8 @@ class FilterProjectSuite extends AnyFunSuite with GpuQueryTest {
 
   test("Parquet dictionary-encoded columns uploaded as ids and decoded on the device") {
     // Columns of few distinct values (Parquet writes them dictionary-encoded, and Spark hands
-    // them over as ids) of every type Spark decodes lazily, with NULLs, NaN, -0.0 and negative
-    // values; one of distinct values (written plain); small row groups (a dictionary each) and
+    // them over as ids) of every type Spark decodes lazily, with NULLs, NaN, -0.0, negative
+    // values and empty strings; one of distinct values (written plain); small row groups (a dictionary each) and
     // small reader batches, so that one staged batch holds several dictionaries; and a second
     // file with a small dictionary page, whose chunks fall back to plain pages partway through.
     val dir = java.nio.file.Files.createTempDirectory("tessera-dictionary").toString
@@ -164,11 +164,13 @@ class FilterProjectSuite extends AnyFunSuite with GpuQueryTest {
         " CAST(id % 24 AS INT))) AS ts",
       "CAST(IF(id % 14 = 5, NULL, (id % 25) / 4 - 3) AS DECIMAL(7, 2)) AS dec7",
       "CAST((id % 45) * 1000.125 AS DECIMAL(15, 3)) AS dec15",
+      "IF(id % 16 = 5, NULL, IF(id % 23 = 7, '', concat('city ', CAST(id % 23 AS STRING)," +
+        " IF(id % 2 = 0, 'ü', '')))) AS city",
       "CAST(id AS INT) AS distinct_i",
       "CAST(id % 3000 AS INT) AS mid_i")
     def query = spark.read.parquet(s"$dir/a", s"$dir/b").filter("i > -900000000 OR i IS NULL")
       .selectExpr("y", "h + 1", "i - 1", "l", "f", "d * 2", "dt", "ts", "dec7 * 2", "dec15",
-        "distinct_i", "mid_i")
+        "city", "distinct_i", "mid_i")
     def decodedColumns(df: DataFrame): Long = nodes(finalPlan(df)).collectFirst {
       case h: dev.tessera.spark.exec.HostToDeviceExec => h
     }.get.metrics()("dictionaryColumnsDecoded").value

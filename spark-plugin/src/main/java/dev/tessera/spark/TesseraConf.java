@@ -75,9 +75,9 @@ public final class TesseraConf {
 
   public static final ConfEntry<Boolean> UPLOAD_DICTIONARY_IDS = REGISTRY.register(
       ConfEntry.key("spark.tessera.upload.dictionaryIds.enabled")
-          .doc("Whether a fixed-width column that Spark's Parquet reader hands over"
+          .doc("Whether a column (other than a boolean) that Spark's Parquet reader hands over"
               + " dictionary-encoded is uploaded as its dictionary ids and entries and decoded on"
-              + " the device, instead of Spark decoding every value on the CPU as it is staged."
+              + " the device, instead of each value decoded on the CPU as it is staged."
               + " Off by default until its CUDA path has run on a GPU.")
           .booleanConf()
           .createWithDefault(false));

@@ -15,10 +15,11 @@ import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.unsafe.Platform;
 
 /**
- * Stages one fixed-width column as dictionary ids and the entries they index, for the device to
- * decode ({@code DictionaryKernel}), where Spark's Parquet reader hands the column over
+ * Stages one column as dictionary ids and the entries they index, for the device to decode
+ * ({@code DictionaryKernel}), where Spark's Parquet reader hands the column over
  * dictionary-encoded: Spark would decode it one value at a time as staging reads it
- * ({@code getInts} and the like call the dictionary for each row), while its ids are one array.
+ * ({@code getInts} and the like call the dictionary for each row; a string's entry is gathered
+ * for each row), while its ids are one array.
  *
  * <p>Per staged batch: the entries of each Parquet dictionary (one per column chunk) are staged
  * once, decoded by Spark's own dictionary (so each value is what Spark's getters return), and a
@@ -45,9 +46,12 @@ final class DictionaryIds implements AutoCloseable {
     this.allocator = allocator;
   }
 
-  /** Whether a column of {@code type} can be staged this way: fixed-width, not a boolean. */
+  /**
+   * Whether a column of {@code type} can be staged this way: any but a boolean (Parquet keeps no
+   * dictionary for booleans).
+   */
   static boolean stageable(ColumnType type) {
-    return !type.isString() && type.id() != TypeId.BOOLEAN
+    return type.id() != TypeId.BOOLEAN
         && (type.id() != TypeId.DECIMAL || type.precision() <= Decimal.MAX_LONG_DIGITS());
   }
 
@@ -164,7 +168,8 @@ final class DictionaryIds implements AutoCloseable {
         case DOUBLE -> entries.appendDouble(dictionary.decodeToDouble(id));
         case DECIMAL -> entries.appendLong(type.precision() <= Decimal.MAX_INT_DIGITS()
             ? dictionary.decodeToInt(id) : dictionary.decodeToLong(id));
-        case BOOLEAN, STRING -> throw new IllegalStateException("not stageable: " + type);
+        case STRING -> entries.appendUtf8(dictionary.decodeToBinary(id));
+        case BOOLEAN -> throw new IllegalStateException("not stageable: " + type);
       }
     }
     return first;

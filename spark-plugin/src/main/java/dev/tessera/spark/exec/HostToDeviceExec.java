@@ -43,8 +43,8 @@ public final class HostToDeviceExec extends DeviceInputExec {
   /**
    * @param ordinals the child's output columns to upload, in this node's output order
    * @param targetBatchBytes the staging bytes after which a device batch is sent
-   * @param dictionaryIds whether dictionary-encoded fixed-width columns are sent as their ids and
-   *     entries and decoded on the device (spark.tessera.upload.dictionaryIds.enabled)
+   * @param dictionaryIds whether dictionary-encoded columns are sent as their ids and entries and
+   *     decoded on the device (spark.tessera.upload.dictionaryIds.enabled)
    */
   public HostToDeviceExec(SparkPlan child, int[] ordinals, long targetBatchBytes,
       boolean dictionaryIds) {
@@ -105,7 +105,7 @@ public final class HostToDeviceExec extends DeviceInputExec {
    * built no larger than what fitted. (Staging never runs out: beyond the pinned cap it is
    * pageable, see StagingAllocators.)
    *
-   * <p>Where enabled (spark.tessera.upload.dictionaryIds.enabled), a fixed-width column whose
+   * <p>Where enabled (spark.tessera.upload.dictionaryIds.enabled), a column whose
    * first rows in a staged batch come dictionary-encoded from Spark's Parquet reader is staged as
    * ids and entries for the whole batch ({@link DictionaryIds}) and decoded on the device after
    * the transfer.
@@ -125,7 +125,7 @@ public final class HostToDeviceExec extends DeviceInputExec {
     /** Each string column's dictionary entries decoded so far (Parquet's, shared by batches). */
     private final DictionaryStrings[] strings;
     /**
-     * Per fixed-width column, its staging as dictionary ids (where enabled and the type allows),
+     * Per column, its staging as dictionary ids (where enabled and the type allows),
      * used for a staged batch whose first Spark batch is dictionary-encoded; else null.
      */
     private final DictionaryIds[] dictionaryIds;

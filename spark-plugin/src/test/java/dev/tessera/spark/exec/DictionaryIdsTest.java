@@ -36,7 +36,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Staging as dictionary ids against Spark's own decoding: a staged batch of Spark batches from
- * two column chunks (two Parquet dictionaries with NaN, -0.0 and the types' extremes) and one
+ * two column chunks (two Parquet dictionaries with NaN, -0.0, the types' extremes, empty and
+ * multi-byte strings) and one
  * batch of plain pages, on- and off-heap vectors, with NULLs, appended in uneven pieces. Each
  * row's id looked up in the staged entries (-1 as NULL) must give what the value-by-value path
  * stages from the same vectors.
@@ -58,7 +59,7 @@ class DictionaryIdsTest {
     for (DataType type : List.of(DataTypes.ByteType, DataTypes.ShortType,
         DataTypes.IntegerType, DataTypes.DateType, DataTypes.LongType, DataTypes.TimestampType,
         DataTypes.FloatType, DataTypes.DoubleType, DataTypes.createDecimalType(7, 2),
-        DataTypes.createDecimalType(15, 3))) {
+        DataTypes.createDecimalType(15, 3), DataTypes.StringType)) {
       for (boolean offHeap : List.of(false, true)) {
         for (double nulls : List.of(0.0, 0.2)) {
           cases.add(Arguments.of(type, offHeap, nulls));
@@ -110,7 +111,9 @@ class DictionaryIdsTest {
             int id = idColumn.getInt(r);
             boolean isNull = id == -1 || entries.isNull(id);
             assertEquals(expected.isNull(r), isNull, "NULL at row " + r);
-            if (!isNull) {
+            if (!isNull && type.isString()) {
+              assertEquals(expected.getString(r), entries.getString(id), "row " + r);
+            } else if (!isNull) {
               assertEquals(bits(expected, r), bits(entries, id), "row " + r + " (id " + id + ")");
             }
           }
@@ -170,6 +173,10 @@ class DictionaryIdsTest {
         vector.putFloat(r, (float) random.nextGaussian());
       } else if (type == DataTypes.DoubleType) {
         vector.putDouble(r, random.nextGaussian());
+      } else if (type == DataTypes.StringType) {
+        byte[] utf8 = ("plain " + value % 1000 + (r % 7 == 0 ? "" : "ü")).getBytes(
+            java.nio.charset.StandardCharsets.UTF_8);
+        vector.putByteArray(r, r % 11 == 0 ? new byte[0] : utf8);
       } else if (isIntDecimal(type)) {
         vector.putInt(r, (int) (value % 10_000_000));
       } else {
@@ -197,6 +204,14 @@ class DictionaryIdsTest {
         || type == DataTypes.IntegerType || type == DataTypes.DateType || isIntDecimal(type);
     for (int i = 0; i < ENTRIES; i++) {
       word.clear();
+      if (type == DataTypes.StringType) {
+        byte[] utf8 = (i == 0 ? "" : i == 1 ? "日本語" : "entry " + random.nextInt(1000))
+            .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        word.putInt(utf8.length);
+        bytes.write(word.array(), 0, word.position());
+        bytes.write(utf8);
+        continue;
+      }
       if (type == DataTypes.FloatType) {
         word.putFloat(new float[] {Float.NaN, -0.0f, 0.0f, Float.MAX_VALUE,
             (float) random.nextGaussian()}[Math.min(i, 4)]);
@@ -219,7 +234,9 @@ class DictionaryIdsTest {
     }
     DictionaryPage page = new DictionaryPage(BytesInput.from(bytes.toByteArray()), ENTRIES,
         Encoding.PLAIN);
-    if (type == DataTypes.FloatType) {
+    if (type == DataTypes.StringType) {
+      return new PlainValuesDictionary.PlainBinaryDictionary(page);
+    } else if (type == DataTypes.FloatType) {
       return new PlainValuesDictionary.PlainFloatDictionary(page);
     } else if (type == DataTypes.DoubleType) {
       return new PlainValuesDictionary.PlainDoubleDictionary(page);

@@ -39,7 +39,7 @@ import org.apache.spark.sql.types.Decimal;
  * decoded once per task as HostToDeviceExec does, and for strings also "per batch", decoded
  * afresh for each batch) and type, with no NULLs and with 10%; prints GB/s of staged bytes
  * (values, offsets and validity) per core, the median of 5 runs after 2 warm-ups. For
- * dictionary-encoded fixed-width columns also "as ids": staged as their dictionary ids and
+ * dictionary-encoded columns also "as ids": staged as their dictionary ids and
  * entries (DictionaryIds, spark.tessera.upload.dictionaryIds.enabled), in GB/s of the values
  * the bulk path stages for the same rows.
  *
