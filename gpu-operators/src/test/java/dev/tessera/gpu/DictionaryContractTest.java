@@ -105,16 +105,4 @@ public abstract class DictionaryContractTest extends BackendTestBase {
     }
   }
 
-  private ColumnBatch<DeviceColumn> device(List<ColumnType> types, List<List<Object>> columns) {
-    List<HostColumn> host = new ArrayList<>();
-    for (int c = 0; c < types.size(); c++) {
-      host.add(TestColumns.build(types.get(c), columns.get(c), backend.stagingAllocator()));
-    }
-    int rows = columns.isEmpty() ? 0 : columns.get(0).size();
-    try (ColumnBatch<HostColumn> h = new ColumnBatch<>(host, rows)) {
-      ColumnBatch<DeviceColumn> d = ColumnTransfer.toDeviceAsync(h, backend.deviceMemory(), stream);
-      stream.synchronize();
-      return d;
-    }
-  }
 }

@@ -38,18 +38,6 @@ public abstract class HashJoinContractTest extends BackendTestBase {
 
   // ---- helpers -----------------------------------------------------------------------------
 
-  /** A device batch of {@code columns} (Java values, null = SQL NULL); the caller closes it. */
-  private ColumnBatch<DeviceColumn> device(List<ColumnType> types, List<List<Object>> columns) {
-    List<HostColumn> host = new ArrayList<>();
-    for (int c = 0; c < types.size(); c++) {
-      host.add(TestColumns.build(types.get(c), columns.get(c), backend.stagingAllocator()));
-    }
-    try (ColumnBatch<HostColumn> h = new ColumnBatch<>(host, columns.get(0).size())) {
-      ColumnBatch<DeviceColumn> d = ColumnTransfer.toDeviceAsync(h, backend.deviceMemory(), stream);
-      stream.synchronize();
-      return d;
-    }
-  }
 
   /** A join table over build columns (keys first, then payload); the caller closes it. */
   private JoinTable table(JoinTableSchema schema, List<List<Object>> columns) {

@@ -60,17 +60,6 @@ public abstract class TopKContractTest extends BackendTestBase {
     return rows;
   }
 
-  private ColumnBatch<DeviceColumn> device(List<ColumnType> types, List<List<Object>> columns) {
-    List<HostColumn> host = new ArrayList<>();
-    for (int c = 0; c < types.size(); c++) {
-      host.add(TestColumns.build(types.get(c), columns.get(c), backend.stagingAllocator()));
-    }
-    try (ColumnBatch<HostColumn> h = new ColumnBatch<>(host, columns.get(0).size())) {
-      ColumnBatch<DeviceColumn> d = ColumnTransfer.toDeviceAsync(h, backend.deviceMemory(), stream);
-      stream.synchronize();
-      return d;
-    }
-  }
 
   private List<List<Object>> rows(List<ColumnType> types, ColumnBatch<DeviceColumn> batch) {
     assertEquals(types.size(), batch.columns().size(), "columns");
