@@ -3,7 +3,6 @@ package dev.tessera.spark.exec;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.HostColumn;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 
@@ -16,11 +15,6 @@ final class StagedBatch implements AutoCloseable {
   private final ColumnBatch<HostColumn> columns;
   /** Per column, the entries its ids index, or null where the column holds its values. */
   private final List<HostColumn> dictionaries;
-
-  /** A batch of columns that hold their values. */
-  StagedBatch(ColumnBatch<HostColumn> columns) {
-    this(columns, Collections.nCopies(columns.columns().size(), null));
-  }
 
   /**
    * @param dictionaries per column, the entries its INT ids index, or null where it holds its
@@ -46,10 +40,6 @@ final class StagedBatch implements AutoCloseable {
   /** The entries column {@code c}'s ids index, or null where it holds its values. */
   HostColumn dictionary(int c) {
     return dictionaries.get(c);
-  }
-
-  boolean hasDictionaries() {
-    return dictionaries.stream().anyMatch(d -> d != null);
   }
 
   /** The data bytes the upload sends (the validity bitmaps and string offsets aside). */
