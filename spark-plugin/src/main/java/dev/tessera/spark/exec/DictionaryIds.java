@@ -60,9 +60,9 @@ final class DictionaryIds implements AutoCloseable {
    * form a staged batch that starts with it takes.
    */
   static boolean dictionaryEncoded(ColumnVector vector) {
-    return vector instanceof WritableColumnVector w && w.hasDictionary()
-        && VectorStorage.dictionary(w) != null
-        && VectorStorage.entryCount(VectorStorage.dictionary(w)) >= 0;
+    Dictionary dictionary = vector instanceof WritableColumnVector w
+        ? VectorStorage.dictionary(w) : null;
+    return dictionary != null && VectorStorage.entryCount(dictionary) >= 0;
   }
 
   /** Starts a staged batch of about {@code rows} rows. */
