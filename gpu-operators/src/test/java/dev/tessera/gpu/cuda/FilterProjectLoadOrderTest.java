@@ -47,7 +47,7 @@ class FilterProjectLoadOrderTest {
   }
 
   @Test
-  void aTileKeepingFewRowsAsksForNothing() throws Exception {
+  void everyPrefetchWaitsOnTheTilesKeptShare() throws Exception {
     String prefetching = prefetchSection(ptx(List.of(plain(ColumnType.LONG),
         plain(ColumnType.INT), plain(ColumnType.DOUBLE))));
     // The tile's kept count times 8 against its rows, and-ed into every prefetch's predicate.
