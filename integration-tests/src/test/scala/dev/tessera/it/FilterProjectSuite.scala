@@ -180,18 +180,19 @@ class FilterProjectSuite extends AnyFunSuite with GpuQueryTest {
         data.write.mode("overwrite").option("parquet.block.size", "65536").parquet(s"$dir/a")
         data.write.mode("overwrite").option("parquet.block.size", "65536")
           .option("parquet.dictionary.page.size", "512").parquet(s"$dir/b")
-        withConf("spark.tessera.upload.dictionaryIds.enabled" -> "true") {
-          withConf("spark.sql.parquet.columnarReaderBatchSize" -> "700") {
-            for (offHeap <- Seq("false", "true")) {
-              withConf("spark.sql.columnVector.offheap.enabled" -> offHeap) {
-                assert(decodedColumns(checkGpu(query)) > 0,
-                  s"no column was decoded on the device (off-heap $offHeap)")
-              }
+        // On (the default).
+        withConf("spark.sql.parquet.columnarReaderBatchSize" -> "700") {
+          for (offHeap <- Seq("false", "true")) {
+            withConf("spark.sql.columnVector.offheap.enabled" -> offHeap) {
+              assert(decodedColumns(checkGpu(query)) > 0,
+                s"no column was decoded on the device (off-heap $offHeap)")
             }
           }
         }
-        // Off (the default): the same query, every value staged as Spark decodes it.
-        assert(decodedColumns(checkGpu(query)) == 0)
+        // Off: the same query, every value staged as Spark decodes it.
+        withConf("spark.tessera.upload.dictionaryIds.enabled" -> "false") {
+          assert(decodedColumns(checkGpu(query)) == 0)
+        }
       }
     }
   }

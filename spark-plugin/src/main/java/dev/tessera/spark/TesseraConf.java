@@ -78,9 +78,9 @@ public final class TesseraConf {
           .doc("Whether a column (other than a boolean) that Spark's Parquet reader hands over"
               + " dictionary-encoded is uploaded as its dictionary ids and entries and decoded on"
               + " the device, instead of each value decoded on the CPU as it is staged."
-              + " Off by default until its CUDA path has run on a GPU.")
+              + " Off, every value is decoded on the CPU.")
           .booleanConf()
-          .createWithDefault(false));
+          .createWithDefault(true));
 
   public static final ConfEntry<Long> DEVICE_CAP_BYTES = REGISTRY.register(
       ConfEntry.key("spark.tessera.memory.deviceCapBytes")
