@@ -106,12 +106,30 @@ public final class DeviceStore implements AutoCloseable {
    */
   public <T extends AutoCloseable> Lease<T> acquire(Object key, Supplier<T> build,
       ToLongFunction<T> bytesOf) {
+    return acquire(key, build, bytesOf, true);
+  }
+
+  /**
+   * As {@link #acquire}, but returns null instead of waiting while another thread builds the
+   * entry of {@code key}: a task that needs several entries takes or builds the others first, so
+   * that the executor's tasks build different entries at once rather than one after another.
+   */
+  public <T extends AutoCloseable> Lease<T> acquireUnlessBuilding(Object key, Supplier<T> build,
+      ToLongFunction<T> bytesOf) {
+    return acquire(key, build, bytesOf, false);
+  }
+
+  private <T extends AutoCloseable> Lease<T> acquire(Object key, Supplier<T> build,
+      ToLongFunction<T> bytesOf, boolean waitForBuild) {
     Objects.requireNonNull(key, "key");
     Entry entry;
     boolean builder;
     synchronized (this) {
       checkOpen();
       entry = entries.get(key); // also makes it the most recently used
+      if (!waitForBuild && entry != null && !entry.built.isDone()) {
+        return null;
+      }
       builder = entry == null;
       if (builder) {
         entry = new Entry(key);

@@ -3,6 +3,7 @@ package dev.tessera.gpu.memory;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -186,6 +187,46 @@ class DeviceStoreTest {
     assertEquals(1, builds.get());
     assertEquals(1, store.stats().misses());
     assertEquals(threads - 1, store.stats().hits());
+  }
+
+  @Test
+  void aTaskThatWillNotWaitSkipsAnEntryUnderConstructionAndBuildsAnother() throws Exception {
+    CountDownLatch building = new CountDownLatch(1);
+    CountDownLatch finish = new CountDownLatch(1);
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try {
+      Future<Fake> builder = pool.submit(() -> {
+        try (DeviceStore.Lease<Fake> l = store.acquire("a", () -> {
+          building.countDown();
+          await(finish);
+          return build("a", 10);
+        }, f -> f.bytes)) {
+          return l.value();
+        }
+      });
+      assertTrue(building.await(10, TimeUnit.SECONDS));
+      // "a" is being built by the other thread: no lease, no reference taken, nothing built.
+      assertNull(store.acquireUnlessBuilding("a", () -> build("a", 10), f -> f.bytes));
+      // "b" is absent: this thread builds it meanwhile.
+      try (DeviceStore.Lease<Fake> b =
+          store.acquireUnlessBuilding("b", () -> build("b", 20), f -> f.bytes)) {
+        assertSame(builtAs("b"), b.value());
+        finish.countDown();
+        Fake a = builder.get(10, TimeUnit.SECONDS);
+        // Built now: taken without building it again.
+        try (DeviceStore.Lease<Fake> again =
+            store.acquireUnlessBuilding("a", () -> build("a", 10), f -> f.bytes)) {
+          assertSame(a, again.value());
+        }
+      }
+    } finally {
+      finish.countDown();
+      pool.shutdownNow();
+    }
+    assertEquals(2, built.size());
+    assertEquals(2, store.stats().misses());
+    assertEquals(1, store.stats().hits());
+    assertEquals(2, store.stats().entries()); // idle, both kept: one release each
   }
 
   @Test

@@ -15,9 +15,12 @@ import dev.tessera.spark.expr.Pipeline;
 import dev.tessera.spark.expr.PipelineCompiler;
 import java.io.Serializable;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.apache.spark.SparkContext;
 import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.execution.SparkPlan;
@@ -95,26 +98,37 @@ final class TaskJoinTables implements AutoCloseable {
   /**
    * In a task: every build side's table, built from its broadcast by the first of the executor's
    * tasks to ask, in {@code backend}'s memory (the runtime's backend, whose store keeps it).
+   *
+   * <p>First the tables that are built already or that no task is building (building those),
+   * then the ones other tasks are building, waiting for them: so when a query's tasks start
+   * together, each of its tables is built by a different task at the same time, rather than all
+   * tasks waiting on one task's builds one after another (SSB 4.1 at scale factor 10: its four
+   * tables).
    */
   static TaskJoinTables acquire(List<Source> sources, List<JoinProbe> probes, Backend backend,
       GpuStream stream) {
-    List<DeviceStore.Lease<JoinTable>> leases = new ArrayList<>(sources.size());
-    List<Broadcast<HashedRelation>> relations = new ArrayList<>(sources.size());
+    List<DeviceStore.Lease<JoinTable>> leases =
+        new ArrayList<>(Collections.nCopies(sources.size(), null));
     try {
       DeviceStore store = sources.isEmpty() ? null : TesseraRuntime.deviceStore();
-      for (int t = 0; t < sources.size(); t++) {
-        Source source = sources.get(t);
-        JoinProbe probe = probes.get(t);
-        leases.add(store.acquire(source.cacheKey(),
-            () -> build(source.relation().value(), probe, backend, stream),
-            JoinTable::deviceBytes));
-        relations.add(source.relation());
+      for (boolean wait : new boolean[] {false, true}) {
+        for (int t = 0; t < sources.size(); t++) {
+          if (leases.get(t) != null) {
+            continue;
+          }
+          Source source = sources.get(t);
+          JoinProbe probe = probes.get(t);
+          Supplier<JoinTable> build = () -> build(source.relation().value(), probe, backend,
+              stream);
+          leases.set(t, wait ? store.acquire(source.cacheKey(), build, JoinTable::deviceBytes)
+              : store.acquireUnlessBuilding(source.cacheKey(), build, JoinTable::deviceBytes));
+        }
       }
     } catch (RuntimeException e) {
-      leases.forEach(DeviceStore.Lease::close);
+      leases.stream().filter(Objects::nonNull).forEach(DeviceStore.Lease::close);
       throw e;
     }
-    return new TaskJoinTables(leases, relations);
+    return new TaskJoinTables(leases, sources.stream().map(Source::relation).toList());
   }
 
   /** Spark's broadcast relation -> host columns -> device -> join table. */
