@@ -144,6 +144,8 @@ class HashJoinSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest
         }
         assert(fused.size == 1 && fused.head.child.isInstanceOf[HostToDeviceExec],
           s"AQE $aqe:\n${finalPlan(df)}")
+        // Its tasks' time getting the three tables (built by one task, or waited for).
+        assert(fused.head.metrics()("joinTablesTime").value > 0, s"AQE $aqe")
       }
     }
   }

@@ -18,6 +18,7 @@ final class ExecMetrics {
   static final String STAGING_TIME = "stagingTime";
   static final String TRANSFER_TIME = "transferTime";
   static final String GPU_WAIT_TIME = "gpuWaitTime";
+  static final String JOIN_TABLES_TIME = "joinTablesTime";
   static final String BYTES_TO_DEVICE = "bytesToDevice";
   static final String DICTIONARY_COLUMNS = "dictionaryColumnsDecoded";
   static final String BYTES_TO_HOST = "bytesToHost";
@@ -55,6 +56,9 @@ final class ExecMetrics {
             "host-to-device transfer time, waited for", -1L);
         case GPU_WAIT_TIME -> SQLMetrics.createNanoTimingMetric(sc,
             "time waiting for the GPU (other tasks held it: spark.tessera.concurrentGpuTasks)",
+            -1L);
+        case JOIN_TABLES_TIME -> SQLMetrics.createNanoTimingMetric(sc,
+            "time getting the join tables (building them, or waiting for another task's build)",
             -1L);
         case BYTES_TO_DEVICE -> SQLMetrics.createSizeMetric(sc, "bytes copied host to device", -1L);
         case DICTIONARY_COLUMNS -> SQLMetrics.createMetric(sc,

@@ -48,8 +48,10 @@ final class PipelineRunner {
     }
     GpuStream stream = backend.newStream();
     TaskJoinTables tables;
+    long started = System.nanoTime();
     try {
       tables = TaskJoinTables.acquire(sources, probes, backend, stream);
+      metrics.get(ExecMetrics.JOIN_TABLES_TIME).add(System.nanoTime() - started);
     } catch (RuntimeException e) {
       stream.close();
       throw e;

@@ -75,7 +75,7 @@ public final class TesseraHashAggregateExec extends TesseraPipelineExec {
         ExecMetrics.KERNEL_TIME, ExecMetrics.CODEGEN_TIME, ExecMetrics.BYTES_READ,
         ExecMetrics.TABLE_FLUSHES,
         ExecMetrics.CPU_MERGED_ROWS, ExecMetrics.BATCH_SPLITS, ExecMetrics.MEMORY_WAITS,
-        ExecMetrics.GPU_WAIT_TIME};
+        ExecMetrics.GPU_WAIT_TIME, ExecMetrics.JOIN_TABLES_TIME};
   }
 
   @Override

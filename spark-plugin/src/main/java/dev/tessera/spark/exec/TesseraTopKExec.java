@@ -66,7 +66,7 @@ public final class TesseraTopKExec extends TesseraPipelineExec {
         ExecMetrics.TOP_K_INPUT_ROWS, ExecMetrics.TOP_K_INPUT_BATCHES, ExecMetrics.KERNEL_TIME,
         ExecMetrics.CODEGEN_TIME, ExecMetrics.BYTES_READ, ExecMetrics.BATCH_SPLITS,
         ExecMetrics.MEMORY_WAITS,
-        ExecMetrics.GPU_WAIT_TIME};
+        ExecMetrics.GPU_WAIT_TIME, ExecMetrics.JOIN_TABLES_TIME};
   }
 
   @Override

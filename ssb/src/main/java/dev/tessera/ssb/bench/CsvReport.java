@@ -14,7 +14,8 @@ import java.util.List;
 public final class CsvReport {
   static final String HEADER = "query,input,rows,cpu_ms,gpu_ms,tessera_timings,speedup,"
       + "gpu_nodes,operator_nodes,gpu_fraction,gpu_bytes_read,gpu_kernel_ms,input_task_ms,"
-      + "staging_task_ms,transfer_task_ms,other_copy_task_ms,peak_gbps,floor_ms,times_floor,"
+      + "staging_task_ms,transfer_task_ms,other_copy_task_ms,join_tables_task_ms,"
+      + "gpu_wait_task_ms,peak_gbps,floor_ms,times_floor,"
       + "result,mismatch";
 
   private CsvReport() {}
@@ -33,7 +34,8 @@ public final class CsvReport {
           Format.fixed(p.gpuFraction(), 3), Long.toString(p.gpuBytesRead()),
           Format.fixed(p.gpuKernelNanos() / 1e6, 3), Format.fixed(t.inputNanos() / 1e6, 3),
           Format.fixed(t.stagingNanos() / 1e6, 3), Format.fixed(t.transferNanos() / 1e6, 3),
-          Format.fixed(t.otherCopyNanos() / 1e6, 3), Format.fixed(peak, 1),
+          Format.fixed(t.otherCopyNanos() / 1e6, 3), Format.fixed(t.joinTablesNanos() / 1e6, 3),
+          Format.fixed(t.gpuWaitNanos() / 1e6, 3), Format.fixed(peak, 1),
           Format.fixed(r.floorMillis(peak), 4), Format.fixed(r.timesFloor(peak), 2),
           r.matches() ? "equal" : "MISMATCH", r.matches() ? "" : quote(r.mismatch())));
     }

@@ -56,6 +56,8 @@ public final class JsonReport {
       q.put("staging_task_ms", p.times().stagingNanos() / 1e6);
       q.put("transfer_task_ms", p.times().transferNanos() / 1e6);
       q.put("other_copy_task_ms", p.times().otherCopyNanos() / 1e6);
+      q.put("join_tables_task_ms", p.times().joinTablesNanos() / 1e6);
+      q.put("gpu_wait_task_ms", p.times().gpuWaitNanos() / 1e6);
       q.put("floor_ms", number(r.floorMillis(report.peakGbps())));
       q.put("times_floor", number(r.timesFloor(report.peakGbps())));
       q.put("result", r.matches() ? "equal" : "MISMATCH");

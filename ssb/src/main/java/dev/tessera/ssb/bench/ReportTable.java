@@ -59,17 +59,21 @@ public final class ReportTable {
     out.println();
     out.println("Tessera side's task time in ms, summed over the last run's tasks (they run side"
         + " by side): uploads' input (Spark decoding or computing the batches), staging copy and"
-        + " transfer; kernels; other copies (downloads, cached columns uploaded)");
-    String header = String.format("%-5s %-7s %12s %12s %12s %12s %12s", "query", "input",
-        "input ms", "staging ms", "transfer ms", "kernel ms", "other ms");
+        + " transfer; kernels; other copies (downloads, cached columns uploaded); getting the"
+        + " join tables (building them or waiting for another task's build); waiting for a turn"
+        + " on the GPU");
+    String format = "%-5s %-7s %12s %12s %12s %12s %12s %14s %12s";
+    String header = String.format(format, "query", "input", "input ms", "staging ms",
+        "transfer ms", "kernel ms", "other ms", "join tables ms", "GPU wait ms");
     out.println(header);
     out.println("-".repeat(header.length()));
     for (QueryResult r : report.results()) {
       TaskTimes t = r.profile().times();
-      out.printf("%-5s %-7s %12s %12s %12s %12s %12s%n", r.query(), r.input(),
+      out.printf(format + "%n", r.query(), r.input(),
           Format.fixed(t.inputNanos() / 1e6, 1), Format.fixed(t.stagingNanos() / 1e6, 1),
           Format.fixed(t.transferNanos() / 1e6, 1), Format.fixed(t.kernelNanos() / 1e6, 1),
-          Format.fixed(t.otherCopyNanos() / 1e6, 1));
+          Format.fixed(t.otherCopyNanos() / 1e6, 1), Format.fixed(t.joinTablesNanos() / 1e6, 1),
+          Format.fixed(t.gpuWaitNanos() / 1e6, 1));
     }
   }
 }

@@ -11,10 +11,14 @@ package dev.tessera.ssb.bench;
  * @param transferNanos uploads' host-to-device transfers, waited for ({@code transferTime})
  * @param kernelNanos the GPU kernels ({@code gpuKernelTime})
  * @param otherCopyNanos downloads to the host and cached columns uploaded ({@code copyTime})
+ * @param joinTablesNanos tasks getting their join tables: building them, or waiting for another
+ *     task's build ({@code joinTablesTime})
+ * @param gpuWaitNanos tasks waiting for their turn on the GPU ({@code gpuWaitTime},
+ *     spark.tessera.concurrentGpuTasks)
  */
 public record TaskTimes(long inputNanos, long stagingNanos, long transferNanos, long kernelNanos,
-    long otherCopyNanos) {
-  public static final TaskTimes NONE = new TaskTimes(0, 0, 0, 0, 0);
+    long otherCopyNanos, long joinTablesNanos, long gpuWaitNanos) {
+  public static final TaskTimes NONE = new TaskTimes(0, 0, 0, 0, 0, 0, 0);
 
   /** The metric names, in the order of the components. */
   static final String INPUT = "inputTime";
@@ -22,26 +26,33 @@ public record TaskTimes(long inputNanos, long stagingNanos, long transferNanos, 
   static final String TRANSFER = "transferTime";
   static final String KERNEL = "gpuKernelTime";
   static final String OTHER_COPY = "copyTime";
+  static final String JOIN_TABLES = "joinTablesTime";
+  static final String GPU_WAIT = "gpuWaitTime";
 
   /** Whether any time was recorded (a plan with no Tessera node has none). */
   public boolean any() {
-    return inputNanos + stagingNanos + transferNanos + kernelNanos + otherCopyNanos > 0;
+    return inputNanos + stagingNanos + transferNanos + kernelNanos + otherCopyNanos
+        + joinTablesNanos + gpuWaitNanos > 0;
   }
 
   /** The component named by {@code metric} raised by {@code nanos}; other metrics are ignored. */
   TaskTimes plus(String metric, long nanos) {
-    return switch (metric) {
-      case INPUT -> new TaskTimes(inputNanos + nanos, stagingNanos, transferNanos, kernelNanos,
-          otherCopyNanos);
-      case STAGING -> new TaskTimes(inputNanos, stagingNanos + nanos, transferNanos, kernelNanos,
-          otherCopyNanos);
-      case TRANSFER -> new TaskTimes(inputNanos, stagingNanos, transferNanos + nanos, kernelNanos,
-          otherCopyNanos);
-      case KERNEL -> new TaskTimes(inputNanos, stagingNanos, transferNanos, kernelNanos + nanos,
-          otherCopyNanos);
-      case OTHER_COPY -> new TaskTimes(inputNanos, stagingNanos, transferNanos, kernelNanos,
-          otherCopyNanos + nanos);
-      default -> this;
+    long[] c = {inputNanos, stagingNanos, transferNanos, kernelNanos, otherCopyNanos,
+        joinTablesNanos, gpuWaitNanos};
+    int at = switch (metric) {
+      case INPUT -> 0;
+      case STAGING -> 1;
+      case TRANSFER -> 2;
+      case KERNEL -> 3;
+      case OTHER_COPY -> 4;
+      case JOIN_TABLES -> 5;
+      case GPU_WAIT -> 6;
+      default -> -1;
     };
+    if (at < 0) {
+      return this;
+    }
+    c[at] += nanos;
+    return new TaskTimes(c[0], c[1], c[2], c[3], c[4], c[5], c[6]);
   }
 }

@@ -21,7 +21,8 @@ class ReportWritersTest {
   private static BenchReport report(String backend, double peak) {
     QueryResult ok = new QueryResult("1.1", "parquet", 1, List.of(100.0, 120.0, 80.0),
         List.of(10.0, 30.0, 20.0), new PlanProfile(3, 4, 1_000_000_000L,
-            new TaskTimes(1_000_000L, 2_000_000L, 3_000_000L, 5_000_000L, 4_000_000L), "p"), null);
+            new TaskTimes(1_000_000L, 2_000_000L, 3_000_000L, 5_000_000L, 4_000_000L, 6_000_000L,
+                7_000_000L), "p"), null);
     QueryResult bad = new QueryResult("2.1", "parquet", 280, List.of(50.0), List.of(60.0),
         new PlanProfile(0, 6, 0, TaskTimes.NONE, "q"), "row 0 \"x\"");
     return new BenchReport(0.01, 1, 3, backend, "dev", peak, "test",
@@ -36,7 +37,8 @@ class ReportWritersTest {
     assertEquals(3, lines.size());
     assertEquals(CsvReport.HEADER, lines.get(0));
     assertEquals("1.1,parquet,1,100.000,20.000,\"GPU (Tessera, cuda)\",5.000,3,4,0.750,"
-        + "1000000000,5.000,1.000,2.000,3.000,4.000,1000.0,1.0000,20.00,equal,", lines.get(1));
+        + "1000000000,5.000,1.000,2.000,3.000,4.000,6.000,7.000,1000.0,1.0000,20.00,equal,",
+        lines.get(1));
     assertTrue(lines.get(2).endsWith(",MISMATCH,\"row 0 \"\"x\"\"\""), lines.get(2));
   }
 
@@ -69,6 +71,8 @@ class ReportWritersTest {
     assertEquals(2.0, q.get("staging_task_ms").asDouble(), 1e-9);
     assertEquals(3.0, q.get("transfer_task_ms").asDouble(), 1e-9);
     assertEquals(4.0, q.get("other_copy_task_ms").asDouble(), 1e-9);
+    assertEquals(6.0, q.get("join_tables_task_ms").asDouble(), 1e-9);
+    assertEquals(7.0, q.get("gpu_wait_task_ms").asDouble(), 1e-9);
     assertEquals("MISMATCH", json.get("queries").get(1).get("result").asText());
   }
 
@@ -88,8 +92,9 @@ class ReportWritersTest {
     ByteArrayOutputStream text = new ByteArrayOutputStream();
     ReportTable.print(report("cuda", 1000), new PrintStream(text, true, StandardCharsets.UTF_8));
     String s = text.toString(StandardCharsets.UTF_8);
-    assertTrue(s.contains("staging ms"), s);
-    assertTrue(s.matches("(?s).*\\n1\\.1 +parquet +1\\.0 +2\\.0 +3\\.0 +5\\.0 +4\\.0\\R.*"), s);
+    assertTrue(s.contains("staging ms") && s.contains("join tables ms"), s);
+    assertTrue(s.matches(
+        "(?s).*\\n1\\.1 +parquet +1\\.0 +2\\.0 +3\\.0 +5\\.0 +4\\.0 +6\\.0 +7\\.0\\R.*"), s);
   }
 
   @Test
