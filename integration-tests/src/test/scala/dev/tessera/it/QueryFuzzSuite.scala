@@ -2,7 +2,7 @@ package dev.tessera.it
 
 import dev.tessera.it.TestSessions.messages
 import dev.tessera.it.fuzz.{DataGen, QueryGen, Rng}
-import dev.tessera.spark.exec.TesseraPipelineExec
+import dev.tessera.spark.exec.{HostToDeviceExec, TesseraPipelineExec}
 import org.apache.spark.sql.catalyst.parser.ParseException
 import org.apache.spark.sql.AnalysisException
 import org.scalatest.funsuite.AnyFunSuite
@@ -16,6 +16,9 @@ import scala.util.control.NonFatal
  * query runs with Tessera off and on; the results must be equal (as multisets, NaN and -0.0 told
  * apart, doubles exactly), or both runs must fail with the same Spark error condition. A fifth of the
  * queries run with ANSI on; adaptive execution is on for even query numbers, off for odd ones.
+ *
+ * A seed divisible by 3 reads its tables from Parquet files written for it (DataGen.register),
+ * so that the queries also run over Spark's Parquet reader and its dictionary-encoded columns.
  *
  * CI runs a fixed set of seeds. A longer run, or one seed:
  * {{{
@@ -31,7 +34,14 @@ import scala.util.control.NonFatal
 class QueryFuzzSuite extends AnyFunSuite with GpuQueryTest {
   override protected def sessionSettings: Seq[(String, String)] = Seq(
     "spark.sql.ansi.enabled" -> "false",
-    "spark.sql.session.timeZone" -> "UTC")
+    "spark.sql.session.timeZone" -> "UTC",
+    // The Parquet seeds' tables: timestamps as INT64 and no calendar rebasing, so that Spark's
+    // reader hands dates and timestamps over dictionary-encoded too; small reader batches, so
+    // that one staged batch is built from many.
+    "spark.sql.parquet.outputTimestampType" -> "TIMESTAMP_MICROS",
+    "spark.sql.parquet.datetimeRebaseModeInWrite" -> "CORRECTED",
+    "spark.sql.parquet.datetimeRebaseModeInRead" -> "CORRECTED",
+    "spark.sql.parquet.columnarReaderBatchSize" -> "256")
 
   private def prop(name: String): Option[String] =
     sys.props.get(name).map(_.trim).filter(v => v.nonEmpty && v != "null" && !v.startsWith("$"))
@@ -48,7 +58,8 @@ class QueryFuzzSuite extends AnyFunSuite with GpuQueryTest {
 
   /** What one run of a query gave. */
   private sealed trait Outcome
-  private final case class Rows(rows: Seq[String], gpu: Boolean, gpuJoin: Boolean) extends Outcome
+  private final case class Rows(rows: Seq[String], gpu: Boolean, gpuJoin: Boolean,
+      dictionaryColumns: Long) extends Outcome
   private final case class Failed(condition: String, message: String) extends Outcome
 
   private def querySeed(seed: Long, index: Int): Long = seed * 1000003L + index
@@ -71,7 +82,9 @@ class QueryFuzzSuite extends AnyFunSuite with GpuQueryTest {
         Rows(rows, tesseraNodes.nonEmpty, tesseraNodes.exists {
           case p: TesseraPipelineExec => !p.probes().isEmpty
           case _ => false
-        })
+        }, nodes(finalPlan(df)).collect {
+          case h: HostToDeviceExec => h.metrics()("dictionaryColumnsDecoded").value
+        }.sum)
       } catch {
         case NonFatal(e) => Failed(conditionOf(e), messages(e).take(1500))
       }
@@ -101,16 +114,19 @@ class QueryFuzzSuite extends AnyFunSuite with GpuQueryTest {
   }
 
   private def describe(o: Outcome): String = o match {
-    case Rows(rows, _, _) => s"${rows.size} rows"
+    case Rows(rows, _, _, _) => s"${rows.size} rows"
     case Failed(c, m) => s"error $c: ${m.linesIterator.take(3).mkString(" | ")}"
   }
 
   test("random queries: Tessera's results and errors are Spark's") {
     val failures = mutable.ArrayBuffer[String]()
-    var total, onGpu, withGpuJoin, ansiCount, bothFailed, invalid = 0
+    var total, onGpu, withGpuJoin, withDictionaryIds, ansiCount, bothFailed, invalid = 0
     val started = System.nanoTime()
+    val parquetDir = java.nio.file.Files.createTempDirectory("tessera-fuzz")
     for (seed <- seeds) {
-      DataGen.register(spark, seed)
+      // A seed divisible by 3 reads its tables from Parquet files (Spark's Parquet reader, its
+      // dictionaries), the others from memory.
+      DataGen.register(spark, seed, if (seed % 3 == 0) Some(parquetDir) else None)
       for (index <- onlyQuery.map(Seq(_)).getOrElse(0 until queriesPerSeed)) {
         val qs = querySeed(seed, index)
         val sql = new QueryGen(new Rng(qs)).query()
@@ -140,11 +156,14 @@ class QueryFuzzSuite extends AnyFunSuite with GpuQueryTest {
                     f" ${(System.nanoTime() - t1) / 1e6}%.0f ms, ${describe(expected)}; $sql")
                 }
                 actual match {
-                  case r: Rows if r.gpu => onGpu += 1; if (r.gpuJoin) withGpuJoin += 1
+                  case r: Rows if r.gpu =>
+                    onGpu += 1
+                    if (r.gpuJoin) withGpuJoin += 1
+                    if (r.dictionaryColumns > 0) withDictionaryIds += 1
                   case _ =>
                 }
                 val problem: Option[String] = (expected, actual) match {
-                  case (Rows(e, _, _), Rows(a, _, _)) =>
+                  case (Rows(e, _, _, _), Rows(a, _, _, _)) =>
                     if (e.sorted == a.sorted) None else {
                       val tag = if (onlyFloatBits(e, a)) " [differs only in floating point last bits]"
                         else ""
@@ -188,10 +207,14 @@ class QueryFuzzSuite extends AnyFunSuite with GpuQueryTest {
     }
     val seconds = (System.nanoTime() - started) / 1e9
     println(f"[fuzz] summary: $total queries ($ansiCount with ANSI), $onGpu on the GPU" +
-      f" ($withGpuJoin with a GPU join), ${failures.size} failures, $bothFailed failed on both" +
+      f" ($withGpuJoin with a GPU join, $withDictionaryIds uploading Parquet dictionary ids)," +
+      f" ${failures.size} failures, $bothFailed failed on both" +
       f" sides alike or not, $invalid generated queries invalid (skipped); seeds" +
       f" ${seeds.mkString(",")}, $seconds%.0f s")
     assert(failures.isEmpty, s"${failures.size} of $total queries differ:\n\n" +
       failures.mkString("\n\n"))
+    if (seeds.exists(_ % 3 == 0) && onlyQuery.isEmpty && queriesPerSeed >= CiQueriesPerSeed) {
+      assert(withDictionaryIds > 0, "no query of a Parquet seed uploaded dictionary ids")
+    }
   }
 }

@@ -249,11 +249,29 @@ object DataGen {
   }
 
   /** Registers every table of `seed` as a temporary view. */
-  def register(spark: SparkSession, seed: Long): Unit = {
+  def register(spark: SparkSession, seed: Long): Unit = register(spark, seed, None)
+
+  /**
+   * Registers the seed's tables as views: in memory, or, with `parquetDir`, written to Parquet
+   * there and read back, so that Spark's Parquet reader hands the columns over (dictionary-encoded
+   * where Parquet kept a dictionary). Every other table is written with a 256-byte dictionary
+   * page limit, so its columns switch from dictionary to plain pages part way through a chunk, and
+   * every table in row groups of 16 KiB. Dates and timestamps are written without rebasing
+   * (the caller's session reads them back the same way: see QueryFuzzSuite).
+   */
+  def register(spark: SparkSession, seed: Long, parquetDir: Option[java.nio.file.Path]): Unit = {
     for ((spec, n) <- tables.zipWithIndex) {
       val data = rows(spec, new Rng(seed * 7919 + n))
-      spark.createDataFrame(spark.sparkContext.parallelize(data, spec.partitions), schema)
-        .createOrReplaceTempView(spec.name)
+      val df = spark.createDataFrame(spark.sparkContext.parallelize(data, spec.partitions), schema)
+      parquetDir match {
+        case None => df.createOrReplaceTempView(spec.name)
+        case Some(dir) =>
+          val path = dir.resolve(s"${spec.name}-$seed").toString
+          df.write.mode("overwrite").option("parquet.block.size", "16384")
+            .option("parquet.dictionary.page.size", if (n % 2 == 0) "256" else "1048576")
+            .parquet(path)
+          spark.read.parquet(path).createOrReplaceTempView(spec.name)
+      }
     }
   }
 }
