@@ -270,6 +270,7 @@ public final class ArenaPool implements AutoCloseable {
           name, minimumSize, bytesInUse, reservedBytes, capBytes, capSetting));
     }
     long address;
+    long started = System.nanoTime();
     try {
       address = chunks.allocate(size);
     } catch (PoolExhaustedException e) {
@@ -285,6 +286,14 @@ public final class ArenaPool implements AutoCloseable {
     chunkByAddress.put(address, new Chunk(address, size));
     reservedBytes += size;
     addFree(address, size);
+    // Rare (the pool keeps its chunks), but the pool's lock is held meanwhile: pinning host memory
+    // takes milliseconds per hundred MiB, and every other task's allocation waits for it. Logged
+    // where it took that long.
+    long millis = (System.nanoTime() - started) / 1_000_000;
+    if (millis > 0) {
+      LOG.info("Tessera: {}: reserved a chunk of {} bytes in {} ms, holding the pool's lock ({}"
+          + " bytes reserved of the cap of {})", name, size, millis, reservedBytes, capBytes);
+    }
   }
 
   private Chunk chunkOf(long address) {
