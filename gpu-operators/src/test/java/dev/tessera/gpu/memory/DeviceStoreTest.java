@@ -16,6 +16,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -58,6 +59,16 @@ class DeviceStoreTest {
     Fake f = new Fake(key, bytes);
     built.add(f);
     return f;
+  }
+
+  /** A build of {@code key} that counts {@code building} down, then waits for {@code finish}. */
+  private Supplier<Fake> slowBuild(String key, long bytes, CountDownLatch building,
+      CountDownLatch finish) {
+    return () -> {
+      building.countDown();
+      await(finish);
+      return build(key, bytes);
+    };
   }
 
   /** Acquires and releases at once: the entry stays, idle. */
@@ -163,11 +174,10 @@ class DeviceStoreTest {
       List<Future<Fake>> results = new ArrayList<>();
       for (int i = 0; i < threads; i++) {
         results.add(pool.submit(() -> {
+          Supplier<Fake> slow = slowBuild("k", 10, building, finish);
           try (DeviceStore.Lease<Fake> l = store.acquire("k", () -> {
             builds.incrementAndGet();
-            building.countDown();
-            await(finish);
-            return build("k", 10);
+            return slow.get();
           }, f -> f.bytes)) {
             return l.value();
           }
@@ -196,11 +206,8 @@ class DeviceStoreTest {
     ExecutorService pool = Executors.newSingleThreadExecutor();
     try {
       Future<Fake> builder = pool.submit(() -> {
-        try (DeviceStore.Lease<Fake> l = store.acquire("a", () -> {
-          building.countDown();
-          await(finish);
-          return build("a", 10);
-        }, f -> f.bytes)) {
+        try (DeviceStore.Lease<Fake> l =
+            store.acquire("a", slowBuild("a", 10, building, finish), f -> f.bytes)) {
           return l.value();
         }
       });
@@ -341,11 +348,8 @@ class DeviceStoreTest {
     CountDownLatch finish = new CountDownLatch(1);
     ExecutorService pool = Executors.newSingleThreadExecutor();
     try {
-      Future<?> builder = pool.submit(() -> store.acquire("k", () -> {
-        building.countDown();
-        await(finish);
-        return build("k", 10);
-      }, f -> f.bytes));
+      Future<?> builder = pool.submit(
+          () -> store.acquire("k", slowBuild("k", 10, building, finish), f -> f.bytes));
       assertTrue(building.await(10, TimeUnit.SECONDS));
       store.close();
       finish.countDown();
