@@ -164,8 +164,20 @@ class QueryFuzzSuite extends AnyFunSuite with GpuQueryTest {
                 }
                 val problem: Option[String] = (expected, actual) match {
                   case (Rows(e, _, _, _), Rows(a, _, _, _)) =>
-                    if (e.sorted == a.sorted) None else {
-                      val tag = if (onlyFloatBits(e, a)) " [differs only in floating point last bits]"
+                    val floatBits = e.sorted != a.sorted && onlyFloatBits(e, a)
+                    // Spark's own double sums (avg of longs, sums of doubles) depend on the order
+                    // its shuffle delivers partial results in, which changes from run to run:
+                    // where only such bits differ and Spark's own result changes too (in up to
+                    // four more runs), there is no one exact result to match. (Seed 103, query
+                    // 42: Spark's rows differed from its first run's in 2 of 6 runs.)
+                    def sparkVaries = (0 until 4).exists { _ =>
+                      run(sql, tessera = false) match {
+                        case Rows(again, _, _, _) => again.sorted != e.sorted
+                        case _ => false
+                      }
+                    }
+                    if (e.sorted == a.sorted || floatBits && sparkVaries) None else {
+                      val tag = if (floatBits) " [differs only in floating point last bits]"
                         else ""
                       Some(s"results differ$tag: Spark ${e.size} rows, Tessera ${a.size} rows\n" +
                         s"  only Spark's:   ${onlyIn(e, a, 8).mkString("\n                  ")}\n" +
