@@ -48,7 +48,8 @@ final class DictionaryIds implements AutoCloseable {
 
   /**
    * Whether a column of {@code type} can be staged this way: any but a boolean (Parquet keeps no
-   * dictionary for booleans).
+   * dictionary for booleans) and a decimal of more than 18 digits (Spark decodes those from
+   * binary, not lazily).
    */
   static boolean stageable(ColumnType type) {
     return type.id() != TypeId.BOOLEAN
@@ -60,9 +61,17 @@ final class DictionaryIds implements AutoCloseable {
    * form a staged batch that starts with it takes.
    */
   static boolean dictionaryEncoded(ColumnVector vector) {
+    return parquetDictionary(vector) != null;
+  }
+
+  /**
+   * {@code vector}'s dictionary where it holds its values as ids of a Parquet column chunk's
+   * dictionary, else null.
+   */
+  private static Dictionary parquetDictionary(ColumnVector vector) {
     Dictionary dictionary = vector instanceof WritableColumnVector w
         ? VectorStorage.dictionary(w) : null;
-    return dictionary != null && VectorStorage.entryCount(dictionary) >= 0;
+    return dictionary != null && VectorStorage.entryCount(dictionary) >= 0 ? dictionary : null;
   }
 
   /** Starts a staged batch of about {@code rows} rows. */
@@ -85,10 +94,11 @@ final class DictionaryIds implements AutoCloseable {
       return;
     }
     long at = ids.appendFixedRows(count);
-    if (dictionaryEncoded(vector)) {
+    Dictionary dictionary = parquetDictionary(vector);
+    if (dictionary != null) {
       WritableColumnVector w = (WritableColumnVector) vector;
       int base = firstEntries.computeIfAbsent(
-          VectorStorage.entriesSource(VectorStorage.dictionary(w)), s -> stageEntries(w));
+          VectorStorage.entriesSource(dictionary), s -> stageEntries(dictionary));
       copyIds(w.getDictionaryIds(), from, count, base, at);
       if (w.hasNull()) {
         long[] nulls = SparkColumnReader.nullRows(w, from, count);
@@ -148,9 +158,8 @@ final class DictionaryIds implements AutoCloseable {
     }
   }
 
-  /** Stages every entry of {@code vector}'s dictionary; returns where the first one went. */
-  private int stageEntries(WritableColumnVector vector) {
-    Dictionary dictionary = VectorStorage.dictionary(vector);
+  /** Stages every entry of {@code dictionary}; returns where the first one went. */
+  private int stageEntries(Dictionary dictionary) {
     int first = entries.rowCount();
     int count = VectorStorage.entryCount(dictionary);
     // As Spark's getters decode a dictionary id of each type (OnHeapColumnVector.getByte etc.).

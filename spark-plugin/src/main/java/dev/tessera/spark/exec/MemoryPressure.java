@@ -117,17 +117,22 @@ final class MemoryPressure {
     List<HostColumn> columns = new ArrayList<>(batch.columns().size());
     try {
       for (HostColumn c : batch.columns()) {
-        try (HostColumnBuilder b = new HostColumnBuilder(c.type(), to - from, allocator)) {
-          for (int r = from; r < to; r++) {
-            appendValue(c, r, b);
-          }
-          columns.add(b.build());
-        }
+        columns.add(slice(c, from, to, allocator));
       }
       return new ColumnBatch<>(columns, to - from);
     } catch (RuntimeException e) {
       columns.forEach(HostColumn::close);
       throw e;
+    }
+  }
+
+  /** Rows [from, to) of {@code column} as a new column of its own. */
+  static HostColumn slice(HostColumn column, int from, int to, BufferAllocator allocator) {
+    try (HostColumnBuilder b = new HostColumnBuilder(column.type(), to - from, allocator)) {
+      for (int r = from; r < to; r++) {
+        appendValue(column, r, b);
+      }
+      return b.build();
     }
   }
 

@@ -60,9 +60,7 @@ final class StagedBatch implements AutoCloseable {
     List<HostColumn> copies = new ArrayList<>(dictionaries.size());
     try {
       for (HostColumn d : dictionaries) {
-        // (The one-column batch only lends d to slice: closing it would close d.)
-        copies.add(d == null ? null : MemoryPressure.slice(
-            new ColumnBatch<>(List.of(d), d.rowCount()), 0, d.rowCount(), allocator).column(0));
+        copies.add(d == null ? null : MemoryPressure.slice(d, 0, d.rowCount(), allocator));
       }
       return new StagedBatch(rows, copies);
     } catch (RuntimeException e) {
