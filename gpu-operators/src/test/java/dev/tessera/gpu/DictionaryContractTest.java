@@ -17,7 +17,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The dictionary decode, the same on every backend: every column type (the entries with NULLs,
  * NaN, -0.0, boundaries, empty and long strings), ids repeating, -1 ids giving NULL, several
- * columns at once, no rows, and ids outside the entries refused on the host reference. The
+ * columns at once, no rows (and, in HostDictionaryTest, ids outside the entries refused). The
  * expected rows are the entries looked up in plain Java.
  */
 public abstract class DictionaryContractTest extends BackendTestBase {
