@@ -75,21 +75,57 @@ public final class ArenaPool implements AutoCloseable {
     this.chunkBytes = alignUp(Math.min(chunkBytes, capBytes));
   }
 
-  /** Allocates {@code bytes} (0 is allowed and returns address 0) and returns the address. */
-  public synchronized long allocate(long bytes) {
-    checkOpen();
+  /**
+   * Allocates {@code bytes} (0 is allowed and returns address 0) and returns the address. When no
+   * free block fits, it reserves a new chunk without holding the pool's lock (pinning host memory
+   * takes tens of milliseconds per chunk), so other threads' allocations from free blocks and
+   * their frees go on meanwhile.
+   */
+  public long allocate(long bytes) {
     if (bytes < 0) {
       throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
     }
     if (bytes == 0) {
+      checkOpenSynchronized();
       return 0L;
     }
     long size = alignUp(bytes);
-    FreeBlock block = freeBySize.ceiling(new FreeBlock(Long.MIN_VALUE, size));
-    if (block == null) {
-      addChunk(size);
-      block = freeBySize.ceiling(new FreeBlock(Long.MIN_VALUE, size));
+    long chunkSize;
+    synchronized (this) {
+      checkOpen();
+      FreeBlock block = freeBySize.ceiling(new FreeBlock(Long.MIN_VALUE, size));
+      if (block != null) {
+        return take(block, size);
+      }
+      chunkSize = chunkSizeFor(size);
+      reservedBytes += chunkSize; // counted now, so reservations under way keep to the cap
     }
+    long address;
+    try {
+      address = reserveChunk(chunkSize, size);
+    } catch (RuntimeException | Error e) {
+      synchronized (this) {
+        if (!closed) { // close() has zeroed the count
+          reservedBytes -= chunkSize;
+        }
+      }
+      throw e;
+    }
+    synchronized (this) {
+      if (closed) { // while the chunk was reserved: close() has zeroed the count
+        chunks.free(address, chunkSize);
+        checkOpen();
+      }
+      chunkByAddress.put(address, new Chunk(address, chunkSize));
+      addFree(address, chunkSize);
+      // The whole chunk is still free (the lock was not released since it was added): take from
+      // it, not from memory another thread freed meanwhile, so the chunk is put to use.
+      return take(new FreeBlock(address, chunkSize), size);
+    }
+  }
+
+  /** Hands out the first {@code size} bytes of free block {@code block}. */
+  private long take(FreeBlock block, long size) {
     removeFree(block);
     if (block.size() > size) {
       addFree(block.address() + size, block.size() - size);
@@ -257,7 +293,11 @@ public final class ArenaPool implements AutoCloseable {
     bytesInUse = 0;
   }
 
-  private void addChunk(long minimumSize) {
+  /**
+   * The size of the chunk to reserve for a request of {@code minimumSize} bytes: the usual chunk,
+   * or what is left under the cap if that is smaller but enough, or the request's own size.
+   */
+  private long chunkSizeFor(long minimumSize) {
     long size = Math.max(chunkBytes, minimumSize);
     if (reservedBytes + size > capBytes) {
       // A smaller chunk that still fits the request may fit under the cap.
@@ -269,6 +309,11 @@ public final class ArenaPool implements AutoCloseable {
               + " Raise %s, or use smaller batches.",
           name, minimumSize, bytesInUse, reservedBytes, capBytes, capSetting));
     }
+    return size;
+  }
+
+  /** Reserves a chunk of {@code size} bytes from the chunk allocator, outside the pool's lock. */
+  private long reserveChunk(long size, long minimumSize) {
     long address;
     long started = System.nanoTime();
     try {
@@ -276,24 +321,20 @@ public final class ArenaPool implements AutoCloseable {
     } catch (PoolExhaustedException e) {
       throw new PoolExhaustedException(String.format(
           "%s: cannot allocate %,d bytes: %s (%,d bytes in use, %,d reserved)",
-          name, minimumSize, e.getMessage(), bytesInUse, reservedBytes), e);
+          name, minimumSize, e.getMessage(), bytesInUse(), reservedBytes()), e);
     }
     if (address % ALIGNMENT != 0) {
       chunks.free(address, size);
       throw new IllegalStateException(chunks.describe() + " returned a chunk at 0x"
           + Long.toHexString(address) + ", not aligned to " + ALIGNMENT + " bytes");
     }
-    chunkByAddress.put(address, new Chunk(address, size));
-    reservedBytes += size;
-    addFree(address, size);
-    // Rare (the pool keeps its chunks), but the pool's lock is held meanwhile: pinning host memory
-    // takes milliseconds per hundred MiB, and every other task's allocation waits for it. Logged
-    // where it took that long.
+    // Rare (the pool keeps its chunks); logged where it took long, as the thread that asked waits.
     long millis = (System.nanoTime() - started) / 1_000_000;
     if (millis > 0) {
-      LOG.info("Tessera: {}: reserved a chunk of {} bytes in {} ms, holding the pool's lock ({}"
-          + " bytes reserved of the cap of {})", name, size, millis, reservedBytes, capBytes);
+      LOG.info("Tessera: {}: reserved a chunk of {} bytes in {} ms ({} bytes reserved of the cap"
+          + " of {})", name, size, millis, reservedBytes(), capBytes);
     }
+    return address;
   }
 
   private Chunk chunkOf(long address) {
@@ -312,6 +353,10 @@ public final class ArenaPool implements AutoCloseable {
   private void removeFree(FreeBlock block) {
     freeByAddress.remove(block.address());
     freeBySize.remove(block);
+  }
+
+  private synchronized void checkOpenSynchronized() {
+    checkOpen();
   }
 
   private void checkOpen() {

@@ -2,13 +2,21 @@ package dev.tessera.gpu.memory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class ArenaPoolTest {
@@ -21,7 +29,7 @@ class ArenaPoolTest {
     int allocations;
 
     @Override
-    public long allocate(long bytes) {
+    public synchronized long allocate(long bytes) {
       long address = next;
       next += bytes + (1L << 30);
       live.put(address, bytes);
@@ -30,13 +38,103 @@ class ArenaPoolTest {
     }
 
     @Override
-    public void free(long address, long bytes) {
+    public synchronized void free(long address, long bytes) {
       assertEquals(bytes, live.remove(address), "chunk freed with the wrong size");
     }
 
     @Override
     public String describe() {
       return "fake memory";
+    }
+  }
+
+  /** FakeChunks whose next chunk waits, once {@link #hold} is called, until {@link #release}. */
+  private static final class SlowChunks implements ChunkAllocator {
+    final FakeChunks chunks = new FakeChunks();
+    final CountDownLatch entered = new CountDownLatch(1);
+    final CountDownLatch released = new CountDownLatch(1);
+    volatile boolean holding;
+
+    void hold() {
+      holding = true;
+    }
+
+    void release() {
+      released.countDown();
+    }
+
+    @Override
+    public long allocate(long bytes) {
+      if (holding) {
+        entered.countDown();
+        try {
+          assertTrue(released.await(10, TimeUnit.SECONDS), "the test never released the chunk");
+        } catch (InterruptedException e) {
+          throw new AssertionError(e);
+        }
+      }
+      return chunks.allocate(bytes);
+    }
+
+    @Override
+    public void free(long address, long bytes) {
+      chunks.free(address, bytes);
+    }
+
+    @Override
+    public String describe() {
+      return "slow fake memory";
+    }
+  }
+
+  @Test
+  void otherThreadsAllocateAndFreeWhileAChunkIsReserved() throws Exception {
+    SlowChunks chunks = new SlowChunks();
+    ExecutorService other = Executors.newSingleThreadExecutor();
+    try (ArenaPool pool = new ArenaPool("test", chunks, 16 * MiB, "cap.setting", 4 * MiB)) {
+      long a = pool.allocate(MiB);
+      chunks.hold();
+      Future<Long> big = other.submit(() -> pool.allocate(8 * MiB));
+      assertTrue(chunks.entered.await(10, TimeUnit.SECONDS));
+      // The reservation is under way on the other thread: this one is not held up by it.
+      long b = assertTimeoutPreemptively(Duration.ofSeconds(5), () -> pool.allocate(MiB));
+      assertTimeoutPreemptively(Duration.ofSeconds(5), () -> pool.free(a));
+      assertEquals(12 * MiB, pool.reservedBytes(), "the chunk under way counts toward the cap");
+      PoolExhaustedException e = assertThrows(PoolExhaustedException.class,
+          () -> pool.allocate(5 * MiB));
+      assertTrue(e.getMessage().contains("cap.setting"), e.getMessage());
+      chunks.release();
+      long c = big.get(10, TimeUnit.SECONDS);
+      assertEquals(0, c % ArenaPool.ALIGNMENT);
+      assertEquals(2, chunks.chunks.allocations);
+      assertEquals(12 * MiB, pool.reservedBytes());
+      pool.free(b);
+      pool.free(c);
+      assertEquals(0, pool.bytesInUse());
+    } finally {
+      other.shutdownNow();
+    }
+    assertTrue(chunks.chunks.live.isEmpty(), "closing the pool frees every chunk");
+  }
+
+  @Test
+  void aChunkReservedWhileThePoolClosesIsFreed() throws Exception {
+    SlowChunks chunks = new SlowChunks();
+    ExecutorService other = Executors.newSingleThreadExecutor();
+    try {
+      ArenaPool pool = new ArenaPool("test", chunks, 16 * MiB, "cap", 4 * MiB);
+      chunks.hold();
+      Future<Long> pending = other.submit(() -> pool.allocate(MiB));
+      assertTrue(chunks.entered.await(10, TimeUnit.SECONDS));
+      pool.close();
+      chunks.release();
+      ExecutionException e = assertThrows(ExecutionException.class,
+          () -> pending.get(10, TimeUnit.SECONDS));
+      assertTrue(e.getCause() instanceof IllegalStateException, e.getCause().toString());
+      assertTrue(chunks.chunks.live.isEmpty(), "the late chunk went back");
+      assertEquals(0, pool.reservedBytes());
+    } finally {
+      other.shutdownNow();
     }
   }
 
