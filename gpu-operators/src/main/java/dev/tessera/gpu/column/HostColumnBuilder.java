@@ -153,6 +153,15 @@ public final class HostColumnBuilder implements AutoCloseable {
     return this;
   }
 
+  /**
+   * Appends one valid string of {@code length} bytes whose bytes the caller writes: returns the
+   * address where they go (valid until the next append).
+   */
+  public long appendUtf8Row(int length) {
+    long at = reserveText(length); // first: it may move the buffer
+    return data.memoryAddress() + at;
+  }
+
   /** Adds a valid string row of {@code length} bytes; returns where its bytes go in data. */
   private long reserveText(int length) {
     if (!type.isString()) {
