@@ -26,6 +26,8 @@ import org.apache.spark.broadcast.Broadcast;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.joins.EmptyHashedRelation$;
 import org.apache.spark.sql.execution.joins.HashedRelation;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The join tables one task of a pipeline node probes: a lease on each build side's device table,
@@ -35,6 +37,7 @@ import org.apache.spark.sql.execution.joins.HashedRelation;
  * table for the query's later tasks while its cap allows.
  */
 final class TaskJoinTables implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(TaskJoinTables.class);
   /**
    * One build side as the tasks find it: its broadcast, the table's key in the store, and
    * whether it is Spark's EmptyHashedRelation (no build rows at all: see
@@ -118,8 +121,8 @@ final class TaskJoinTables implements AutoCloseable {
           }
           Source source = sources.get(t);
           JoinProbe probe = probes.get(t);
-          Supplier<JoinTable> build = () -> build(source.relation().value(), probe, backend,
-              stream);
+          Supplier<JoinTable> build = () -> build(source, source.relation().value(), probe,
+              backend, stream);
           leases.set(t, wait ? store.acquire(source.cacheKey(), build, JoinTable::deviceBytes)
               : store.acquireUnlessBuilding(source.cacheKey(), build, JoinTable::deviceBytes));
         }
@@ -131,18 +134,35 @@ final class TaskJoinTables implements AutoCloseable {
     return new TaskJoinTables(leases, sources.stream().map(Source::relation).toList());
   }
 
-  /** Spark's broadcast relation -> host columns -> device -> join table. */
-  private static JoinTable build(HashedRelation relation, JoinProbe probe, Backend backend,
-      GpuStream stream) {
+  /**
+   * Spark's broadcast relation -> host columns -> device -> join table. Logs the time of each
+   * step (once per table and executor): every task of the query waits for the slowest build.
+   */
+  private static JoinTable build(Source source, HashedRelation relation, JoinProbe probe,
+      Backend backend, GpuStream stream) {
     List<ColumnType> types = probe.schema().buildColumnTypes();
+    long started = System.nanoTime();
     try (ColumnBatch<HostColumn> host = BuildSideColumns.collect(relation.asReadOnlyCopy(),
-            probe.buildKeys(), probe.payload(), types, backend.stagingAllocator());
-        ColumnBatch<DeviceColumn> device =
-            ColumnTransfer.toDeviceAsync(host, backend.deviceMemory(), stream)) {
-      stream.synchronize();
-      return backend.hashJoinKernel().build(probe.schema(), device, backend.deviceMemory(),
-          stream);
+            probe.buildKeys(), probe.payload(), types, backend.stagingAllocator())) {
+      long collected = System.nanoTime();
+      try (ColumnBatch<DeviceColumn> device =
+          ColumnTransfer.toDeviceAsync(host, backend.deviceMemory(), stream)) {
+        stream.synchronize();
+        long uploaded = System.nanoTime();
+        JoinTable table = backend.hashJoinKernel().build(probe.schema(), device,
+            backend.deviceMemory(), stream);
+        LOG.info("Tessera: built the join table of {} ({} rows, {} device bytes) in {} ms:"
+            + " host columns {} ms, upload {} ms, table {} ms", source.cacheKey(),
+            host.rowCount(), table.deviceBytes(), millis(System.nanoTime() - started),
+            millis(collected - started), millis(uploaded - collected),
+            millis(System.nanoTime() - uploaded));
+        return table;
+      }
     }
+  }
+
+  private static String millis(long nanos) {
+    return String.format("%.1f", nanos / 1e6);
   }
 
   JoinTable table(int t) {
