@@ -74,8 +74,9 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
 
   private final Iterator<ColumnarBatch> input;
   private final Supplier<HashAggregateKernel.Aggregation> opener;
-  private final Program program;
-  private final List<JoinTable> tables;
+  /** The program and its tables: asked for at the first batch (the tables may be under way). */
+  private final Supplier<Program> program;
+  private final Supplier<List<JoinTable>> tables;
   private final boolean partial;
   private final List<Attribute> output;
   private final BiFunction<ColumnarBatch, RowErrorException, RuntimeException> replay;
@@ -128,6 +129,17 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
       List<Attribute> output, BiFunction<ColumnarBatch, RowErrorException, RuntimeException> replay,
       Map<String, SQLMetric> metrics, CpuGroupMerge cpuMerge, Backend backend,
       GroupsCheck groupsCheck) {
+    this(input, opener, () -> program, () -> tables, partial, output, replay, metrics, cpuMerge,
+        backend, groupsCheck);
+  }
+
+  /** As above, with the program and its tables asked for when the first batch comes. */
+  AggregationRunner(Iterator<ColumnarBatch> input,
+      Supplier<HashAggregateKernel.Aggregation> opener, Supplier<Program> program,
+      Supplier<List<JoinTable>> tables, boolean partial,
+      List<Attribute> output, BiFunction<ColumnarBatch, RowErrorException, RuntimeException> replay,
+      Map<String, SQLMetric> metrics, CpuGroupMerge cpuMerge, Backend backend,
+      GroupsCheck groupsCheck) {
     this.backend = backend;
     if (partial != (cpuMerge == null)) {
       throw new IllegalArgumentException("a CPU merge is for final aggregations only, and they"
@@ -136,7 +148,7 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
     this.input = input;
     this.opener = opener;
     this.program = program;
-    this.tables = List.copyOf(tables);
+    this.tables = tables;
     this.partial = partial;
     this.output = output;
     this.replay = replay;
@@ -305,7 +317,7 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
     ColumnBatch<DeviceColumn> view = DeviceBatches.view(batch);
     long started = System.nanoTime();
     try {
-      aggregation.update(program, tables, view);
+      aggregation.update(program.get(), tables.get(), view);
     } catch (RowErrorException e) {
       throw replay.apply(batch, e);
     } finally {

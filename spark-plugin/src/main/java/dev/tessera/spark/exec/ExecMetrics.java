@@ -19,6 +19,7 @@ final class ExecMetrics {
   static final String TRANSFER_TIME = "transferTime";
   static final String GPU_WAIT_TIME = "gpuWaitTime";
   static final String JOIN_TABLES_TIME = "joinTablesTime";
+  static final String JOIN_TABLES_WAIT_TIME = "joinTablesWaitTime";
   static final String BYTES_TO_DEVICE = "bytesToDevice";
   static final String DICTIONARY_COLUMNS = "dictionaryColumnsDecoded";
   static final String BYTES_TO_HOST = "bytesToHost";
@@ -58,8 +59,10 @@ final class ExecMetrics {
             "time waiting for the GPU (other tasks held it: spark.tessera.concurrentGpuTasks)",
             -1L);
         case JOIN_TABLES_TIME -> SQLMetrics.createNanoTimingMetric(sc,
-            "time getting the join tables (building them, or waiting for another task's build)",
-            -1L);
+            "time getting the join tables (building them, or waiting for another task's build),"
+                + " on a thread of their own while the task reads its first batch", -1L);
+        case JOIN_TABLES_WAIT_TIME -> SQLMetrics.createNanoTimingMetric(sc,
+            "time tasks waited for their join tables", -1L);
         case BYTES_TO_DEVICE -> SQLMetrics.createSizeMetric(sc, "bytes copied host to device", -1L);
         case DICTIONARY_COLUMNS -> SQLMetrics.createMetric(sc,
             "columns of a batch sent as dictionary ids and decoded on the device");

@@ -27,17 +27,22 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * the last, whose batches the node itself consumes (projecting them, or aggregating them).
  */
 final class PipelineRunner {
+  private final Pipeline pipeline;
   private final Pipeline.Stage fused;
-  private final List<Pipeline.Stage> stages;
-  private final TaskJoinTables tables;
+  /** The join tables, acquired on another thread while the task reads its first batch. */
+  private final TaskJoinTables.Pending pendingTables;
+  private TaskJoinTables tables;
+  /** The stages this task runs (picked once the tables are known), or null before. */
+  private List<Pipeline.Stage> stages;
   private final Backend backend;
   private final GpuStream stream;
   private final Map<String, SQLMetric> metrics;
   private final ProgramKernel kernel;
 
   /**
-   * The current task's runner: a stream of its own and the join tables, closed when the task ends
-   * (after what the caller registers later, as Spark runs completion listeners in reverse).
+   * The current task's runner: a stream of its own and the join tables (their acquisition
+   * started here), closed when the task ends (after what the caller registers later, as Spark
+   * runs completion listeners in reverse).
    */
   static PipelineRunner forTask(Pipeline pipeline, List<TaskJoinTables.Source> sources,
       List<JoinProbe> probes, Map<String, SQLMetric> metrics) {
@@ -47,11 +52,9 @@ final class PipelineRunner {
       GpuAdmission.admitCurrentTask(metrics.get(ExecMetrics.GPU_WAIT_TIME));
     }
     GpuStream stream = backend.newStream();
-    TaskJoinTables tables;
-    long started = System.nanoTime();
+    TaskJoinTables.Pending tables;
     try {
-      tables = TaskJoinTables.acquire(sources, probes, backend, stream);
-      metrics.get(ExecMetrics.JOIN_TABLES_TIME).add(System.nanoTime() - started);
+      tables = TaskJoinTables.acquireInBackground(sources, probes, backend);
     } catch (RuntimeException e) {
       stream.close();
       throw e;
@@ -64,16 +67,33 @@ final class PipelineRunner {
     return new PipelineRunner(pipeline, tables, backend, stream, metrics);
   }
 
-  private PipelineRunner(Pipeline pipeline, TaskJoinTables tables, Backend backend,
+  private PipelineRunner(Pipeline pipeline, TaskJoinTables.Pending tables, Backend backend,
       GpuStream stream, Map<String, SQLMetric> metrics) {
+    this.pipeline = pipeline;
     this.fused = pipeline.fused();
-    this.stages = tables.anyRepeatedKeys(pipeline.expandingTables()) ? pipeline.staged()
-        : List.of(pipeline.fused());
-    this.tables = tables;
+    this.pendingTables = tables;
     this.backend = backend;
     this.stream = stream;
     this.metrics = metrics;
     this.kernel = backend.programKernel();
+  }
+
+  /** The join tables, waiting for their acquisition if it is still under way. */
+  private TaskJoinTables tables() {
+    if (tables == null) {
+      tables = pendingTables.get(metrics.get(ExecMetrics.JOIN_TABLES_TIME),
+          metrics.get(ExecMetrics.JOIN_TABLES_WAIT_TIME));
+    }
+    return tables;
+  }
+
+  /** The fused program when no table that a join expands by has a repeated key, else staged. */
+  private List<Pipeline.Stage> stages() {
+    if (stages == null) {
+      stages = tables().anyRepeatedKeys(pipeline.expandingTables()) ? pipeline.staged()
+          : List.of(fused);
+    }
+    return stages;
   }
 
   Backend backend() {
@@ -86,27 +106,50 @@ final class PipelineRunner {
 
   /** The stage the node runs itself. */
   Pipeline.Stage last() {
-    return stages.get(stages.size() - 1);
+    List<Pipeline.Stage> all = stages();
+    return all.get(all.size() - 1);
   }
 
   /** The join tables the last stage's program probes, in its order. */
   List<JoinTable> lastTables() {
-    return tables.select(last().tables());
+    return tables().select(last().tables());
   }
 
   /**
    * The batches the last stage reads: the input's own (closed by whoever reads them) when the
-   * pipeline is one stage, else their expansions through the stages before it.
+   * pipeline is one stage, else their expansions through the stages before it. Which of the two
+   * is decided after the input's first hasNext (which reads and uploads its first batch), so that
+   * the join tables are built meanwhile.
    */
   Iterator<ColumnarBatch> lastStageInput(Iterator<ColumnarBatch> input) {
-    return stages.size() == 1 ? input : new Expansions(input);
+    return new Iterator<>() {
+      private Iterator<ColumnarBatch> chosen;
+
+      private Iterator<ColumnarBatch> chosen() {
+        if (chosen == null) {
+          input.hasNext();
+          chosen = stages().size() == 1 ? input : new Expansions(input);
+        }
+        return chosen;
+      }
+
+      @Override
+      public boolean hasNext() {
+        return chosen().hasNext();
+      }
+
+      @Override
+      public ColumnarBatch next() {
+        return chosen().next();
+      }
+    };
   }
 
   /** Runs one stage's program over a batch (still owned by the caller). */
   ColumnBatch<DeviceColumn> run(Pipeline.Stage stage, ColumnBatch<DeviceColumn> batch) {
     ColumnBatch<DeviceColumn> result;
     try {
-      result = kernel.run(stage.program(), tables.select(stage.tables()), batch,
+      result = kernel.run(stage.program(), tables().select(stage.tables()), batch,
           backend.deviceMemory(), stream);
     } catch (RowErrorException e) {
       throw replay(stage, batch, e);
@@ -120,7 +163,7 @@ final class PipelineRunner {
   RuntimeException replay(Pipeline.Stage stage, ColumnBatch<DeviceColumn> batch,
       RowErrorException error) {
     return SparkReplay.raiseForDeviceBatch(batch, stage.input(), stage.steps(),
-        tables.relations(), error, backend, stream);
+        tables().relations(), error, backend, stream);
   }
 
   /**
@@ -130,7 +173,7 @@ final class PipelineRunner {
    */
   void forEachSparkRow(ColumnarBatch batch, Consumer<InternalRow> sink) {
     SparkReplay.forEachRow(DeviceBatches.view(batch), fused.input(), fused.steps(),
-        tables.relations(), backend, stream, sink);
+        tables().relations(), backend, stream, sink);
   }
 
   /** The expansions of each input batch through the stages before the last. */
@@ -163,14 +206,14 @@ final class PipelineRunner {
 
     /** Runs stage {@code s} (which expands) over a batch the caller owns. */
     private void feed(ColumnBatch<DeviceColumn> batch, int s) {
-      Pipeline.Stage stage = stages.get(s);
+      Pipeline.Stage stage = stages().get(s);
       List<ColumnBatch<DeviceColumn>> expanded;
       try (ColumnBatch<DeviceColumn> keyed = run(stage, batch)) {
-        expanded = backend.hashJoinKernel().expand(tables.table(stage.expandTable()), keyed,
+        expanded = backend.hashJoinKernel().expand(tables().table(stage.expandTable()), keyed,
             stage.keyColumns(), stage.leftOuter(), stage.maxRowsPerBatch(),
             backend.deviceMemory(), stream);
       }
-      boolean nextIsLast = s + 1 == stages.size() - 1;
+      boolean nextIsLast = s + 1 == stages().size() - 1;
       int handed = 0;
       try {
         for (ColumnBatch<DeviceColumn> e : expanded) {

@@ -57,7 +57,8 @@ public final class TesseraFusedExec extends TesseraPipelineExec {
     return new String[] {ExecMetrics.OUTPUT_ROWS, ExecMetrics.OUTPUT_BATCHES,
         ExecMetrics.KERNEL_TIME, ExecMetrics.CODEGEN_TIME, ExecMetrics.BYTES_READ,
         ExecMetrics.BATCH_SPLITS, ExecMetrics.MEMORY_WAITS,
-        ExecMetrics.GPU_WAIT_TIME, ExecMetrics.JOIN_TABLES_TIME};
+        ExecMetrics.GPU_WAIT_TIME, ExecMetrics.JOIN_TABLES_TIME,
+        ExecMetrics.JOIN_TABLES_WAIT_TIME};
   }
 
   @Override

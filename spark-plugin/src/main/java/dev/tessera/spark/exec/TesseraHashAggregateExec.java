@@ -75,7 +75,8 @@ public final class TesseraHashAggregateExec extends TesseraPipelineExec {
         ExecMetrics.KERNEL_TIME, ExecMetrics.CODEGEN_TIME, ExecMetrics.BYTES_READ,
         ExecMetrics.TABLE_FLUSHES,
         ExecMetrics.CPU_MERGED_ROWS, ExecMetrics.BATCH_SPLITS, ExecMetrics.MEMORY_WAITS,
-        ExecMetrics.GPU_WAIT_TIME, ExecMetrics.JOIN_TABLES_TIME};
+        ExecMetrics.GPU_WAIT_TIME, ExecMetrics.JOIN_TABLES_TIME,
+        ExecMetrics.JOIN_TABLES_WAIT_TIME};
   }
 
   @Override
@@ -115,7 +116,7 @@ public final class TesseraHashAggregateExec extends TesseraPipelineExec {
           };
       AggregationRunner runner = new AggregationRunner(pipeline.lastStageInput(batches),
           () -> backend.hashAggregateKernel().open(a, backend.deviceMemory(), stream),
-          pipeline.last().program(), pipeline.lastTables(), isPartial, out,
+          () -> pipeline.last().program(), pipeline::lastTables, isPartial, out,
           (batch, e) -> pipeline.replay(pipeline.last(), DeviceBatches.view(batch), e), m,
           isPartial ? null : new CpuGroupMerge(a, backend, stream), backend, groupsCheck);
       TaskResources.closeAtTaskEnd(runner);

@@ -66,7 +66,8 @@ public final class TesseraTopKExec extends TesseraPipelineExec {
         ExecMetrics.TOP_K_INPUT_ROWS, ExecMetrics.TOP_K_INPUT_BATCHES, ExecMetrics.KERNEL_TIME,
         ExecMetrics.CODEGEN_TIME, ExecMetrics.BYTES_READ, ExecMetrics.BATCH_SPLITS,
         ExecMetrics.MEMORY_WAITS,
-        ExecMetrics.GPU_WAIT_TIME, ExecMetrics.JOIN_TABLES_TIME};
+        ExecMetrics.GPU_WAIT_TIME, ExecMetrics.JOIN_TABLES_TIME,
+        ExecMetrics.JOIN_TABLES_WAIT_TIME};
   }
 
   @Override

@@ -34,8 +34,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * <pre>java -cp ... dev.tessera.spark.exec.BuildSideBench [rows]</pre>
  */
 public final class BuildSideBench {
-  private static final int WARM_UP = 3;
-  private static final int RUNS = 5;
+  private static final int WARM_UP = Integer.getInteger("warmUp", 3);
+  private static final int RUNS = Integer.getInteger("runs", 5);
 
   private BuildSideBench() {}
 

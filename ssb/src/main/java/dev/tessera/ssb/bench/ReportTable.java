@@ -59,9 +59,9 @@ public final class ReportTable {
     out.println();
     out.println("Tessera side's task time in ms, summed over the last run's tasks (they run side"
         + " by side): uploads' input (Spark decoding or computing the batches), staging copy and"
-        + " transfer; kernels; other copies (downloads, cached columns uploaded); getting the"
-        + " join tables (building them or waiting for another task's build); waiting for a turn"
-        + " on the GPU");
+        + " transfer; kernels; other copies (downloads, cached columns uploaded); waiting for the"
+        + " join tables (built on a thread of their own while a task reads its first batch);"
+        + " waiting for a turn on the GPU");
     String format = "%-5s %-7s %12s %12s %12s %12s %12s %14s %12s";
     String header = String.format(format, "query", "input", "input ms", "staging ms",
         "transfer ms", "kernel ms", "other ms", "join tables ms", "GPU wait ms");

@@ -11,8 +11,9 @@ package dev.tessera.ssb.bench;
  * @param transferNanos uploads' host-to-device transfers, waited for ({@code transferTime})
  * @param kernelNanos the GPU kernels ({@code gpuKernelTime})
  * @param otherCopyNanos downloads to the host and cached columns uploaded ({@code copyTime})
- * @param joinTablesNanos tasks getting their join tables: building them, or waiting for another
- *     task's build ({@code joinTablesTime})
+ * @param joinTablesNanos tasks waiting for their join tables, which are built (or another task's
+ *     build waited for) on a thread of their own while the task reads its first batch
+ *     ({@code joinTablesWaitTime})
  * @param gpuWaitNanos tasks waiting for their turn on the GPU ({@code gpuWaitTime},
  *     spark.tessera.concurrentGpuTasks)
  */
@@ -26,7 +27,7 @@ public record TaskTimes(long inputNanos, long stagingNanos, long transferNanos, 
   static final String TRANSFER = "transferTime";
   static final String KERNEL = "gpuKernelTime";
   static final String OTHER_COPY = "copyTime";
-  static final String JOIN_TABLES = "joinTablesTime";
+  static final String JOIN_TABLES = "joinTablesWaitTime";
   static final String GPU_WAIT = "gpuWaitTime";
 
   /** Whether any time was recorded (a plan with no Tessera node has none). */
