@@ -119,7 +119,7 @@ final class PipelineRunner {
    * The batches the last stage reads: the input's own (closed by whoever reads them) when the
    * pipeline is one stage, else their expansions through the stages before it. Which of the two
    * is decided after the input's first hasNext (which reads and uploads its first batch), so that
-   * the join tables are built meanwhile.
+   * the join tables are built meanwhile; an empty input does not wait for them.
    */
   Iterator<ColumnarBatch> lastStageInput(Iterator<ColumnarBatch> input) {
     return new Iterator<>() {
@@ -127,8 +127,7 @@ final class PipelineRunner {
 
       private Iterator<ColumnarBatch> chosen() {
         if (chosen == null) {
-          input.hasNext();
-          chosen = stages().size() == 1 ? input : new Expansions(input);
+          chosen = !input.hasNext() || stages().size() == 1 ? input : new Expansions(input);
         }
         return chosen;
       }

@@ -172,8 +172,9 @@ final class TaskJoinTables implements AutoCloseable {
     }
 
     /**
-     * The tables, waiting for them if they are still under way. Adds the time the acquisition
-     * took to {@code acquiring} and the time this waited for it to {@code waiting}; call once.
+     * The tables, waiting for them if they are still under way (not interruptibly: a killed task
+     * ends once the build it waits for has). Adds the time the acquisition took to
+     * {@code acquiring} and the time this waited for it to {@code waiting}; call once.
      */
     TaskJoinTables get(SQLMetric acquiring, SQLMetric waiting) {
       long started = System.nanoTime();
