@@ -6,7 +6,8 @@
 Only task threads ("Executor task launch worker") with a frame of Tessera's code (dev.tessera)
 are counted, so the CPU side of an SSB run is left out. Prints how many dumps and samples there
 were, the samples by thread state, then the most common stacks cut to FRAMES frames (default 6)
-with their count and share.
+with their count and share, and the samples by their innermost frame of Tessera's code (which
+of Tessera's steps the thread was in, whatever library code it was running below it).
 """
 import collections
 import re
@@ -38,6 +39,11 @@ def main(path, depth):
         (state, " < ".join(frames[:depth])) for state, frames in found)
     for (state, stack), count in stacks.most_common(40):
         print("%4d %5.1f%% %s %s" % (count, 100.0 * count / len(found), state, stack))
+    print("by the innermost frame of Tessera's code:")
+    steps = collections.Counter(
+        (state, next(f for f in frames if f.startswith("dev.tessera"))) for state, frames in found)
+    for (state, frame), count in steps.most_common(25):
+        print("%4d %5.1f%% %s %s" % (count, 100.0 * count / len(found), state, frame))
 
 
 if __name__ == "__main__":
