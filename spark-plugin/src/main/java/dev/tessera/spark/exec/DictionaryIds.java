@@ -158,24 +158,62 @@ final class DictionaryIds implements AutoCloseable {
     }
   }
 
-  /** Stages every entry of {@code dictionary}; returns where the first one went. */
+  /**
+   * Stages every entry of {@code dictionary}; returns where the first one went. A column chunk's
+   * dictionary holds up to a 1 MiB page of entries (262,144 INTs), staged again for each staged
+   * batch that uses it: fixed-width entries are written straight into the staging buffer, one
+   * loop per type.
+   */
   private int stageEntries(Dictionary dictionary) {
     int first = entries.rowCount();
     int count = VectorStorage.entryCount(dictionary);
-    // As Spark's getters decode a dictionary id of each type (OnHeapColumnVector.getByte etc.).
-    for (int id = 0; id < count; id++) {
-      switch (type.id()) {
-        case BYTE -> entries.appendByte((byte) dictionary.decodeToInt(id));
-        case SHORT -> entries.appendShort((short) dictionary.decodeToInt(id));
-        case INT, DATE -> entries.appendInt(dictionary.decodeToInt(id));
-        case LONG, TIMESTAMP -> entries.appendLong(dictionary.decodeToLong(id));
-        case FLOAT -> entries.appendFloat(dictionary.decodeToFloat(id));
-        case DOUBLE -> entries.appendDouble(dictionary.decodeToDouble(id));
-        case DECIMAL -> entries.appendLong(type.precision() <= Decimal.MAX_INT_DIGITS()
-            ? dictionary.decodeToInt(id) : dictionary.decodeToLong(id));
-        case STRING -> entries.appendUtf8(dictionary.decodeToBinary(id));
-        case BOOLEAN -> throw new IllegalStateException("not stageable: " + type);
+    if (type.isString()) {
+      for (int id = 0; id < count; id++) {
+        entries.appendUtf8(dictionary.decodeToBinary(id));
       }
+      return first;
+    }
+    long at = entries.appendFixedRows(count);
+    // As Spark's getters decode a dictionary id of each type (OnHeapColumnVector.getByte etc.).
+    switch (type.id()) {
+      case BYTE -> {
+        for (int id = 0; id < count; id++) {
+          Platform.putByte(null, at + id, (byte) dictionary.decodeToInt(id));
+        }
+      }
+      case SHORT -> {
+        for (int id = 0; id < count; id++) {
+          Platform.putShort(null, at + 2L * id, (short) dictionary.decodeToInt(id));
+        }
+      }
+      case INT, DATE -> {
+        for (int id = 0; id < count; id++) {
+          Platform.putInt(null, at + 4L * id, dictionary.decodeToInt(id));
+        }
+      }
+      case LONG, TIMESTAMP -> {
+        for (int id = 0; id < count; id++) {
+          Platform.putLong(null, at + 8L * id, dictionary.decodeToLong(id));
+        }
+      }
+      case FLOAT -> {
+        for (int id = 0; id < count; id++) {
+          Platform.putFloat(null, at + 4L * id, dictionary.decodeToFloat(id));
+        }
+      }
+      case DOUBLE -> {
+        for (int id = 0; id < count; id++) {
+          Platform.putDouble(null, at + 8L * id, dictionary.decodeToDouble(id));
+        }
+      }
+      case DECIMAL -> {
+        boolean ints = type.precision() <= Decimal.MAX_INT_DIGITS();
+        for (int id = 0; id < count; id++) {
+          Platform.putLong(null, at + 8L * id,
+              ints ? dictionary.decodeToInt(id) : dictionary.decodeToLong(id));
+        }
+      }
+      case BOOLEAN, STRING -> throw new IllegalStateException("not stageable: " + type);
     }
     return first;
   }

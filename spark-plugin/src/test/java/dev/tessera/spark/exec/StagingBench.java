@@ -65,6 +65,11 @@ public final class StagingBench {
     try (Backend backend = Backends.open(BackendKind.HOST_REFERENCE,
         RuntimeOptions.defaults().withPinnedMemoryCap(2L << 30))) {
       BufferAllocator allocator = backend.stagingAllocator();
+      for (DataType type : List.of(DataTypes.IntegerType, DataTypes.LongType,
+          DataTypes.DoubleType, DataTypes.StringType)) {
+        System.out.printf("dictionary entries, %s: %.2f ns an entry (%,d entries)%n", type.sql(),
+            measureEntries(type, allocator), BIG_DICTIONARY);
+      }
       for (String kind : List.of("on-heap", "off-heap", "dictionary", "dictionary per batch")) {
         for (DataType type : types) {
           if (kind.equals("dictionary per batch") && type != DataTypes.StringType) {
@@ -159,6 +164,43 @@ public final class StagingBench {
     }
     Arrays.sort(rates);
     return rates[RUNS / 2];
+  }
+
+  /** Entries of a dictionary as large as Parquet's default 1 MiB page holds of INT values. */
+  private static final int BIG_DICTIONARY = 262_144;
+
+  /**
+   * Staging a column chunk's dictionary entries, as DictionaryIds does once per staged batch for
+   * each dictionary its rows use: ns an entry, the median of RUNS runs after WARM_UP.
+   */
+  private static double measureEntries(DataType type, BufferAllocator allocator)
+      throws Exception {
+    byte[][] strings = new byte[BIG_DICTIONARY][];
+    for (int i = 0; i < strings.length; i++) {
+      strings[i] = ("customer#" + (100000 + i)).getBytes(StandardCharsets.UTF_8);
+    }
+    org.apache.parquet.column.Dictionary chunk = parquetDictionary(type, strings);
+    ColumnType columnType = SparkTypes.columnType(type);
+    double[] ns = new double[RUNS];
+    try (OnHeapColumnVector v = new OnHeapColumnVector(SPARK_BATCH, type)) {
+      v.reserveDictionaryIds(SPARK_BATCH);
+      v.setDictionary(new ParquetDictionary(chunk, false));
+      for (int run = 0; run < WARM_UP + RUNS; run++) {
+        long started = System.nanoTime();
+        try (DictionaryIds ids = new DictionaryIds(columnType, allocator)) {
+          ids.start(SPARK_BATCH);
+          ids.append(v, 0, 1);
+          for (HostColumn staged : ids.finish()) {
+            staged.close();
+          }
+        }
+        if (run >= WARM_UP) {
+          ns[run - WARM_UP] = (System.nanoTime() - started) / (double) BIG_DICTIONARY;
+        }
+      }
+    }
+    Arrays.sort(ns);
+    return ns[RUNS / 2];
   }
 
   /**
