@@ -46,7 +46,10 @@ public final class ArenaPool implements AutoCloseable {
   /** The thread that allocated each live block, and the bytes each thread holds. */
   private final Map<Long, Long> ownerByAddress = new HashMap<>();
   private final Map<Long, Long> bytesByOwner = new HashMap<>();
-  /** Blocks freed so far: a waiter for memory retries when it has grown. */
+  /**
+   * Blocks freed so far, and chunks added with room to spare: a waiter for memory retries when it
+   * has grown.
+   */
   private long releases;
   private long reservedBytes;
   private long bytesInUse;
@@ -118,6 +121,12 @@ public final class ArenaPool implements AutoCloseable {
       }
       chunkByAddress.put(address, new Chunk(address, chunkSize));
       addFree(address, chunkSize);
+      if (chunkSize > size) {
+        // What this request leaves of the chunk is free memory a waiter may retry for (a request
+        // refused while this reservation counted toward the cap, say): as a release is.
+        releases++;
+        notifyAll();
+      }
       // The whole chunk is still free (the lock was not released since it was added): take from
       // it, not from memory another thread freed meanwhile, so the chunk is put to use.
       return take(new FreeBlock(address, chunkSize), size);
@@ -208,7 +217,10 @@ public final class ArenaPool implements AutoCloseable {
     return bytesInUse - bytesByOwner.getOrDefault(Thread.currentThread().getId(), 0L);
   }
 
-  /** How many blocks were freed so far; pass it to {@link #awaitRelease}. */
+  /**
+   * How many blocks were freed (or chunks added with room to spare) so far; pass it to
+   * {@link #awaitRelease}.
+   */
   public synchronized long releases() {
     return releases;
   }

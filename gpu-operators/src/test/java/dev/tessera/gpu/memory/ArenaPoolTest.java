@@ -118,6 +118,32 @@ class ArenaPoolTest {
   }
 
   @Test
+  void aRequestRefusedWhileAChunkIsReservedIsWokenWhenTheChunkLeavesRoom() throws Exception {
+    SlowChunks chunks = new SlowChunks();
+    ExecutorService other = Executors.newSingleThreadExecutor();
+    try (ArenaPool pool = new ArenaPool("test", chunks, 8 * MiB, "cap", 4 * MiB)) {
+      long full = pool.allocate(4 * MiB);
+      chunks.hold();
+      Future<Long> small = other.submit(() -> pool.allocate(MiB));
+      assertTrue(chunks.entered.await(10, TimeUnit.SECONDS));
+      // The chunk under way takes the rest of the cap: this request is refused for now.
+      long seen = pool.releases();
+      assertThrows(PoolExhaustedException.class, () -> pool.allocate(MiB));
+      chunks.release();
+      long a = small.get(10, TimeUnit.SECONDS);
+      // A waiter (MemoryPressure's) wakes for the 3 MiB the new chunk has left, and fits there.
+      assertTrue(pool.awaitRelease(seen, 5000), "no wake-up for the new chunk's room");
+      long b = pool.allocate(MiB);
+      assertEquals(2, chunks.chunks.allocations);
+      pool.free(full);
+      pool.free(a);
+      pool.free(b);
+    } finally {
+      other.shutdownNow();
+    }
+  }
+
+  @Test
   void aChunkReservedWhileThePoolClosesIsFreed() throws Exception {
     SlowChunks chunks = new SlowChunks();
     ExecutorService other = Executors.newSingleThreadExecutor();
