@@ -29,9 +29,11 @@ import scala.jdk.javaapi.CollectionConverters;
  * does before it builds the device join table ({@link BuildSideColumns#collect}): SSB 4.2's part
  * side at scale factor 10 (about 320,000 rows: an INT key and a STRING payload), once in Spark's
  * LongHashedRelation (integral keys, as Spark broadcasts SSB's) and once in an
- * UnsafeHashedRelation (a STRING key). Prints the median of 5 runs after 3 warm-ups, in ns a row.
+ * UnsafeHashedRelation (a STRING key), and without the payload; all of it twice (the second round
+ * is the warmer). Prints the median of 5 runs after 3 warm-ups, in ns a row; {@code -DwarmUp=0
+ * -Druns=1} times a cold first build, as a JVM's first query makes it.
  *
- * <pre>java -cp ... dev.tessera.spark.exec.BuildSideBench [rows]</pre>
+ * <pre>java -cp ... [-DwarmUp=N] [-Druns=N] dev.tessera.spark.exec.BuildSideBench [rows]</pre>
  */
 public final class BuildSideBench {
   private static final int WARM_UP = Integer.getInteger("warmUp", 3);
