@@ -144,7 +144,7 @@ class HashJoinSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest
         }
         assert(fused.size == 1 && fused.head.child.isInstanceOf[HostToDeviceExec],
           s"AQE $aqe:\n${finalPlan(df)}")
-        // Its tasks' time getting the three tables (built by one task, or waited for).
+        // The time its tasks spent getting the three tables (on a thread of their own).
         assert(fused.head.metrics()("joinTablesTime").value > 0, s"AQE $aqe")
       }
     }

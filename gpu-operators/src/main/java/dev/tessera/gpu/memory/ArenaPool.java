@@ -89,7 +89,9 @@ public final class ArenaPool implements AutoCloseable {
       throw new IllegalArgumentException("cannot allocate a negative size: " + bytes);
     }
     if (bytes == 0) {
-      checkOpenSynchronized();
+      synchronized (this) {
+        checkOpen();
+      }
       return 0L;
     }
     long size = alignUp(bytes);
@@ -365,10 +367,6 @@ public final class ArenaPool implements AutoCloseable {
   private void removeFree(FreeBlock block) {
     freeByAddress.remove(block.address());
     freeBySize.remove(block);
-  }
-
-  private synchronized void checkOpenSynchronized() {
-    checkOpen();
   }
 
   private void checkOpen() {

@@ -71,6 +71,38 @@ class DeviceStoreTest {
     };
   }
 
+  /**
+   * A lease of {@code key} taken and released on a thread of its own, whose build, once under way
+   * (the constructor waits for that), is held until {@link #finish}.
+   */
+  private final class HeldBuild implements AutoCloseable {
+    private final CountDownLatch building = new CountDownLatch(1);
+    private final CountDownLatch finish = new CountDownLatch(1);
+    private final ExecutorService thread = Executors.newSingleThreadExecutor();
+    /** The value the lease held. */
+    final Future<Fake> result;
+
+    HeldBuild(String key) throws InterruptedException {
+      result = thread.submit(() -> {
+        try (DeviceStore.Lease<Fake> l =
+            store.acquire(key, slowBuild(key, 10, building, finish), f -> f.bytes)) {
+          return l.value();
+        }
+      });
+      assertTrue(building.await(10, TimeUnit.SECONDS));
+    }
+
+    void finish() {
+      finish.countDown();
+    }
+
+    @Override
+    public void close() {
+      finish.countDown();
+      thread.shutdownNow();
+    }
+  }
+
   /** Acquires and releases at once: the entry stays, idle. */
   private void touch(String key, long bytes) {
     acquire(key, bytes).close();
@@ -201,34 +233,21 @@ class DeviceStoreTest {
 
   @Test
   void aTaskThatWillNotWaitSkipsAnEntryUnderConstructionAndBuildsAnother() throws Exception {
-    CountDownLatch building = new CountDownLatch(1);
-    CountDownLatch finish = new CountDownLatch(1);
-    ExecutorService pool = Executors.newSingleThreadExecutor();
-    try {
-      Future<Fake> builder = pool.submit(() -> {
-        try (DeviceStore.Lease<Fake> l =
-            store.acquire("a", slowBuild("a", 10, building, finish), f -> f.bytes)) {
-          return l.value();
-        }
-      });
-      assertTrue(building.await(10, TimeUnit.SECONDS));
+    try (HeldBuild builder = new HeldBuild("a")) {
       // "a" is being built by the other thread: no lease, no reference taken, nothing built.
       assertNull(store.acquireUnlessBuilding("a", () -> build("a", 10), f -> f.bytes));
       // "b" is absent: this thread builds it meanwhile.
       try (DeviceStore.Lease<Fake> b =
           store.acquireUnlessBuilding("b", () -> build("b", 20), f -> f.bytes)) {
         assertSame(builtAs("b"), b.value());
-        finish.countDown();
-        Fake a = builder.get(10, TimeUnit.SECONDS);
+        builder.finish();
+        Fake a = builder.result.get(10, TimeUnit.SECONDS);
         // Built now: taken without building it again.
         try (DeviceStore.Lease<Fake> again =
             store.acquireUnlessBuilding("a", () -> build("a", 10), f -> f.bytes)) {
           assertSame(a, again.value());
         }
       }
-    } finally {
-      finish.countDown();
-      pool.shutdownNow();
     }
     assertEquals(2, built.size());
     assertEquals(2, store.stats().misses());
@@ -344,19 +363,11 @@ class DeviceStoreTest {
 
   @Test
   void aBuildThatEndsAfterCloseIsClosedByItsBuilder() throws Exception {
-    CountDownLatch building = new CountDownLatch(1);
-    CountDownLatch finish = new CountDownLatch(1);
-    ExecutorService pool = Executors.newSingleThreadExecutor();
-    try {
-      Future<?> builder = pool.submit(
-          () -> store.acquire("k", slowBuild("k", 10, building, finish), f -> f.bytes));
-      assertTrue(building.await(10, TimeUnit.SECONDS));
+    try (HeldBuild builder = new HeldBuild("k")) {
       store.close();
-      finish.countDown();
-      Exception e = assertThrows(Exception.class, () -> builder.get(10, TimeUnit.SECONDS));
+      builder.finish();
+      Exception e = assertThrows(Exception.class, () -> builder.result.get(10, TimeUnit.SECONDS));
       assertTrue(e.getCause() instanceof IllegalStateException, e.toString());
-    } finally {
-      pool.shutdownNow();
     }
     assertTrue(builtAs("k").closed());
   }

@@ -111,8 +111,9 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
 
   /**
    * @param opener opens an aggregation (the caller's spec, pool and stream)
-   * @param program the fused filter/project whose outputs are the aggregation's inputs
-   * @param tables the join tables the program probes, in its order
+   * @param program the fused filter/project whose outputs are the aggregation's inputs (asked
+   *     for at the first batch: a task's join tables may still be under way before it)
+   * @param tables the join tables the program probes, in its order (asked for likewise)
    * @param partial whether the groups are partial aggregates (Partial/PartialMerge modes)
    * @param output the attributes of the groups' columns
    * @param replay Spark's own error for a batch in which the program reported an ANSI error
@@ -123,17 +124,6 @@ final class AggregationRunner implements Iterator<ColumnarBatch>, AutoCloseable 
    *     (null: it does not wait)
    * @param groupsCheck what happens to the groups before they are emitted
    */
-  AggregationRunner(Iterator<ColumnarBatch> input,
-      Supplier<HashAggregateKernel.Aggregation> opener, Program program, List<JoinTable> tables,
-      boolean partial,
-      List<Attribute> output, BiFunction<ColumnarBatch, RowErrorException, RuntimeException> replay,
-      Map<String, SQLMetric> metrics, CpuGroupMerge cpuMerge, Backend backend,
-      GroupsCheck groupsCheck) {
-    this(input, opener, () -> program, () -> tables, partial, output, replay, metrics, cpuMerge,
-        backend, groupsCheck);
-  }
-
-  /** As above, with the program and its tables asked for when the first batch comes. */
   AggregationRunner(Iterator<ColumnarBatch> input,
       Supplier<HashAggregateKernel.Aggregation> opener, Supplier<Program> program,
       Supplier<List<JoinTable>> tables, boolean partial,

@@ -190,7 +190,7 @@ class AggregationRunnerTest {
 
   private AggregationRunner runner(boolean partial, Supplier<HashAggregateKernel.Aggregation> a) {
     input = batches();
-    return new AggregationRunner(input, a, PROGRAM, List.of(), partial, output(), (b, e) -> e, metrics,
+    return new AggregationRunner(input, a, () -> PROGRAM, List::of, partial, output(), (b, e) -> e, metrics,
         partial ? null : new CpuGroupMerge(SPEC, backend, stream), null,
         AggregationRunner.GroupsCheck.NONE);
   }
@@ -349,7 +349,7 @@ class AggregationRunnerTest {
     List<List<Object>> rows = new ArrayList<>();
     int outputs = spec.keyCount() + spec.functions().size();
     try (AggregationRunner runner = new AggregationRunner(input, failingOn(spec, failing),
-        ProgramBuilder.identity(spec.inputTypes(), false), List.of(), false, attributes(outputs),
+        () -> ProgramBuilder.identity(spec.inputTypes(), false), List::of, false, attributes(outputs),
         (b, e) -> e, metrics, new CpuGroupMerge(spec, backend, stream), null,
         AggregationRunner.GroupsCheck.NONE)) {
       while (runner.hasNext()) {
@@ -491,8 +491,8 @@ class AggregationRunnerTest {
   void groupsThatDoNotFitAtOnceComeOutInParts_partial() {
     input = batches();
     List<Integer> rows = new ArrayList<>();
-    try (AggregationRunner runner = new AggregationRunner(input, finishFitsOnly(3), PROGRAM,
-        List.of(), true, output(), (b, e) -> e, metrics, null, backend,
+    try (AggregationRunner runner = new AggregationRunner(input, finishFitsOnly(3), () -> PROGRAM,
+        List::of, true, output(), (b, e) -> e, metrics, null, backend,
         AggregationRunner.GroupsCheck.NONE)) {
       assertSameGroups(expected(), drain(runner, rows));
     }
@@ -506,8 +506,8 @@ class AggregationRunnerTest {
   void groupsThatDoNotFitAtOnceComeOutInParts_final() {
     input = batches();
     List<Integer> rows = new ArrayList<>();
-    try (AggregationRunner runner = new AggregationRunner(input, finishFitsOnly(4), PROGRAM,
-        List.of(), false, output(), (b, e) -> e, metrics,
+    try (AggregationRunner runner = new AggregationRunner(input, finishFitsOnly(4), () -> PROGRAM,
+        List::of, false, output(), (b, e) -> e, metrics,
         new CpuGroupMerge(SPEC, backend, stream), backend,
         AggregationRunner.GroupsCheck.NONE)) {
       assertSameGroups(expected(), drain(runner, rows));
@@ -571,7 +571,7 @@ class AggregationRunnerTest {
         }
       };
     };
-    try (AggregationRunner runner = new AggregationRunner(input, both, PROGRAM, List.of(), false,
+    try (AggregationRunner runner = new AggregationRunner(input, both, () -> PROGRAM, List::of, false,
         output(), (b, e) -> e, metrics, new CpuGroupMerge(SPEC, backend, stream), backend,
         AggregationRunner.GroupsCheck.NONE)) {
       assertSameGroups(expected(), drain(runner, rows));
@@ -584,8 +584,8 @@ class AggregationRunnerTest {
   @Test
   void oneGroupThatDoesNotFitFailsNamingTheSetting() {
     input = batches();
-    try (AggregationRunner runner = new AggregationRunner(input, finishFitsOnly(0), PROGRAM,
-        List.of(), true, output(), (b, e) -> e, metrics, null, backend,
+    try (AggregationRunner runner = new AggregationRunner(input, finishFitsOnly(0), () -> PROGRAM,
+        List::of, true, output(), (b, e) -> e, metrics, null, backend,
         AggregationRunner.GroupsCheck.NONE)) {
       PoolExhaustedException e = assertThrows(PoolExhaustedException.class, runner::next);
       assertTrue(e.getMessage().contains("a single row"), e.getMessage());
