@@ -40,7 +40,10 @@ import java.util.Random;
  * Prints the median wall time of update + finish (each synchronizes) over the runs, and the
  * bandwidth floor (every input read once, every group's five values written once).
  *
- * <pre>run-bench.sh dev.tessera.gpu.bench.HashAggregateBench [rows] [deviceGBps] [backend] [codegen]</pre>
+ * <pre>run-bench.sh dev.tessera.gpu.bench.HashAggregateBench [rows] [deviceGBps] [backend] [codegen] [forms]</pre>
+ *
+ * <p>{@code forms}, when given, is a comma-separated list of the forms to run ("long keys,no
+ * keys"); all five otherwise.
  */
 public final class HashAggregateBench {
   private static final int WARM_UP = 1;
@@ -60,8 +63,18 @@ public final class HashAggregateBench {
     try (Backend backend = Backends.open(kind, options); GpuStream stream = backend.newStream()) {
       System.out.println("hash aggregate benchmark on " + backend.description() + ", " + rows
           + " rows" + (codegen ? ", generated kernels" : ", interpreter kernels"));
-      for (String form : List.of("long keys", "filter v > 0", "string keys",
-          "long keys, 8 batches", "no keys")) {
+      List<String> forms = List.of("long keys", "filter v > 0", "string keys",
+          "long keys, 8 batches", "no keys");
+      if (args.length > 4) {
+        List<String> chosen = List.of(args[4].split(",(?! )"));
+        for (String form : chosen) {
+          if (!forms.contains(form)) {
+            throw new IllegalArgumentException("no form '" + form + "'; the forms: " + forms);
+          }
+        }
+        forms = chosen;
+      }
+      for (String form : forms) {
         boolean strings = form.equals("string keys");
         int batches = form.equals("long keys, 8 batches") ? 8 : 1;
         ColumnType keyType = strings ? ColumnType.STRING : ColumnType.LONG;
