@@ -44,7 +44,16 @@ public final class AggregateUpdateGenerator {
    * column must not serve a query taking its minimum).
    */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec) {
+    return key(program, inputs, spec, KernelFeatures.OLDEST);
+  }
+
+  /** {@link #key(Program, List, AggregateSpec)} of the kernel for a device with {@code features}. */
+  public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
+      KernelFeatures features) {
     StringBuilder key = new StringBuilder("aggregate-update v4;");
+    if (features.reduxSync()) {
+      key.append("redux;");
+    }
     key.append(FilterProjectGenerator.key(program, inputs)).append(";k").append(spec.keyCount())
         .append(";f");
     for (AggregateFunction f : spec.functions()) {
@@ -70,12 +79,22 @@ public final class AggregateUpdateGenerator {
 
   /**
    * The update kernel of {@code program} (whose outputs are the aggregation's input columns:
-   * the keys, then the functions' inputs) over batches laid out as {@code inputs}.
+   * the keys, then the functions' inputs) over batches laid out as {@code inputs}, for every
+   * supported device.
    *
    * @throws CodegenUnsupportedException when the pipeline uses what the generator does not cover
    */
   public static GeneratedKernel generate(Program program, List<InputSpec> inputs,
       AggregateSpec spec) throws CodegenUnsupportedException {
+    return generate(program, inputs, spec, KernelFeatures.OLDEST);
+  }
+
+  /**
+   * {@link #generate(Program, List, AggregateSpec)} for a device with {@code features}: the
+   * kernel may use them, and its module declares the target they need.
+   */
+  public static GeneratedKernel generate(Program program, List<InputSpec> inputs,
+      AggregateSpec spec, KernelFeatures features) throws CodegenUnsupportedException {
     String whyNot = whyNotGenerated(program, spec);
     if (whyNot != null) {
       throw new CodegenUnsupportedException(whyNot);
@@ -88,9 +107,10 @@ public final class AggregateUpdateGenerator {
       throw new IllegalArgumentException("the program writes " + program.outputs().size()
           + " columns, the aggregation reads " + spec.inputTypes().size());
     }
-    String key = key(program, inputs, spec);
+    String key = key(program, inputs, spec, features);
     String entry = FilterProjectGenerator.entryName(ENTRY_PREFIX, key);
-    return new GeneratedKernel(entry, key, new Writer(program, inputs, spec, entry).write());
+    return new GeneratedKernel(entry, key,
+        new Writer(program, inputs, spec, entry, features).write(), features.ptxTarget());
   }
 
   /** One kernel's text under construction. */
@@ -105,14 +125,15 @@ public final class AggregateUpdateGenerator {
     /** The group's update, for every other aggregation. */
     private final GroupedAggregateEmitter update;
 
-    Writer(Program program, List<InputSpec> inputs, AggregateSpec spec, String entry) {
+    Writer(Program program, List<InputSpec> inputs, AggregateSpec spec, String entry,
+        KernelFeatures features) {
       this.spec = spec;
       this.entry = entry;
       this.body = new ProgramEmitter(program, inputs, b, entry);
       this.registers = RegisterAccumulators.admits(spec)
           ? new RegisterAccumulators(b, spec, body) : null;
       this.update = registers == null
-          ? new GroupedAggregateEmitter(b, spec, body, localName()) : null;
+          ? new GroupedAggregateEmitter(b, spec, body, localName(), features) : null;
     }
 
     String write() throws CodegenUnsupportedException {
@@ -132,6 +153,7 @@ public final class AggregateUpdateGenerator {
       } else {
         localTableCall("tessera_agg_local_reset");
         b.op("bar.sync 0");
+        update.begin();
       }
 
       // Tiles grid-stride, as the interpreter kernel takes them.

@@ -7,5 +7,11 @@ package dev.tessera.gpu.codegen;
  * @param key everything the kernel bakes in ({@link FilterProjectGenerator#key}); equal keys, equal
  *     kernels
  * @param ptx the kernel's PTX text: its .entry, with no module header
+ * @param target the {@code .target} its module must declare ("sm_80"), or null for the prelude's
  */
-public record GeneratedKernel(String entry, String key, String ptx) {}
+public record GeneratedKernel(String entry, String key, String ptx, String target) {
+  /** A kernel that runs on every supported device: its module declares the prelude's target. */
+  public GeneratedKernel(String entry, String key, String ptx) {
+    this(entry, key, ptx, null);
+  }
+}

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.regex.Pattern;
 
 /**
  * A generated kernel as a whole PTX module: the prelude (native-kernels/prelude/prelude.cu as
@@ -26,16 +27,24 @@ public final class GeneratedModule {
       List.of("--maxrregcount=" + MAX_REGISTERS),
       List.of("-O1", "--maxrregcount=" + MAX_REGISTERS));
 
+  /** The prelude's {@code .target} directive (PtxPrelude: the oldest supported device's). */
+  private static final Pattern PRELUDE_TARGET = Pattern.compile("(?m)^\\.target sm_\\d+a?$");
+
   private static volatile PreludeFunctions prelude;
 
   private GeneratedModule() {}
 
   /**
-   * The module text of {@code kernel}: the prelude's header and the prelude functions the kernel
-   * calls ({@link PreludeFunctions}), then the kernel.
+   * The module text of {@code kernel}: the prelude's header (its {@code .target} the kernel's, if
+   * it names one) and the prelude functions the kernel calls ({@link PreludeFunctions}), then the
+   * kernel.
    */
   public static String text(GeneratedKernel kernel) {
-    return prelude().forKernel(kernel.ptx()) + "\n" + kernel.ptx();
+    String prelude = prelude().forKernel(kernel.ptx());
+    if (kernel.target() != null) {
+      prelude = PRELUDE_TARGET.matcher(prelude).replaceFirst(".target " + kernel.target());
+    }
+    return prelude + "\n" + kernel.ptx();
   }
 
   /**

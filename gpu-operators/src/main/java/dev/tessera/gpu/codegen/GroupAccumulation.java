@@ -24,17 +24,26 @@ final class GroupAccumulation {
   private final PtxBuilder b;
   private final AggregateSpec spec;
   private final PlanWords plan;
+  private final KernelFeatures features;
   /** For the item being written: the per-block table (generic address) and its entries. */
   private String local;
   private String entries;
   private String entries64;
   /** The item's inputs, per function (null for COUNT_ROWS). */
   private AggregateValue[] inputs;
+  /**
+   * Where {@link #remember} was called: the lane's last group found in the per-block table (.b32,
+   * -1 before any) and its entry. An entry holds its group for the whole launch, so the lane
+   * finds it again without the slots' reads ({@link #localFind}). Null otherwise.
+   */
+  private String rememberedGroup;
+  private String rememberedEntry;
 
-  GroupAccumulation(PtxBuilder b, AggregateSpec spec, PlanWords plan) {
+  GroupAccumulation(PtxBuilder b, AggregateSpec spec, PlanWords plan, KernelFeatures features) {
     this.b = b;
     this.spec = spec;
     this.plan = plan;
+    this.features = features;
   }
 
   /**
@@ -50,6 +59,17 @@ final class GroupAccumulation {
     this.entries64 = entries64;
     this.inputs = inputs;
     accumulateItem(act, group);
+  }
+
+  /**
+   * At the kernel's start, before the tile loop: the registers for the lane's last entry, none
+   * yet; without this call a lane reads the slots for every group it looks for.
+   */
+  void remember() {
+    rememberedGroup = b.b32();
+    rememberedEntry = b.b32();
+    b.op("mov.u32 %s, -1", rememberedGroup);
+    b.op("mov.u32 %s, -1", rememberedEntry);
   }
 
   /** An accumulator's value before any row: MIN/MAX's identity, 0 for the others. */
@@ -126,14 +146,24 @@ final class GroupAccumulation {
    * reads all of them). A slot read holding another group holds it for good; one read empty is
    * claimed by compare-and-swap, whose result decides. And the lane that claims an entry sets its
    * seen flags of the inputs that cannot be NULL (its row has a value for each), so that no row
-   * reads them ({@link #markSeen}); the merge reads them after the block's last barrier.
+   * reads them ({@link #markSeen}); the merge reads them after the block's last barrier. Where
+   * the kernel remembers ({@link #remember}), the lane takes its last entry again without reading
+   * slots when its group is the last one's (an entry holds its group until the launch ends).
    */
   private void localFind(String group, String entry) {
     String done = b.label("local_found");
     b.op("mov.u32 %s, -1", entry);
+    String claimed = b.pred();
+    b.op("setp.ne.s32 %s, 0, 0", claimed);
     String none = b.pred();
     b.op("setp.eq.u32 %s, %s, 0", none, entries);
     b.op("@%s bra %s", none, done);
+    if (rememberedGroup != null) {
+      String again = b.pred();
+      b.op("setp.eq.u32 %s, %s, %s", again, group, rememberedGroup);
+      b.op("@%s mov.u32 %s, %s", again, entry, rememberedEntry);
+      b.op("@%s bra %s", again, done);
+    }
     String base = b.b64();
     b.op("cvta.to.shared.u64 %s, %s", base, local);
     String keysBase = b.b64();
@@ -159,8 +189,6 @@ final class GroupAccumulation {
     }
     String p = b.pred();
     String q = b.pred();
-    String claimed = b.pred();
-    b.op("setp.ne.s32 %s, 0, 0", claimed);
     for (int probe = 0; probe < LOCAL_PROBES; probe++) {
       String next = b.label("local_probe");
       b.op("setp.eq.s32 %s, %s, %s", p, held[probe], group);
@@ -179,6 +207,12 @@ final class GroupAccumulation {
       b.place(next);
     }
     b.place(done);
+    if (rememberedGroup != null) {
+      String inTable = b.pred();
+      b.op("setp.ge.s32 %s, %s, 0", inTable, entry);
+      b.op("@%s mov.u32 %s, %s", inTable, rememberedGroup, group);
+      b.op("@%s mov.u32 %s, %s", inTable, rememberedEntry, entry);
+    }
     for (int f = 0; f < inputs.length; f++) {
       if (seenAtClaim(f)) {
         b.op("@%s st.shared.u32 [%s], 1", claimed, tableAccumulators(f, entry, ".shared").seen());
@@ -310,9 +344,10 @@ final class GroupAccumulation {
   }
 
   /**
-   * hash_aggregate.cuh AccumulateWarp for function f: the warp's valid inputs reduced with
-   * shuffles (counts by popcount), then merged by the leader into {@code entry} or the group's
-   * global accumulators.
+   * hash_aggregate.cuh AccumulateWarp for function f: the warp's valid inputs reduced (counts by
+   * popcount; integer sums, minimums and maximums by redux.sync where the device has it; the
+   * others with shuffles), then merged by the leader into {@code entry} or the
+   * group's global accumulators.
    */
   private void warpFunction(int f, String act, AggregateValue input, String isLeader, String entry,
       String group) {
@@ -335,6 +370,11 @@ final class GroupAccumulation {
       String count = b.b32();
       b.op("popc.b32 %s, %s", count, validLanes);
       b.op("cvt.u64.u32 %s, %s", low, count);
+    } else if (features.reduxSync() && isSum(kind) && inputType(f) != TypeId.DOUBLE) {
+      high = b.b64();
+      String x = b.b64();
+      b.op("selp.b64 %s, %s, 0, %s", x, input.value(), valid);
+      reduxSum64(x, low, high);
     } else if (isSum(kind)) {
       String[] x = int128(inputType(f), input.value());
       high = b.b64();
@@ -346,6 +386,10 @@ final class GroupAccumulation {
         b.op("add.cc.u64 %s, %s, %s", low, low, otherLow);
         b.op("addc.u64 %s, %s, %s", high, high, otherHigh);
       }
+    } else if (features.reduxSync() && !isFloating(inputType(f))) {
+      String x = b.b64();
+      b.op("selp.b64 %s, %s, %d, %s", x, input.value(), identity(kind, inputType(f)), valid);
+      reduxMinMax64(kind, x, low);
     } else {
       b.op("selp.b64 %s, %s, %d, %s", low, input.value(), identity(kind, inputType(f)), valid);
       for (int offset = 16; offset >= 1; offset >>= 1) {
@@ -370,6 +414,62 @@ final class GroupAccumulation {
       }
     });
     b.place(skip);
+  }
+
+  /**
+   * The warp's sum of the .s64 {@code x} (every lane's; 0 where a lane adds nothing), exactly, as
+   * an int128 into {@code low} and {@code high}. redux.sync adds only 32-bit words, so each value
+   * is cut into three pieces of 21, 21 and 22 bits (the last signed): 32 of a piece sum to at
+   * most 27 bits, and the pieces' sums are put together again in 128 bits. Three reductions
+   * instead of five rounds of four shuffles.
+   */
+  private void reduxSum64(String x, String low, String high) {
+    String[] piece = new String[3];
+    for (int i = 0; i < 3; i++) {
+      String shifted = b.b64();
+      b.op("shr.s64 %s, %s, %d", shifted, x, 21 * i);
+      piece[i] = b.b32();
+      b.op("cvt.u32.u64 %s, %s", piece[i], shifted);
+      if (i < 2) {
+        b.op("and.b32 %s, %s, 0x1fffff", piece[i], piece[i]);
+      }
+      b.op("redux.sync.add.%s %s, %s, -1", i < 2 ? "u32" : "s32", piece[i], piece[i]);
+    }
+    // low = s0 + (s1 << 21), at most 2^48: no carry. Then s2 << 42 in 128 bits, added.
+    String s1 = b.b64();
+    b.op("cvt.u64.u32 %s, %s", low, piece[0]);
+    b.op("cvt.u64.u32 %s, %s", s1, piece[1]);
+    b.op("shl.b64 %s, %s, 21", s1, s1);
+    b.op("add.s64 %s, %s, %s", low, low, s1);
+    String s2 = b.b64();
+    b.op("cvt.s64.s32 %s, %s", s2, piece[2]);
+    String s2Low = b.b64();
+    b.op("shl.b64 %s, %s, 42", s2Low, s2);
+    b.op("shr.s64 %s, %s, 22", high, s2);
+    b.op("add.cc.u64 %s, %s, %s", low, low, s2Low);
+    b.op("addc.u64 %s, %s, 0", high, high);
+  }
+
+  /**
+   * The warp's MIN or MAX of the .s64 {@code x} (every lane's; the identity where a lane has no
+   * value) into {@code result}: redux.sync of the high words (signed), then of the low words
+   * (unsigned) of the lanes whose high word is the result's.
+   */
+  private void reduxMinMax64(Kind kind, String x, String result) {
+    String op = kind == Kind.MIN ? "min" : "max";
+    String lowWord = b.b32();
+    String highWord = b.b32();
+    b.op("mov.b64 {%s, %s}, %s", lowWord, highWord, x);
+    String bestHigh = b.b32();
+    b.op("redux.sync.%s.s32 %s, %s, -1", op, bestHigh, highWord);
+    String tied = b.pred();
+    b.op("setp.eq.s32 %s, %s, %s", tied, highWord, bestHigh);
+    String candidate = b.b32();
+    b.op("selp.b32 %s, %s, %s, %s", candidate, lowWord,
+        kind == Kind.MIN ? "0xffffffff" : "0", tied);
+    String bestLow = b.b32();
+    b.op("redux.sync.%s.u32 %s, %s, -1", op, bestLow, candidate);
+    b.op("mov.b64 %s, {%s, %s}", result, bestLow, bestHigh);
   }
 
   /** hash_aggregate.cuh Accumulate for function f: one row's input into its accumulators. */

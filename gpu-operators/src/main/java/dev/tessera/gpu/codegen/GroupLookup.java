@@ -34,14 +34,42 @@ final class GroupLookup {
   private final AggregateSpec spec;
   private final ProgramEmitter body;
   private final PlanWords plan;
+  /**
+   * Keys of at most this many columns are remembered by the lane that looked their group up
+   * ({@link LastGroup}); more would hold more registers through every item.
+   */
+  private static final int REMEMBERED_KEYS = 2;
+
   /** Per function, whether a new group's seen flag is set when it is inserted. */
   private boolean[] seenAtInsert;
+  /** The lane's last group looked up, or null where keys are not remembered. */
+  private LastGroup last;
 
   GroupLookup(PtxBuilder b, AggregateSpec spec, ProgramEmitter body, PlanWords plan) {
     this.b = b;
     this.spec = spec;
     this.body = body;
     this.plan = plan;
+  }
+
+  /**
+   * At the kernel's start, before the tile loop: the registers that remember a lane's last group
+   * across items ({@link LastGroup}), where the keys are fixed-width and few. Returns whether
+   * they do.
+   */
+  boolean begin() {
+    int keys = spec.keyCount();
+    boolean fixedWidth = spec.keyTypes().stream().noneMatch(t -> t.isString());
+    if (keys == 0 || keys > REMEMBERED_KEYS || !fixedWidth) {
+      return false;
+    }
+    last = new LastGroup(b.pred(), b.b32(), new String[keys], new String[keys]);
+    b.op("setp.ne.s32 %s, 0, 0", last.held());
+    for (int k = 0; k < keys; k++) {
+      last.values()[k] = b.b64();
+      last.nulls()[k] = b.b32();
+    }
+    return true;
   }
 
   /**
@@ -58,27 +86,88 @@ final class GroupLookup {
     // Not in hash_aggregate.cuh: of the warp's rows with the same keys, only the first looks the
     // group up (a probe is a chain of L2 round trips; with few groups most rows repeat a key).
     b.comment("rows of the warp with the same keys: the first finds the group for them all");
-    String leader = TilePrimitives.lowestLane(b, peers(act, keys));
+    StoredKey[] stored = new StoredKey[keys.length];
+    for (int k = 0; k < keys.length; k++) {
+      stored[k] = storedForm(keys[k]);
+    }
+    String leader = TilePrimitives.lowestLane(b, peers(act, keys, stored));
     String lane = b.b32();
     b.op("mov.u32 %s, %%laneid", lane);
     String leads = b.pred();
     b.op("setp.eq.u32 %s, %s, %s", leads, lane, leader);
     b.op("and.pred %s, %s, %s", leads, leads, act);
-    findGroupOf(leads, keys, group);
+    if (last == null) {
+      findGroupOf(leads, keys, group);
+    } else {
+      String looks = last.recall(b, leads, keys, stored, group);
+      findGroupOf(looks, keys, group);
+      last.remember(b, looks, keys, stored, group);
+    }
     b.op("shfl.sync.idx.b32 %s, %s, %s, 31, -1", group, group, leader);
     b.op("selp.b32 %s, %s, 0, %s", group, group, act);
   }
 
   /**
-   * A new .b32 lane mask: the lanes whose rows are aggregated and have this lane's keys, compared
-   * as FindOrInsert compares them (NULL equals NULL, whatever the value register holds; values
-   * bit for bit). Every lane of the warp must be here.
+   * Not in hash_aggregate.cuh: a lane's last group looked up, with its keys in their stored form,
+   * in registers that live through the whole launch. A group's index does not change while the
+   * kernel runs (groups are only added; the host makes room before the launch), so a leader whose
+   * keys are the ones it looked up last takes that group without the hash and the L2 round trips
+   * of the lookup (with one group, every item after the lane's first).
+   *
+   * @param held whether the registers hold a group yet (.pred)
+   * @param group that group (.b32)
+   * @param values per key, the stored value (.b64)
+   * @param nulls per key, the stored null flag (.b32; unused for a key that cannot be NULL)
    */
-  private String peers(String act, AggregateValue[] keys) {
+  private record LastGroup(String held, String group, String[] values, String[] nulls) {
+    /**
+     * For a leader ({@code leads}) whose keys are the last ones: their group into {@code group}.
+     * Returns a new .pred: the leaders that must look their group up.
+     */
+    String recall(PtxBuilder b, String leads, AggregateValue[] keys, StoredKey[] stored,
+        String group) {
+      String same = b.pred();
+      b.op("and.pred %s, %s, %s", same, leads, held);
+      String p = b.pred();
+      for (int k = 0; k < keys.length; k++) {
+        b.op("setp.eq.u64 %s, %s, %s", p, stored[k].value(), values[k]);
+        b.op("and.pred %s, %s, %s", same, same, p);
+        if (keys[k].valid() != null) {
+          b.op("setp.eq.u32 %s, %s, %s", p, stored[k].isNull(), nulls[k]);
+          b.op("and.pred %s, %s, %s", same, same, p);
+        }
+      }
+      b.op("@%s mov.u32 %s, %s", same, group, this.group);
+      String looks = b.pred();
+      b.op("xor.pred %s, %s, %s", looks, leads, same); // leads and not same (same implies leads)
+      return looks;
+    }
+
+    /** Where {@code looked} holds: {@code group} and the keys remembered. */
+    void remember(PtxBuilder b, String looked, AggregateValue[] keys, StoredKey[] stored,
+        String group) {
+      b.op("@%s mov.u32 %s, %s", looked, this.group, group);
+      for (int k = 0; k < keys.length; k++) {
+        b.op("@%s mov.b64 %s, %s", looked, values[k], stored[k].value());
+        if (keys[k].valid() != null) {
+          b.op("@%s mov.u32 %s, %s", looked, nulls[k], stored[k].isNull());
+        }
+      }
+      b.op("or.pred %s, %s, %s", held, held, looked);
+    }
+  }
+
+  /**
+   * A new .b32 lane mask: the lanes whose rows are aggregated and have this lane's keys ({@code
+   * stored}: their stored forms), compared as FindOrInsert compares them (NULL equals NULL,
+   * whatever the value register holds; values bit for bit). Every lane of the warp must be here.
+   */
+  private String peers(String act, AggregateValue[] keys, StoredKey[] storedKeys) {
     String peers = b.b32();
     b.op("vote.sync.ballot.b32 %s, %s, -1", peers, act);
-    for (AggregateValue key : keys) {
-      StoredKey stored = storedForm(key);
+    for (int k = 0; k < keys.length; k++) {
+      AggregateValue key = keys[k];
+      StoredKey stored = storedKeys[k];
       if (key.valid() != null) {
         String sameNull = b.b32();
         b.op("match.any.sync.b32 %s, %s, -1", sameNull, stored.isNull());

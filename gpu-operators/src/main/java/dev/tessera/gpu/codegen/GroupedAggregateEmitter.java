@@ -31,14 +31,27 @@ final class GroupedAggregateEmitter {
   private final GroupAccumulation accumulation;
 
   GroupedAggregateEmitter(PtxBuilder b, AggregateSpec spec, ProgramEmitter body,
-      String localSymbol) {
+      String localSymbol, KernelFeatures features) {
     this.b = b;
     this.spec = spec;
     this.body = body;
     this.localSymbol = localSymbol;
     this.plan = new PlanWords(b, body, spec);
     this.lookup = new GroupLookup(b, spec, body, plan);
-    this.accumulation = new GroupAccumulation(b, spec, plan);
+    this.accumulation = new GroupAccumulation(b, spec, plan, features);
+  }
+
+  /**
+   * At the kernel's start, before the tile loop: the registers that live through the launch, a
+   * lane's last group and its per-block entry. Only where a lane's next group is likely its last:
+   * with few fixed-width keys (many rows of a warp may share them) or none (one group). With
+   * string keys (SSB's) most kernels have hundreds of groups; the registers would cost them
+   * occupancy and rarely save a lookup.
+   */
+  void begin() {
+    if (lookup.begin() || spec.keyCount() == 0) {
+      accumulation.remember();
+    }
   }
 
   /**

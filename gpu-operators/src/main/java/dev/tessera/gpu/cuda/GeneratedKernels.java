@@ -17,6 +17,7 @@ import dev.tessera.gpu.codegen.FilterProjectGenerator;
 import dev.tessera.gpu.codegen.GeneratedKernel;
 import dev.tessera.gpu.codegen.GeneratedModule;
 import dev.tessera.gpu.codegen.InputSpec;
+import dev.tessera.gpu.codegen.KernelFeatures;
 import dev.tessera.gpu.codegen.PtxCompiler;
 import dev.tessera.gpu.expr.Program;
 import java.nio.charset.StandardCharsets;
@@ -82,8 +83,10 @@ final class GeneratedKernels {
 
   /** The generated update kernel of an aggregation pipeline ({@link AggregateUpdateGenerator}). */
   Lookup aggregateUpdate(Program program, List<InputSpec> inputs, AggregateSpec spec) {
-    return lookup(AggregateUpdateGenerator.key(program, inputs, spec), "aggregation", program,
-        () -> AggregateUpdateGenerator.generate(program, inputs, spec));
+    KernelFeatures features =
+        KernelFeatures.forDevice(device.computeMajor(), device.computeMinor());
+    return lookup(AggregateUpdateGenerator.key(program, inputs, spec, features), "aggregation",
+        program, () -> AggregateUpdateGenerator.generate(program, inputs, spec, features));
   }
 
   /** Writes a kernel's PTX; declines with the reason. */

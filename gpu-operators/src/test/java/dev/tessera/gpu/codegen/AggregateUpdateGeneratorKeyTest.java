@@ -39,4 +39,16 @@ class AggregateUpdateGeneratorKeyTest {
     }
     assertNotEquals(key(0, Kind.SUM), key(1, Kind.SUM));
   }
+
+  @Test
+  void kernelsForDevicesWithAndWithoutReduxSyncDoNotShareAKey() {
+    Program program = identity();
+    AggregateSpec spec = new AggregateSpec(TYPES, 1,
+        List.of(new AggregateFunction(Kind.SUM, 1, ColumnType.LONG)), false);
+    String oldest = AggregateUpdateGenerator.key(program, List.of(LONG, LONG), spec);
+    assertEquals(oldest, AggregateUpdateGenerator.key(program, List.of(LONG, LONG), spec,
+        KernelFeatures.OLDEST));
+    assertNotEquals(oldest, AggregateUpdateGenerator.key(program, List.of(LONG, LONG), spec,
+        KernelFeatures.forArch("sm_90")));
+  }
 }

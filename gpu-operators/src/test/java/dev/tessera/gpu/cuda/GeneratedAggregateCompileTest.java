@@ -17,6 +17,7 @@ import dev.tessera.gpu.codegen.CompiledKernel;
 import dev.tessera.gpu.codegen.GeneratedKernel;
 import dev.tessera.gpu.codegen.GeneratedModule;
 import dev.tessera.gpu.codegen.InputSpec;
+import dev.tessera.gpu.codegen.KernelFeatures;
 import dev.tessera.gpu.codegen.PtxCompiler;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.TypeId;
@@ -72,7 +73,7 @@ class GeneratedAggregateCompileTest {
       List<InputSpec> inputs = GeneratedFilterProjectCompileTest.randomLayouts(types, random);
       GeneratedKernel kernel;
       try {
-        kernel = AggregateUpdateGenerator.generate(program, inputs, spec);
+        kernel = AggregateUpdateGenerator.generate(program, inputs, spec, features(seed));
       } catch (CodegenUnsupportedException e) {
         if (AggregateUpdateGenerator.whyNotGenerated(program, spec) == null) {
           fail("declined a pipeline it covers: " + e.getMessage() + "\n"
@@ -121,6 +122,14 @@ class GeneratedAggregateCompileTest {
         + generated.get() + " of " + PIPELINES);
     assertTrue(inRegisters.get() > 0, "no global aggregate accumulated in registers");
     assertTrue(inline.get() > 0, "no kernel updated its groups inline");
+  }
+
+  /**
+   * Half the pipelines as an sm_90 device gets them (redux.sync in the warp's reductions), half as
+   * a Turing device does (shuffles), both compiled for sm_90.
+   */
+  private static KernelFeatures features(int seed) {
+    return seed / 2 % 2 == 0 ? KernelFeatures.forArch("sm_90") : KernelFeatures.OLDEST;
   }
 
   /** The comment GroupedAggregateEmitter writes before each copy of the group's update. */

@@ -10,6 +10,7 @@ import dev.tessera.gpu.codegen.FilterProjectGenerator;
 import dev.tessera.gpu.codegen.GeneratedKernel;
 import dev.tessera.gpu.codegen.GeneratedModule;
 import dev.tessera.gpu.codegen.InputSpec;
+import dev.tessera.gpu.codegen.KernelFeatures;
 import dev.tessera.gpu.codegen.PtxCompiler;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.expr.Program;
@@ -184,7 +185,8 @@ public final class KernelReport {
     }
     GeneratedKernel kernel;
     try {
-      kernel = aggregate ? AggregateUpdateGenerator.generate(program, inputs, spec)
+      kernel = aggregate
+          ? AggregateUpdateGenerator.generate(program, inputs, spec, KernelFeatures.forArch(ARCH))
           : FilterProjectGenerator.generate(program, inputs);
     } catch (CodegenUnsupportedException e) {
       return new ProgramKernel(node, stage, program, aggregate, e.getMessage(), null, null, 0,
