@@ -29,11 +29,6 @@ final class GroupLookup {
   private static final long NULL_KEY_SALT = 0x51ed270b27L;
   /** hash.cuh kStringHashSeed: HashBytes' seed, to which a string's length is added. */
   private static final long STRING_HASH_SEED = 0x452821e638d01377L;
-
-  private final PtxBuilder b;
-  private final AggregateSpec spec;
-  private final ProgramEmitter body;
-  private final PlanWords plan;
   /**
    * Keys of at most this many columns are remembered by the lane that looked their group up
    * ({@link LastGroup}). More hold more registers through every item: with two INT keys,
@@ -42,6 +37,10 @@ final class GroupLookup {
    */
   private static final int REMEMBERED_KEYS = 1;
 
+  private final PtxBuilder b;
+  private final AggregateSpec spec;
+  private final ProgramEmitter body;
+  private final PlanWords plan;
   /** Per function, whether a new group's seen flag is set when it is inserted. */
   private boolean[] seenAtInsert;
   /** The lane's last group looked up, or null where keys are not remembered. */
@@ -56,8 +55,8 @@ final class GroupLookup {
 
   /**
    * At the kernel's start, before the tile loop: the registers that remember a lane's last group
-   * across items ({@link LastGroup}), where the keys are fixed-width and few. Returns whether
-   * they do.
+   * across items ({@link LastGroup}), where the keys are fixed-width and at most {@link
+   * #REMEMBERED_KEYS}. Returns whether they do.
    */
   boolean begin() {
     int keys = spec.keyCount();

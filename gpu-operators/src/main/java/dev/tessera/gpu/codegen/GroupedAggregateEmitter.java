@@ -43,10 +43,10 @@ final class GroupedAggregateEmitter {
 
   /**
    * At the kernel's start, before the tile loop: the registers that live through the launch, a
-   * lane's last group and its per-block entry. Only where a lane's next group is likely its last:
-   * with few fixed-width keys (many rows of a warp may share them) or none (one group). With
-   * string keys (SSB's) most kernels have hundreds of groups; the registers would cost them
-   * occupancy and rarely save a lookup.
+   * lane's last group and its per-block entry. Only where a lane's next group is likely its last
+   * and the registers are few: one fixed-width key ({@link GroupLookup#begin}) or none (one
+   * group). With string keys (SSB's) most kernels have hundreds of groups; the registers would
+   * cost them occupancy and rarely save a lookup.
    */
   void begin() {
     if (lookup.begin() || spec.keyCount() == 0) {
