@@ -48,8 +48,6 @@ final class GeneratedKernels {
   private static final Logger LOG = LoggerFactory.getLogger(GeneratedKernels.class);
 
   private final CudaDevice device;
-  /** What the device's generated kernels may use of it (the aggregate's redux.sync). */
-  private final KernelFeatures features;
   private final ConcurrentHashMap<String, Kernel> byKey = new ConcurrentHashMap<>();
   private final List<CUmodule> modules = new ArrayList<>();
 
@@ -69,7 +67,6 @@ final class GeneratedKernels {
 
   GeneratedKernels(CudaDevice device) {
     this.device = device;
-    this.features = KernelFeatures.forDevice(device.computeMajor(), device.computeMinor());
   }
 
   /**
@@ -86,6 +83,8 @@ final class GeneratedKernels {
 
   /** The generated update kernel of an aggregation pipeline ({@link AggregateUpdateGenerator}). */
   Lookup aggregateUpdate(Program program, List<InputSpec> inputs, AggregateSpec spec) {
+    KernelFeatures features =
+        KernelFeatures.forDevice(device.computeMajor(), device.computeMinor());
     return lookup(AggregateUpdateGenerator.key(program, inputs, spec, features), "aggregation",
         program, () -> AggregateUpdateGenerator.generate(program, inputs, spec, features));
   }
