@@ -83,6 +83,8 @@ final class GeneratedKernels {
 
   /** The generated update kernel of an aggregation pipeline ({@link AggregateUpdateGenerator}). */
   Lookup aggregateUpdate(Program program, List<InputSpec> inputs, AggregateSpec spec) {
+    // Asked here, not kept from the constructor: CudaDevice builds this object before it has read
+    // its compute capability (a field set then would say 0.0, and no device would get redux.sync).
     KernelFeatures features =
         KernelFeatures.forDevice(device.computeMajor(), device.computeMinor());
     return lookup(AggregateUpdateGenerator.key(program, inputs, spec, features), "aggregation",
