@@ -50,9 +50,12 @@ public final class AggregateUpdateGenerator {
   /** {@link #key(Program, List, AggregateSpec)} of the kernel for a device with {@code features}. */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features) {
-    StringBuilder key = new StringBuilder("aggregate-update v4;");
+    StringBuilder key = new StringBuilder("aggregate-update v5;");
     if (features.reduxSync()) {
       key.append("redux;");
+    }
+    if (LocalKeyTable.holds(spec)) {
+      key.append("keyed;");
     }
     key.append(FilterProjectGenerator.key(program, inputs)).append(";k").append(spec.keyCount())
         .append(";f");
@@ -70,6 +73,15 @@ public final class AggregateUpdateGenerator {
    */
   public static boolean takesPlanWords(AggregateSpec spec) {
     return PlanWords.byValue(spec);
+  }
+
+  /**
+   * Shared-memory bytes the kernel of {@code spec} needs after the per-block table's own (for a
+   * table of {@code entries}): the entries' keys, where it finds entries by key ({@link
+   * LocalKeyTable}); 0 otherwise.
+   */
+  public static int localKeyBytes(AggregateSpec spec, int entries) {
+    return LocalKeyTable.bytes(spec, entries);
   }
 
   /** Why no kernel is generated for this pipeline, or null when one is. */

@@ -50,15 +50,20 @@ final class GroupAccumulation {
    * The functions' {@code inputs} (null for COUNT_ROWS) of the lanes whose rows are aggregated
    * ({@code act}) into their groups ({@code group}); every lane of the warp runs it. {@code local}
    * is the per-block table's generic address, {@code entries} (.b32) and {@code entries64} (.b64)
-   * its entries.
+   * its entries. {@code entry} is the row's entry (.b32, -1 where the table does not hold its
+   * group) where the lookup found it by key ({@link LocalKeyTable}), with {@code claimed} the
+   * lanes that claimed theirs; both are null where the entry is found here, by group.
    */
   void accumulate(String local, String entries, String entries64, String act, String group,
-      AggregateValue[] inputs) {
+      AggregateValue[] inputs, String entry, String claimed) {
     this.local = local;
     this.entries = entries;
     this.entries64 = entries64;
     this.inputs = inputs;
-    accumulateItem(act, group);
+    if (claimed != null) {
+      markSeenAtClaim(claimed, entry);
+    }
+    accumulateItem(act, group, entry);
   }
 
   /**
@@ -85,7 +90,7 @@ final class GroupAccumulation {
    * hash_aggregate.cuh AggregateItem after the group: the warp's rows at once when they share one
    * group (AccumulateWarp), else each active row on its own (AccumulateRow).
    */
-  private void accumulateItem(String act, String group) {
+  private void accumulateItem(String act, String group, String foundEntry) {
     String done = b.label("item_accumulated");
     String activeLanes = b.b32();
     b.op("vote.sync.ballot.b32 %s, %s, -1", activeLanes, act);
@@ -112,12 +117,15 @@ final class GroupAccumulation {
     b.op("mov.u32 %s, %%laneid", lane);
     String isLeader = b.pred();
     b.op("setp.eq.u32 %s, %s, %s", isLeader, lane, leader);
-    String entry = b.b32();
-    b.op("mov.u32 %s, -1", entry);
-    String found = b.label("leader_entry");
-    b.op("@!%s bra %s", isLeader, found);
-    localFind(leaderGroup, entry);
-    b.place(found);
+    String entry = foundEntry;
+    if (entry == null) {
+      entry = b.b32();
+      b.op("mov.u32 %s, -1", entry);
+      String found = b.label("leader_entry");
+      b.op("@!%s bra %s", isLeader, found);
+      localFind(leaderGroup, entry);
+      b.place(found);
+    }
     for (int f = 0; f < inputs.length; f++) {
       warpFunction(f, act, inputs[f], isLeader, entry, leaderGroup);
     }
@@ -129,8 +137,11 @@ final class GroupAccumulation {
     }
     b.comment("each active row on its own");
     b.op("@!%s bra %s", act, done);
-    String rowEntry = b.b32();
-    localFind(group, rowEntry);
+    String rowEntry = foundEntry;
+    if (rowEntry == null) {
+      rowEntry = b.b32();
+      localFind(group, rowEntry);
+    }
     for (int f = 0; f < inputs.length; f++) {
       rowFunction(f, inputs[f], rowEntry, group);
     }
@@ -213,11 +224,22 @@ final class GroupAccumulation {
       b.op("@%s mov.u32 %s, %s", inTable, rememberedGroup, group);
       b.op("@%s mov.u32 %s, %s", inTable, rememberedEntry, entry);
     }
+    markSeenAtClaim(claimed, entry);
+  }
+
+  /**
+   * For the lanes of {@code claimed}, which claimed entry {@code entry}: its seen flags of the
+   * inputs that cannot be NULL set (the claiming row has a value for each; {@link #markSeen}).
+   */
+  private void markSeenAtClaim(String claimed, String entry) {
+    String skip = b.label("seen_set");
+    b.op("@!%s bra %s", claimed, skip);
     for (int f = 0; f < inputs.length; f++) {
       if (seenAtClaim(f)) {
-        b.op("@%s st.shared.u32 [%s], 1", claimed, tableAccumulators(f, entry, ".shared").seen());
+        b.op("st.shared.u32 [%s], 1", tableAccumulators(f, entry, ".shared").seen());
       }
     }
+    b.place(skip);
   }
 
   /**

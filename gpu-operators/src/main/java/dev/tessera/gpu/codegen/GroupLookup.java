@@ -23,7 +23,7 @@ final class GroupLookup {
    * and kBusy (HashAggregateAbiTest checks these constants).
    */
   static final int EMPTY = -1;
-  private static final int BUSY = -2;
+  static final int BUSY = -2;
   /** hash_aggregate.cuh kNullKeyHash and kNullKeySalt: a NULL key's value hash, and its salt. */
   private static final long NULL_KEY_HASH = 0x9e3779b97f4a7c15L;
   private static final long NULL_KEY_SALT = 0x51ed270b27L;
@@ -41,16 +41,20 @@ final class GroupLookup {
   private final AggregateSpec spec;
   private final ProgramEmitter body;
   private final PlanWords plan;
+  /** The per-block table found by key, or null where it is found by group. */
+  private final LocalKeyTable keyTable;
   /** Per function, whether a new group's seen flag is set when it is inserted. */
   private boolean[] seenAtInsert;
   /** The lane's last group looked up, or null where keys are not remembered. */
   private LastGroup last;
 
-  GroupLookup(PtxBuilder b, AggregateSpec spec, ProgramEmitter body, PlanWords plan) {
+  GroupLookup(PtxBuilder b, AggregateSpec spec, ProgramEmitter body, PlanWords plan,
+      LocalKeyTable keyTable) {
     this.b = b;
     this.spec = spec;
     this.body = body;
     this.plan = plan;
+    this.keyTable = keyTable;
   }
 
   /**
@@ -64,7 +68,8 @@ final class GroupLookup {
     if (keys == 0 || keys > REMEMBERED_KEYS || !fixedWidth) {
       return false;
     }
-    last = new LastGroup(b.pred(), b.b32(), new String[keys], new String[keys]);
+    last = new LastGroup(b.pred(), b.b32(), keyTable == null ? null : b.b32(),
+        new String[keys], new String[keys]);
     b.op("setp.ne.s32 %s, 0, 0", last.held());
     for (int k = 0; k < keys; k++) {
       last.values()[k] = b.b64();
@@ -76,13 +81,17 @@ final class GroupLookup {
   /**
    * Into {@code group} (.b32), for a lane whose row is aggregated ({@code act}), the group of its
    * keys, inserting it if it is new; {@code seenAtInsert} says per function whether the inserting
-   * row sets the group's seen flag.
+   * row sets the group's seen flag. Where the kernel finds per-block entries by key ({@code
+   * keyTable} not null), also their entry into {@code entry} (-1 where the table does not hold
+   * them), and returns the .pred of the lanes that claimed their entry (their rows have a value
+   * for every input that cannot be NULL); else returns null and leaves {@code entry} alone.
    */
-  void findGroup(String act, AggregateValue[] keys, boolean[] seenAtInsert, String group) {
+  String findGroup(String act, AggregateValue[] keys, boolean[] seenAtInsert, String group,
+      LocalKeyTable.View table, String entry) {
     this.seenAtInsert = seenAtInsert;
     if (Arrays.stream(keys).anyMatch(AggregateValue::isString)) {
-      findGroupOf(act, keys, group);
-      return;
+      findGroupOf(act, keys, null, group);
+      return null;
     }
     // Not in hash_aggregate.cuh: of the warp's rows with the same keys, only the first looks the
     // group up (a probe is a chain of L2 round trips; with few groups most rows repeat a key).
@@ -97,15 +106,46 @@ final class GroupLookup {
     String leads = b.pred();
     b.op("setp.eq.u32 %s, %s, %s", leads, lane, leader);
     b.op("and.pred %s, %s, %s", leads, leads, act);
-    if (last == null) {
-      findGroupOf(leads, keys, group);
+    String looks = last == null ? leads : last.recall(b, leads, keys, stored, group, entry);
+    String claimed = null;
+    if (keyTable != null && last == null) {
+      b.op("mov.u32 %s, -1", entry);
+    }
+    if (keyTable == null) {
+      findGroupOf(looks, keys, null, group);
     } else {
-      String looks = last.recall(b, leads, keys, stored, group);
-      findGroupOf(looks, keys, group);
-      last.remember(b, looks, keys, stored, group);
+      b.comment("the block's table by key, then (not held there) the global table");
+      String h = hash(keys);
+      boolean[] nullable = new boolean[keys.length];
+      for (int k = 0; k < keys.length; k++) {
+        nullable[k] = keys[k].valid() != null;
+      }
+      LocalKeyTable.Found found = keyTable.find(table, looks, stored, nullable, h, entry, group);
+      String global = b.pred();
+      b.op("not.pred %s, %s", global, found.hit());
+      b.op("and.pred %s, %s, %s", global, global, looks);
+      findGroupOf(global, keys, h, group);
+      keyTable.publish(table, found, entry, group);
+      claimed = found.claimed();
+    }
+    if (last != null) {
+      String remembered = looks;
+      if (keyTable != null) {
+        // Not a lane the table did not hold the keys for: its next rows may find them there.
+        remembered = b.pred();
+        String inTable = b.pred();
+        b.op("setp.ge.s32 %s, %s, 0", inTable, entry);
+        b.op("and.pred %s, %s, %s", remembered, looks, inTable);
+      }
+      last.remember(b, remembered, keys, stored, group, entry);
     }
     b.op("shfl.sync.idx.b32 %s, %s, %s, 31, -1", group, group, leader);
     b.op("selp.b32 %s, %s, 0, %s", group, group, act);
+    if (keyTable != null) {
+      b.op("shfl.sync.idx.b32 %s, %s, %s, 31, -1", entry, entry, leader);
+      b.op("selp.b32 %s, %s, -1, %s", entry, entry, act);
+    }
+    return claimed;
   }
 
   /**
@@ -120,13 +160,15 @@ final class GroupLookup {
    * @param values per key, the stored value (.b64)
    * @param nulls per key, the stored null flag (.b32; unused for a key that cannot be NULL)
    */
-  private record LastGroup(String held, String group, String[] values, String[] nulls) {
+  private record LastGroup(String held, String group, String entry, String[] values,
+      String[] nulls) {
     /**
-     * For a leader ({@code leads}) whose keys are the last ones: their group into {@code group}.
-     * Returns a new .pred: the leaders that must look their group up.
+     * For a leader ({@code leads}) whose keys are the last ones: their group into {@code group}
+     * (and, where the table is found by key, their entry into {@code entry}). Returns a new
+     * .pred: the leaders that must look their group up.
      */
     String recall(PtxBuilder b, String leads, AggregateValue[] keys, StoredKey[] stored,
-        String group) {
+        String group, String entry) {
       String same = b.pred();
       b.op("and.pred %s, %s, %s", same, leads, held);
       String p = b.pred();
@@ -139,15 +181,22 @@ final class GroupLookup {
         }
       }
       b.op("@%s mov.u32 %s, %s", same, group, this.group);
+      if (this.entry != null) {
+        b.op("mov.u32 %s, -1", entry);
+        b.op("@%s mov.u32 %s, %s", same, entry, this.entry);
+      }
       String looks = b.pred();
       b.op("xor.pred %s, %s, %s", looks, leads, same); // leads and not same (same implies leads)
       return looks;
     }
 
-    /** Where {@code looked} holds: {@code group} and the keys remembered. */
+    /** Where {@code looked} holds: {@code group} (and {@code entry}) and the keys remembered. */
     void remember(PtxBuilder b, String looked, AggregateValue[] keys, StoredKey[] stored,
-        String group) {
+        String group, String entry) {
       b.op("@%s mov.u32 %s, %s", looked, this.group, group);
+      if (this.entry != null) {
+        b.op("@%s mov.u32 %s, %s", looked, this.entry, entry);
+      }
       for (int k = 0; k < keys.length; k++) {
         b.op("@%s mov.b64 %s, %s", looked, values[k], stored[k].value());
         if (keys[k].valid() != null) {
@@ -181,12 +230,15 @@ final class GroupLookup {
     return peers;
   }
 
-  /** hash_aggregate.cuh FindGroup: the direct map, then (on a miss) the hash table. */
-  private void findGroupOf(String act, AggregateValue[] keys, String group) {
+  /**
+   * hash_aggregate.cuh FindGroup: the direct map, then (on a miss) the hash table; {@code hash}
+   * is the keys' (HashKeys), or null to compute it here.
+   */
+  private void findGroupOf(String act, AggregateValue[] keys, String hash, String group) {
     String found = b.label("group_found");
     b.op("@!%s bra %s", act, found);
     if (!spec.directMapKeys()) { // the host builds no map: no code for one
-      findOrInsert(keys, group);
+      findOrInsert(keys, hash, group);
       b.place(found);
       return;
     }
@@ -232,7 +284,7 @@ final class GroupLookup {
     b.op("@%s mov.u32 %s, %s", hit, group, cached);
     b.op("@%s bra %s", hit, found);
     b.place(hashPath);
-    findOrInsert(keys, group);
+    findOrInsert(keys, hash, group);
     // A direct-map miss: the slot remembers the group (every writer writes the same one).
     String inRange = b.pred();
     b.op("setp.ge.s64 %s, %s, 0", inRange, directSlot);
@@ -348,9 +400,12 @@ final class GroupLookup {
     return word;
   }
 
-  /** hash_aggregate.cuh FindOrInsert: the row's group into {@code group}. */
-  private void findOrInsert(AggregateValue[] keys, String group) {
-    String h = hash(keys);
+  /**
+   * hash_aggregate.cuh FindOrInsert: the row's group into {@code group}; {@code hash} as for
+   * {@link #findGroupOf}.
+   */
+  private void findOrInsert(AggregateValue[] keys, String hash, String group) {
+    String h = hash != null ? hash : hash(keys);
     String slots = plan.address(AggregatePlan.headerField(AggregatePlan.H_SLOTS));
     String hashes = plan.address(AggregatePlan.headerField(AggregatePlan.H_HASHES));
     String mask = plan.word(AggregatePlan.headerField(AggregatePlan.H_TABLE_MASK));
@@ -531,7 +586,7 @@ final class GroupLookup {
   }
 
   /** A group's key as stored: its null flag (.b32, or an immediate) and value (.b64). */
-  private record StoredKey(String isNull, String value) {}
+  record StoredKey(String isNull, String value) {}
 
   /** Loads group {@code candidate}'s keys (through L2: another block may have written them). */
   private StoredKey[] loadKeys(AggregateValue[] keys, String candidate) {

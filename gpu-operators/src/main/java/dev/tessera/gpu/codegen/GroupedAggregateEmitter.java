@@ -29,6 +29,8 @@ final class GroupedAggregateEmitter {
   private final PlanWords plan;
   private final GroupLookup lookup;
   private final GroupAccumulation accumulation;
+  /** The per-block table found by key, or null where it is found by group. */
+  private final LocalKeyTable keyTable;
 
   GroupedAggregateEmitter(PtxBuilder b, AggregateSpec spec, ProgramEmitter body,
       String localSymbol, KernelFeatures features) {
@@ -37,7 +39,8 @@ final class GroupedAggregateEmitter {
     this.body = body;
     this.localSymbol = localSymbol;
     this.plan = new PlanWords(b, body, spec);
-    this.lookup = new GroupLookup(b, spec, body, plan);
+    this.keyTable = LocalKeyTable.holds(spec) ? new LocalKeyTable(b, spec) : null;
+    this.lookup = new GroupLookup(b, spec, body, plan, keyTable);
     this.accumulation = new GroupAccumulation(b, spec, plan, features);
   }
 
@@ -49,8 +52,9 @@ final class GroupedAggregateEmitter {
    * cost them occupancy and rarely save a lookup.
    */
   void begin() {
-    if (lookup.begin() || spec.keyCount() == 0) {
-      accumulation.remember();
+    boolean remembers = lookup.begin();
+    if (keyTable == null && (remembers || spec.keyCount() == 0)) {
+      accumulation.remember(); // with the table found by key, the lookup remembers the entry
     }
   }
 
@@ -71,12 +75,15 @@ final class GroupedAggregateEmitter {
     b.op("setp.ne.u32 %s, %s, 0", act, active);
     String group = b.b32();
     b.op("mov.u32 %s, 0", group);
+    String entry = keyTable == null ? null : b.b32();
+    String claimed = null;
     if (spec.keyCount() > 0) {
       AggregateValue[] keys = new AggregateValue[spec.keyCount()];
       for (int k = 0; k < keys.length; k++) {
         keys[k] = canonical(spec.inputTypes().get(k), values[outputs[k]]);
       }
-      lookup.findGroup(act, keys, seenAtInsert(values, outputs), group);
+      claimed = lookup.findGroup(act, keys, seenAtInsert(values, outputs), group,
+          new LocalKeyTable.View(local, entries, entries64), entry);
     }
     // The inputs after the lookup: widened before it, they would hold registers through it.
     AggregateValue[] inputs = new AggregateValue[spec.functions().size()];
@@ -86,7 +93,7 @@ final class GroupedAggregateEmitter {
         inputs[f] = canonical(spec.inputTypes().get(fn.input()), values[outputs[fn.input()]]);
       }
     }
-    accumulation.accumulate(local, entries, entries64, act, group, inputs);
+    accumulation.accumulate(local, entries, entries64, act, group, inputs, entry, claimed);
   }
 
   /**

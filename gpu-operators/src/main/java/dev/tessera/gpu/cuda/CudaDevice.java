@@ -37,6 +37,9 @@ public final class CudaDevice {
   private final int computeMajor;
   private final int computeMinor;
   private final int multiprocessors;
+  /** Shared memory a multiprocessor has for its blocks, and what each block costs besides its own. */
+  private final int sharedBytesPerMultiprocessor;
+  private final int reservedSharedBytesPerBlock;
   private final long totalMemoryBytes;
   private final int driverVersion;
   private final KernelModule kernels;
@@ -62,6 +65,10 @@ public final class CudaDevice {
     this.computeMajor = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
     this.computeMinor = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
     this.multiprocessors = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    this.sharedBytesPerMultiprocessor =
+        attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+    this.reservedSharedBytesPerBlock =
+        attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK);
     long[] total = new long[1];
     check(cuDeviceTotalMem(total, device), "cuDeviceTotalMem");
     this.totalMemoryBytes = total[0];
@@ -149,6 +156,16 @@ public final class CudaDevice {
 
   public int multiprocessors() {
     return multiprocessors;
+  }
+
+  /** The most shared memory one multiprocessor gives its resident blocks (L1 takes the rest). */
+  public int sharedBytesPerMultiprocessor() {
+    return sharedBytesPerMultiprocessor;
+  }
+
+  /** Shared memory the system takes for each resident block, besides the block's own. */
+  public int reservedSharedBytesPerBlock() {
+    return reservedSharedBytesPerBlock;
   }
 
   public long totalMemoryBytes() {

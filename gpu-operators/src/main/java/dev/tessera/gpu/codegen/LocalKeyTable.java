@@ -1,0 +1,266 @@
+package dev.tessera.gpu.codegen;
+
+import dev.tessera.gpu.agg.AggregateSpec;
+
+/**
+ * Not in hash_aggregate.cuh: the per-block table found by the row's keys, for a generated kernel
+ * whose keys are all fixed-width. The interpreter kernel finds an entry by its group, so every row
+ * first looks its group up in the global table (a chain of L2 round trips); here an entry also
+ * holds its keys, in shared memory after LocalTable's arrays, and a row whose keys the block has
+ * seen finds entry and group there, without the global table.
+ *
+ * <p>Layout, after LocalTable's bytes rounded up to 8 ({@code CudaHashAggregate.localTableBytes}):
+ * {@code values[K][E]} (.b64, a key's stored form: 0 when NULL), then {@code nulls[E]} (.b32, bit
+ * k set when key k is NULL). {@link #bytes} is their size, which the host adds to the launch's
+ * shared memory.
+ *
+ * <p>An entry's group word (LocalTable's {@code keys[E]}) goes from EMPTY to BUSY (the claiming
+ * lane's compare-and-swap), and, once the claiming lane has stored the keys and found the group in
+ * the global table, to the group, released (a fence, then the store). Nothing is written to an
+ * entry again during the launch. A lane reads its slots' group words and keys together, relaxed;
+ * where they seem to hold its keys, it reads the group word again, acquiring, and the keys after
+ * it, so a hit never rests on keys read stale. A lane that finds a BUSY entry, or loses the
+ * race for an empty one, or finds the slots it looks at held by other keys, takes the global
+ * table and accumulators: the table can only skip work. The merge at the block's end (LocalTable's
+ * own) reads the group words after a barrier, as before.
+ */
+final class LocalKeyTable {
+  /**
+   * Keys of at most this many columns are held in the table. More hold more registers while a
+   * lane reads its slots' keys: with two INT keys, StarJoinBench's fused kernel went from 56 to
+   * 64 registers and from 1.03 to 1.16 ms (sparse: 1.76 to 2.11 ms; H100).
+   */
+  static final int MAX_KEYS = 1;
+  /** Slots a lane looks at, from the one its keys' hash names (hash_aggregate.cuh kLocalProbes). */
+  private static final int PROBES = 4;
+  private static final int EMPTY = GroupLookup.EMPTY;
+  private static final int BUSY = GroupLookup.BUSY;
+
+  private final PtxBuilder b;
+  private final AggregateSpec spec;
+
+  LocalKeyTable(PtxBuilder b, AggregateSpec spec) {
+    this.b = b;
+    this.spec = spec;
+  }
+
+  /** Whether the kernel of {@code spec} finds per-block entries by key. */
+  static boolean holds(AggregateSpec spec) {
+    int keys = spec.keyCount();
+    return keys > 0 && keys <= MAX_KEYS && spec.keyTypes().stream().noneMatch(t -> t.isString());
+  }
+
+  /** Shared-memory bytes of the keys of a table of {@code entries} entries (0 where not held). */
+  static int bytes(AggregateSpec spec, int entries) {
+    return holds(spec) ? entries * (Long.BYTES * spec.keyCount() + Integer.BYTES) : 0;
+  }
+
+  /**
+   * The per-block table as the item sees it: its generic address, its entries (.b32 and .b64).
+   */
+  record View(String local, String entries, String entries64) {}
+
+  /**
+   * What a lane's search found: {@code hit} (.pred), its keys held by entry {@code entry} with
+   * group {@code group}; {@code claimed} (.pred), an empty entry, which holds its keys now, whose
+   * group the lane must find and then {@link #publish}. Neither: {@code entry} is -1.
+   */
+  record Found(String hit, String claimed) {}
+
+  /**
+   * For the lanes of {@code looks}: the entry holding keys {@code keys} (their stored forms;
+   * {@code nullable}: whether each can be NULL) into {@code entry} and its group into {@code
+   * group}, or an empty entry claimed for them, by the keys' hash {@code hash} (.b64). {@code
+   * entry} must be -1 on entry for the lanes of {@code looks}; it is left alone for the others.
+   */
+  Found find(View table, String looks, GroupLookup.StoredKey[] keys, boolean[] nullable,
+      String hash, String entry, String group) {
+    String hit = b.pred();
+    String claimed = b.pred();
+    b.op("setp.ne.s32 %s, 0, 0", hit);
+    b.op("setp.ne.s32 %s, 0, 0", claimed);
+    String done = b.label("local_key_done");
+    b.op("@!%s bra %s", looks, done);
+    String none = b.pred();
+    b.op("setp.eq.u32 %s, %s, 0", none, table.entries());
+    b.op("@%s bra %s", none, done);
+    Addresses at = addresses(table);
+    String lastEntry = b.b32();
+    b.op("sub.u32 %s, %s, 1", lastEntry, table.entries());
+    String first = b.b32();
+    b.op("mov.b64 {%s, %s}, %s", b.b32(), first, hash); // the high word: the global slot is low
+    String[] slot = new String[PROBES];
+    String[] held = new String[PROBES];
+    for (int probe = 0; probe < PROBES; probe++) {
+      slot[probe] = b.b32();
+      b.op("add.u32 %s, %s, %d", slot[probe], first, probe);
+      b.op("and.b32 %s, %s, %s", slot[probe], slot[probe], lastEntry);
+      held[probe] = b.b32();
+      b.op("ld.relaxed.cta.shared.s32 %s, [%s]", held[probe], groupWord(at, slot[probe]));
+    }
+    // Every slot's keys too, relaxed, with the group words: one wait for shared memory, not one
+    // per slot, and no fence (which would wait for the thread's global atomics as well).
+    String myNulls = nullBits(keys, nullable);
+    String[][] values = new String[PROBES][];
+    String[] nulls = new String[PROBES];
+    for (int probe = 0; probe < PROBES; probe++) {
+      values[probe] = loadKeys(at, table, slot[probe], keys.length);
+      nulls[probe] = myNulls == null ? null : loadNulls(at, slot[probe]);
+    }
+    String p = b.pred();
+    for (int probe = 0; probe < PROBES; probe++) {
+      String next = b.label("local_key_next");
+      String busyOrEmpty = b.label("local_key_free");
+      b.op("setp.lt.s32 %s, %s, 0", p, held[probe]);
+      b.op("@%s bra %s", p, busyOrEmpty);
+      branchUnlessEqual(values[probe], nulls[probe], keys, myNulls, next);
+      // They look equal; but keys read before the group word's store was seen may be stale. Read
+      // again after an acquire of the group word (its writer stored the keys, then released it).
+      String again = b.b32();
+      b.op("ld.acquire.cta.shared.s32 %s, [%s]", again, groupWord(at, slot[probe]));
+      branchUnlessEqual(loadKeys(at, table, slot[probe], keys.length),
+          myNulls == null ? null : loadNulls(at, slot[probe]), keys, myNulls, next);
+      b.op("mov.u32 %s, %s", entry, slot[probe]);
+      b.op("mov.u32 %s, %s", group, held[probe]);
+      b.op("setp.eq.s32 %s, 0, 0", hit);
+      b.op("bra %s", done);
+      b.place(busyOrEmpty);
+      // BUSY: another lane is finding the group; take the global table rather than wait.
+      b.op("setp.ne.s32 %s, %s, %d", p, held[probe], EMPTY);
+      b.op("@%s bra %s", p, done);
+      String before = b.b32();
+      b.op("atom.shared.cas.b32 %s, [%s], %d, %d", before, groupWord(at, slot[probe]), EMPTY,
+          BUSY);
+      b.op("setp.ne.s32 %s, %s, %d", p, before, EMPTY);
+      b.op("@%s bra %s", p, done); // lost the race for it
+      b.op("setp.eq.s32 %s, 0, 0", claimed);
+      b.op("mov.u32 %s, %s", entry, slot[probe]);
+      for (int k = 0; k < keys.length; k++) {
+        b.op("st.relaxed.cta.shared.u64 [%s], %s", keyValue(at, table, k, slot[probe]),
+            keys[k].value());
+      }
+      if (myNulls != null) {
+        b.op("st.relaxed.cta.shared.u32 [%s], %s", nullWord(at, slot[probe]), myNulls);
+      }
+      b.op("bra %s", done);
+      b.place(next);
+    }
+    b.place(done);
+    return new Found(hit, claimed);
+  }
+
+  /**
+   * For the lanes that claimed their entry ({@code found.claimed()}): its group, now found,
+   * stored, after the keys (release).
+   */
+  void publish(View table, Found found, String entry, String group) {
+    String skip = b.label("local_key_published");
+    b.op("@!%s bra %s", found.claimed(), skip);
+    Addresses at = addresses(table);
+    b.op("fence.acq_rel.cta");
+    b.op("st.relaxed.cta.shared.s32 [%s], %s", groupWord(at, entry), group);
+    b.place(skip);
+  }
+
+  /** New .b64 registers: the entry's key values, read relaxed (they may be being written). */
+  private String[] loadKeys(Addresses at, View table, String slot, int count) {
+    String[] values = new String[count];
+    for (int k = 0; k < count; k++) {
+      values[k] = b.b64();
+      b.op("ld.relaxed.cta.shared.u64 %s, [%s]", values[k], keyValue(at, table, k, slot));
+    }
+    return values;
+  }
+
+  /** A new .b32: the entry's null word, read relaxed. */
+  private String loadNulls(Addresses at, String slot) {
+    String nulls = b.b32();
+    b.op("ld.relaxed.cta.shared.u32 %s, [%s]", nulls, nullWord(at, slot));
+    return nulls;
+  }
+
+  /**
+   * On to {@code differ} unless {@code values} and {@code nulls} (null where no key can be NULL)
+   * are the lane's keys and null bits.
+   */
+  private void branchUnlessEqual(String[] values, String nulls, GroupLookup.StoredKey[] keys,
+      String myNulls, String differ) {
+    String p = b.pred();
+    for (int k = 0; k < keys.length; k++) {
+      b.op("setp.ne.u64 %s, %s, %s", p, values[k], keys[k].value());
+      b.op("@%s bra %s", p, differ);
+    }
+    if (nulls != null) {
+      b.op("setp.ne.u32 %s, %s, %s", p, nulls, myNulls);
+      b.op("@%s bra %s", p, differ);
+    }
+  }
+
+  /** The shared addresses (.b64) of the table's group words, its key values and null words. */
+  private record Addresses(String groups, String keys, String nulls) {}
+
+  private Addresses addresses(View table) {
+    int functions = spec.functions().size();
+    String base = b.b64();
+    b.op("cvta.to.shared.u64 %s, %s", base, table.local());
+    String groups = b.b64();
+    b.op("mad.lo.s64 %s, %s, %d, %s", groups, table.entries64(), 16L * functions, base);
+    // LocalTable's bytes, rounded up to 8 (CudaHashAggregate.localTableBytes).
+    String keys = b.b64();
+    b.op("mul.lo.s64 %s, %s, %d", keys, table.entries64(), 4L + 20L * functions);
+    b.op("add.s64 %s, %s, 7", keys, keys);
+    b.op("and.b64 %s, %s, -8", keys, keys);
+    b.op("add.s64 %s, %s, %s", keys, keys, base);
+    String nulls = b.b64();
+    b.op("mad.lo.s64 %s, %s, %d, %s", nulls, table.entries64(), 8L * spec.keyCount(), keys);
+    return new Addresses(groups, keys, nulls);
+  }
+
+  private String groupWord(Addresses at, String slot) {
+    String a = b.b64();
+    b.op("mul.wide.u32 %s, %s, 4", a, slot);
+    b.op("add.s64 %s, %s, %s", a, a, at.groups());
+    return a;
+  }
+
+  /** values[k][slot]. */
+  private String keyValue(Addresses at, View table, int k, String slot) {
+    String index = b.b64();
+    b.op("cvt.u64.u32 %s, %s", index, slot);
+    if (k > 0) {
+      b.op("mad.lo.s64 %s, %s, %d, %s", index, table.entries64(), k, index);
+    }
+    String a = b.b64();
+    b.op("mad.lo.s64 %s, %s, 8, %s", a, index, at.keys());
+    return a;
+  }
+
+  /** nulls[slot], after values[K][E]. */
+  private String nullWord(Addresses at, String slot) {
+    String a = b.b64();
+    b.op("mul.wide.u32 %s, %s, 4", a, slot);
+    b.op("add.s64 %s, %s, %s", a, a, at.nulls());
+    return a;
+  }
+
+  /**
+   * The keys' null bits (.b32: bit k set when key k is NULL), or null where no key can be NULL
+   * (then the table's null words are neither written nor read).
+   */
+  private String nullBits(GroupLookup.StoredKey[] keys, boolean[] nullable) {
+    String bits = null;
+    for (int k = 0; k < keys.length; k++) {
+      if (!nullable[k]) {
+        continue;
+      }
+      String bit = b.b32();
+      b.op("shl.b32 %s, %s, %d", bit, keys[k].isNull(), k);
+      if (bits == null) {
+        bits = bit;
+      } else {
+        b.op("or.b32 %s, %s, %s", bits, bits, bit);
+      }
+    }
+    return bits;
+  }
+}

@@ -1,0 +1,90 @@
+package dev.tessera.gpu.codegen;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tessera.gpu.agg.AggregateFunction;
+import dev.tessera.gpu.agg.AggregateFunction.Kind;
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codec.Encoding;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.expr.ProgramBuilder;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Which generated aggregate kernels find their per-block entries by key, what shared memory the
+ * keys take, and that such a kernel claims, publishes and confirms entries as LocalKeyTable
+ * says. No GPU (the CUDA differential suites run them).
+ */
+class LocalKeyTableTest {
+  /** A per-block entry claimed: EMPTY (-1) to BUSY (-2) in shared memory. */
+  private static final String CLAIM =
+      "(?s).*atom\\.shared\\.cas\\.b32 %r\\d+, \\[%rd\\d+\\], -1, -2;.*";
+  /** GROUP BY {@code keys}: count(*), sum and max of a LONG. */
+  private static AggregateSpec spec(List<ColumnType> keys) {
+    List<ColumnType> types = new ArrayList<>(keys);
+    types.add(ColumnType.LONG);
+    int value = keys.size();
+    return new AggregateSpec(types, keys.size(), List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM, value, ColumnType.LONG),
+        new AggregateFunction(Kind.MAX, value, ColumnType.LONG)), false);
+  }
+
+  private static GeneratedKernel kernel(AggregateSpec spec, KernelFeatures features)
+      throws CodegenUnsupportedException {
+    List<InputSpec> inputs = spec.inputTypes().stream()
+        .map(t -> new InputSpec(t, Encoding.PLAIN, true)).toList();
+    return AggregateUpdateGenerator.generate(ProgramBuilder.identity(spec.inputTypes(), false),
+        inputs, spec, features);
+  }
+
+  @Test
+  void oneFixedWidthKeyIsHeldInTheTable() {
+    for (ColumnType key : List.of(ColumnType.LONG, ColumnType.INT, ColumnType.DOUBLE,
+        ColumnType.BOOLEAN, ColumnType.DATE)) {
+      assertTrue(LocalKeyTable.holds(spec(List.of(key))), key.toString());
+      assertEquals(256 * 12, AggregateUpdateGenerator.localKeyBytes(spec(List.of(key)), 256));
+    }
+    for (List<ColumnType> keys : List.of(List.<ColumnType>of(), List.of(ColumnType.STRING),
+        List.of(ColumnType.INT, ColumnType.INT))) {
+      assertFalse(LocalKeyTable.holds(spec(keys)), keys.toString());
+      assertEquals(0, AggregateUpdateGenerator.localKeyBytes(spec(keys), 256));
+    }
+  }
+
+  @Test
+  void aHeldKeyIsClaimedPublishedAndConfirmed() throws Exception {
+    AggregateSpec held = spec(List.of(ColumnType.LONG));
+    GeneratedKernel kernel = kernel(held, KernelFeatures.forArch("sm_90"));
+    String ptx = kernel.ptx();
+    // Claimed from EMPTY to BUSY; published by a release; a match confirmed by an acquire.
+    assertTrue(ptx.matches(CLAIM));
+    assertTrue(ptx.matches(
+        "(?s).*fence\\.acq_rel\\.cta;(\n[^\n]*){0,4}\n\tst\\.relaxed\\.cta\\.shared\\.s32.*"),
+        "no release");
+    assertTrue(ptx.contains("ld.acquire.cta.shared.s32"));
+    assertTrue(AggregateUpdateGenerator.key(ProgramBuilder.identity(held.inputTypes(), false),
+        List.of(), held).contains("keyed;"));
+
+    AggregateSpec twoKeys = spec(List.of(ColumnType.INT, ColumnType.INT));
+    String other = kernel(twoKeys, KernelFeatures.forArch("sm_90")).ptx();
+    assertFalse(other.contains("ld.acquire.cta.shared"));
+    assertFalse(other.matches(CLAIM));
+    assertFalse(AggregateUpdateGenerator.key(ProgramBuilder.identity(twoKeys.inputTypes(),
+        false), List.of(), twoKeys).contains("keyed;"));
+  }
+
+  @Test
+  @RequiresPtxCompiler
+  void aHeldKeysKernelCompilesCleanForTheOldestDevice() throws Exception {
+    GeneratedKernel kernel = kernel(spec(List.of(ColumnType.INT)), KernelFeatures.OLDEST);
+    CompileReport report = GeneratedModule.compile(kernel, "sm_75").report(kernel.entry());
+    assertNull(GeneratedModule.rejection(report), report.summary());
+    assertEquals(0, report.stackFrameBytes());
+  }
+}
