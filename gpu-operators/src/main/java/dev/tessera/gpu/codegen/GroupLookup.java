@@ -131,7 +131,8 @@ final class GroupLookup {
     if (last != null) {
       String remembered = looks;
       if (keyTable != null) {
-        // Not a lane the table did not hold the keys for: its next rows may find them there.
+        // Only where the table holds the keys: a lane sent to the global table (a BUSY entry, a
+        // lost race) looks in the table again at its next row, and may find them there then.
         remembered = b.pred();
         String inTable = b.pred();
         b.op("setp.ge.s32 %s, %s, 0", inTable, entry);

@@ -45,7 +45,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Every update is the fused kernel: {@link #update(ColumnBatch)} runs it with the identity
  * program, so there is one code path. Each block pre-aggregates in a small shared-memory table
- * (see {@link #localEntries}) before it touches the global accumulators. With small dense
+ * (see {@link #localEntries}) before it touches the global accumulators; a generated kernel with
+ * one fixed-width key finds its entries there by key, and a row whose key its block holds skips
+ * the global table (codegen's LocalKeyTable). With small dense
  * integer keys (seen in the first batch's groups) a direct group map, Crystal's SSB group-by,
  * sits in front of the hash table (see {@code decideDirect}).
  *
