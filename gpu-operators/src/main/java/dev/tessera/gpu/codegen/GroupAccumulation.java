@@ -52,12 +52,10 @@ final class GroupAccumulation {
    * is the per-block table's generic address, {@code entries} (.b32) and {@code entries64} (.b64)
    * its entries. {@code entry} is the row's entry (.b32, -1 where the table does not hold its
    * group) where the lookup found it by key ({@link LocalKeyTable}), with {@code claimed} the
-   * lanes that claimed theirs; both are null where the entry is found here, by group. {@code
-   * peers} (.b32, or null where the lookup has none) is, for an aggregated lane, the mask of the
-   * aggregated lanes with its keys (itself among them).
+   * lanes that claimed theirs; both are null where the entry is found here, by group.
    */
   void accumulate(String local, String entries, String entries64, String act, String group,
-      AggregateValue[] inputs, String entry, String claimed, String peers) {
+      AggregateValue[] inputs, String entry, String claimed) {
     this.local = local;
     this.entries = entries;
     this.entries64 = entries64;
@@ -65,7 +63,7 @@ final class GroupAccumulation {
     if (claimed != null) {
       markSeenAtClaim(claimed, entry);
     }
-    accumulateItem(act, group, entry, peers);
+    accumulateItem(act, group, entry);
   }
 
   /**
@@ -90,10 +88,9 @@ final class GroupAccumulation {
 
   /**
    * hash_aggregate.cuh AggregateItem after the group: the warp's rows at once when they share one
-   * group (AccumulateWarp), else each active row on its own (AccumulateRow), or, where {@link
-   * #reducesPeers} holds, the rows of each group of the warp at once.
+   * group (AccumulateWarp), else each active row on its own (AccumulateRow).
    */
-  private void accumulateItem(String act, String group, String foundEntry, String peers) {
+  private void accumulateItem(String act, String group, String foundEntry) {
     String done = b.label("item_accumulated");
     String activeLanes = b.b32();
     b.op("vote.sync.ballot.b32 %s, %s, -1", activeLanes, act);
@@ -130,16 +127,11 @@ final class GroupAccumulation {
       b.place(found);
     }
     for (int f = 0; f < inputs.length; f++) {
-      warpFunction(f, act, inputs[f], "-1", isLeader, entry, leaderGroup);
+      warpFunction(f, act, inputs[f], isLeader, entry, leaderGroup);
     }
     b.op("bra.uni %s", done);
     b.place(rows);
     if (spec.keyCount() == 0) {
-      b.place(done);
-      return;
-    }
-    if (peers != null && reducesPeers()) {
-      peerGroups(act, group, foundEntry, peers, lane);
       b.place(done);
       return;
     }
@@ -154,54 +146,6 @@ final class GroupAccumulation {
       rowFunction(f, inputs[f], rowEntry, group);
     }
     b.place(done);
-  }
-
-  /**
-   * Not in hash_aggregate.cuh: whether the warp's rows of each group are reduced together when
-   * the warp holds several groups ({@link #peerGroups}): where every reduction is a redux.sync
-   * (the device has it, and no function is of FLOAT or DOUBLE), which takes a mask of lanes.
-   */
-  private boolean reducesPeers() {
-    if (!features.reduxSync()) {
-      return false;
-    }
-    for (int f = 0; f < inputs.length; f++) {
-      if (!isCount(kind(f)) && isFloating(inputType(f))) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /**
-   * Not in hash_aggregate.cuh: the warp's rows reduced per group, by redux.sync over each
-   * group's lanes ({@code peers}, which partition the aggregated lanes; every other lane takes a
-   * mask of its own), then merged by the group's lowest lane, once per group and function
-   * instead of once per row: fewer atomics, and none contending for an accumulator within the
-   * warp. Every lane of the warp runs it.
-   */
-  private void peerGroups(String act, String group, String foundEntry, String peers,
-      String lane) {
-    b.comment("the warp's rows of each group: reduced, then merged by the group's first lane");
-    String own = b.b32();
-    b.op("shl.b32 %s, 1, %s", own, lane);
-    String mask = b.b32();
-    b.op("selp.b32 %s, %s, %s, %s", mask, peers, own, act);
-    String isLeader = b.pred();
-    b.op("setp.eq.u32 %s, %s, %s", isLeader, lane, TilePrimitives.lowestLane(b, mask));
-    b.op("and.pred %s, %s, %s", isLeader, isLeader, act);
-    String entry = foundEntry;
-    if (entry == null) {
-      entry = b.b32();
-      b.op("mov.u32 %s, -1", entry);
-      String found = b.label("peer_entry");
-      b.op("@!%s bra %s", isLeader, found);
-      localFind(group, entry);
-      b.place(found);
-    }
-    for (int f = 0; f < inputs.length; f++) {
-      warpFunction(f, act, inputs[f], mask, isLeader, entry, group);
-    }
   }
 
   /**
@@ -425,15 +369,12 @@ final class GroupAccumulation {
    * hash_aggregate.cuh AccumulateWarp for function f: the warp's valid inputs reduced (counts by
    * popcount; integer sums, minimums and maximums by redux.sync where the device has it; the
    * others with shuffles), then merged by the leader into {@code entry} or the
-   * group's global accumulators. With a {@code mask} other than -1 (the warp), each lane's inputs
-   * are reduced over the lanes of its mask, and every leader whose group has a valid input
-   * merges ({@link #peerGroups}; redux.sync only).
+   * group's global accumulators.
    */
-  private void warpFunction(int f, String act, AggregateValue input, String mask,
-      String isLeader, String entry, String group) {
+  private void warpFunction(int f, String act, AggregateValue input, String isLeader, String entry,
+      String group) {
     Kind kind = kind(f);
-    boolean wholeWarp = mask.equals("-1");
-    b.comment("function " + f + ": " + kind + (wholeWarp ? " of the warp" : " of each group"));
+    b.comment("function " + f + ": " + kind + " of the warp");
     String skip = b.label("warp_function" + f);
     String valid = act;
     if (input != null && input.valid() != null) {
@@ -442,20 +383,9 @@ final class GroupAccumulation {
     }
     String validLanes = b.b32();
     b.op("vote.sync.ballot.b32 %s, %s, -1", validLanes, valid);
-    if (!wholeWarp) {
-      b.op("and.b32 %s, %s, %s", validLanes, validLanes, mask);
-    }
     String none = b.pred();
     b.op("setp.eq.u32 %s, %s, 0", none, validLanes);
-    String merges = isLeader;
-    if (wholeWarp) {
-      b.op("@%s bra.uni %s", none, skip);
-    } else {
-      // Each group's lanes agree on none; the reductions below run for every group alike.
-      merges = b.pred();
-      b.op("not.pred %s, %s", merges, none);
-      b.op("and.pred %s, %s, %s", merges, merges, isLeader);
-    }
+    b.op("@%s bra.uni %s", none, skip);
     String low = b.b64();
     String high = null;
     if (isCount(kind)) {
@@ -466,13 +396,7 @@ final class GroupAccumulation {
       high = b.b64();
       String x = b.b64();
       b.op("selp.b64 %s, %s, 0, %s", x, input.value(), valid);
-      reduxSum64(x, mask, low, high);
-    } else if (features.reduxSync() && !isSum(kind) && !isFloating(inputType(f))) {
-      String x = b.b64();
-      b.op("selp.b64 %s, %s, %d, %s", x, input.value(), identity(kind, inputType(f)), valid);
-      reduxMinMax64(kind, x, mask, low);
-    } else if (!wholeWarp) {
-      throw new IllegalStateException("no reduction of " + kind + " over a mask of lanes");
+      reduxSum64(x, low, high);
     } else if (isSum(kind)) {
       String[] x = int128(inputType(f), input.value());
       high = b.b64();
@@ -484,6 +408,10 @@ final class GroupAccumulation {
         b.op("add.cc.u64 %s, %s, %s", low, low, otherLow);
         b.op("addc.u64 %s, %s, %s", high, high, otherHigh);
       }
+    } else if (features.reduxSync() && !isFloating(inputType(f))) {
+      String x = b.b64();
+      b.op("selp.b64 %s, %s, %d, %s", x, input.value(), identity(kind, inputType(f)), valid);
+      reduxMinMax64(kind, x, low);
     } else {
       b.op("selp.b64 %s, %s, %d, %s", low, input.value(), identity(kind, inputType(f)), valid);
       for (int offset = 16; offset >= 1; offset >>= 1) {
@@ -492,7 +420,7 @@ final class GroupAccumulation {
         b.op("@%s mov.b64 %s, %s", better, low, other);
       }
     }
-    b.op("@!%s bra %s", merges, skip);
+    b.op("@!%s bra %s", isLeader, skip);
     String sumHigh = high;
     inTableOrGlobal(f, entry, group, at -> {
       if (isCount(kind)) {
@@ -511,13 +439,13 @@ final class GroupAccumulation {
   }
 
   /**
-   * The sum of the .s64 {@code x} over the lanes of {@code mask} (-1: the warp; 0 where a lane
-   * adds nothing), exactly, as an int128 into {@code low} and {@code high}. redux.sync adds only 32-bit words, so each value
+   * The warp's sum of the .s64 {@code x} (every lane's; 0 where a lane adds nothing), exactly, as
+   * an int128 into {@code low} and {@code high}. redux.sync adds only 32-bit words, so each value
    * is cut into three pieces of 21, 21 and 22 bits (the last signed): 32 of a piece sum to at
    * most 27 bits, and the pieces' sums are put together again in 128 bits. Three reductions
    * instead of five rounds of four shuffles.
    */
-  private void reduxSum64(String x, String mask, String low, String high) {
+  private void reduxSum64(String x, String low, String high) {
     String[] piece = new String[3];
     for (int i = 0; i < 3; i++) {
       String shifted = b.b64();
@@ -527,7 +455,7 @@ final class GroupAccumulation {
       if (i < 2) {
         b.op("and.b32 %s, %s, 0x1fffff", piece[i], piece[i]);
       }
-      b.op("redux.sync.add.%s %s, %s, %s", i < 2 ? "u32" : "s32", piece[i], piece[i], mask);
+      b.op("redux.sync.add.%s %s, %s, -1", i < 2 ? "u32" : "s32", piece[i], piece[i]);
     }
     // low = s0 + (s1 << 21), at most 2^48: no carry. Then s2 << 42 in 128 bits, added.
     String s1 = b.b64();
@@ -545,24 +473,24 @@ final class GroupAccumulation {
   }
 
   /**
-   * The MIN or MAX of the .s64 {@code x} over the lanes of {@code mask} (-1: the warp; the
-   * identity where a lane has no value) into {@code result}: redux.sync of the high words
-   * (signed), then of the low words (unsigned) of the lanes whose high word is the result's.
+   * The warp's MIN or MAX of the .s64 {@code x} (every lane's; the identity where a lane has no
+   * value) into {@code result}: redux.sync of the high words (signed), then of the low words
+   * (unsigned) of the lanes whose high word is the result's.
    */
-  private void reduxMinMax64(Kind kind, String x, String mask, String result) {
+  private void reduxMinMax64(Kind kind, String x, String result) {
     String op = kind == Kind.MIN ? "min" : "max";
     String lowWord = b.b32();
     String highWord = b.b32();
     b.op("mov.b64 {%s, %s}, %s", lowWord, highWord, x);
     String bestHigh = b.b32();
-    b.op("redux.sync.%s.s32 %s, %s, %s", op, bestHigh, highWord, mask);
+    b.op("redux.sync.%s.s32 %s, %s, -1", op, bestHigh, highWord);
     String tied = b.pred();
     b.op("setp.eq.s32 %s, %s, %s", tied, highWord, bestHigh);
     String candidate = b.b32();
     b.op("selp.b32 %s, %s, %s, %s", candidate, lowWord,
         kind == Kind.MIN ? "0xffffffff" : "0", tied);
     String bestLow = b.b32();
-    b.op("redux.sync.%s.u32 %s, %s, %s", op, bestLow, candidate, mask);
+    b.op("redux.sync.%s.u32 %s, %s, -1", op, bestLow, candidate);
     b.op("mov.b64 %s, {%s, %s}", result, bestLow, bestHigh);
   }
 

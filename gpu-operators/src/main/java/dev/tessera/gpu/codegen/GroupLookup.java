@@ -83,15 +83,15 @@ final class GroupLookup {
    * keys, inserting it if it is new; {@code seenAtInsert} says per function whether the inserting
    * row sets the group's seen flag. Where the kernel finds per-block entries by key ({@code
    * keyTable} not null), also their entry into {@code entry} (-1 where the table does not hold
-   * them), and the lanes that claimed their entry (their rows have a value for every input that
-   * cannot be NULL); else leaves {@code entry} alone.
+   * them), and returns the .pred of the lanes that claimed their entry (their rows have a value
+   * for every input that cannot be NULL); else returns null and leaves {@code entry} alone.
    */
-  Found findGroup(String act, AggregateValue[] keys, boolean[] seenAtInsert, String group,
+  String findGroup(String act, AggregateValue[] keys, boolean[] seenAtInsert, String group,
       LocalKeyTable.View table, String entry) {
     this.seenAtInsert = seenAtInsert;
     if (Arrays.stream(keys).anyMatch(AggregateValue::isString)) {
       findGroupOf(act, keys, null, group);
-      return new Found(null, null);
+      return null;
     }
     // Not in hash_aggregate.cuh: of the warp's rows with the same keys, only the first looks the
     // group up (a probe is a chain of L2 round trips; with few groups most rows repeat a key).
@@ -100,8 +100,7 @@ final class GroupLookup {
     for (int k = 0; k < keys.length; k++) {
       stored[k] = storedForm(keys[k]);
     }
-    String peers = peers(act, keys, stored);
-    String leader = TilePrimitives.lowestLane(b, peers);
+    String leader = TilePrimitives.lowestLane(b, peers(act, keys, stored));
     String lane = b.b32();
     b.op("mov.u32 %s, %%laneid", lane);
     String leads = b.pred();
@@ -147,15 +146,8 @@ final class GroupLookup {
       b.op("shfl.sync.idx.b32 %s, %s, %s, 31, -1", entry, entry, leader);
       b.op("selp.b32 %s, %s, -1, %s", entry, entry, act);
     }
-    return new Found(claimed, peers);
+    return claimed;
   }
-
-  /**
-   * What {@link #findGroup} found besides the group: {@code claimed} (.pred), the lanes that
-   * claimed their per-block entry (null where the table is not found by key); {@code peers}
-   * (.b32), for an aggregated lane, the aggregated lanes with its keys (null with string keys).
-   */
-  record Found(String claimed, String peers) {}
 
   /**
    * Not in hash_aggregate.cuh: a lane's last group looked up, with its keys in their stored form,

@@ -76,13 +76,13 @@ final class GroupedAggregateEmitter {
     String group = b.b32();
     b.op("mov.u32 %s, 0", group);
     String entry = keyTable == null ? null : b.b32();
-    GroupLookup.Found found = new GroupLookup.Found(null, null);
+    String claimed = null;
     if (spec.keyCount() > 0) {
       AggregateValue[] keys = new AggregateValue[spec.keyCount()];
       for (int k = 0; k < keys.length; k++) {
         keys[k] = canonical(spec.inputTypes().get(k), values[outputs[k]]);
       }
-      found = lookup.findGroup(act, keys, seenAtInsert(values, outputs), group,
+      claimed = lookup.findGroup(act, keys, seenAtInsert(values, outputs), group,
           new LocalKeyTable.View(local, entries, entries64), entry);
     }
     // The inputs after the lookup: widened before it, they would hold registers through it.
@@ -93,8 +93,7 @@ final class GroupedAggregateEmitter {
         inputs[f] = canonical(spec.inputTypes().get(fn.input()), values[outputs[fn.input()]]);
       }
     }
-    accumulation.accumulate(local, entries, entries64, act, group, inputs, entry,
-        found.claimed(), found.peers());
+    accumulation.accumulate(local, entries, entries64, act, group, inputs, entry, claimed);
   }
 
   /**

@@ -81,36 +81,6 @@ class KernelFeaturesTest {
     assertFalse(ampere.entry().equals(everywhere.entry()), "the two share an entry name");
   }
 
-  /**
-   * Where every function reduces by redux.sync, a warp whose rows hold several groups reduces
-   * each group's rows over its lanes (a mask from match.any) too: the warp path's seven
-   * reductions again, with a register for the mask.
-   */
-  @Test
-  void integralFunctionsAreReducedPerGroupWhereTheDeviceHasReduxSync() throws Exception {
-    List<ColumnType> types = List.of(ColumnType.LONG, ColumnType.LONG, ColumnType.INT);
-    AggregateSpec spec = new AggregateSpec(types, 1, List.of(
-        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
-        new AggregateFunction(Kind.SUM, 1, ColumnType.LONG),
-        new AggregateFunction(Kind.MIN, 1, ColumnType.LONG),
-        new AggregateFunction(Kind.MAX, 2, ColumnType.INT),
-        new AggregateFunction(Kind.COUNT, 2, ColumnType.LONG)), false);
-    List<InputSpec> inputs = types.stream()
-        .map(t -> new InputSpec(t, Encoding.PLAIN, true)).toList();
-    String ampere = AggregateUpdateGenerator.generate(ProgramBuilder.identity(types, false),
-        inputs, spec, KernelFeatures.forArch("sm_90")).ptx();
-    assertEquals(2 * (3 + 2 + 2), count(ampere, "redux.sync."));
-    // The warp path's over the whole warp (-1), the groups' over a mask in a register.
-    assertEquals(3 + 2 + 2,
-        countMatches(ampere, "redux\\.sync\\.[a-z]+\\.[us]32 %r\\d+, %r\\d+, -1;"));
-    assertTrue(ampere.contains("of each group"));
-    String turing = AggregateUpdateGenerator.generate(ProgramBuilder.identity(types, false),
-        inputs, spec, KernelFeatures.OLDEST).ptx();
-    assertFalse(turing.contains("redux.sync") || turing.contains("of each group"));
-    // The kernel above (a DOUBLE sum and maximum) keeps each row on its own.
-    assertFalse(kernel(KernelFeatures.forArch("sm_90")).ptx().contains("of each group"));
-  }
-
   @Test
   @RequiresPtxCompiler
   void eachCompilesForTheOldestDeviceItMayRunOn() throws Exception {
@@ -120,15 +90,6 @@ class KernelFeaturesTest {
       CompileReport report = GeneratedModule.compile(kernel, pair[0]).report(kernel.entry());
       assertNull(GeneratedModule.rejection(report), pair[0] + ": " + report.summary());
     }
-  }
-
-  private static int countMatches(String text, String regex) {
-    Matcher m = Pattern.compile(regex).matcher(text);
-    int n = 0;
-    while (m.find()) {
-      n++;
-    }
-    return n;
   }
 
   private static int count(String text, String part) {
