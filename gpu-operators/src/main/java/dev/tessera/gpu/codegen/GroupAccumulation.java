@@ -14,7 +14,7 @@ final class GroupAccumulation {
   /** An entry of the per-block table that holds no group (hash_aggregate.cuh kEmpty). */
   private static final int EMPTY = GroupLookup.EMPTY;
   /** hash_aggregate.cuh kLocalProbes: slots of the per-block table a row looks at. */
-  private static final int LOCAL_PROBES = 4;
+  static final int LOCAL_PROBES = 4;
   /**
    * hash_aggregate.cuh kLocalHashMultiplier: LocalTable::Find's spread of group indexes
    * (HashAggregateAbiTest checks it and kLocalProbes).

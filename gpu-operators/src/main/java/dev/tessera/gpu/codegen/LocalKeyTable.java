@@ -4,7 +4,7 @@ import dev.tessera.gpu.agg.AggregateSpec;
 
 /**
  * Not in hash_aggregate.cuh: the per-block table found by the row's keys, for a generated kernel
- * whose keys are all fixed-width. The interpreter kernel finds an entry by its group, so every row
+ * whose key is one fixed-width column ({@link #MAX_KEYS}). The interpreter kernel finds an entry by its group, so every row
  * first looks its group up in the global table (a chain of L2 round trips); here an entry also
  * holds its keys, in shared memory after LocalTable's arrays, and a row whose keys the block has
  * seen finds entry and group there, without the global table.
@@ -31,8 +31,8 @@ final class LocalKeyTable {
    * 64 registers and from 1.03 to 1.16 ms (sparse: 1.76 to 2.11 ms; H100).
    */
   static final int MAX_KEYS = 1;
-  /** Slots a lane looks at, from the one its keys' hash names (hash_aggregate.cuh kLocalProbes). */
-  private static final int PROBES = 4;
+  /** Slots a lane looks at, from the one its keys' hash names. */
+  private static final int PROBES = GroupAccumulation.LOCAL_PROBES;
   private static final int EMPTY = GroupLookup.EMPTY;
   private static final int BUSY = GroupLookup.BUSY;
 
