@@ -29,13 +29,6 @@ final class GroupLookup {
   private static final long NULL_KEY_SALT = 0x51ed270b27L;
   /** hash.cuh kStringHashSeed: HashBytes' seed, to which a string's length is added. */
   private static final long STRING_HASH_SEED = 0x452821e638d01377L;
-  /**
-   * Keys of at most this many columns are remembered by the lane that looked their group up
-   * ({@link LastGroup}). More hold more registers through every item: with two INT keys,
-   * StarJoinBench's fused kernel went from 56 to 72 registers (9 blocks a multiprocessor to 7)
-   * and its sparse form from 1.77 to 2.37 ms (H100).
-   */
-  private static final int REMEMBERED_KEYS = 1;
 
   private final PtxBuilder b;
   private final AggregateSpec spec;
@@ -45,7 +38,7 @@ final class GroupLookup {
   private final LocalKeyTable keyTable;
   /** Per function, whether a new group's seen flag is set when it is inserted. */
   private boolean[] seenAtInsert;
-  /** The lane's last group looked up, or null where keys are not remembered. */
+  /** The lane's last group looked up, or null where the table is not found by key. */
   private LastGroup last;
 
   GroupLookup(PtxBuilder b, AggregateSpec spec, ProgramEmitter body, PlanWords plan,
@@ -59,23 +52,22 @@ final class GroupLookup {
 
   /**
    * At the kernel's start, before the tile loop: the registers that remember a lane's last group
-   * across items ({@link LastGroup}), where the keys are fixed-width and at most {@link
-   * #REMEMBERED_KEYS}. Returns whether they do.
+   * and entry across items ({@link LastGroup}), where the per-block table is found by key (its
+   * keys are few and fixed-width: {@link LocalKeyTable#MAX_KEYS}). Remembering two INT keys
+   * (before the table by key) took StarJoinBench's fused kernel from 56 to 72 registers and its
+   * sparse form from 1.77 to 2.37 ms (H100).
    */
-  boolean begin() {
-    int keys = spec.keyCount();
-    boolean fixedWidth = spec.keyTypes().stream().noneMatch(t -> t.isString());
-    if (keys == 0 || keys > REMEMBERED_KEYS || !fixedWidth) {
-      return false;
+  void begin() {
+    if (keyTable == null) {
+      return;
     }
-    last = new LastGroup(b.pred(), b.b32(), keyTable == null ? null : b.b32(),
-        new String[keys], new String[keys]);
+    int keys = spec.keyCount();
+    last = new LastGroup(b.pred(), b.b32(), b.b32(), new String[keys], new String[keys]);
     b.op("setp.ne.s32 %s, 0, 0", last.held());
     for (int k = 0; k < keys; k++) {
       last.values()[k] = b.b64();
       last.nulls()[k] = b.b32();
     }
-    return true;
   }
 
   /**
@@ -106,14 +98,11 @@ final class GroupLookup {
     String leads = b.pred();
     b.op("setp.eq.u32 %s, %s, %s", leads, lane, leader);
     b.op("and.pred %s, %s, %s", leads, leads, act);
-    String looks = last == null ? leads : last.recall(b, leads, keys, stored, group, entry);
     String claimed = null;
-    if (keyTable != null && last == null) {
-      b.op("mov.u32 %s, -1", entry);
-    }
     if (keyTable == null) {
-      findGroupOf(looks, keys, null, group);
+      findGroupOf(leads, keys, null, group);
     } else {
+      String looks = last.recall(b, leads, keys, stored, group, entry);
       b.comment("the block's table by key, then (not held there) the global table");
       String h = hash(keys);
       boolean[] nullable = new boolean[keys.length];
@@ -127,17 +116,12 @@ final class GroupLookup {
       findGroupOf(global, keys, h, group);
       keyTable.publish(table, found, entry, group);
       claimed = found.claimed();
-    }
-    if (last != null) {
-      String remembered = looks;
-      if (keyTable != null) {
-        // Only where the table holds the keys: a lane sent to the global table (a BUSY entry, a
-        // lost race) looks in the table again at its next row, and may find them there then.
-        remembered = b.pred();
-        String inTable = b.pred();
-        b.op("setp.ge.s32 %s, %s, 0", inTable, entry);
-        b.op("and.pred %s, %s, %s", remembered, looks, inTable);
-      }
+      // Only where the table holds the keys: a lane sent to the global table (a BUSY entry, a
+      // lost race) looks in the table again at its next row, and may find them there then.
+      String remembered = b.pred();
+      String inTable = b.pred();
+      b.op("setp.ge.s32 %s, %s, 0", inTable, entry);
+      b.op("and.pred %s, %s, %s", remembered, looks, inTable);
       last.remember(b, remembered, keys, stored, group, entry);
     }
     b.op("shfl.sync.idx.b32 %s, %s, %s, 31, -1", group, group, leader);
@@ -150,14 +134,15 @@ final class GroupLookup {
   }
 
   /**
-   * Not in hash_aggregate.cuh: a lane's last group looked up, with its keys in their stored form,
-   * in registers that live through the whole launch. A group's index does not change while the
+   * Not in hash_aggregate.cuh: a lane's last group looked up and its per-block entry, with its
+   * keys in their stored form, in registers that live through the whole launch. A group's index does not change while the
    * kernel runs (groups are only added; the host makes room before the launch), so a leader whose
    * keys are the ones it looked up last takes that group without the hash and the L2 round trips
    * of the lookup (with one group, every item after the lane's first).
    *
    * @param held whether the registers hold a group yet (.pred)
    * @param group that group (.b32)
+   * @param entry its entry in the per-block table (.b32; only entries the table holds are kept)
    * @param values per key, the stored value (.b64)
    * @param nulls per key, the stored null flag (.b32; unused for a key that cannot be NULL)
    */
@@ -182,10 +167,8 @@ final class GroupLookup {
         }
       }
       b.op("@%s mov.u32 %s, %s", same, group, this.group);
-      if (this.entry != null) {
-        b.op("mov.u32 %s, -1", entry);
-        b.op("@%s mov.u32 %s, %s", same, entry, this.entry);
-      }
+      b.op("mov.u32 %s, -1", entry);
+      b.op("@%s mov.u32 %s, %s", same, entry, this.entry);
       String looks = b.pred();
       b.op("xor.pred %s, %s, %s", looks, leads, same); // leads and not same (same implies leads)
       return looks;
@@ -195,9 +178,7 @@ final class GroupLookup {
     void remember(PtxBuilder b, String looked, AggregateValue[] keys, StoredKey[] stored,
         String group, String entry) {
       b.op("@%s mov.u32 %s, %s", looked, this.group, group);
-      if (this.entry != null) {
-        b.op("@%s mov.u32 %s, %s", looked, this.entry, entry);
-      }
+      b.op("@%s mov.u32 %s, %s", looked, this.entry, entry);
       for (int k = 0; k < keys.length; k++) {
         b.op("@%s mov.b64 %s, %s", looked, values[k], stored[k].value());
         if (keys[k].valid() != null) {

@@ -29,6 +29,8 @@ public final class KernelModule {
   private final CudaDevice device;
   private final CUmodule module;
   private final ConcurrentHashMap<String, CUfunction> functions = new ConcurrentHashMap<>();
+  /** The shared-memory carveout (percent) each function was told to prefer. */
+  private final ConcurrentHashMap<CUfunction, Integer> carveouts = new ConcurrentHashMap<>();
 
   private KernelModule(CudaDevice device, CUmodule module) {
     this.device = device;
@@ -105,9 +107,12 @@ public final class KernelModule {
    */
   int residentBlocks(CUfunction function, String kernel, LaunchShape shape, int percent) {
     device.makeCurrent();
-    check(cuFuncSetAttribute(function,
-        CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, percent),
-        "the shared memory carveout of kernel " + kernel);
+    Integer before = carveouts.put(function, percent); // once per kernel, not at every launch
+    if (before == null || before != percent) {
+      check(cuFuncSetAttribute(function,
+          CUfunction_attribute.CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, percent),
+          "the shared memory carveout of kernel " + kernel);
+    }
     long carveout = (long) device.sharedBytesPerMultiprocessor() * percent / 100;
     long fit = carveout / (shape.sharedMemoryBytes() + device.reservedSharedBytesPerBlock());
     return (int) Math.max(1, Math.min(residentBlocks(function, kernel, shape), fit));
