@@ -132,8 +132,9 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
    * Grouped aggregates of few integral functions (those a generated kernel could compile in):
    * one group (every warp's rows share it), a few, and many (rows accumulated on their own, more
    * groups than the per-block table holds), keys of one and of two columns, NULL keys
-   * and inputs. Each scenario runs two aggregations whose functions differ only in their kinds,
-   * one after the other: they must not share a kernel.
+   * and inputs; sums of LONGs at Long.MIN_VALUE, Long.MAX_VALUE and random, whose carries reach
+   * every word of a 128-bit accumulator. Each scenario runs two aggregations whose functions
+   * differ only in their kinds, one after the other: they must not share a kernel.
    */
   @ParameterizedTest
   @ValueSource(strings = {"1:0", "7:0", "1000:0", "100000:0", "1000:1"})
@@ -153,7 +154,7 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
     AggregateSpec sums = new AggregateSpec(inputTypes, keys, List.of(
         new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
         new AggregateFunction(Kind.SUM, intCol, ColumnType.LONG),
-        new AggregateFunction(Kind.MIN, longCol, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM, longCol, ColumnType.LONG),
         new AggregateFunction(Kind.SUM_DECIMAL, decimalCol, DECIMAL_OUT)), false);
     AggregateSpec extremes = new AggregateSpec(inputTypes, keys, List.of(
         new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),

@@ -1,0 +1,81 @@
+package dev.tessera.gpu.codegen;
+
+/**
+ * A per-block table entry's accumulators updated with the atomics shared memory has in hardware.
+ * sm_90 has no 64-bit shared add, minimum or maximum: ptxas writes each as a compare-and-swap loop
+ * ({@code ATOMS.CAST.SPIN.64}), which runs once more for every lane of the warp that updates the
+ * same word. 32-bit adds are native ({@code ATOMS.ADD}), so counts and sums are added a 32-bit word
+ * at a time, each word's carry going into the next, and a minimum or maximum reads the word first
+ * and attempts its loop only where the value improves on it.
+ *
+ * <p>The entries keep LocalTable's layout (a 64-bit value and a 64-bit high word a function), so
+ * the per-block table's reset and merge read them as before.
+ */
+final class SharedAtomics {
+  private SharedAtomics() {}
+
+  /**
+   * Adds the .u32 {@code n} to the count at {@code valueAt} (a shared address). A per-block entry
+   * counts at most the rows of one launch, fewer than 2^31, so its high word stays 0.
+   */
+  static void addCount(PtxBuilder b, String valueAt, String n) {
+    b.op("red.shared.add.u32 [%s], %s", valueAt, n);
+  }
+
+  /**
+   * Adds the int128 ({@code low}, {@code high}) to the sum whose low 64 bits are at {@code valueAt}
+   * and high 64 bits at {@code highAt} (shared addresses): the low word's two halves by 32-bit
+   * atomics, each returning the half's old value so that its carry is known, the high word by a
+   * 64-bit atomic only where something reaches it. Exact once every addition has landed, in any
+   * order: each carry is counted by the addition that made it. An addend that is 0 for a half is
+   * not added (a small positive value costs one atomic).
+   */
+  static void addInt128(PtxBuilder b, String valueAt, String highAt, String low, String high) {
+    String low0 = b.b32();
+    String low1 = b.b32();
+    b.op("mov.b64 {%s, %s}, %s", low0, low1, low);
+    String old0 = b.b32();
+    b.op("atom.shared.add.u32 %s, [%s], %s", old0, valueAt, low0);
+    String sum0 = b.b32();
+    b.op("add.u32 %s, %s, %s", sum0, old0, low0);
+    String carry0 = b.pred();
+    b.op("setp.lt.u32 %s, %s, %s", carry0, sum0, old0);
+    // The upper half's addend, up to 2^32: 33 bits.
+    String add1 = b.b64();
+    b.op("cvt.u64.u32 %s, %s", add1, low1);
+    b.op("@%s add.u64 %s, %s, 1", carry0, add1, add1);
+    String none1 = b.pred();
+    b.op("setp.eq.u64 %s, %s, 0", none1, add1);
+    String add1Word = b.b32();
+    b.op("cvt.u32.u64 %s, %s", add1Word, add1);
+    String upperAt = b.b64();
+    b.op("add.u64 %s, %s, 4", upperAt, valueAt);
+    String old1 = b.b32();
+    b.op("mov.u32 %s, 0", old1);
+    b.op("@!%s atom.shared.add.u32 %s, [%s], %s", none1, old1, upperAt, add1Word);
+    String reached = b.b64();
+    b.op("cvt.u64.u32 %s, %s", reached, old1);
+    b.op("add.u64 %s, %s, %s", reached, reached, add1);
+    b.op("shr.u64 %s, %s, 32", reached, reached);
+    b.op("add.s64 %s, %s, %s", reached, reached, high);
+    String none = b.pred();
+    b.op("setp.eq.s64 %s, %s, 0", none, reached);
+    String oldHigh = b.b64();
+    b.op("@!%s atom.shared.add.u64 %s, [%s], %s", none, oldHigh, highAt, reached);
+  }
+
+  /**
+   * MIN or MAX ({@code op} "min" or "max") of the .s64 {@code v} into the word at {@code valueAt}
+   * (a shared address): read first, and the atomic made only where {@code v} improves on what
+   * was read. The word only moves towards the result, so a value that does not improve on an
+   * earlier read cannot improve on the word later.
+   */
+  static void minMax(PtxBuilder b, String op, String valueAt, String v) {
+    String current = b.b64();
+    b.op("ld.volatile.shared.s64 %s, [%s]", current, valueAt);
+    String improves = b.pred();
+    b.op("setp.%s.s64 %s, %s, %s", op.equals("min") ? "lt" : "gt", improves, v, current);
+    String old = b.b64();
+    b.op("@%s atom.shared.%s.s64 %s, [%s], %s", improves, op, old, valueAt, v);
+  }
+}
