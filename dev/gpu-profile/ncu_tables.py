@@ -5,6 +5,9 @@
                                        median of gpu__time_duration.sum (in launch order)
   ncu_tables.py fused CSV QUERY        the fused aggregate kernel of SSB query QUERY among the
                                        QUERIES the run ran (env QUERIES, comma-separated)
+  ncu_tables.py medians CSV N [LABEL]  gpu__time_duration.sum of every measured launch (of any
+                                       kernel), in launch order, as the median of each run of N
+                                       launches in microseconds, on one line
   ncu_tables.py hotspots SOURCE_CSV    the shares of the stall reasons, the SASS instructions with
                                        the most warp stall samples (and their main reason), and the
                                        share of samples and executed instructions per stretch of 50
@@ -43,6 +46,18 @@ def times(path, label=""):
             label, name, m.get("launch__registers_per_thread", [0])[0], len(t),
             max(m.get("launch__grid_size", [0])), sum(t) / 1e3, statistics.median(t) / 1e3))
     print("%s all kernels: %.1f us" % (label, total / 1e3))
+
+
+def medians(path, n, label=""):
+    rows = [r for r in csv.reader(open(path)) if len(r) > 14]
+    if not rows:
+        print(label, "no kernels measured (see the run's log)")
+        return
+    head = rows[0]
+    metric, value = head.index("Metric Name"), head.index("Metric Value")
+    t = [float(r[value].replace(",", "")) / 1e3 for r in rows[1:]
+         if r[metric] == "gpu__time_duration.sum"]
+    print(label, " ".join("%.1f" % statistics.median(t[i:i + n]) for i in range(0, len(t), n)))
 
 
 def fused(path, query):
@@ -104,6 +119,8 @@ if __name__ == "__main__":
     command = sys.argv[1] if len(sys.argv) > 1 else ""
     if command == "times" and len(sys.argv) in (3, 4):
         times(sys.argv[2], sys.argv[3] if len(sys.argv) == 4 else "")
+    elif command == "medians" and len(sys.argv) in (4, 5):
+        medians(sys.argv[2], int(sys.argv[3]), sys.argv[4] if len(sys.argv) == 5 else "")
     elif command == "fused" and len(sys.argv) == 4:
         fused(sys.argv[2], sys.argv[3])
     elif command == "hotspots" and len(sys.argv) == 3:
