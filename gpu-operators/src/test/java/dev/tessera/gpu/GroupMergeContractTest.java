@@ -223,7 +223,7 @@ public abstract class GroupMergeContractTest extends BackendTestBase {
         }
         rows.add(row);
       }
-      rows.sort((a, b) -> String.valueOf(a).compareTo(String.valueOf(b)));
+      TestColumns.sortByText(rows);
       return rows;
     }
   }

@@ -84,7 +84,7 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
           }
           rows.add(row);
         }
-        rows.sort((a, b) -> String.valueOf(a).compareTo(String.valueOf(b)));
+        TestColumns.sortByText(rows);
         return rows;
       }
     }
@@ -131,7 +131,7 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
       want.add(Arrays.asList(e.getKey() == Long.MIN_VALUE ? null : e.getKey(), a[0], a[1],
           any ? a[2] : null, any ? (int) a[3] : null, any ? (int) a[4] : null));
     }
-    want.sort((a, b) -> String.valueOf(a).compareTo(String.valueOf(b)));
+    TestColumns.sortByText(want);
     assertEquals(want, aggregate(spec, batches));
   }
 

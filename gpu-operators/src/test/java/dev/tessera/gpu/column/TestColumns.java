@@ -8,12 +8,30 @@ import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import org.apache.arrow.memory.BufferAllocator;
 
 /** Random column contents as Java values, and the bridge to and from {@link HostColumn}. */
 public final class TestColumns {
   private TestColumns() {}
+
+  /**
+   * Sorts {@code rows} by their text ({@code String.valueOf(row)}): an order in which two
+   * backends' groups can be compared whatever their types. Each row's text is made once; made at
+   * every comparison, it took about half of a 10^6-group differential test's time.
+   */
+  public static void sortByText(List<List<Object>> rows) {
+    List<Map.Entry<String, List<Object>>> keyed = new ArrayList<>(rows.size());
+    for (List<Object> row : rows) {
+      keyed.add(Map.entry(String.valueOf(row), row));
+    }
+    keyed.sort(Map.Entry.comparingByKey());
+    rows.clear();
+    for (Map.Entry<String, List<Object>> e : keyed) {
+      rows.add(e.getValue());
+    }
+  }
 
   /** One column type of each kind the device supports. */
   public static final List<ColumnType> ALL_TYPES = List.of(ColumnType.BOOLEAN, ColumnType.BYTE,

@@ -726,7 +726,7 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
         }
         rows.add(row);
       }
-      rows.sort((a, b) -> String.valueOf(a).compareTo(String.valueOf(b)));
+      TestColumns.sortByText(rows);
       return rows;
     }
   }
