@@ -523,7 +523,11 @@ final class GroupAccumulation {
     b.op("mov.b64 %s, {%s, %s}", result, bestLow, bestHigh);
   }
 
-  /** hash_aggregate.cuh Accumulate for function f: one row's input into its accumulators. */
+  /**
+   * hash_aggregate.cuh Accumulate for function f: one row's input into the accumulators that
+   * {@code accumulators} addresses (called past the input's NULL test, so a NULL input computes
+   * no address).
+   */
   private void rowFunction(int f, AggregateValue input,
       java.util.function.Supplier<Accumulators> accumulators) {
     Kind kind = kind(f);
