@@ -50,7 +50,7 @@ public final class AggregateUpdateGenerator {
   /** {@link #key(Program, List, AggregateSpec)} of the kernel for a device with {@code features}. */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features) {
-    StringBuilder key = new StringBuilder("aggregate-update v6;");
+    StringBuilder key = new StringBuilder("aggregate-update v8;");
     if (features.reduxSync()) {
       key.append("redux;");
     }
@@ -220,6 +220,7 @@ public final class AggregateUpdateGenerator {
       if (registers != null) {
         registers.flush();
       } else {
+        update.end();
         b.op("bar.sync 0");
         localTableCall("tessera_agg_local_merge");
       }

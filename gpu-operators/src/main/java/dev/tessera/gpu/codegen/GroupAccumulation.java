@@ -38,6 +38,10 @@ final class GroupAccumulation {
    */
   private String rememberedGroup;
   private String rememberedEntry;
+  /** Where the kernel accumulates runs ({@link #beginRuns}): the lane's run. Null otherwise. */
+  private RunAccumulators run;
+  /** Per function, whether its input may be NULL (known from the first item written). */
+  private boolean[] nullable;
 
   GroupAccumulation(PtxBuilder b, AggregateSpec spec, PlanWords plan, KernelFeatures features) {
     this.b = b;
@@ -64,6 +68,107 @@ final class GroupAccumulation {
       markSeenAtClaim(claimed, entry);
     }
     accumulateItem(act, group, entry);
+  }
+
+  /**
+   * At the kernel's start, before the tile loop, where {@link RunAccumulators#admits} the
+   * aggregation (its entries found by key): where every active lane of a warp has the same group
+   * (one group, or keys clustered in the data), each lane adds its row to a run in registers,
+   * merged when a later such item is of another group and at {@link #end}, instead of the warp's
+   * reduction and its leader's atomics. A warp whose rows have several groups updates per row as
+   * before: a run there, merged at nearly every row when keys come in random order, made 10
+   * groups 15-19% slower (3d44884, reverted).
+   */
+  void beginRuns() {
+    run = new RunAccumulators(b, spec);
+    run.begin();
+  }
+
+  /**
+   * After the tile loop, before the block's last barrier (every lane): where the kernel
+   * accumulates runs, the lane's last run merged. {@code local}, {@code entries} and {@code
+   * entries64} as for {@link #accumulate}.
+   */
+  void end(String local, String entries, String entries64) {
+    if (run == null) {
+      return;
+    }
+    this.local = local;
+    this.entries = entries;
+    this.entries64 = entries64;
+    mergeRun(run.held);
+  }
+
+  /**
+   * An item whose active rows ({@code act}) share the group {@code group} (its entry {@code
+   * entry}): a lane whose run is of another group merges it and starts one of this group; then
+   * the row is added to the run.
+   */
+  private void runItem(String act, String group, String entry) {
+    if (nullable == null) {
+      nullable = new boolean[inputs.length];
+      for (int f = 0; f < inputs.length; f++) {
+        nullable[f] = inputs[f] != null && inputs[f].valid() != null;
+      }
+    }
+    b.comment("the row into the lane's run (RunAccumulators)");
+    String same = b.pred();
+    b.op("setp.eq.u32 %s, %s, %s", same, group, run.group);
+    b.op("and.pred %s, %s, %s", same, same, run.held);
+    String change = b.pred();
+    b.op("not.pred %s, %s", change, same);
+    b.op("and.pred %s, %s, %s", change, change, act);
+    String merge = b.pred();
+    b.op("and.pred %s, %s, %s", merge, change, run.held);
+    mergeRun(merge);
+    run.start(change, group, entry);
+    run.add(act, inputs);
+  }
+
+  /**
+   * Where {@code when} holds: the lane's run merged into its entry's accumulators (shared
+   * addresses) or, where the table does not hold its group, the group's global ones.
+   */
+  private void mergeRun(String when) {
+    String done = b.label("run_merged");
+    String global = b.label("run_global");
+    b.op("@!%s bra %s", when, done);
+    String inTable = b.pred();
+    b.op("setp.ge.s32 %s, %s, 0", inTable, run.entry);
+    b.op("@!%s bra %s", inTable, global);
+    for (int f = 0; f < run.value.length; f++) {
+      mergeRunFunction(f, tableAccumulators(f, run.entry, ".shared"));
+    }
+    b.op("bra %s", done);
+    b.place(global);
+    for (int f = 0; f < run.value.length; f++) {
+      mergeRunFunction(f, globalAccumulators(f, run.group, ".global"));
+    }
+    b.place(done);
+  }
+
+  /** Function f's run into its accumulators {@code at}, if the run has anything for it. */
+  private void mergeRunFunction(int f, Accumulators at) {
+    Kind kind = kind(f);
+    String skip = b.label("run_function" + f);
+    String none = b.pred();
+    if (isCount(kind)) {
+      b.op("setp.eq.s64 %s, %s, 0", none, run.value[f]);
+      b.op("@%s bra %s", none, skip);
+      String count = b.b32();
+      b.op("cvt.u32.u64 %s, %s", count, run.value[f]); // a run is part of one launch: < 2^31
+      addCount(at, count);
+      b.place(skip);
+      return;
+    }
+    b.op("@!%s bra %s", run.seen[f], skip);
+    markSeen(at, new AggregateValue(run.value[f], nullable[f] ? run.seen[f] : null, null));
+    if (isSum(kind)) {
+      addSum(at, run.value[f], run.high[f]);
+    } else {
+      atomicMinMax(kind, inputType(f), at, run.value[f]);
+    }
+    b.place(skip);
   }
 
   /**
@@ -112,22 +217,11 @@ final class GroupAccumulation {
       b.op("@!%s bra.uni %s", all, rows);
     }
 
-    b.comment("the warp's rows share a group: reduced, then merged once by the leader");
-    String lane = b.b32();
-    b.op("mov.u32 %s, %%laneid", lane);
-    String isLeader = b.pred();
-    b.op("setp.eq.u32 %s, %s, %s", isLeader, lane, leader);
-    String entry = foundEntry;
-    if (entry == null) {
-      entry = b.b32();
-      b.op("mov.u32 %s, -1", entry);
-      String found = b.label("leader_entry");
-      b.op("@!%s bra %s", isLeader, found);
-      localFind(leaderGroup, entry);
-      b.place(found);
-    }
-    for (int f = 0; f < inputs.length; f++) {
-      warpFunction(f, act, inputs[f], isLeader, entry, leaderGroup);
+    if (run != null) {
+      b.comment("the warp's rows share a group: each lane's row into its run");
+      runItem(act, leaderGroup, foundEntry);
+    } else {
+      warpItem(act, leader, leaderGroup, foundEntry);
     }
     b.op("bra.uni %s", done);
     b.place(rows);
@@ -148,6 +242,31 @@ final class GroupAccumulation {
       rowFunction(f, inputs[f], () -> eitherAccumulators(function, rowEntry, group));
     }
     b.place(done);
+  }
+
+  /**
+   * hash_aggregate.cuh AccumulateWarp: the active rows ({@code act}) of the warp, which share the
+   * group {@code group} (its entry {@code foundEntry} where the lookup found it by key, else null),
+   * reduced, then merged once by the lane {@code leader}.
+   */
+  private void warpItem(String act, String leader, String group, String foundEntry) {
+    b.comment("the warp's rows share a group: reduced, then merged once by the leader");
+    String lane = b.b32();
+    b.op("mov.u32 %s, %%laneid", lane);
+    String isLeader = b.pred();
+    b.op("setp.eq.u32 %s, %s, %s", isLeader, lane, leader);
+    String entry = foundEntry;
+    if (entry == null) {
+      entry = b.b32();
+      b.op("mov.u32 %s, -1", entry);
+      String found = b.label("leader_entry");
+      b.op("@!%s bra %s", isLeader, found);
+      localFind(group, entry);
+      b.place(found);
+    }
+    for (int f = 0; f < inputs.length; f++) {
+      warpFunction(f, act, inputs[f], isLeader, entry, group);
+    }
   }
 
   /**

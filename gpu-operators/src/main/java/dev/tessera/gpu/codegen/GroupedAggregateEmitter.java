@@ -56,6 +56,29 @@ final class GroupedAggregateEmitter {
     if (spec.keyCount() == 0) {
       accumulation.remember();
     }
+    if (RunAccumulators.admits(spec)) {
+      accumulation.beginRuns();
+    }
+  }
+
+  /** After the tile loop, before the block's last barrier: what the lanes still hold, merged. */
+  void end() {
+    if (!RunAccumulators.admits(spec)) {
+      return;
+    }
+    String local = localTable();
+    String entries64 = plan.word(AggregatePlan.headerField(AggregatePlan.H_LOCAL_ENTRIES));
+    String entries = b.b32();
+    b.op("cvt.u32.u64 %s, %s", entries, entries64);
+    accumulation.end(local, entries, entries64);
+  }
+
+  /** The per-block table's generic address. */
+  private String localTable() {
+    String local = b.b64();
+    b.op("mov.u64 %s, %s", local, localSymbol);
+    b.op("cvta.shared.u64 %s, %s", local, local);
+    return local;
   }
 
   /**
@@ -65,9 +88,7 @@ final class GroupedAggregateEmitter {
    */
   void item(String active, Val[] values, int[] outputs) {
     b.comment("the row's group and its accumulation (hash_aggregate.cuh AggregateItem, inline)");
-    String local = b.b64();
-    b.op("mov.u64 %s, %s", local, localSymbol);
-    b.op("cvta.shared.u64 %s, %s", local, local);
+    String local = localTable();
     String entries64 = plan.word(AggregatePlan.headerField(AggregatePlan.H_LOCAL_ENTRIES));
     String entries = b.b32();
     b.op("cvt.u32.u64 %s, %s", entries, entries64);

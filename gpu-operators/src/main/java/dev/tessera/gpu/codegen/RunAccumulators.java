@@ -1,0 +1,138 @@
+package dev.tessera.gpu.codegen;
+
+import dev.tessera.gpu.agg.AggregateFunction.Kind;
+import dev.tessera.gpu.agg.AggregateSpec;
+
+/**
+ * A lane's run in a generated aggregate kernel: its rows of one group from the items where every
+ * active lane of the warp has that group, accumulated in registers (a count, an exact 128-bit
+ * sum, a minimum or maximum, and whether any row had a value, per function) and merged into the
+ * group's accumulators only when such an item is of another group and at the end of the launch
+ * ({@link GroupAccumulation} writes the merge and decides where runs are taken). With one group,
+ * or keys clustered in the data, a lane's rows then cost register arithmetic instead of the
+ * warp's reductions and its leader's atomics on shared memory.
+ *
+ * <p>Only where the per-block table is found by key ({@link LocalKeyTable}: one fixed-width key)
+ * and every function is integral ({@link RegisterAccumulators#integralFunctions}, the arithmetic
+ * below), with at most {@value #MAX_WORDS} 64-bit accumulator words: the registers live through
+ * the whole launch.
+ */
+final class RunAccumulators {
+  /** The most 64-bit accumulator words a kernel holds per lane (a sum takes two, others one). */
+  static final int MAX_WORDS = 6;
+
+  private final PtxBuilder b;
+  private final AggregateSpec spec;
+  /** Whether the lane holds a run (.pred), its group (.b32) and per-block entry (.b32, or -1). */
+  final String held;
+  final String group;
+  final String entry;
+  /** Per function: the count, the sum's low word or the minimum/maximum (.b64). */
+  final String[] value;
+  /** Per function: the sum's high word (.b64; null for other kinds). */
+  final String[] high;
+  /** Per function: whether a row of the run had a value (.pred; null for COUNT_ROWS). */
+  final String[] seen;
+
+  RunAccumulators(PtxBuilder b, AggregateSpec spec) {
+    this.b = b;
+    this.spec = spec;
+    int n = spec.functions().size();
+    this.held = b.pred();
+    this.group = b.b32();
+    this.entry = b.b32();
+    this.value = new String[n];
+    this.high = new String[n];
+    this.seen = new String[n];
+    for (int f = 0; f < n; f++) {
+      value[f] = b.b64();
+      if (isSum(f)) {
+        high[f] = b.b64();
+      }
+      if (kind(f) != Kind.COUNT_ROWS) {
+        seen[f] = b.pred();
+      }
+    }
+  }
+
+  /** Whether a kernel for {@code spec} accumulates runs. */
+  static boolean admits(AggregateSpec spec) {
+    if (!LocalKeyTable.holds(spec) || !RegisterAccumulators.integralFunctions(spec)) {
+      return false;
+    }
+    int words = 0;
+    for (var f : spec.functions()) {
+      words += f.kind() == Kind.SUM || f.kind() == Kind.SUM_DECIMAL ? 2 : 1;
+    }
+    return words <= MAX_WORDS;
+  }
+
+  Kind kind(int f) {
+    return spec.functions().get(f).kind();
+  }
+
+  boolean isSum(int f) {
+    return kind(f) == Kind.SUM || kind(f) == Kind.SUM_DECIMAL;
+  }
+
+  /** At the kernel's start: no run. */
+  void begin() {
+    b.comment("the lane's run: none yet");
+    b.op("setp.ne.u32 %s, 0, 0", held);
+    b.op("mov.u32 %s, -1", group);
+    b.op("mov.u32 %s, -1", entry);
+  }
+
+  /**
+   * Where {@code start} holds: a new run of {@code group}'s rows (its entry {@code entry}), every
+   * accumulator at its identity.
+   */
+  void start(String start, String group, String entry) {
+    b.op("@%s mov.u32 %s, %s", start, this.group, group);
+    b.op("@%s mov.u32 %s, %s", start, this.entry, entry);
+    for (int f = 0; f < value.length; f++) {
+      long identity = kind(f) == Kind.MIN ? Long.MAX_VALUE
+          : kind(f) == Kind.MAX ? Long.MIN_VALUE : 0;
+      b.op("@%s mov.b64 %s, %d", start, value[f], identity);
+      if (high[f] != null) {
+        b.op("@%s mov.b64 %s, 0", start, high[f]);
+      }
+      if (seen[f] != null) {
+        b.op("@%s setp.ne.u32 %s, 0, 0", start, seen[f]);
+      }
+    }
+    b.op("or.pred %s, %s, %s", held, held, start);
+  }
+
+  /**
+   * Where {@code act} holds: the row's {@code inputs} (per function, null for COUNT_ROWS) added
+   * to the run (RegisterAccumulators.accumulate's arithmetic).
+   */
+  void add(String act, AggregateValue[] inputs) {
+    for (int f = 0; f < value.length; f++) {
+      if (kind(f) == Kind.COUNT_ROWS) {
+        b.op("@%s add.s64 %s, %s, 1", act, value[f], value[f]);
+        continue;
+      }
+      String when = act;
+      if (inputs[f].valid() != null) {
+        when = b.pred();
+        b.op("and.pred %s, %s, %s", when, act, inputs[f].valid());
+      }
+      String v = inputs[f].value();
+      switch (kind(f)) {
+        case COUNT -> b.op("@%s add.s64 %s, %s, 1", when, value[f], value[f]);
+        case SUM, SUM_DECIMAL -> {
+          String sign = b.b64();
+          b.op("shr.s64 %s, %s, 63", sign, v);
+          b.op("@%s add.cc.u64 %s, %s, %s", when, value[f], value[f], v);
+          b.op("@%s addc.u64 %s, %s, %s", when, high[f], high[f], sign);
+        }
+        case MIN -> b.op("@%s min.s64 %s, %s, %s", when, value[f], value[f], v);
+        case MAX -> b.op("@%s max.s64 %s, %s, %s", when, value[f], value[f], v);
+        default -> throw new IllegalStateException("admits() let " + kind(f) + " through");
+      }
+      b.op("or.pred %s, %s, %s", seen[f], seen[f], when);
+    }
+  }
+}
