@@ -40,6 +40,7 @@ public final class CudaDevice {
   /** Shared memory a multiprocessor has for its blocks, and what each block costs besides its own. */
   private final int sharedBytesPerMultiprocessor;
   private final int reservedSharedBytesPerBlock;
+  private final int sharedBytesPerBlockOptIn;
   private final long totalMemoryBytes;
   private final int driverVersion;
   private final KernelModule kernels;
@@ -69,6 +70,8 @@ public final class CudaDevice {
         attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
     this.reservedSharedBytesPerBlock =
         attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK);
+    this.sharedBytesPerBlockOptIn =
+        attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
     long[] total = new long[1];
     check(cuDeviceTotalMem(total, device), "cuDeviceTotalMem");
     this.totalMemoryBytes = total[0];
@@ -166,6 +169,11 @@ public final class CudaDevice {
   /** Shared memory the system takes for each resident block, besides the block's own. */
   public int reservedSharedBytesPerBlock() {
     return reservedSharedBytesPerBlock;
+  }
+
+  /** The most dynamic shared memory one block may have where its kernel asks for it. */
+  public int sharedBytesPerBlockOptIn() {
+    return sharedBytesPerBlockOptIn;
   }
 
   public long totalMemoryBytes() {

@@ -47,7 +47,8 @@ import org.slf4j.LoggerFactory;
  * program, so there is one code path. Each block pre-aggregates in a small shared-memory table
  * (see {@link #localEntries}) before it touches the global accumulators; a generated kernel with
  * one fixed-width key finds its entries there by key, and a row whose key its block holds skips
- * the global table (codegen's LocalKeyTable). With small dense
+ * the global table (codegen's LocalKeyTable); such a kernel runs one block a multiprocessor
+ * whose table takes most of its shared memory (see {@code updateShape}). With small dense
  * integer keys (seen in the first batch's groups) a direct group map, Crystal's SSB group-by,
  * sits in front of the hash table (see {@code decideDirect}).
  *
@@ -122,6 +123,18 @@ final class CudaHashAggregate implements HashAggregateKernel {
    */
   private static final int KEYED_SHARED_PERCENT = 79;
   private static final int MAX_LOCAL_ENTRIES = 256;
+  /**
+   * For a kernel that runs one block a multiprocessor ({@link
+   * AggregateUpdateGenerator#fillsMultiprocessor}), the carveout its table takes: 85% of an
+   * H100's or H200's 228 KiB (193.8 KiB) holds a table of 192 KiB and the system's 1 KiB, and
+   * rounds up to the 196 KiB carveout, 60 KiB of L1 as the 128-thread blocks had (86% would
+   * round up to all 228 KiB, 28 KiB of L1: see {@link #KEYED_SHARED_PERCENT}). And the
+   * most entries such a table has: 2,048 entries of HashAggregateBench's four functions took
+   * 1,000 groups from 3.45 to 1.39 ms, 10^4 groups from 3.26 to 2.71 ms (1,024: 1.51 and 3.02;
+   * H200, ncu).
+   */
+  private static final int WHOLE_SHARED_PERCENT = 85;
+  private static final int MAX_WHOLE_ENTRIES = 2048;
   /**
    * The direct group map: decided once, from the groups after the first batch, when there are at
    * most this many (their keys are read back) ...
@@ -198,17 +211,34 @@ final class CudaHashAggregate implements HashAggregateKernel {
    * group); 0 without functions.
    */
   static int localEntries(int keyCount, int functionCount, int keyBytes) {
+    int budget = keyBytes > 0 ? KEYED_LOCAL_TABLE_BYTES : LOCAL_TABLE_BYTES;
+    return entriesWithin(budget, functionCount, keyBytes, keyCount == 0 ? 1 : MAX_LOCAL_ENTRIES);
+  }
+
+  /**
+   * Entries of the table of a kernel that runs one block a multiprocessor, in {@code budget}
+   * bytes of shared memory, each with {@code keyBytes} of keys: the largest power of two that
+   * fits, at most {@link #MAX_WHOLE_ENTRIES}.
+   */
+  static int wholeMultiprocessorEntries(int functionCount, int keyBytes, int budget) {
+    return entriesWithin(budget, functionCount, keyBytes, MAX_WHOLE_ENTRIES);
+  }
+
+  /**
+   * The largest power of two of entries, at most {@code most}, whose bytes fit {@code budget};
+   * 0 where one entry does not (rows then go straight to the global accumulators) or there are
+   * no functions.
+   */
+  private static int entriesWithin(int budget, int functionCount, int keyBytes, int most) {
     if (functionCount == 0) {
       return 0;
     }
-    int budget = keyBytes > 0 ? KEYED_LOCAL_TABLE_BYTES : LOCAL_TABLE_BYTES;
     int entryBytes = LOCAL_ENTRY_FIXED_BYTES + LOCAL_ENTRY_FUNCTION_BYTES * functionCount
         + keyBytes;
-    int entries = Integer.highestOneBit(Math.max(1, budget / entryBytes));
-    if (entries * entryBytes > budget) {
-      return 0; // one entry does not fit: go straight to the global accumulators
+    if (entryBytes > budget) {
+      return 0;
     }
-    return keyCount == 0 ? 1 : Math.min(entries, MAX_LOCAL_ENTRIES);
+    return Math.min(Integer.highestOneBit(budget / entryBytes), most);
   }
 
   /** Dynamic shared memory of the update for a local table of {@code entries}. */
@@ -721,6 +751,8 @@ final class CudaHashAggregate implements HashAggregateKernel {
       private final ColumnBatch<DeviceColumn> input;
       private final List<AutoCloseable> temporaries = new ArrayList<>();
       private boolean queued;
+      /** Entries of this launch's per-block table (updateShape). */
+      private int launchEntries;
 
       Update(Program program, List<JoinTable> tables, ColumnBatch<DeviceColumn> input) {
         this.program = program;
@@ -741,6 +773,47 @@ final class CudaHashAggregate implements HashAggregateKernel {
         Closing.closeAll(temporaries, null);
       }
 
+      /**
+       * The launch of the update and its per-block table's entries ({@link #launchEntries}).
+       * Blocks take tiles grid-stride: as many as the multiprocessors hold at once. A generated
+       * {@code kernel} that {@link AggregateUpdateGenerator#fillsMultiprocessor} runs one block
+       * a multiprocessor, of as many threads as its registers allow, whose table takes {@link
+       * #WHOLE_SHARED_PERCENT} of the multiprocessor's shared memory; other kernels (null: the
+       * interpreter's) run blocks of 128 threads with {@link #localEntries} entries each.
+       */
+      private LaunchShape updateShape(GeneratedKernels.Kernel kernel, List<InputSpec> inputs,
+          int rows) {
+        KernelModule kernels = device.kernels();
+        int threads = LaunchShape.BLOCK_THREADS;
+        int percent = KEYED_SHARED_PERCENT;
+        launchEntries = localEntries;
+        if (kernel != null && AggregateUpdateGenerator.fillsMultiprocessor(spec, inputs)) {
+          threads = kernels.maxBlockThreads(kernel.function(), kernel.entry());
+          percent = WHOLE_SHARED_PERCENT;
+          int budget = Math.min(device.sharedBytesPerBlockOptIn(),
+              (int) ((long) device.sharedBytesPerMultiprocessor() * percent / 100)
+                  - device.reservedSharedBytesPerBlock());
+          launchEntries = wholeMultiprocessorEntries(functionCount,
+              AggregateUpdateGenerator.localKeyBytes(spec, 1), budget);
+        }
+        int keyBytes =
+            kernel != null ? AggregateUpdateGenerator.localKeyBytes(spec, launchEntries) : 0;
+        LaunchShape oneBlock = new LaunchShape(1, threads,
+            localTableBytes(launchEntries, functionCount) + keyBytes);
+        int resident;
+        if (kernel == null) {
+          resident = kernels.residentBlocks(UPDATE_KERNEL, oneBlock);
+        } else if (keyBytes > 0) {
+          resident = kernels.residentBlocks(kernel.function(), kernel.entry(), oneBlock, percent);
+        } else {
+          resident = kernels.residentBlocks(kernel.function(), kernel.entry(), oneBlock);
+        }
+        long tiles = LaunchShape.tilesFor(rows, threads * LaunchShape.ITEMS_PER_THREAD)
+            .gridBlocks();
+        int blocks = (int) Math.min(tiles, (long) device.multiprocessors() * resident);
+        return new LaunchShape(Math.max(1, blocks), threads, oneBlock.sharedMemoryBytes());
+      }
+
       private void execute() {
         int rows = input.rowCount();
         List<Program.Output> outputs = program.outputs();
@@ -758,8 +831,18 @@ final class CudaHashAggregate implements HashAggregateKernel {
         ArrowBuf host = temporary(staging.buffer(readbackAt + statusBytes
             + Layout.COUNTERS_BYTES));
 
+        // The generated kernel where there is one: the same arguments, the same results.
+        List<InputSpec> inputs = input.columns().stream().map(InputSpec::of).toList();
+        GeneratedKernels.Lookup lookup =
+            codegen ? device.generated().aggregateUpdate(program, inputs, spec) : null;
+        lastCompileNanos = lookup == null ? 0 : lookup.buildNanos();
+        GeneratedKernels.Kernel kernel =
+            lookup != null && lookup.kernel().generated() ? lookup.kernel() : null;
+        LaunchShape shape = updateShape(kernel, inputs, rows);
+
         ArrowBuf state = host.slice(stateAt, planBytes());
         writeState(state, 0, layout, groups, slots, tableCapacity - 1);
+        word(state, H_LOCAL_ENTRIES, launchEntries); // this launch's table (updateShape)
         word(state, H_OUTPUT_REGISTERS, planAddress + registersAt);
         word(state, H_OUTPUT_COUNT, outputs.size());
         for (int k = 0; k < keyCount; k++) {
@@ -787,11 +870,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
             .address(planAddress + stateAt)
             .address(status.address())
             .address(status.address() + Long.BYTES);
-        // The generated kernel where there is one: the same arguments, the same results.
-        GeneratedKernels.Lookup lookup = codegen ? device.generated().aggregateUpdate(program,
-            input.columns().stream().map(InputSpec::of).toList(), spec) : null;
-        lastCompileNanos = lookup == null ? 0 : lookup.buildNanos();
-        boolean generated = lookup != null && lookup.kernel().generated();
+        boolean generated = kernel != null;
         // The interpreter kernel wants every group it may insert at its identities already.
         long initializing = generated ? 0 : layout.capacity - initializedTo;
         if (initializing > 0) {
@@ -799,25 +878,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
               new KernelArgs().address(planAddress + stateAt).i64(initializedTo)
                   .i64(layout.capacity));
         }
-        // Blocks take tiles grid-stride: as many as the multiprocessors hold at once.
-        int keyBytes = generated ? AggregateUpdateGenerator.localKeyBytes(spec, localEntries) : 0;
-        LaunchShape oneBlock = new LaunchShape(1, LaunchShape.BLOCK_THREADS,
-            localTableBytes(localEntries, functionCount) + keyBytes);
-        KernelModule kernels = device.kernels();
-        int resident;
-        if (!generated) {
-          resident = kernels.residentBlocks(UPDATE_KERNEL, oneBlock);
-        } else if (keyBytes > 0) {
-          resident = kernels.residentBlocks(lookup.kernel().function(), lookup.kernel().entry(),
-              oneBlock, KEYED_SHARED_PERCENT);
-        } else {
-          resident = kernels.residentBlocks(lookup.kernel().function(), lookup.kernel().entry(),
-              oneBlock);
-        }
-        int blocks = (int) Math.min(LaunchShape.tilesFor(rows).gridBlocks(),
-            (long) device.multiprocessors() * resident);
-        LaunchShape shape = new LaunchShape(Math.max(1, blocks), oneBlock.blockThreads(),
-            oneBlock.sharedMemoryBytes());
         if (generated) {
           if (AggregateUpdateGenerator.takesPlanWords(spec)) {
             // The plan's words as uploaded, which the kernel reads as a parameter (PlanWords).
@@ -827,10 +887,9 @@ final class CudaHashAggregate implements HashAggregateKernel {
             }
             arguments.words(words);
           }
-          kernels.launch(lookup.kernel().function(), lookup.kernel().entry(), shape, stream,
-              arguments);
+          device.kernels().launch(kernel.function(), kernel.entry(), shape, stream, arguments);
         } else {
-          kernels.launch(UPDATE_KERNEL, shape, stream, arguments);
+          device.kernels().launch(UPDATE_KERNEL, shape, stream, arguments);
         }
         stream.copyDeviceToHost(status.address(), host.memoryAddress() + readbackAt, statusBytes);
         stream.copyDeviceToHost(groups.address() + layout.counters,

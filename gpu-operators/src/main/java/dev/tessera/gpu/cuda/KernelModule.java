@@ -2,6 +2,7 @@ package dev.tessera.gpu.cuda;
 
 import static dev.tessera.gpu.cuda.CudaException.check;
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
+import static jcuda.driver.JCudaDriver.cuFuncGetAttribute;
 import static jcuda.driver.JCudaDriver.cuFuncSetAttribute;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 import static jcuda.driver.JCudaDriver.cuModuleLoadData;
@@ -25,12 +26,18 @@ import jcuda.driver.CUresult;
 public final class KernelModule {
   /** Where native-kernels puts the fatbin inside its jar. */
   public static final String FATBIN_RESOURCE = "/dev/tessera/kernels/tessera.fatbin";
+  /** Dynamic shared memory a block may have without its kernel asking for more. */
+  private static final int DEFAULT_DYNAMIC_SHARED_BYTES = 48 << 10;
 
   private final CudaDevice device;
   private final CUmodule module;
   private final ConcurrentHashMap<String, CUfunction> functions = new ConcurrentHashMap<>();
   /** The shared-memory carveout (percent) each function was told to prefer. */
   private final ConcurrentHashMap<CUfunction, Integer> carveouts = new ConcurrentHashMap<>();
+  /** The dynamic shared memory each function was allowed beyond the default 48 KiB. */
+  private final ConcurrentHashMap<CUfunction, Integer> sharedAllowed = new ConcurrentHashMap<>();
+  /** The most threads a block of each function may have (maxBlockThreads). */
+  private final ConcurrentHashMap<CUfunction, Integer> blockThreads = new ConcurrentHashMap<>();
 
   private KernelModule(CudaDevice device, CUmodule module) {
     this.device = device;
@@ -103,10 +110,17 @@ public final class KernelModule {
    * the blocks are as many as it holds. The driver otherwise takes whatever carveout the most
    * resident blocks need, and the L1 cache gets the rest: a grouped aggregate whose 9 blocks of
    * 24 KiB took it all (28 KiB of L1 left) ran 40% slower at 10^6 groups, its global table's
-   * loads in flight held back (H100).
+   * loads in flight held back (H100). A block of more than 48 KiB is allowed them here.
    */
   int residentBlocks(CUfunction function, String kernel, LaunchShape shape, int percent) {
     device.makeCurrent();
+    int shared = shape.sharedMemoryBytes();
+    if (shared > DEFAULT_DYNAMIC_SHARED_BYTES && sharedAllowed.getOrDefault(function, 0) < shared) {
+      check(cuFuncSetAttribute(function,
+          CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared),
+          "allowing kernel " + kernel + " " + shared + " bytes of dynamic shared memory");
+      sharedAllowed.put(function, shared);
+    }
     Integer before = carveouts.put(function, percent); // once per kernel, not at every launch
     if (before == null || before != percent) {
       check(cuFuncSetAttribute(function,
@@ -116,6 +130,21 @@ public final class KernelModule {
     long carveout = (long) device.sharedBytesPerMultiprocessor() * percent / 100;
     long fit = carveout / (shape.sharedMemoryBytes() + device.reservedSharedBytesPerBlock());
     return (int) Math.max(1, Math.min(residentBlocks(function, kernel, shape), fit));
+  }
+
+  /**
+   * The most threads a block of {@code function} (named {@code kernel} in errors) may have: what
+   * its registers allow on this device, at most 1,024 (a multiple of the warp's 32).
+   */
+  int maxBlockThreads(CUfunction function, String kernel) {
+    return blockThreads.computeIfAbsent(function, f -> {
+      device.makeCurrent();
+      int[] threads = new int[1];
+      check(cuFuncGetAttribute(threads,
+          CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f),
+          "the most threads a block of kernel " + kernel + " may have");
+      return threads[0];
+    });
   }
 
   void unload() {

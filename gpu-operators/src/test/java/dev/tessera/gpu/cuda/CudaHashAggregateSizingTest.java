@@ -37,6 +37,23 @@ class CudaHashAggregateSizingTest {
   }
 
   @Test
+  void aTableOfAWholeMultiprocessorFitsItsBudget() {
+    // An H100's or H200's 228 KiB, 85% of it, less the 1 KiB the system keeps for a block.
+    int budget = 233_472 * 85 / 100 - 1024;
+    assertEquals(2048, CudaHashAggregate.wholeMultiprocessorEntries(4, 12, budget));
+    for (int functions = 1; functions <= 64; functions++) {
+      int entries = CudaHashAggregate.wholeMultiprocessorEntries(functions, 12, budget);
+      assertTrue(Integer.bitCount(entries) == 1 && entries <= 2048, "a power of two: " + entries);
+      assertTrue(CudaHashAggregate.localTableBytes(entries, functions) + 12 * entries <= budget,
+          functions + " functions");
+      assertTrue(entries >= CudaHashAggregate.localEntries(1, functions, 12));
+    }
+    assertEquals(0, CudaHashAggregate.wholeMultiprocessorEntries(4, 12, 95)); // one is 96 bytes
+    assertEquals(1, CudaHashAggregate.wholeMultiprocessorEntries(4, 12, 96));
+    assertEquals(0, CudaHashAggregate.wholeMultiprocessorEntries(0, 12, budget));
+  }
+
+  @Test
   void stringConstantsBoundTheKeyHeap() {
     ProgramBuilder b = new ProgramBuilder(List.of(ColumnType.STRING), false);
     int s = b.loadColumn(0);
