@@ -67,7 +67,7 @@ public final class AggregateUpdateGenerator {
   /** {@link #key(Program, List, AggregateSpec)} of the kernel for a device with {@code features}. */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features) {
-    StringBuilder key = new StringBuilder("aggregate-update v9;");
+    StringBuilder key = new StringBuilder("aggregate-update v10;");
     if (features.reduxSync()) {
       key.append("redux;");
     }
@@ -213,6 +213,10 @@ public final class AggregateUpdateGenerator {
       b.op("min.s64 %s, %s, %s", remaining, remaining, tileItems);
       String numTileItems = b.b32();
       b.op("cvt.u32.u64 %s, %s", numTileItems, remaining);
+      if (prefetchesTiles(filter)) {
+        body.prefetchTile(body.plainColumnsLoaded(needed), thread, blockThreads, ITEMS,
+            tileOffset, numTileItems, null);
+      }
       // The GPU-DFOR tiles (block-wide: the tile loop is the same for every thread).
       body.loadDforTiles(needed, tiles, tileOffset, numTileItems);
       if (body.decodesTiles() || registers != null) {
@@ -250,6 +254,17 @@ public final class AggregateUpdateGenerator {
       }
       b.op("ret");
       return text();
+    }
+
+    /**
+     * Whether each tile asks L2 for its rows of every plain column the program loads, at its
+     * start: where the kernel {@link #fillsMultiprocessor} and has a filter, whose kept rows load
+     * their other columns only after it, so an item waits for two loads one after the other.
+     * HashAggregateBench "filter v > 0" on an H200 (ncu, 1 to 10^5 groups): 6-12% faster. Without
+     * a filter an item issues all its loads at once, and the same request measured -3% to +4%.
+     */
+    private boolean prefetchesTiles(int filter) {
+      return anyBlockSize && filter >= 0;
     }
 
     /**

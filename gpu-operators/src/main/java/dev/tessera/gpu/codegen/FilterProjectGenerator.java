@@ -528,8 +528,8 @@ public final class FilterProjectGenerator {
         String scaledKept = b.b32();
         b.op("mul.lo.u32 %s, %s, %d", scaledKept, scanned[itemCount], PREFETCH_KEPT_SHARE);
         b.op("setp.ge.u32 %s, %s, %s", manyKept, scaledKept, numTileItems);
-        body.prefetchTile(laterColumns, thread, BLOCK_THREADS, tileOffset, numTileItems,
-            tileItems(), manyKept);
+        body.prefetchTile(laterColumns, thread, Integer.toString(BLOCK_THREADS), itemCount,
+            tileOffset, numTileItems, manyKept);
       }
       String[] position = java.util.Arrays.copyOf(scanned, itemCount);
       String total64 = b.b64();

@@ -417,22 +417,25 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
 
   /**
    * Asks L2 for the tile's lines of the plain columns {@code columns} (fixed-width values, a
-   * string column's offsets) where {@code when} (a .pred) holds, without waiting for them:
-   * thread t asks for the t-th line of each column's tile range, then every
+   * string column's offsets) where {@code when} (a .pred, or null: always) holds, without waiting
+   * for them: thread t asks for the t-th line of each column's tile range, then every
    * {@code blockThreads}-th after it. Validity bitmaps (an eighth of a line per 1,024 rows) are
    * left to the loads.
    *
+   * @param blockThreads the block's threads: an immediate, or a .b64 register where the launch
+   *     picks the block's size
+   * @param itemsPerThread a tile's rows per thread
    * @param tileOffset the tile's first row (.b64)
    * @param numTileItems the tile's rows (.b32)
-   * @param tileItems the most rows a tile has
    */
-  void prefetchTile(Collection<Integer> columns, String thread, int blockThreads,
-      String tileOffset, String numTileItems, int tileItems, String when) {
+  void prefetchTile(Collection<Integer> columns, String thread, String blockThreads,
+      int itemsPerThread, String tileOffset, String numTileItems, String when) {
     String base = global(loadParam("u64", "inputs"));
     String thread64 = b.b64();
     b.op("cvt.u64.u32 %s, %s", thread64, thread);
     String items64 = b.b64();
     b.op("cvt.u64.u32 %s, %s", items64, numTileItems);
+    boolean fixedBlock = !blockThreads.startsWith("%");
     for (int c : columns) {
       InputSpec spec = inputs.get(c);
       if (spec.encoding() != Encoding.PLAIN) {
@@ -447,15 +450,23 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       b.op("mul.lo.s64 %s, %s, %d", bytes, items64, width);
       String first = b.b64();
       b.op("mad.lo.s64 %s, %s, %d, %s", first, tileOffset, width, data);
-      int bytesPerRound = L2_LINE_BYTES * blockThreads;
-      int rounds = (tileItems * width + bytesPerRound - 1) / bytesPerRound;
+      // A round: one line a thread. A tile's range of the column is itemsPerThread * width
+      // bytes a thread.
+      int rounds = (itemsPerThread * width + L2_LINE_BYTES - 1) / L2_LINE_BYTES;
       for (int r = 0; r < rounds; r++) {
         String offset = b.b64();
-        b.op("mad.lo.s64 %s, %s, %d, %d", offset, thread64, L2_LINE_BYTES,
-            (long) r * bytesPerRound);
+        if (fixedBlock) {
+          b.op("mad.lo.s64 %s, %s, %d, %d", offset, thread64, L2_LINE_BYTES,
+              (long) r * L2_LINE_BYTES * Integer.parseInt(blockThreads));
+        } else {
+          b.op("mul.lo.s64 %s, %s, %d", offset, blockThreads, (long) r * L2_LINE_BYTES);
+          b.op("mad.lo.s64 %s, %s, %d, %s", offset, thread64, L2_LINE_BYTES, offset);
+        }
         String inside = b.pred();
         b.op("setp.lt.s64 %s, %s, %s", inside, offset, bytes);
-        b.op("and.pred %s, %s, %s", inside, inside, when);
+        if (when != null) {
+          b.op("and.pred %s, %s, %s", inside, inside, when);
+        }
         String address = b.b64();
         b.op("add.s64 %s, %s, %s", address, first, offset);
         b.op("@%s prefetch.global.L2 [%s]", inside, address);
