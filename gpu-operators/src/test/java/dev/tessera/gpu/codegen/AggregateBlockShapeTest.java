@@ -5,8 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.tessera.gpu.agg.AggregateFunction;
-import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.column.ColumnType;
@@ -26,15 +24,8 @@ import org.junit.jupiter.api.Test;
 class AggregateBlockShapeTest {
   private static final String FIXED_BLOCK = ".maxntid 128, 1, 1";
 
-  /** GROUP BY {@code keys}: count(*), sum and min of a LONG. */
   private static AggregateSpec spec(List<ColumnType> keys) {
-    List<ColumnType> types = new ArrayList<>(keys);
-    types.add(ColumnType.LONG);
-    int value = keys.size();
-    return new AggregateSpec(types, keys.size(), List.of(
-        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
-        new AggregateFunction(Kind.SUM, value, ColumnType.LONG),
-        new AggregateFunction(Kind.MIN, value, ColumnType.LONG)), false);
+    return LocalKeyTableTest.spec(keys);
   }
 
   /** The aggregation's columns as they are, or WHERE value > 0. */

@@ -24,8 +24,8 @@ class LocalKeyTableTest {
   /** A per-block entry claimed: EMPTY (-1) to BUSY (-2) in shared memory. */
   private static final String CLAIM =
       "(?s).*atom\\.shared\\.cas\\.b32 %r\\d+, \\[%rd\\d+\\], -1, -2;.*";
-  /** GROUP BY {@code keys}: count(*), sum and max of a LONG. */
-  private static AggregateSpec spec(List<ColumnType> keys) {
+  /** GROUP BY {@code keys}: count(*), sum and max of a LONG (AggregateBlockShapeTest's too). */
+  static AggregateSpec spec(List<ColumnType> keys) {
     List<ColumnType> types = new ArrayList<>(keys);
     types.add(ColumnType.LONG);
     int value = keys.size();
