@@ -53,7 +53,7 @@ final class GroupLookup {
   /**
    * At the kernel's start, before the tile loop: the registers that remember a lane's last group
    * and entry across items ({@link LastGroup}), where the per-block table is found by key (its
-   * keys are one word: {@link LocalKeyTable#packed}). Remembering two INT keys as two words
+   * keys are few and fixed-width: {@link LocalKeyTable#MAX_KEYS}). Remembering two INT keys
    * (before the table by key) took StarJoinBench's fused kernel from 56 to 72 registers and its
    * sparse form from 1.77 to 2.37 ms (H100).
    */
@@ -61,8 +61,13 @@ final class GroupLookup {
     if (keyTable == null) {
       return;
     }
-    last = new LastGroup(b.pred(), b.b32(), b.b32(), b.b64(), b.b32());
+    int keys = spec.keyCount();
+    last = new LastGroup(b.pred(), b.b32(), b.b32(), new String[keys], new String[keys]);
     b.op("setp.ne.s32 %s, 0, 0", last.held());
+    for (int k = 0; k < keys; k++) {
+      last.values()[k] = b.b64();
+      last.nulls()[k] = b.b32();
+    }
   }
 
   /**
@@ -84,20 +89,10 @@ final class GroupLookup {
     // group up (a probe is a chain of L2 round trips; with few groups most rows repeat a key).
     b.comment("rows of the warp with the same keys: the first finds the group for them all");
     StoredKey[] stored = new StoredKey[keys.length];
-    boolean[] nullable = new boolean[keys.length];
     for (int k = 0; k < keys.length; k++) {
       stored[k] = storedForm(keys[k]);
-      nullable[k] = keys[k].valid() != null;
     }
-    // Where the block's table is found by key, the keys as it holds them: one word.
-    boolean anyNullable = false;
-    for (boolean n : nullable) {
-      anyNullable |= n;
-    }
-    StoredKey[] compared = keyTable == null ? stored
-        : new StoredKey[] {LocalKeyTable.packed(b, spec, stored, nullable)};
-    boolean[] comparedNullable = keyTable == null ? nullable : new boolean[] {anyNullable};
-    String leader = TilePrimitives.lowestLane(b, peers(act, comparedNullable, compared));
+    String leader = TilePrimitives.lowestLane(b, peers(act, keys, stored));
     String lane = b.b32();
     b.op("mov.u32 %s, %%laneid", lane);
     String leads = b.pred();
@@ -107,11 +102,14 @@ final class GroupLookup {
     if (keyTable == null) {
       findGroupOf(leads, keys, null, group);
     } else {
-      StoredKey key = compared[0];
-      String looks = last.recall(b, leads, anyNullable, key, group, entry);
+      String looks = last.recall(b, leads, keys, stored, group, entry);
       b.comment("the block's table by key, then (not held there) the global table");
       String h = hash(keys);
-      LocalKeyTable.Found found = keyTable.find(table, looks, key, anyNullable, h, entry, group);
+      boolean[] nullable = new boolean[keys.length];
+      for (int k = 0; k < keys.length; k++) {
+        nullable[k] = keys[k].valid() != null;
+      }
+      LocalKeyTable.Found found = keyTable.find(table, looks, stored, nullable, h, entry, group);
       String global = b.pred();
       b.op("not.pred %s, %s", global, found.hit());
       b.op("and.pred %s, %s, %s", global, global, looks);
@@ -124,7 +122,7 @@ final class GroupLookup {
       String inTable = b.pred();
       b.op("setp.ge.s32 %s, %s, 0", inTable, entry);
       b.op("and.pred %s, %s, %s", remembered, looks, inTable);
-      last.remember(b, remembered, anyNullable, key, group, entry);
+      last.remember(b, remembered, keys, stored, group, entry);
     }
     b.op("shfl.sync.idx.b32 %s, %s, %s, 31, -1", group, group, leader);
     b.op("selp.b32 %s, %s, 0, %s", group, group, act);
@@ -137,35 +135,36 @@ final class GroupLookup {
 
   /**
    * Not in hash_aggregate.cuh: a lane's last group looked up and its per-block entry, with its
-   * keys as the table holds them (one word and null bits), in registers that live through the
-   * whole launch. A group's index does not change while the kernel runs (groups are only added;
-   * the host makes room before the launch), so a leader whose keys are the ones it looked up last
-   * takes that group without the hash and the L2 round trips of the lookup (with one group, every
-   * item after the lane's first).
+   * keys in their stored form, in registers that live through the whole launch. A group's index does not change while the
+   * kernel runs (groups are only added; the host makes room before the launch), so a leader whose
+   * keys are the ones it looked up last takes that group without the hash and the L2 round trips
+   * of the lookup (with one group, every item after the lane's first).
    *
    * @param held whether the registers hold a group yet (.pred)
    * @param group that group (.b32)
    * @param entry its entry in the per-block table (.b32; only entries the table holds are kept)
-   * @param value the keys' word (.b64)
-   * @param nulls their null bits (.b32; unused where no key can be NULL)
+   * @param values per key, the stored value (.b64)
+   * @param nulls per key, the stored null flag (.b32; unused for a key that cannot be NULL)
    */
-  private record LastGroup(String held, String group, String entry, String value,
-      String nulls) {
+  private record LastGroup(String held, String group, String entry, String[] values,
+      String[] nulls) {
     /**
-     * For a leader ({@code leads}) whose keys ({@code key}; {@code nullable}: whether any can be
-     * NULL) are the last ones: their group into {@code group} (and their entry into {@code
-     * entry}). Returns a new .pred: the leaders that must look their group up.
+     * For a leader ({@code leads}) whose keys are the last ones: their group into {@code group}
+     * (and, where the table is found by key, their entry into {@code entry}). Returns a new
+     * .pred: the leaders that must look their group up.
      */
-    String recall(PtxBuilder b, String leads, boolean nullable, StoredKey key, String group,
-        String entry) {
+    String recall(PtxBuilder b, String leads, AggregateValue[] keys, StoredKey[] stored,
+        String group, String entry) {
       String same = b.pred();
       b.op("and.pred %s, %s, %s", same, leads, held);
       String p = b.pred();
-      b.op("setp.eq.u64 %s, %s, %s", p, key.value(), value);
-      b.op("and.pred %s, %s, %s", same, same, p);
-      if (nullable) {
-        b.op("setp.eq.u32 %s, %s, %s", p, key.isNull(), nulls);
+      for (int k = 0; k < keys.length; k++) {
+        b.op("setp.eq.u64 %s, %s, %s", p, stored[k].value(), values[k]);
         b.op("and.pred %s, %s, %s", same, same, p);
+        if (keys[k].valid() != null) {
+          b.op("setp.eq.u32 %s, %s, %s", p, stored[k].isNull(), nulls[k]);
+          b.op("and.pred %s, %s, %s", same, same, p);
+        }
       }
       b.op("@%s mov.u32 %s, %s", same, group, this.group);
       b.op("mov.u32 %s, -1", entry);
@@ -176,13 +175,15 @@ final class GroupLookup {
     }
 
     /** Where {@code looked} holds: {@code group} (and {@code entry}) and the keys remembered. */
-    void remember(PtxBuilder b, String looked, boolean nullable, StoredKey key, String group,
-        String entry) {
+    void remember(PtxBuilder b, String looked, AggregateValue[] keys, StoredKey[] stored,
+        String group, String entry) {
       b.op("@%s mov.u32 %s, %s", looked, this.group, group);
       b.op("@%s mov.u32 %s, %s", looked, this.entry, entry);
-      b.op("@%s mov.b64 %s, %s", looked, value, key.value());
-      if (nullable) {
-        b.op("@%s mov.u32 %s, %s", looked, nulls, key.isNull());
+      for (int k = 0; k < keys.length; k++) {
+        b.op("@%s mov.b64 %s, %s", looked, values[k], stored[k].value());
+        if (keys[k].valid() != null) {
+          b.op("@%s mov.u32 %s, %s", looked, nulls[k], stored[k].isNull());
+        }
       }
       b.op("or.pred %s, %s, %s", held, held, looked);
     }
@@ -190,16 +191,16 @@ final class GroupLookup {
 
   /**
    * A new .b32 lane mask: the lanes whose rows are aggregated and have this lane's keys ({@code
-   * storedKeys}: their stored forms, or the per-block table's word of them; {@code nullable}:
-   * whether each can be NULL), compared as FindOrInsert compares them (NULL equals NULL,
+   * stored}: their stored forms), compared as FindOrInsert compares them (NULL equals NULL,
    * whatever the value register holds; values bit for bit). Every lane of the warp must be here.
    */
-  private String peers(String act, boolean[] nullable, StoredKey[] storedKeys) {
+  private String peers(String act, AggregateValue[] keys, StoredKey[] storedKeys) {
     String peers = b.b32();
     b.op("vote.sync.ballot.b32 %s, %s, -1", peers, act);
-    for (int k = 0; k < storedKeys.length; k++) {
+    for (int k = 0; k < keys.length; k++) {
+      AggregateValue key = keys[k];
       StoredKey stored = storedKeys[k];
-      if (nullable[k]) {
+      if (key.valid() != null) {
         String sameNull = b.b32();
         b.op("match.any.sync.b32 %s, %s, -1", sameNull, stored.isNull());
         b.op("and.b32 %s, %s, %s", peers, peers, sameNull);

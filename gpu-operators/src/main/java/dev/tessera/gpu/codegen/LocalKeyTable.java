@@ -1,21 +1,18 @@
 package dev.tessera.gpu.codegen;
 
 import dev.tessera.gpu.agg.AggregateSpec;
-import dev.tessera.gpu.column.ColumnType;
-import java.util.List;
 
 /**
  * Not in hash_aggregate.cuh: the per-block table found by the row's keys, for a generated kernel
- * whose keys fit one 64-bit word ({@link #holds}: one fixed-width key, or several whose widths add
- * up to at most 8 bytes, packed into one word by {@link #packed}). The interpreter kernel finds an
- * entry by its group, so every row first looks its group up in the global table (a chain of L2
- * round trips); here an entry also holds its keys, in shared memory after LocalTable's arrays, and
- * a row whose keys the block has seen finds entry and group there, without the global table.
+ * whose key is one fixed-width column ({@link #MAX_KEYS}). The interpreter kernel finds an entry by its group, so every row
+ * first looks its group up in the global table (a chain of L2 round trips); here an entry also
+ * holds its keys, in shared memory after LocalTable's arrays, and a row whose keys the block has
+ * seen finds entry and group there, without the global table.
  *
  * <p>Layout, after LocalTable's bytes rounded up to 8 ({@code CudaHashAggregate.localTableBytes}):
- * {@code values[E]} (.b64, the keys' word: each key's stored form, 0 when NULL, in its width),
- * then {@code nulls[E]} (.b32, bit k set when key k is NULL). {@link #bytes} is their size, which
- * the host adds to the launch's shared memory.
+ * {@code values[K][E]} (.b64, a key's stored form: 0 when NULL), then {@code nulls[E]} (.b32, bit
+ * k set when key k is NULL). {@link #bytes} is their size, which the host adds to the launch's
+ * shared memory.
  *
  * <p>An entry's group word (LocalTable's {@code keys[E]}) goes from EMPTY to BUSY (the claiming
  * lane's compare-and-swap), and, once the claiming lane has stored the keys and found the group in
@@ -29,11 +26,11 @@ import java.util.List;
  */
 final class LocalKeyTable {
   /**
-   * The bytes of keys the table holds, as one word. Held as a word each, two INT keys took
-   * StarJoinBench's fused kernel from 56 to 64 registers and from 1.03 to 1.16 ms (sparse: 1.76
-   * to 2.11 ms; H100), so several keys are packed into one word instead.
+   * Keys of at most this many columns are held in the table. More hold more registers while a
+   * lane reads its slots' keys: with two INT keys, StarJoinBench's fused kernel went from 56 to
+   * 64 registers and from 1.03 to 1.16 ms (sparse: 1.76 to 2.11 ms; H100).
    */
-  private static final int WORD_BYTES = Long.BYTES;
+  static final int MAX_KEYS = 1;
   /** Slots a lane looks at, from the one its keys' hash names. */
   private static final int PROBES = GroupAccumulation.LOCAL_PROBES;
   private static final int EMPTY = GroupLookup.EMPTY;
@@ -47,60 +44,15 @@ final class LocalKeyTable {
     this.spec = spec;
   }
 
-  /**
-   * Whether the kernel of {@code spec} finds per-block entries by key: its keys are fixed-width
-   * and one, or several whose widths add up to one word.
-   */
+  /** Whether the kernel of {@code spec} finds per-block entries by key. */
   static boolean holds(AggregateSpec spec) {
-    List<ColumnType> keys = spec.keyTypes();
-    if (keys.isEmpty() || keys.stream().anyMatch(ColumnType::isString)) {
-      return false;
-    }
-    return keys.size() == 1
-        || keys.stream().mapToInt(t -> t.id().width()).sum() <= WORD_BYTES;
+    int keys = spec.keyCount();
+    return keys > 0 && keys <= MAX_KEYS && spec.keyTypes().stream().noneMatch(t -> t.isString());
   }
 
   /** Shared-memory bytes of the keys of a table of {@code entries} entries (0 where not held). */
   static int bytes(AggregateSpec spec, int entries) {
-    return holds(spec) ? entries * (WORD_BYTES + Integer.BYTES) : 0;
-  }
-
-  /**
-   * The keys' stored forms ({@code stored}; {@code nullable}: whether each can be NULL) as the
-   * table holds them: the one key as it is, or several packed into one word, key k's value in its
-   * width's low bytes shifted by the widths before it, and its null flag in bit k of the null
-   * word. Each stored value is its low bytes sign-extended (0 when NULL), so two rows' words and
-   * null words are equal exactly where all their keys are.
-   */
-  static GroupLookup.StoredKey packed(PtxBuilder b, AggregateSpec spec,
-      GroupLookup.StoredKey[] stored, boolean[] nullable) {
-    if (stored.length == 1) {
-      return stored[0];
-    }
-    String word = b.b64();
-    b.op("mov.b64 %s, 0", word);
-    String nulls = null;
-    int shift = 0;
-    for (int k = 0; k < stored.length; k++) {
-      int bits = 8 * spec.keyTypes().get(k).id().width();
-      String part = b.b64();
-      b.op("and.b64 %s, %s, %d", part, stored[k].value(), (1L << bits) - 1);
-      if (shift > 0) {
-        b.op("shl.b64 %s, %s, %d", part, part, shift);
-      }
-      b.op("or.b64 %s, %s, %s", word, word, part);
-      shift += bits;
-      if (nullable[k]) {
-        String bit = b.b32();
-        b.op("shl.b32 %s, %s, %d", bit, stored[k].isNull(), k);
-        if (nulls == null) {
-          nulls = bit;
-        } else {
-          b.op("or.b32 %s, %s, %s", nulls, nulls, bit);
-        }
-      }
-    }
-    return new GroupLookup.StoredKey(nulls == null ? "0" : nulls, word);
+    return holds(spec) ? entries * (Long.BYTES * spec.keyCount() + Integer.BYTES) : 0;
   }
 
   /**
@@ -116,13 +68,12 @@ final class LocalKeyTable {
   record Found(String hit, String claimed) {}
 
   /**
-   * For the lanes of {@code looks}: the entry holding the keys {@code key} (their word and null
-   * bits, {@link #packed}; {@code nullable}: whether any key can be NULL) into {@code entry} and
-   * its group into {@code group}, or an empty entry claimed for them, by the keys' hash {@code
-   * hash} (.b64). {@code entry} must be -1 on entry for the lanes of {@code looks}; it is left
-   * alone for the others.
+   * For the lanes of {@code looks}: the entry holding keys {@code keys} (their stored forms;
+   * {@code nullable}: whether each can be NULL) into {@code entry} and its group into {@code
+   * group}, or an empty entry claimed for them, by the keys' hash {@code hash} (.b64). {@code
+   * entry} must be -1 on entry for the lanes of {@code looks}; it is left alone for the others.
    */
-  Found find(View table, String looks, GroupLookup.StoredKey key, boolean nullable,
+  Found find(View table, String looks, GroupLookup.StoredKey[] keys, boolean[] nullable,
       String hash, String entry, String group) {
     String hit = b.pred();
     String claimed = b.pred();
@@ -149,11 +100,11 @@ final class LocalKeyTable {
     }
     // Every slot's keys too, relaxed, with the group words: one wait for shared memory, not one
     // per slot, and no fence (which would wait for the thread's global atomics as well).
-    String myNulls = nullable ? key.isNull() : null;
-    String[] values = new String[PROBES];
+    String myNulls = nullBits(keys, nullable);
+    String[][] values = new String[PROBES][];
     String[] nulls = new String[PROBES];
     for (int probe = 0; probe < PROBES; probe++) {
-      values[probe] = loadKey(at, slot[probe]);
+      values[probe] = loadKeys(at, table, slot[probe], keys.length);
       nulls[probe] = myNulls == null ? null : loadNulls(at, slot[probe]);
     }
     String p = b.pred();
@@ -162,13 +113,13 @@ final class LocalKeyTable {
       String busyOrEmpty = b.label("local_key_free");
       b.op("setp.lt.s32 %s, %s, 0", p, held[probe]);
       b.op("@%s bra %s", p, busyOrEmpty);
-      branchUnlessEqual(values[probe], nulls[probe], key, myNulls, next);
+      branchUnlessEqual(values[probe], nulls[probe], keys, myNulls, next);
       // They look equal; but keys read before the group word's store was seen may be stale. Read
       // again after an acquire of the group word (its writer stored the keys, then released it).
       String again = b.b32();
       b.op("ld.acquire.cta.shared.s32 %s, [%s]", again, groupWord(at, slot[probe]));
-      branchUnlessEqual(loadKey(at, slot[probe]),
-          myNulls == null ? null : loadNulls(at, slot[probe]), key, myNulls, next);
+      branchUnlessEqual(loadKeys(at, table, slot[probe], keys.length),
+          myNulls == null ? null : loadNulls(at, slot[probe]), keys, myNulls, next);
       b.op("mov.u32 %s, %s", entry, slot[probe]);
       b.op("mov.u32 %s, %s", group, held[probe]);
       b.op("setp.eq.s32 %s, 0, 0", hit);
@@ -184,7 +135,10 @@ final class LocalKeyTable {
       b.op("@%s bra %s", p, done); // lost the race for it
       b.op("setp.eq.s32 %s, 0, 0", claimed);
       b.op("mov.u32 %s, %s", entry, slot[probe]);
-      b.op("st.relaxed.cta.shared.u64 [%s], %s", keyWord(at, slot[probe]), key.value());
+      for (int k = 0; k < keys.length; k++) {
+        b.op("st.relaxed.cta.shared.u64 [%s], %s", keyValue(at, table, k, slot[probe]),
+            keys[k].value());
+      }
       if (myNulls != null) {
         b.op("st.relaxed.cta.shared.u32 [%s], %s", nullWord(at, slot[probe]), myNulls);
       }
@@ -208,11 +162,14 @@ final class LocalKeyTable {
     b.place(skip);
   }
 
-  /** A new .b64 register: the entry's key word, read relaxed (it may be being written). */
-  private String loadKey(Addresses at, String slot) {
-    String value = b.b64();
-    b.op("ld.relaxed.cta.shared.u64 %s, [%s]", value, keyWord(at, slot));
-    return value;
+  /** New .b64 registers: the entry's key values, read relaxed (they may be being written). */
+  private String[] loadKeys(Addresses at, View table, String slot, int count) {
+    String[] values = new String[count];
+    for (int k = 0; k < count; k++) {
+      values[k] = b.b64();
+      b.op("ld.relaxed.cta.shared.u64 %s, [%s]", values[k], keyValue(at, table, k, slot));
+    }
+    return values;
   }
 
   /** A new .b32: the entry's null word, read relaxed. */
@@ -223,14 +180,16 @@ final class LocalKeyTable {
   }
 
   /**
-   * On to {@code differ} unless {@code value} and {@code nulls} (null where no key can be NULL)
-   * are the lane's key word and null bits.
+   * On to {@code differ} unless {@code values} and {@code nulls} (null where no key can be NULL)
+   * are the lane's keys and null bits.
    */
-  private void branchUnlessEqual(String value, String nulls, GroupLookup.StoredKey key,
+  private void branchUnlessEqual(String[] values, String nulls, GroupLookup.StoredKey[] keys,
       String myNulls, String differ) {
     String p = b.pred();
-    b.op("setp.ne.u64 %s, %s, %s", p, value, key.value());
-    b.op("@%s bra %s", p, differ);
+    for (int k = 0; k < keys.length; k++) {
+      b.op("setp.ne.u64 %s, %s, %s", p, values[k], keys[k].value());
+      b.op("@%s bra %s", p, differ);
+    }
     if (nulls != null) {
       b.op("setp.ne.u32 %s, %s, %s", p, nulls, myNulls);
       b.op("@%s bra %s", p, differ);
@@ -253,7 +212,7 @@ final class LocalKeyTable {
     b.op("and.b64 %s, %s, -8", keys, keys);
     b.op("add.s64 %s, %s, %s", keys, keys, base);
     String nulls = b.b64();
-    b.op("mad.lo.s64 %s, %s, %d, %s", nulls, table.entries64(), (long) WORD_BYTES, keys);
+    b.op("mad.lo.s64 %s, %s, %d, %s", nulls, table.entries64(), 8L * spec.keyCount(), keys);
     return new Addresses(groups, keys, nulls);
   }
 
@@ -264,20 +223,44 @@ final class LocalKeyTable {
     return a;
   }
 
-  /** values[slot]. */
-  private String keyWord(Addresses at, String slot) {
+  /** values[k][slot]. */
+  private String keyValue(Addresses at, View table, int k, String slot) {
     String index = b.b64();
     b.op("cvt.u64.u32 %s, %s", index, slot);
+    if (k > 0) {
+      b.op("mad.lo.s64 %s, %s, %d, %s", index, table.entries64(), k, index);
+    }
     String a = b.b64();
-    b.op("mad.lo.s64 %s, %s, %d, %s", a, index, WORD_BYTES, at.keys());
+    b.op("mad.lo.s64 %s, %s, 8, %s", a, index, at.keys());
     return a;
   }
 
-  /** nulls[slot], after values[E]. */
+  /** nulls[slot], after values[K][E]. */
   private String nullWord(Addresses at, String slot) {
     String a = b.b64();
     b.op("mul.wide.u32 %s, %s, 4", a, slot);
     b.op("add.s64 %s, %s, %s", a, a, at.nulls());
     return a;
+  }
+
+  /**
+   * The keys' null bits (.b32: bit k set when key k is NULL), or null where no key can be NULL
+   * (then the table's null words are neither written nor read).
+   */
+  private String nullBits(GroupLookup.StoredKey[] keys, boolean[] nullable) {
+    String bits = null;
+    for (int k = 0; k < keys.length; k++) {
+      if (!nullable[k]) {
+        continue;
+      }
+      String bit = b.b32();
+      b.op("shl.b32 %s, %s, %d", bit, keys[k].isNull(), k);
+      if (bits == null) {
+        bits = bit;
+      } else {
+        b.op("or.b32 %s, %s, %s", bits, bits, bit);
+      }
+    }
+    return bits;
   }
 }

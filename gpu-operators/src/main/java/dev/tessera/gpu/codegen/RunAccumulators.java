@@ -12,7 +12,7 @@ import dev.tessera.gpu.agg.AggregateSpec;
  * or keys clustered in the data, a lane's rows then cost register arithmetic instead of the
  * warp's reductions and its leader's atomics on shared memory.
  *
- * <p>Only where the per-block table is found by key ({@link LocalKeyTable}: keys of one word)
+ * <p>Only where the per-block table is found by key ({@link LocalKeyTable}: one fixed-width key)
  * and every function is integral ({@link RegisterAccumulators#integralFunctions}, the arithmetic
  * below), with at most {@value #MAX_WORDS} 64-bit accumulator words: the registers live through
  * the whole launch.

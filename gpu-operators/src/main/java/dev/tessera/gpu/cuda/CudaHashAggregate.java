@@ -46,7 +46,7 @@ import org.slf4j.LoggerFactory;
  * <p>Every update is the fused kernel: {@link #update(ColumnBatch)} runs it with the identity
  * program, so there is one code path. Each block pre-aggregates in a small shared-memory table
  * (see {@link #localEntries}) before it touches the global accumulators; a generated kernel with
- * keys that fit one word finds its entries there by key, and a row whose key its block holds skips
+ * one fixed-width key finds its entries there by key, and a row whose key its block holds skips
  * the global table (codegen's LocalKeyTable); such a kernel runs one block a multiprocessor
  * whose table takes most of its shared memory (see {@code updateShape}). With small dense
  * integer keys (seen in the first batch's groups) a direct group map, Crystal's SSB group-by,

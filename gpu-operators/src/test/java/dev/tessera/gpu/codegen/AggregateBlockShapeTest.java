@@ -63,9 +63,8 @@ class AggregateBlockShapeTest {
     assertFalse(ptx.contains(".maxntid"));
     assertTrue(ptx.contains("%ntid.x"));
 
-    // Found by group (keys wider than a word), or GPU-DFOR tiles decoded by 128 threads: a fixed
-    // block.
-    AggregateSpec twoKeys = spec(List.of(ColumnType.LONG, ColumnType.INT));
+    // Found by group (two keys), or GPU-DFOR tiles decoded by 128 threads: a fixed block.
+    AggregateSpec twoKeys = spec(List.of(ColumnType.INT, ColumnType.INT));
     assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(twoKeys, inputs(twoKeys,
         Encoding.PLAIN)));
     assertTrue(ptx(twoKeys, false, Encoding.PLAIN).contains(FIXED_BLOCK));
@@ -80,7 +79,7 @@ class AggregateBlockShapeTest {
     // One request a thread for each of the key and the value: a tile is 4 rows a thread.
     assertEquals(2, count(ptx(keyed, true, Encoding.PLAIN), "prefetch.global.L2"));
     assertEquals(0, count(ptx(keyed, false, Encoding.PLAIN), "prefetch.global.L2"));
-    AggregateSpec twoKeys = spec(List.of(ColumnType.LONG, ColumnType.INT));
+    AggregateSpec twoKeys = spec(List.of(ColumnType.INT, ColumnType.INT));
     assertEquals(0, count(ptx(twoKeys, true, Encoding.PLAIN), "prefetch.global.L2"));
   }
 

@@ -50,43 +50,11 @@ class LocalKeyTableTest {
       assertTrue(LocalKeyTable.holds(spec(List.of(key))), key.toString());
       assertEquals(256 * 12, AggregateUpdateGenerator.localKeyBytes(spec(List.of(key)), 256));
     }
-    // Several keys whose widths add up to one word: packed into it.
-    for (List<ColumnType> keys : List.of(List.of(ColumnType.INT, ColumnType.INT),
-        List.of(ColumnType.INT, ColumnType.SHORT, ColumnType.BYTE, ColumnType.BOOLEAN),
-        List.of(ColumnType.DATE, ColumnType.FLOAT))) {
-      assertTrue(LocalKeyTable.holds(spec(keys)), keys.toString());
-      assertEquals(256 * 12, AggregateUpdateGenerator.localKeyBytes(spec(keys), 256));
-    }
     for (List<ColumnType> keys : List.of(List.<ColumnType>of(), List.of(ColumnType.STRING),
-        List.of(ColumnType.LONG, ColumnType.INT), List.of(ColumnType.INT, ColumnType.STRING),
-        List.of(ColumnType.INT, ColumnType.INT, ColumnType.BYTE))) {
+        List.of(ColumnType.INT, ColumnType.INT))) {
       assertFalse(LocalKeyTable.holds(spec(keys)), keys.toString());
       assertEquals(0, AggregateUpdateGenerator.localKeyBytes(spec(keys), 256));
     }
-  }
-
-  @Test
-  void severalKeysArePackedIntoOneWordEachInItsWidth() throws Exception {
-    AggregateSpec twoInts = spec(List.of(ColumnType.INT, ColumnType.INT));
-    String ptx = kernel(twoInts, KernelFeatures.forArch("sm_90")).ptx();
-    // Each key's low 32 bits, the second shifted past the first; the null flags as bits 0 and 1.
-    assertTrue(ptx.contains("and.b64 %rd"), "no key cut to its width");
-    assertTrue(ptx.matches("(?s).*and\\.b64 %rd\\d+, %rd\\d+, 4294967295;.*"));
-    assertTrue(ptx.matches("(?s).*shl\\.b64 %rd\\d+, %rd\\d+, 32;.*"));
-    assertTrue(ptx.matches("(?s).*shl\\.b32 %r\\d+, %r\\d+, 1;.*"));
-    // A claimed slot stores one word, as for one key.
-    assertTrue(ptx.matches(CLAIM));
-    String oneKey = kernel(spec(List.of(ColumnType.LONG)), KernelFeatures.forArch("sm_90")).ptx();
-    assertEquals(count(oneKey, "st.relaxed.cta.shared.u64"),
-        count(ptx, "st.relaxed.cta.shared.u64"));
-  }
-
-  private static int count(String text, String what) {
-    int n = 0;
-    for (int at = text.indexOf(what); at >= 0; at = text.indexOf(what, at + 1)) {
-      n++;
-    }
-    return n;
   }
 
   @Test
@@ -103,7 +71,7 @@ class LocalKeyTableTest {
     assertTrue(AggregateUpdateGenerator.key(ProgramBuilder.identity(held.inputTypes(), false),
         List.of(), held).contains("keyed;"));
 
-    AggregateSpec twoKeys = spec(List.of(ColumnType.LONG, ColumnType.INT));
+    AggregateSpec twoKeys = spec(List.of(ColumnType.INT, ColumnType.INT));
     String other = kernel(twoKeys, KernelFeatures.forArch("sm_90")).ptx();
     assertFalse(other.contains("ld.acquire.cta.shared"));
     assertFalse(other.matches(CLAIM));
