@@ -40,8 +40,6 @@ final class GroupAccumulation {
   private String rememberedEntry;
   /** Where the kernel accumulates runs ({@link #beginRuns}): the lane's run. Null otherwise. */
   private RunAccumulators run;
-  /** Per function, whether its input may be NULL (known from the first item written). */
-  private boolean[] nullable;
 
   GroupAccumulation(PtxBuilder b, AggregateSpec spec, PlanWords plan, KernelFeatures features) {
     this.b = b;
@@ -87,7 +85,8 @@ final class GroupAccumulation {
   /**
    * After the tile loop, before the block's last barrier (every lane): where the kernel
    * accumulates runs, the lane's last run merged. {@code local}, {@code entries} and {@code
-   * entries64} as for {@link #accumulate}.
+   * entries64} as for {@link #accumulate}; the inputs' nullability is the last item's (every
+   * item's is the same).
    */
   void end(String local, String entries, String entries64) {
     if (run == null) {
@@ -105,12 +104,6 @@ final class GroupAccumulation {
    * the row is added to the run.
    */
   private void runItem(String act, String group, String entry) {
-    if (nullable == null) {
-      nullable = new boolean[inputs.length];
-      for (int f = 0; f < inputs.length; f++) {
-        nullable[f] = inputs[f] != null && inputs[f].valid() != null;
-      }
-    }
     b.comment("the row into the lane's run (RunAccumulators)");
     String same = b.pred();
     b.op("setp.eq.u32 %s, %s, %s", same, group, run.group);
@@ -162,7 +155,8 @@ final class GroupAccumulation {
       return;
     }
     b.op("@!%s bra %s", run.seen[f], skip);
-    markSeen(at, new AggregateValue(run.value[f], nullable[f] ? run.seen[f] : null, null));
+    boolean nullable = inputs[f].valid() != null;
+    markSeen(at, new AggregateValue(run.value[f], nullable ? run.seen[f] : null, null));
     if (isSum(kind)) {
       addSum(at, run.value[f], run.high[f]);
     } else {
@@ -515,7 +509,7 @@ final class GroupAccumulation {
     return spec.inputTypes().get(spec.functions().get(f).input()).id();
   }
 
-  private static boolean isSum(Kind kind) {
+  static boolean isSum(Kind kind) {
     return kind == Kind.SUM || kind == Kind.SUM_DECIMAL;
   }
 

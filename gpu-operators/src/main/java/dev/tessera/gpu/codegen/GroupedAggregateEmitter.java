@@ -66,19 +66,19 @@ final class GroupedAggregateEmitter {
     if (!RunAccumulators.admits(spec)) {
       return;
     }
-    String local = localTable();
-    String entries64 = plan.word(AggregatePlan.headerField(AggregatePlan.H_LOCAL_ENTRIES));
-    String entries = b.b32();
-    b.op("cvt.u32.u64 %s, %s", entries, entries64);
-    accumulation.end(local, entries, entries64);
+    LocalKeyTable.View table = localTable();
+    accumulation.end(table.local(), table.entries(), table.entries64());
   }
 
-  /** The per-block table's generic address. */
-  private String localTable() {
+  /** The per-block table: its generic address and its entries (the plan's, .b32 and .b64). */
+  private LocalKeyTable.View localTable() {
     String local = b.b64();
     b.op("mov.u64 %s, %s", local, localSymbol);
     b.op("cvta.shared.u64 %s, %s", local, local);
-    return local;
+    String entries64 = plan.word(AggregatePlan.headerField(AggregatePlan.H_LOCAL_ENTRIES));
+    String entries = b.b32();
+    b.op("cvt.u32.u64 %s, %s", entries, entries64);
+    return new LocalKeyTable.View(local, entries, entries64);
   }
 
   /**
@@ -88,10 +88,7 @@ final class GroupedAggregateEmitter {
    */
   void item(String active, Val[] values, int[] outputs) {
     b.comment("the row's group and its accumulation (hash_aggregate.cuh AggregateItem, inline)");
-    String local = localTable();
-    String entries64 = plan.word(AggregatePlan.headerField(AggregatePlan.H_LOCAL_ENTRIES));
-    String entries = b.b32();
-    b.op("cvt.u32.u64 %s, %s", entries, entries64);
+    LocalKeyTable.View table = localTable();
     String act = b.pred();
     b.op("setp.ne.u32 %s, %s, 0", act, active);
     String group = b.b32();
@@ -103,8 +100,7 @@ final class GroupedAggregateEmitter {
       for (int k = 0; k < keys.length; k++) {
         keys[k] = canonical(spec.inputTypes().get(k), values[outputs[k]]);
       }
-      claimed = lookup.findGroup(act, keys, seenAtInsert(values, outputs), group,
-          new LocalKeyTable.View(local, entries, entries64), entry);
+      claimed = lookup.findGroup(act, keys, seenAtInsert(values, outputs), group, table, entry);
     }
     // The inputs after the lookup: widened before it, they would hold registers through it.
     AggregateValue[] inputs = new AggregateValue[spec.functions().size()];
@@ -114,7 +110,8 @@ final class GroupedAggregateEmitter {
         inputs[f] = canonical(spec.inputTypes().get(fn.input()), values[outputs[fn.input()]]);
       }
     }
-    accumulation.accumulate(local, entries, entries64, act, group, inputs, entry, claimed);
+    accumulation.accumulate(table.local(), table.entries(), table.entries64(), act, group, inputs,
+        entry, claimed);
   }
 
   /**

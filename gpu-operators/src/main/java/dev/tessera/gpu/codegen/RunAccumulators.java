@@ -62,17 +62,17 @@ final class RunAccumulators {
     }
     int words = 0;
     for (var f : spec.functions()) {
-      words += f.kind() == Kind.SUM || f.kind() == Kind.SUM_DECIMAL ? 2 : 1;
+      words += GroupAccumulation.isSum(f.kind()) ? 2 : 1;
     }
     return words <= MAX_WORDS;
   }
 
-  Kind kind(int f) {
+  private Kind kind(int f) {
     return spec.functions().get(f).kind();
   }
 
-  boolean isSum(int f) {
-    return kind(f) == Kind.SUM || kind(f) == Kind.SUM_DECIMAL;
+  private boolean isSum(int f) {
+    return GroupAccumulation.isSum(kind(f));
   }
 
   /** At the kernel's start: no run. */
