@@ -20,6 +20,11 @@ final class GroupAccumulation {
    * (HashAggregateAbiTest checks it and kLocalProbes).
    */
   private static final long LOCAL_HASH = 0x9e3779b1L;
+  /**
+   * The most functions whose global update waits for a result that a row's global copy issues
+   * before any of those waits ({@link #rowsInTableOrGlobal}).
+   */
+  private static final int DEFERRED_WAITS = 3;
 
   private final PtxBuilder b;
   private final AggregateSpec spec;
@@ -233,7 +238,7 @@ final class GroupAccumulation {
     localFind(group, rowEntry);
     for (int f = 0; f < inputs.length; f++) {
       int function = f;
-      rowFunction(f, inputs[f], () -> eitherAccumulators(function, rowEntry, group));
+      rowFunction(f, inputs[f], () -> eitherAccumulators(function, rowEntry, group), null);
     }
     b.place(done);
   }
@@ -271,12 +276,26 @@ final class GroupAccumulation {
    * found by group, one copy on generic addresses is kept: two copies made StarJoinBench's fused
    * kernel 18% slower (ncu, dense: 1,100 against 930 µs), while HashAggregateBench's keyed kernel
    * gained 13% at 10 groups (614 against 709 µs) and 4% at 100.
+   *
+   * <p>In the global copy, what waits for an atomic's or a read's result (a sum's carry, an
+   * integer MIN/MAX's compare) comes after every function's atomics and reads are issued, so
+   * that a row waits for the slowest of them rather than for each in turn: HashAggregateBench's
+   * long keys (most rows in the global accumulators from 10^4 groups on, ncu) 2,719 → 2,454 µs
+   * at 10^4 groups and 2,353 → 2,187 µs at 10^5. Only with at most {@value #DEFERRED_WAITS}
+   * such functions: each wait holds its values until the last function's atomic is issued (a
+   * sum's old low word, addend and high part: six registers), and wider aggregations (averages of
+   * several columns, decimal sums) spilled.
    */
   private void rowsInTableOrGlobal(String entry, String group, String done) {
     bySpace(entry, b.label("rows_global"), done, space -> {
+      java.util.List<Runnable> waits = space.equals(".global")
+          && waitingFunctions() <= DEFERRED_WAITS ? new java.util.ArrayList<>() : null;
       for (int f = 0; f < inputs.length; f++) {
         int function = f;
-        rowFunction(f, inputs[f], () -> accumulators(function, entry, group, space));
+        rowFunction(f, inputs[f], () -> accumulators(function, entry, group, space), waits);
+      }
+      if (waits != null) {
+        waits.forEach(Runnable::run);
       }
     });
   }
@@ -649,10 +668,13 @@ final class GroupAccumulation {
   /**
    * hash_aggregate.cuh Accumulate for function f: one row's input into the accumulators that
    * {@code accumulators} addresses (called past the input's NULL test, so a NULL input computes
-   * no address).
+   * no address). Where {@code waits} is a list (the global accumulators of
+   * {@link #rowsInTableOrGlobal}), a function whose update waits for a result issues its atomic
+   * or read here and adds what waits to {@code waits}, for the caller to write after every
+   * function's; where null, each function's update is written whole.
    */
   private void rowFunction(int f, AggregateValue input,
-      java.util.function.Supplier<Accumulators> accumulators) {
+      java.util.function.Supplier<Accumulators> accumulators, java.util.List<Runnable> waits) {
     Kind kind = kind(f);
     b.comment("function " + f + ": " + kind + " of the row");
     String skip = b.label("row_function" + f);
@@ -663,16 +685,79 @@ final class GroupAccumulation {
     if (kind != Kind.COUNT_ROWS) {
       markSeen(at, input);
     }
+    String valid = kind == Kind.COUNT_ROWS ? null : input.valid();
     switch (kind) {
       case COUNT_ROWS, COUNT -> addCount(at, "1");
       case SUM, SUM_DECIMAL -> {
         String[] x = int128(inputType(f), input.value());
-        addSum(at, x[0], x[1]);
+        if (waits != null && !at.space().equals(".shared")) {
+          String old = Int128Atomics.addLow(b, at.space(), at.value(), x[0]);
+          waits.add(where(valid,
+              () -> Int128Atomics.carry(b, at.space(), at.high(), old, x[0], x[1])));
+        } else {
+          addSum(at, x[0], x[1]);
+        }
       }
-      case MIN, MAX -> atomicMinMax(kind, inputType(f), at, input.value());
+      case MIN, MAX -> {
+        if (waits != null && !at.space().equals(".shared") && !isFloating(inputType(f))) {
+          waits.add(where(valid, readFirstMinMax(kind, at, input.value())));
+        } else {
+          atomicMinMax(kind, inputType(f), at, input.value());
+        }
+      }
       default -> throw new IllegalStateException("no accumulation for " + kind);
     }
     b.place(skip);
+  }
+
+  /**
+   * The functions whose global update waits for a result: sums (the carry) and integer MIN/MAX
+   * (the compare after the read, {@link #readFirstMinMax}).
+   */
+  private int waitingFunctions() {
+    int waiting = 0;
+    for (int f = 0; f < spec.functions().size(); f++) {
+      Kind kind = kind(f);
+      boolean minMax = kind == Kind.MIN || kind == Kind.MAX;
+      if (isSum(kind) || minMax && !isFloating(inputType(f))) {
+        waiting++;
+      }
+    }
+    return waiting;
+  }
+
+  /** {@code wait}, written to run only where {@code valid} holds (always where it is null). */
+  private Runnable where(String valid, Runnable wait) {
+    if (valid == null) {
+      return wait;
+    }
+    return () -> {
+      String skip = b.label("wait_skipped");
+      b.op("@!%s bra %s", valid, skip);
+      wait.run();
+      b.place(skip);
+    };
+  }
+
+  /**
+   * An integer MIN/MAX into a group's global accumulator at {@code at}, read first: the read is
+   * issued here; the returned part, written after the row's other atomics, sends {@code v} to an
+   * atomic only where it improves on what was read. The accumulator only ever improves, so a
+   * value that does not improve on an earlier read cannot improve on the final value either. Most
+   * rows of a group with many rows then cost a read instead of an atomic: with 10^4 groups and
+   * more, the atomics' read-modify-writes were what kept L2 busy (92% of its throughput at 10^5,
+   * ncu). The read is {@code .relaxed.gpu}, so it is answered by L2 (where the group's inserter
+   * set the accumulator before publishing it), not by a stale line in L1.
+   */
+  private Runnable readFirstMinMax(Kind kind, Accumulators at, String v) {
+    String current = b.b64();
+    b.op("ld.relaxed.gpu%s.u64 %s, [%s]", at.space(), current, at.value());
+    return () -> {
+      String improves = b.pred();
+      b.op("setp.%s.s64 %s, %s, %s", kind == Kind.MIN ? "lt" : "gt", improves, v, current);
+      b.op("@%s red%s.%s.s64 [%s], %s", improves, at.space(), kind == Kind.MIN ? "min" : "max",
+          at.value(), v);
+    };
   }
 
   /**
@@ -737,7 +822,9 @@ final class GroupAccumulation {
   /**
    * hash_aggregate.cuh AtomicMinMax: for integers one atomic, whose result no one waits for
    * (where the header reads the value first: that read is a round trip to L2 for every row; in a
-   * per-block entry the read is cheap and spares the loop, {@link SharedAtomics#minMax});
+   * per-block entry the read is cheap and spares the loop, {@link SharedAtomics#minMax}; in the
+   * global copy of {@link #rowsInTableOrGlobal} the read is issued with the row's other atomics,
+   * {@link #readFirstMinMax});
    * for FLOAT and DOUBLE, only a value that improves on the current one is written, by
    * compare-and-swap in Spark's order.
    */

@@ -15,7 +15,8 @@ import dev.tessera.gpu.column.ColumnType;
  * test of a value that cannot be NULL. Where it differs from the interpreter kernel (the thread
  * that inserts a group also sets its accumulators, so the host initializes nothing for these
  * kernels; lookups shared by a warp's rows with the same keys; relaxed slot reads; integer
- * MIN/MAX without the read first), {@link GroupLookup} and {@link GroupAccumulation} say so.
+ * MIN/MAX without the read first, or with it issued among the row's other atomics; a sum's carry
+ * after them), {@link GroupLookup} and {@link GroupAccumulation} say so.
  *
  * <p>The plan's layout, the hash, the table's protocol and every accumulator's arithmetic are
  * hash_aggregate.cuh's; each method names the function it mirrors, and a change there must be

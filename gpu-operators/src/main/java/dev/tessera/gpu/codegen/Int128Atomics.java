@@ -16,8 +16,26 @@ final class Int128Atomics {
    */
   static void add(PtxBuilder b, String space, String lowAt, String highAt, String low,
       String high) {
+    carry(b, space, highAt, addLow(b, space, lowAt, low), low, high);
+  }
+
+  /**
+   * The first half of {@link #add}: {@code low} added to the word at {@code lowAt}. Returns the
+   * word's old value (.b64), which {@link #carry} needs: a caller with more atomics to issue may
+   * issue them before it waits for this one's result.
+   */
+  static String addLow(PtxBuilder b, String space, String lowAt, String low) {
     String old = b.b64();
     b.op("atom%s.add.u64 %s, [%s], %s", space, old, lowAt, low);
+    return old;
+  }
+
+  /**
+   * The second half of {@link #add}: the carry out of the low word (whose value before {@code low}
+   * was added is {@code old}) plus {@code high}, added to the word at {@code highAt} unless zero.
+   */
+  static void carry(PtxBuilder b, String space, String highAt, String old, String low,
+      String high) {
     String sum = b.b64();
     b.op("add.s64 %s, %s, %s", sum, old, low);
     String carried = b.pred();

@@ -1,0 +1,98 @@
+package dev.tessera.gpu.codegen;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tessera.gpu.agg.AggregateFunction;
+import dev.tessera.gpu.agg.AggregateFunction.Kind;
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codec.Encoding;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.expr.ProgramBuilder;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * How a generated aggregate kernel updates a group's global accumulators and finds a group in
+ * the global table, where the per-block table does not hold the row's: a keyed kernel's integer
+ * MIN/MAX read first, the waits issued after every function's atomic (at most three such
+ * functions), and only string keys compared by the group's hash. No GPU (the CUDA differential
+ * suites run these kernels against the host reference).
+ */
+class GlobalRowUpdateTest {
+  /** COUNT(*) and the {@code kinds} of one LONG value, grouped by {@code keys}. */
+  private static AggregateSpec spec(List<ColumnType> keys, Kind... kinds) {
+    List<ColumnType> types = new ArrayList<>(keys);
+    types.add(ColumnType.LONG);
+    List<AggregateFunction> functions = new ArrayList<>();
+    functions.add(new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG));
+    for (Kind kind : kinds) {
+      functions.add(new AggregateFunction(kind, keys.size(), ColumnType.LONG));
+    }
+    return new AggregateSpec(types, keys.size(), functions, false);
+  }
+
+  private static GeneratedKernel kernel(AggregateSpec spec, boolean nullable)
+      throws CodegenUnsupportedException {
+    List<InputSpec> inputs = spec.inputTypes().stream()
+        .map(t -> new InputSpec(t, Encoding.PLAIN, nullable)).toList();
+    return AggregateUpdateGenerator.generate(ProgramBuilder.identity(spec.inputTypes(), false),
+        inputs, spec, KernelFeatures.forArch("sm_90"));
+  }
+
+  @Test
+  void aKeyedKernelReadsItsIntegerMinAndMaxBeforeTheirAtomicsInTheGlobalAccumulators()
+      throws Exception {
+    String ptx = kernel(spec(List.of(ColumnType.LONG), Kind.SUM, Kind.MIN, Kind.MAX), false)
+        .ptx();
+    // The global copy of the row path writes each only where the value improves on the read.
+    assertEquals(1, count(ptx, "red.global.min.s64"));
+    assertEquals(1, count(ptx, "red.global.max.s64"));
+    // Its waits come after the last function's read: the max's read before the sum's carry.
+    int maxRead = ptx.lastIndexOf("ld.relaxed.gpu.global.u64");
+    int minWrite = ptx.indexOf("red.global.min.s64");
+    assertTrue(maxRead >= 0 && maxRead < minWrite, "the reads come before the writes");
+
+    // Four functions that wait: each is written whole, as an atomic whose result no one reads.
+    String wide = kernel(spec(List.of(ColumnType.LONG), Kind.SUM, Kind.SUM, Kind.MIN, Kind.MAX),
+        false).ptx();
+    assertEquals(0, count(wide, "red.global.min.s64"));
+    assertEquals(0, count(wide, "ld.relaxed.gpu.global.u64"));
+  }
+
+  @Test
+  void onlyStringKeysCompareTheGroupsHash() throws Exception {
+    // A probe of the global table loads one .u64 a key: the group's value (no hash).
+    assertEquals(1, count(kernel(spec(List.of(ColumnType.LONG), Kind.SUM), false).ptx(),
+        "ld.global.cg.u64"));
+    assertEquals(2, count(kernel(spec(List.of(ColumnType.INT, ColumnType.INT), Kind.SUM), true)
+        .ptx(), "ld.global.cg.u64"));
+    // A string key's probe loads the group's hash and its key's heap offset.
+    assertEquals(2, count(kernel(spec(List.of(ColumnType.STRING), Kind.SUM), false).ptx(),
+        "ld.global.cg.u64"));
+  }
+
+  @Test
+  @RequiresPtxCompiler
+  void theKernelsCompileClean() throws Exception {
+    for (boolean nullable : new boolean[] {false, true}) {
+      for (Kind[] kinds : List.of(new Kind[] {Kind.SUM, Kind.MIN, Kind.MAX},
+          new Kind[] {Kind.SUM, Kind.SUM, Kind.MIN, Kind.MAX})) {
+        GeneratedKernel kernel = kernel(spec(List.of(ColumnType.LONG), kinds), nullable);
+        CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
+        assertNull(GeneratedModule.rejection(report), report.summary());
+        assertEquals(0, report.stackFrameBytes());
+      }
+    }
+  }
+
+  private static int count(String text, String what) {
+    int n = 0;
+    for (int at = text.indexOf(what); at >= 0; at = text.indexOf(what, at + 1)) {
+      n++;
+    }
+    return n;
+  }
+}
