@@ -87,27 +87,19 @@ final class GroupLookup {
       findGroupOf(act, keys, null, group);
       return null;
     }
+    // Not in hash_aggregate.cuh: of the warp's rows with the same keys, only the first looks the
+    // group up (a probe is a chain of L2 round trips; with few groups most rows repeat a key).
+    b.comment("rows of the warp with the same keys: the first finds the group for them all");
     StoredKey[] stored = new StoredKey[keys.length];
     for (int k = 0; k < keys.length; k++) {
       stored[k] = storedForm(keys[k]);
     }
-    // Not in hash_aggregate.cuh: where the table is found by group, of the warp's rows with the
-    // same keys only the first looks the group up (a probe is a chain of L2 round trips; with few
-    // groups most rows repeat a key). Where it is found by key, each row looks on its own: its
-    // last group or the table in shared memory answers most rows, and the warp's match.any over
-    // rows of many keys cost more (HashAggregateBench at 100 groups, ncu: 14% of the stall
-    // samples on its result).
-    String leader = null;
-    String leads = act;
-    if (keyTable == null) {
-      b.comment("rows of the warp with the same keys: the first finds the group for them all");
-      leader = TilePrimitives.lowestLane(b, peers(act, keys, stored));
-      String lane = b.b32();
-      b.op("mov.u32 %s, %%laneid", lane);
-      leads = b.pred();
-      b.op("setp.eq.u32 %s, %s, %s", leads, lane, leader);
-      b.op("and.pred %s, %s, %s", leads, leads, act);
-    }
+    String leader = TilePrimitives.lowestLane(b, peers(act, keys, stored));
+    String lane = b.b32();
+    b.op("mov.u32 %s, %%laneid", lane);
+    String leads = b.pred();
+    b.op("setp.eq.u32 %s, %s, %s", leads, lane, leader);
+    b.op("and.pred %s, %s, %s", leads, leads, act);
     String claimed = null;
     if (keyTable == null) {
       findGroupOf(leads, keys, null, group);
@@ -134,11 +126,10 @@ final class GroupLookup {
       b.op("and.pred %s, %s, %s", remembered, looks, inTable);
       last.remember(b, remembered, keys, stored, group, entry);
     }
-    if (leader != null) {
-      b.op("shfl.sync.idx.b32 %s, %s, %s, 31, -1", group, group, leader);
-    }
+    b.op("shfl.sync.idx.b32 %s, %s, %s, 31, -1", group, group, leader);
     b.op("selp.b32 %s, %s, 0, %s", group, group, act);
     if (keyTable != null) {
+      b.op("shfl.sync.idx.b32 %s, %s, %s, 31, -1", entry, entry, leader);
       b.op("selp.b32 %s, %s, -1, %s", entry, entry, act);
     }
     return claimed;
