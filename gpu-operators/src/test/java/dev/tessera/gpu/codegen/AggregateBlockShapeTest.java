@@ -94,7 +94,8 @@ class AggregateBlockShapeTest {
     assertEquals(0, report.stackFrameBytes());
   }
 
-  private static int count(String text, String what) {
+  /** How many times {@code what} occurs in {@code text} (a kernel's PTX). */
+  static int count(String text, String what) {
     int n = 0;
     for (int at = text.indexOf(what); at >= 0; at = text.indexOf(what, at + 1)) {
       n++;

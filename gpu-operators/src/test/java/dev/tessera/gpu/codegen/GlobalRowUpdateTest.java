@@ -1,5 +1,6 @@
 package dev.tessera.gpu.codegen;
 
+import static dev.tessera.gpu.codegen.AggregateBlockShapeTest.count;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -86,13 +87,5 @@ class GlobalRowUpdateTest {
         assertEquals(0, report.stackFrameBytes());
       }
     }
-  }
-
-  private static int count(String text, String what) {
-    int n = 0;
-    for (int at = text.indexOf(what); at >= 0; at = text.indexOf(what, at + 1)) {
-      n++;
-    }
-    return n;
   }
 }
