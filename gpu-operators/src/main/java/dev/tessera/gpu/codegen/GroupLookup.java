@@ -447,8 +447,8 @@ final class GroupLookup {
       candidateHash = b.b64();
       b.op("ld.global.cg.u64 %s, [%s]", candidateHash, hashAddress);
     }
-    // The group's null flags and values are loaded with its hash, not after comparing it: one
-    // round trip to L2 instead of one per word.
+    // The group's null flags and values are loaded with its hash (where compared), not after
+    // comparing it: one round trip to L2 instead of one per word.
     StoredKey[] groupKeys = loadKeys(keys, candidate);
     if (byHash) {
       b.op("setp.ne.u64 %s, %s, %s", p, candidateHash, h);
