@@ -1,7 +1,11 @@
 package dev.tessera.gpu.codegen;
 
+import static dev.tessera.gpu.codegen.AccumulatorArithmetic.identity;
+import static dev.tessera.gpu.codegen.AccumulatorArithmetic.isFloating;
+
 import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codegen.AccumulatorArithmetic.Accumulators;
 import dev.tessera.gpu.column.TypeId;
 
 /**
@@ -30,6 +34,7 @@ final class GroupAccumulation {
   private final AggregateSpec spec;
   private final PlanWords plan;
   private final KernelFeatures features;
+  private final AccumulatorArithmetic arithmetic;
   /** For the item being written: the per-block table (generic address) and its entries. */
   private String local;
   private String entries;
@@ -51,6 +56,7 @@ final class GroupAccumulation {
     this.spec = spec;
     this.plan = plan;
     this.features = features;
+    this.arithmetic = new AccumulatorArithmetic(b, spec);
   }
 
   /**
@@ -155,17 +161,17 @@ final class GroupAccumulation {
       b.op("@%s bra %s", none, skip);
       String count = b.b32();
       b.op("cvt.u32.u64 %s, %s", count, run.value[f]); // a run is part of one launch: < 2^31
-      addCount(at, count);
+      arithmetic.addCount(at, count);
       b.place(skip);
       return;
     }
     b.op("@!%s bra %s", run.seen[f], skip);
     boolean nullable = inputs[f].valid() != null;
-    markSeen(at, new AggregateValue(run.value[f], nullable ? run.seen[f] : null, null));
+    arithmetic.markSeen(at, new AggregateValue(run.value[f], nullable ? run.seen[f] : null, null));
     if (isSum(kind)) {
-      addSum(at, run.value[f], run.high[f]);
+      arithmetic.addSum(at, run.value[f], run.high[f]);
     } else {
-      atomicMinMax(kind, inputType(f), at, run.value[f]);
+      arithmetic.atomicMinMax(kind, inputType(f), at, run.value[f]);
     }
     b.place(skip);
   }
@@ -309,9 +315,10 @@ final class GroupAccumulation {
    * reads all of them). A slot read holding another group holds it for good; one read empty is
    * claimed by compare-and-swap, whose result decides. And the lane that claims an entry sets its
    * seen flags of the inputs that cannot be NULL (its row has a value for each), so that no row
-   * reads them ({@link #markSeen}); the merge reads them after the block's last barrier. Where
-   * the kernel remembers ({@link #remember}), the lane takes its last entry again without reading
-   * slots when its group is the last one's (an entry holds its group until the launch ends).
+   * reads them ({@link AccumulatorArithmetic#markSeen}); the merge reads them after the block's
+   * last barrier. Where the kernel remembers ({@link #remember}), the lane takes its last entry
+   * again without reading slots when its group is the last one's (an entry holds its group until
+   * the launch ends).
    */
   private void localFind(String group, String entry) {
     String done = b.label("local_found");
@@ -381,7 +388,8 @@ final class GroupAccumulation {
 
   /**
    * For the lanes of {@code claimed}, which claimed entry {@code entry}: its seen flags of the
-   * inputs that cannot be NULL set (the claiming row has a value for each; {@link #markSeen}).
+   * inputs that cannot be NULL set (the claiming row has a value for each;
+   * {@link AccumulatorArithmetic#markSeen}).
    */
   private void markSeenAtClaim(String claimed, String entry) {
     String skip = b.label("seen_set");
@@ -401,14 +409,6 @@ final class GroupAccumulation {
   private boolean seenAtClaim(int f) {
     return inputs[f] != null && inputs[f].valid() == null;
   }
-
-  /**
-   * Function f's accumulators (value, high, seen): addresses of the state space {@code space}
-   * (".shared" for the per-block table's entry, ".global" for the group's own, "" for generic
-   * addresses of either, {@code inTable} then the .pred of the former).
-   */
-  private record Accumulators(String value, String high, String seen, String space,
-      String inTable) {}
 
   /**
    * The generic addresses of function f's accumulators: the per-block table's entry when
@@ -569,7 +569,7 @@ final class GroupAccumulation {
       b.op("selp.b64 %s, %s, 0, %s", x, input.value(), valid);
       reduxSum64(x, low, high);
     } else if (isSum(kind)) {
-      String[] x = int128(inputType(f), input.value());
+      String[] x = arithmetic.int128(inputType(f), input.value());
       high = b.b64();
       b.op("selp.b64 %s, %s, 0, %s", low, x[0], valid);
       b.op("selp.b64 %s, %s, 0, %s", high, x[1], valid);
@@ -587,7 +587,7 @@ final class GroupAccumulation {
       b.op("selp.b64 %s, %s, %d, %s", low, input.value(), identity(kind, inputType(f)), valid);
       for (int offset = 16; offset >= 1; offset >>= 1) {
         String other = TilePrimitives.shuffleXor64(b, low, offset);
-        String better = better(kind, inputType(f), other, low);
+        String better = arithmetic.better(kind, inputType(f), other, low);
         b.op("@%s mov.b64 %s, %s", better, low, other);
       }
     }
@@ -596,13 +596,13 @@ final class GroupAccumulation {
     String countLanes = count;
     inTableOrGlobal(f, entry, group, at -> {
       if (isCount(kind)) {
-        addCount(at, countLanes);
+        arithmetic.addCount(at, countLanes);
       } else {
-        markSeen(at, input);
+        arithmetic.markSeen(at, input);
         if (isSum(kind)) {
-          addSum(at, low, sumHigh);
+          arithmetic.addSum(at, low, sumHigh);
         } else {
-          atomicMinMax(kind, inputType(f), at, low);
+          arithmetic.atomicMinMax(kind, inputType(f), at, low);
         }
       }
     });
@@ -683,26 +683,26 @@ final class GroupAccumulation {
     }
     Accumulators at = accumulators.get();
     if (kind != Kind.COUNT_ROWS) {
-      markSeen(at, input);
+      arithmetic.markSeen(at, input);
     }
     String valid = kind == Kind.COUNT_ROWS ? null : input.valid();
     switch (kind) {
-      case COUNT_ROWS, COUNT -> addCount(at, "1");
+      case COUNT_ROWS, COUNT -> arithmetic.addCount(at, "1");
       case SUM, SUM_DECIMAL -> {
-        String[] x = int128(inputType(f), input.value());
+        String[] x = arithmetic.int128(inputType(f), input.value());
         if (waits != null && !at.space().equals(".shared")) {
           String old = Int128Atomics.addLow(b, at.space(), at.value(), x[0]);
           waits.add(where(valid,
               () -> Int128Atomics.carry(b, at.space(), at.high(), old, x[0], x[1])));
         } else {
-          addSum(at, x[0], x[1]);
+          arithmetic.addSum(at, x[0], x[1]);
         }
       }
       case MIN, MAX -> {
         if (waits != null && !at.space().equals(".shared") && !isFloating(inputType(f))) {
-          waits.add(where(valid, readFirstMinMax(kind, at, input.value())));
+          waits.add(where(valid, arithmetic.readFirstMinMax(kind, at, input.value())));
         } else {
-          atomicMinMax(kind, inputType(f), at, input.value());
+          arithmetic.atomicMinMax(kind, inputType(f), at, input.value());
         }
       }
       default -> throw new IllegalStateException("no accumulation for " + kind);
@@ -712,7 +712,7 @@ final class GroupAccumulation {
 
   /**
    * The functions whose global update waits for a result: sums (the carry) and integer MIN/MAX
-   * (the compare after the read, {@link #readFirstMinMax}).
+   * (the compare after the read, {@link AccumulatorArithmetic#readFirstMinMax}).
    */
   private int waitingFunctions() {
     int waiting = 0;
@@ -737,248 +737,5 @@ final class GroupAccumulation {
       wait.run();
       b.place(skip);
     };
-  }
-
-  /**
-   * An integer MIN/MAX into a group's global accumulator at {@code at}, read first: the read is
-   * issued here; the returned part, written after the row's other atomics, sends {@code v} to an
-   * atomic only where it improves on what was read. The accumulator only ever improves, so a
-   * value that does not improve on an earlier read cannot improve on the final value either. Most
-   * rows of a group with many rows then cost a read instead of an atomic: with 10^4 groups and
-   * more, the atomics' read-modify-writes were what kept L2 busy (92% of its throughput at 10^5,
-   * ncu). The read is {@code .relaxed.gpu}, so it is answered by L2 (where the group's inserter
-   * set the accumulator before publishing it), not by a stale line in L1.
-   */
-  private Runnable readFirstMinMax(Kind kind, Accumulators at, String v) {
-    String current = b.b64();
-    b.op("ld.relaxed.gpu%s.u64 %s, [%s]", at.space(), current, at.value());
-    return () -> {
-      String improves = b.pred();
-      b.op("setp.%s.s64 %s, %s, %s", kind == Kind.MIN ? "lt" : "gt", improves, v, current);
-      b.op("@%s red%s.%s.s64 [%s], %s", improves, at.space(), kind == Kind.MIN ? "min" : "max",
-          at.value(), v);
-    };
-  }
-
-  /**
-   * Adds {@code n} (a .u32 register, or an immediate) to a count's accumulator: in a per-block
-   * entry by {@link SharedAtomics}, elsewhere by a 64-bit atomic (a group's count over the whole
-   * aggregation may pass 2^32).
-   */
-  private void addCount(Accumulators at, String n) {
-    if (at.space().equals(".shared")) {
-      SharedAtomics.addCount(b, at.value(), n);
-      return;
-    }
-    String wide = n;
-    if (n.startsWith("%")) {
-      wide = b.b64();
-      b.op("cvt.u64.u32 %s, %s", wide, n);
-    }
-    String old = b.b64();
-    b.op("atom%s.add.u64 %s, [%s], %s", at.space(), old, at.value(), wide);
-  }
-
-  /**
-   * Adds the int128 ({@code low}, {@code high}) to a sum's accumulators: in a per-block entry by
-   * {@link SharedAtomics}, elsewhere by {@link Int128Atomics}.
-   */
-  private void addSum(Accumulators at, String low, String high) {
-    if (at.space().equals(".shared")) {
-      SharedAtomics.addInt128(b, at.value(), at.high(), low, high);
-      return;
-    }
-    Int128Atomics.add(b, at.space(), at.value(), at.high(), low, high);
-  }
-
-  /**
-   * hash_aggregate.cuh MarkSeen: the flag set, read first so that a set flag costs no write. For
-   * an input that cannot be NULL the flag is set already: in a per-block entry by the lane that
-   * claimed it ({@link #seenAtClaim}), in a keyed aggregation's group by the row that inserted it
-   * (GroupedAggregateEmitter's seenAtInsert). Only a global aggregate's group, which no row
-   * inserts, has it set here.
-   */
-  private void markSeen(Accumulators at, AggregateValue input) {
-    String skip = null;
-    if (input.valid() == null) {
-      if (at.space().equals(".shared") || spec.keyCount() > 0) {
-        return;
-      }
-      if (at.inTable() != null) {
-        skip = b.label("seen_at_claim");
-        b.op("@%s bra %s", at.inTable(), skip);
-      }
-    }
-    String flag = b.b32();
-    b.op("ld.volatile%s.u32 %s, [%s]", at.space(), flag, at.seen());
-    String unset = b.pred();
-    b.op("setp.eq.u32 %s, %s, 0", unset, flag);
-    b.op("@%s st%s.u32 [%s], 1", unset, at.space(), at.seen());
-    if (skip != null) {
-      b.place(skip);
-    }
-  }
-
-  /**
-   * hash_aggregate.cuh AtomicMinMax: for integers one atomic, whose result no one waits for
-   * (where the header reads the value first: that read is a round trip to L2 for every row; in a
-   * per-block entry the read is cheap and spares the loop, {@link SharedAtomics#minMax}; in the
-   * global copy of {@link #rowsInTableOrGlobal} the read is issued with the row's other atomics,
-   * {@link #readFirstMinMax});
-   * for FLOAT and DOUBLE, only a value that improves on the current one is written, by
-   * compare-and-swap in Spark's order.
-   */
-  private void atomicMinMax(Kind kind, TypeId type, Accumulators at, String v) {
-    String space = at.space();
-    String address = at.value();
-    String op = kind == Kind.MIN ? "min" : "max";
-    if (!isFloating(type) && space.equals(".shared")) {
-      SharedAtomics.minMax(b, op, address, v);
-      return;
-    }
-    String old = b.b64();
-    if (!isFloating(type)) {
-      b.op("atom%s.%s.s64 %s, [%s], %s", space, op, old, address, v);
-      return;
-    }
-    String done = b.label("minmax_done");
-    String current = b.b64();
-    b.op("ld.volatile%s.u64 %s, [%s]", space, current, address);
-    String retry = b.label("minmax_retry");
-    b.place(retry);
-    String improves = better(kind, type, v, current);
-    b.op("@!%s bra %s", improves, done);
-    b.op("atom%s.cas.b64 %s, [%s], %s, %s", space, old, address, current, v);
-    String swapped = b.pred();
-    b.op("setp.eq.u64 %s, %s, %s", swapped, old, current);
-    b.op("mov.b64 %s, %s", current, old);
-    b.op("@!%s bra %s", swapped, retry);
-    b.place(done);
-  }
-
-  private static boolean isFloating(TypeId type) {
-    return type == TypeId.FLOAT || type == TypeId.DOUBLE;
-  }
-
-  /** Whether {@code x} should replace {@code y} as the MIN (x < y) or MAX (x > y). */
-  private String better(Kind kind, TypeId type, String x, String y) {
-    String p = b.pred();
-    String cmp = kind == Kind.MIN ? "lt" : "gt";
-    if (isFloating(type)) {
-      b.op("setp.%s.u64 %s, %s, %s", cmp, p, orderKey(type, x), orderKey(type, y));
-    } else {
-      b.op("setp.%s.s64 %s, %s, %s", cmp, p, x, y);
-    }
-    return p;
-  }
-
-  /**
-   * An unsigned key of a canonical FLOAT or DOUBLE in Spark's order (program.cuh SparkCompare:
-   * NaN largest and equal to every NaN, -0.0 equal to 0.0): the sign bit flipped for positive
-   * numbers, every bit for negative ones.
-   */
-  private String orderKey(TypeId type, String v) {
-    boolean dbl = type == TypeId.DOUBLE;
-    String w = dbl ? "b64" : "b32";
-    String bits = dbl ? b.b64() : b.b32();
-    b.op(dbl ? "mov.b64 %s, %s" : "cvt.u32.u64 %s, %s", bits, v);
-    String magnitude = dbl ? b.b64() : b.b32();
-    b.op("and.%s %s, %s, %s", w, magnitude, bits, dbl ? "0x7fffffffffffffff" : "0x7fffffff");
-    String isZero = b.pred();
-    b.op("setp.eq.%s %s, %s, 0", dbl ? "u64" : "u32", isZero, magnitude);
-    b.op("selp.%s %s, 0, %s, %s", w, bits, bits, isZero);
-    String negative = b.pred();
-    b.op("setp.lt.%s %s, %s, 0", dbl ? "s64" : "s32", negative, bits);
-    String flipped = dbl ? b.b64() : b.b32();
-    b.op("not.%s %s, %s", w, flipped, bits);
-    String positive = dbl ? b.b64() : b.b32();
-    b.op("or.%s %s, %s, %s", w, positive, bits, dbl ? "0x8000000000000000" : "0x80000000");
-    String key = dbl ? b.b64() : b.b32();
-    b.op("selp.%s %s, %s, %s, %s", w, key, flipped, positive, negative);
-    String isNan = b.pred();
-    b.op("setp.gt.%s %s, %s, %s", dbl ? "u64" : "u32", isNan, magnitude,
-        dbl ? "0x7ff0000000000000" : "0x7f800000");
-    b.op("selp.%s %s, -1, %s, %s", w, key, key, isNan);
-    if (dbl) {
-      return key;
-    }
-    String wide = b.b64();
-    b.op("cvt.u64.u32 %s, %s", wide, key);
-    return wide;
-  }
-
-  /** hash_aggregate.cuh Identity: MIN's is the largest value of the order, MAX's the smallest. */
-  private static long identity(Kind kind, TypeId type) {
-    boolean min = kind == Kind.MIN;
-    return switch (type) {
-      case FLOAT -> min ? 0x7fc00000L : (long) (int) 0xff800000;
-      case DOUBLE -> min ? 0x7ff8000000000000L : 0xfff0000000000000L;
-      default -> min ? Long.MAX_VALUE : Long.MIN_VALUE;
-    };
-  }
-
-  /**
-   * A sum's input as an int128 (low, high): an integer or decimal sign-extended, a DOUBLE that
-   * holds a whole number converted exactly (hash_aggregate.cuh WholeDoubleToInt128).
-   */
-  private String[] int128(TypeId type, String v) {
-    String low = b.b64();
-    String high = b.b64();
-    if (type != TypeId.DOUBLE) {
-      b.op("mov.b64 %s, %s", low, v);
-      b.op("shr.s64 %s, %s, 63", high, v);
-      return new String[] {low, high};
-    }
-    // d = mantissa * 2^shift; shifts of 64 bits or more give 0 (PTX clamps the amount).
-    String biased = b.b64();
-    b.op("shr.u64 %s, %s, 52", biased, v);
-    b.op("and.b64 %s, %s, 2047", biased, biased);
-    String mantissa = b.b64();
-    b.op("and.b64 %s, %s, 0xfffffffffffff", mantissa, v);
-    b.op("or.b64 %s, %s, 0x10000000000000", mantissa, mantissa);
-    String shift = b.b32();
-    b.op("cvt.u32.u64 %s, %s", shift, biased);
-    b.op("sub.s32 %s, %s, 1075", shift, shift);
-    String negativeShift = b.pred();
-    b.op("setp.lt.s32 %s, %s, 0", negativeShift, shift);
-    String right = b.b32();
-    b.op("neg.s32 %s, %s", right, shift);
-    String lowRight = b.b64();
-    b.op("shr.u64 %s, %s, %s", lowRight, mantissa, right);
-    String lowLeft = b.b64();
-    b.op("shl.b64 %s, %s, %s", lowLeft, mantissa, shift);
-    b.op("selp.b64 %s, %s, %s, %s", low, lowRight, lowLeft, negativeShift);
-    // high: 0 for shift <= 0; mantissa >> (64 - shift) below 64; mantissa << (shift - 64) above.
-    String down = b.b32();
-    b.op("sub.s32 %s, 64, %s", down, shift);
-    String highSmall = b.b64();
-    b.op("shr.u64 %s, %s, %s", highSmall, mantissa, down);
-    String up = b.b32();
-    b.op("sub.s32 %s, %s, 64", up, shift);
-    String highLarge = b.b64();
-    b.op("shl.b64 %s, %s, %s", highLarge, mantissa, up);
-    String large = b.pred();
-    b.op("setp.ge.s32 %s, %s, 64", large, shift);
-    b.op("selp.b64 %s, %s, %s, %s", high, highLarge, highSmall, large);
-    String small = b.pred();
-    b.op("setp.le.s32 %s, %s, 0", small, shift);
-    b.op("selp.b64 %s, 0, %s, %s", high, high, small);
-    // +-0 and subnormals (|d| < 1) are 0.
-    String tiny = b.pred();
-    b.op("setp.eq.u64 %s, %s, 0", tiny, biased);
-    b.op("selp.b64 %s, 0, %s, %s", low, low, tiny);
-    b.op("selp.b64 %s, 0, %s, %s", high, high, tiny);
-    // The sign: the int128 negated.
-    String negative = b.pred();
-    b.op("setp.lt.s64 %s, %s, 0", negative, v);
-    String negLow = b.b64();
-    String negHigh = b.b64();
-    b.op("not.b64 %s, %s", negLow, low);
-    b.op("not.b64 %s, %s", negHigh, high);
-    b.op("add.cc.u64 %s, %s, 1", negLow, negLow);
-    b.op("addc.u64 %s, %s, 0", negHigh, negHigh);
-    b.op("selp.b64 %s, %s, %s, %s", low, negLow, low, negative);
-    b.op("selp.b64 %s, %s, %s, %s", high, negHigh, high, negative);
-    return new String[] {low, high};
   }
 }
