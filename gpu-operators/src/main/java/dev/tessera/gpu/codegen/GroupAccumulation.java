@@ -35,8 +35,10 @@ final class GroupAccumulation {
   private final PlanWords plan;
   private final KernelFeatures features;
   private final AccumulatorArithmetic arithmetic;
-  /** For the item being written: the per-block table (its addresses and entries). */
-  private LocalKeyTable.View table;
+  /** For the item being written: the per-block table (generic address) and its entries. */
+  private String local;
+  private String entries;
+  private String entries64;
   /** The item's inputs, per function (null for COUNT_ROWS). */
   private AggregateValue[] inputs;
   /**
@@ -59,14 +61,17 @@ final class GroupAccumulation {
 
   /**
    * The functions' {@code inputs} (null for COUNT_ROWS) of the lanes whose rows are aggregated
-   * ({@code act}) into their groups ({@code group}); every lane of the warp runs it. {@code table}
-   * is the per-block table. {@code entry} is the row's entry (.b32, -1 where the table does not hold its
+   * ({@code act}) into their groups ({@code group}); every lane of the warp runs it. {@code local}
+   * is the per-block table's generic address, {@code entries} (.b32) and {@code entries64} (.b64)
+   * its entries. {@code entry} is the row's entry (.b32, -1 where the table does not hold its
    * group) where the lookup found it by key ({@link LocalKeyTable}), with {@code claimed} the
    * lanes that claimed theirs; both are null where the entry is found here, by group.
    */
-  void accumulate(LocalKeyTable.View table, String act, String group, AggregateValue[] inputs,
-      String entry, String claimed) {
-    this.table = table;
+  void accumulate(String local, String entries, String entries64, String act, String group,
+      AggregateValue[] inputs, String entry, String claimed) {
+    this.local = local;
+    this.entries = entries;
+    this.entries64 = entries64;
     this.inputs = inputs;
     if (claimed != null) {
       markSeenAtClaim(claimed, entry);
@@ -90,15 +95,17 @@ final class GroupAccumulation {
 
   /**
    * After the tile loop, before the block's last barrier (every lane): where the kernel
-   * accumulates runs, the lane's last run merged. {@code table} as for {@link #accumulate}; the
-   * inputs' nullability is the last item's (every
+   * accumulates runs, the lane's last run merged. {@code local}, {@code entries} and {@code
+   * entries64} as for {@link #accumulate}; the inputs' nullability is the last item's (every
    * item's is the same).
    */
-  void end(LocalKeyTable.View table) {
+  void end(String local, String entries, String entries64) {
     if (run == null) {
       return;
     }
-    this.table = table;
+    this.local = local;
+    this.entries = entries;
+    this.entries64 = entries64;
     mergeRun(run.held);
   }
 
@@ -319,7 +326,7 @@ final class GroupAccumulation {
     String claimed = b.pred();
     b.op("setp.ne.s32 %s, 0, 0", claimed);
     String none = b.pred();
-    b.op("setp.eq.u32 %s, %s, 0", none, table.entries());
+    b.op("setp.eq.u32 %s, %s, 0", none, entries);
     b.op("@%s bra %s", none, done);
     if (rememberedGroup != null) {
       String again = b.pred();
@@ -327,12 +334,13 @@ final class GroupAccumulation {
       b.op("@%s mov.u32 %s, %s", again, entry, rememberedEntry);
       b.op("@%s bra %s", again, done);
     }
-    String base = table.shared();
+    String base = b.b64();
+    b.op("cvta.to.shared.u64 %s, %s", base, local);
     String keysBase = b.b64();
-    b.op("mul.lo.s64 %s, %s, %d", keysBase, table.entries64(), 16L * spec.functions().size());
+    b.op("mul.lo.s64 %s, %s, %d", keysBase, entries64, 16L * spec.functions().size());
     b.op("add.s64 %s, %s, %s", keysBase, keysBase, base);
     String lastEntry = b.b32();
-    b.op("sub.u32 %s, %s, 1", lastEntry, table.entries());
+    b.op("sub.u32 %s, %s, 1", lastEntry, entries);
     String first = b.b32();
     b.op("mul.lo.u32 %s, %s, %d", first, group, LOCAL_HASH);
     b.op("shr.u32 %s, %s, 7", first, first);
@@ -470,8 +478,11 @@ final class GroupAccumulation {
    */
   private Accumulators tableAccumulators(int f, String entry, String space) {
     int functions = spec.functions().size();
-    String base = space.equals(".shared") ? table.shared() : table.local();
-    String entries64 = table.entries64();
+    String base = local;
+    if (space.equals(".shared")) {
+      base = b.b64();
+      b.op("cvta.to.shared.u64 %s, %s", base, local);
+    }
     String e = b.b64();
     b.op("cvt.s64.s32 %s, %s", e, entry);
     String word = b.b64();

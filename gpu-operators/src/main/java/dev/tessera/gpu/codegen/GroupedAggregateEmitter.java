@@ -68,22 +68,18 @@ final class GroupedAggregateEmitter {
       return;
     }
     LocalKeyTable.View table = localTable();
-    accumulation.end(table);
+    accumulation.end(table.local(), table.entries(), table.entries64());
   }
 
-  /**
-   * The per-block table: its shared-window and generic addresses and its entries (the plan's,
-   * .b32 and .b64).
-   */
+  /** The per-block table: its generic address and its entries (the plan's, .b32 and .b64). */
   private LocalKeyTable.View localTable() {
-    String shared = b.b64();
-    b.op("mov.u64 %s, %s", shared, localSymbol);
     String local = b.b64();
-    b.op("cvta.shared.u64 %s, %s", local, shared);
+    b.op("mov.u64 %s, %s", local, localSymbol);
+    b.op("cvta.shared.u64 %s, %s", local, local);
     String entries64 = plan.word(AggregatePlan.headerField(AggregatePlan.H_LOCAL_ENTRIES));
     String entries = b.b32();
     b.op("cvt.u32.u64 %s, %s", entries, entries64);
-    return new LocalKeyTable.View(local, shared, entries, entries64);
+    return new LocalKeyTable.View(local, entries, entries64);
   }
 
   /**
@@ -115,7 +111,8 @@ final class GroupedAggregateEmitter {
         inputs[f] = canonical(spec.inputTypes().get(fn.input()), values[outputs[fn.input()]]);
       }
     }
-    accumulation.accumulate(table, act, group, inputs, entry, claimed);
+    accumulation.accumulate(table.local(), table.entries(), table.entries64(), act, group, inputs,
+        entry, claimed);
   }
 
   /**

@@ -56,12 +56,9 @@ final class LocalKeyTable {
   }
 
   /**
-   * The per-block table as the item sees it: its generic address ({@code local}, for the
-   * prelude's calls and generic-address updates), its address in the shared window ({@code
-   * shared}, for .shared instructions: converting the generic one back costs each use a read of
-   * the window's base, {@code S2UR SR_SWINLO}), its entries (.b32 and .b64).
+   * The per-block table as the item sees it: its generic address, its entries (.b32 and .b64).
    */
-  record View(String local, String shared, String entries, String entries64) {}
+  record View(String local, String entries, String entries64) {}
 
   /**
    * What a lane's search found: {@code hit} (.pred), its keys held by entry {@code entry} with
@@ -204,7 +201,8 @@ final class LocalKeyTable {
 
   private Addresses addresses(View table) {
     int functions = spec.functions().size();
-    String base = table.shared();
+    String base = b.b64();
+    b.op("cvta.to.shared.u64 %s, %s", base, table.local());
     String groups = b.b64();
     b.op("mad.lo.s64 %s, %s, %d, %s", groups, table.entries64(), 16L * functions, base);
     // LocalTable's bytes, rounded up to 8 (CudaHashAggregate.localTableBytes).
