@@ -11,8 +11,9 @@ import dev.tessera.gpu.column.TypeId;
 /**
  * A row's functions accumulated into its group in a generated aggregate kernel (part of {@link
  * GroupedAggregateEmitter}): hash_aggregate.cuh's {@code AggregateItem} after the group is known,
- * with {@code AccumulateWarp}, {@code AccumulateRow}, the per-block table's {@code Find} and the
- * accumulators' arithmetic, specialized to each function's kind and input type, written as PTX.
+ * with {@code AccumulateWarp}, {@code AccumulateRow} and the per-block table's {@code Find},
+ * specialized to each function's kind and input type, written as PTX. The accumulators'
+ * arithmetic is {@link AccumulatorArithmetic}'s.
  */
 final class GroupAccumulation {
   /** An entry of the per-block table that holds no group (hash_aggregate.cuh kEmpty). */
