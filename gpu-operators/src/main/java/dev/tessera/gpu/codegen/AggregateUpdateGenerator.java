@@ -67,7 +67,7 @@ public final class AggregateUpdateGenerator {
   /** {@link #key(Program, List, AggregateSpec)} of the kernel for a device with {@code features}. */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features) {
-    StringBuilder key = new StringBuilder("aggregate-update v12;");
+    StringBuilder key = new StringBuilder("aggregate-update v11;");
     if (features.reduxSync()) {
       key.append("redux;");
     }
@@ -223,37 +223,15 @@ public final class AggregateUpdateGenerator {
         // One copy of the code per item: each item reads its own registers of the decoded
         // tiles; and accumulating in registers, the items' loads overlap (and the code is short).
         for (int item = 0; item < ITEMS; item++) {
-          item(item, threadsTimes(item), thread, tileOffset, rows, cone, rest, filter, outputs,
-              null, null);
+          item(item, threadsTimes(item), thread, tileOffset, rows, cone, rest, filter, outputs);
         }
       } else {
         // One copy of the item's code, run for each item: a quarter of the PTX to compile.
-        BitSet ahead = loadsAhead(filter, cone, needed);
-        Val[] next = null;
-        if (!ahead.isEmpty()) {
-          b.comment("the tile's first item's column loads");
-          next = loadItem(ahead, thread, tileOffset, "0", rows);
-        }
         String itemOffset = b.b64();
         b.op("mov.b64 %s, 0", itemOffset);
         String itemLoop = b.label("item_loop");
         b.place(itemLoop);
-        Val[] current = null;
-        if (next != null) {
-          current = copy(ahead, next);
-          String nextOffset = b.b64();
-          b.op("add.s64 %s, %s, %s", nextOffset, itemOffset, blockThreads);
-          String last = b.pred();
-          b.op("setp.ge.s64 %s, %s, %s", last, nextOffset, tileItems);
-          String loaded = b.label("next_item_loaded");
-          b.op("@%s bra.uni %s", last, loaded);
-          b.comment("the next item's column loads, issued before this item's update");
-          Val[] loads = loadItem(ahead, thread, tileOffset, nextOffset, rows);
-          assign(ahead, next, loads);
-          b.place(loaded);
-        }
-        item(0, itemOffset, thread, tileOffset, rows, cone, rest, filter, outputs, ahead,
-            current);
+        item(0, itemOffset, thread, tileOffset, rows, cone, rest, filter, outputs);
         b.op("add.s64 %s, %s, %s", itemOffset, itemOffset, blockThreads);
         String more = b.pred();
         b.op("setp.lt.s64 %s, %s, %s", more, itemOffset, tileItems);
@@ -276,67 +254,6 @@ public final class AggregateUpdateGenerator {
       }
       b.op("ret");
       return text();
-    }
-
-    /**
-     * The column loads (LOAD_COLUMN) that the looped item code issues one item ahead, before the
-     * item before it is updated: those of a kernel that {@link #fillsMultiprocessor} and probes
-     * no table, all of them, or with a filter the filter's own (the others wait for kept rows).
-     * At 1 group such a kernel waits for its loads (26% of the stall samples on their first use,
-     * DRAM 23% busy, ncu): 28 warps a multiprocessor with one item's loads each in flight do not
-     * cover DRAM's latency. Empty for every other kernel.
-     */
-    private BitSet loadsAhead(int filter, BitSet cone, BitSet needed) {
-      if (!anyBlockSize || body.probes(needed)) {
-        return new BitSet();
-      }
-      return body.columnLoads(filter >= 0 ? cone : needed);
-    }
-
-    /**
-     * The loads {@code loads} for the thread's row of the item at {@code itemOffset} in the tile,
-     * its row clamped to the batch's last (a row past it is not aggregated; its loads are not
-     * used, and must not read past the columns).
-     */
-    private Val[] loadItem(BitSet loads, String thread, String tileOffset, String itemOffset,
-        String rows) throws CodegenUnsupportedException {
-      body.loadPhaseValues(loads);
-      String row = b.b64();
-      String thread64 = b.b64();
-      b.op("cvt.u64.u32 %s, %s", thread64, thread);
-      b.op("add.s64 %s, %s, %s", row, tileOffset, thread64);
-      b.op("add.s64 %s, %s, %s", row, row, itemOffset);
-      String lastRow = b.b64();
-      b.op("sub.s64 %s, %s, 1", lastRow, rows);
-      b.op("min.s64 %s, %s, %s", row, row, lastRow);
-      Val[] values = new Val[body.count()];
-      body.emitAll(loads, values, new RowEmitter.Item(0, row));
-      return values;
-    }
-
-    /** Registers of their own holding {@code from}'s values of {@code loads}. */
-    private Val[] copy(BitSet loads, Val[] from) {
-      Val[] to = new Val[from.length];
-      for (int i = loads.nextSetBit(0); i >= 0; i = loads.nextSetBit(i + 1)) {
-        Val v = from[i];
-        to[i] = new Val(b.b64(), v.valid() == null ? null : b.pred(), null,
-            v.length() == null ? null : b.b32());
-      }
-      assign(loads, to, from);
-      return to;
-    }
-
-    /** {@code to}'s registers of {@code loads} set to {@code from}'s values. */
-    private void assign(BitSet loads, Val[] to, Val[] from) {
-      for (int i = loads.nextSetBit(0); i >= 0; i = loads.nextSetBit(i + 1)) {
-        b.op("mov.b64 %s, %s", to[i].value(), from[i].value());
-        if (to[i].valid() != null) {
-          b.op("mov.pred %s, %s", to[i].valid(), from[i].valid());
-        }
-        if (to[i].length() != null) {
-          b.op("mov.b32 %s, %s", to[i].length(), from[i].length());
-        }
-      }
     }
 
     /**
@@ -381,13 +298,10 @@ public final class AggregateUpdateGenerator {
     /**
      * One item: the program for its row, then the group's update (every lane runs it). The row is
      * the tile's, plus the thread, plus {@code itemOffset} (a register or an immediate); {@code
-     * item} picks the item's registers of the decoded GPU-DFOR tiles. {@code loaded}, where not
-     * null, holds the values of the column loads {@code ahead}, issued earlier ({@link
-     * #loadsAhead}).
+     * item} picks the item's registers of the decoded GPU-DFOR tiles.
      */
     private void item(int item, String itemOffset, String thread, String tileOffset, String rows,
-        BitSet cone, BitSet rest, int filter, int[] outputs, BitSet ahead, Val[] loaded)
-        throws CodegenUnsupportedException {
+        BitSet cone, BitSet rest, int filter, int[] outputs) throws CodegenUnsupportedException {
       b.comment("item " + item);
       // Loaded per item: held from one item to the next, they would take registers through the
       // group's update.
@@ -407,13 +321,6 @@ public final class AggregateUpdateGenerator {
       b.op("setp.ge.s64 %s, %s, %s", outside, row, rows);
       b.op("@%s bra %s", outside, done);
       Val[] values = new Val[body.count()];
-      if (loaded != null) {
-        for (int i = ahead.nextSetBit(0); i >= 0; i = ahead.nextSetBit(i + 1)) {
-          values[i] = loaded[i];
-        }
-        cone = without(cone, ahead);
-        rest = without(rest, ahead);
-      }
       body.emitAll(cone, values, it);
       // HostFilterProject's order: the filter's error, then each output's if the row is kept.
       String filterError = null;
@@ -453,12 +360,6 @@ public final class AggregateUpdateGenerator {
       if (update != null) {
         update.item(active, values, outputs);
       }
-    }
-
-    private static BitSet without(BitSet set, BitSet removed) {
-      BitSet left = (BitSet) set.clone();
-      left.andNot(removed);
-      return left;
     }
 
     /** atomicMin(first_error, (row << 8) | code), where {@code when} holds. */
