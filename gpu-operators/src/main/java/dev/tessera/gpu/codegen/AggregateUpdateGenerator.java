@@ -36,13 +36,6 @@ public final class AggregateUpdateGenerator {
   private static final int ITEMS = 4;
   private static final int TILE_ITEMS = BLOCK_THREADS * ITEMS;
   private static final int ERROR_ROW_SHIFT = 8;
-  /** The most registers the column loads issued one item ahead may hold (Writer#loadsAhead). */
-  private static final int LOADS_AHEAD_REGISTERS = 8;
-  /**
-   * The most functions of a kernel whose loads are issued one item ahead (PlanWordsTest's 40
-   * functions spilled with them).
-   */
-  private static final int LOADS_AHEAD_FUNCTIONS = 8;
 
   private AggregateUpdateGenerator() {}
 
@@ -74,7 +67,7 @@ public final class AggregateUpdateGenerator {
   /** {@link #key(Program, List, AggregateSpec)} of the kernel for a device with {@code features}. */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features) {
-    StringBuilder key = new StringBuilder("aggregate-update v12;");
+    StringBuilder key = new StringBuilder("aggregate-update v11;");
     if (features.reduxSync()) {
       key.append("redux;");
     }
@@ -207,19 +200,6 @@ public final class AggregateUpdateGenerator {
       String block = b.b32();
       b.op("mov.u32 %s, %%ctaid.x", block);
       b.op("cvt.u64.u32 %s, %s", tile, block);
-      String grid = b.b32();
-      b.op("mov.u32 %s, %%nctaid.x", grid);
-      String grid64 = b.b64();
-      b.op("cvt.u64.u32 %s, %s", grid64, grid);
-      // Only the looped form loads ahead (a kernel that fills a multiprocessor decodes no tiles).
-      BitSet ahead = registers != null ? new BitSet() : loadsAhead(filter, cone, needed);
-      Val[] next = null;
-      if (!ahead.isEmpty()) {
-        b.comment("the first tile's first item's column loads");
-        String first = b.b64();
-        b.op("mul.lo.s64 %s, %s, %s", first, tile, tileItems);
-        next = loadRow(ahead, threadRow(first, thread), rows, null);
-      }
       String tileLoop = b.label("tile");
       String tilesDone = b.label("tiles_done");
       b.place(tileLoop);
@@ -243,8 +223,7 @@ public final class AggregateUpdateGenerator {
         // One copy of the code per item: each item reads its own registers of the decoded
         // tiles; and accumulating in registers, the items' loads overlap (and the code is short).
         for (int item = 0; item < ITEMS; item++) {
-          item(item, threadsTimes(item), thread, tileOffset, rows, cone, rest, filter, outputs,
-              null, null);
+          item(item, threadsTimes(item), thread, tileOffset, rows, cone, rest, filter, outputs);
         }
       } else {
         // One copy of the item's code, run for each item: a quarter of the PTX to compile.
@@ -252,29 +231,16 @@ public final class AggregateUpdateGenerator {
         b.op("mov.b64 %s, 0", itemOffset);
         String itemLoop = b.label("item_loop");
         b.place(itemLoop);
-        Val[] current = null;
-        if (next != null) {
-          current = copy(ahead, next);
-          b.comment("the next item's column loads (the next tile's first after the tile's last),"
-              + " issued before this item's update");
-          String nextOffset = b.b64();
-          b.op("add.s64 %s, %s, %s", nextOffset, itemOffset, blockThreads);
-          String inTile = b.pred();
-          b.op("setp.lt.s64 %s, %s, %s", inTile, nextOffset, tileItems);
-          String nextTile = b.b64();
-          b.op("mad.lo.s64 %s, %s, %s, %s", nextTile, grid64, tileItems, tileOffset);
-          b.op("add.s64 %s, %s, %s", nextOffset, nextOffset, tileOffset);
-          String nextStart = b.b64();
-          b.op("selp.b64 %s, %s, %s, %s", nextStart, nextOffset, nextTile, inTile);
-          loadRow(ahead, threadRow(nextStart, thread), rows, next);
-        }
-        item(0, itemOffset, thread, tileOffset, rows, cone, rest, filter, outputs, ahead,
-            current);
+        item(0, itemOffset, thread, tileOffset, rows, cone, rest, filter, outputs);
         b.op("add.s64 %s, %s, %s", itemOffset, itemOffset, blockThreads);
         String more = b.pred();
         b.op("setp.lt.s64 %s, %s, %s", more, itemOffset, tileItems);
         b.op("@%s bra.uni %s", more, itemLoop);
       }
+      String grid = b.b32();
+      b.op("mov.u32 %s, %%nctaid.x", grid);
+      String grid64 = b.b64();
+      b.op("cvt.u64.u32 %s, %s", grid64, grid);
       b.op("add.s64 %s, %s, %s", tile, tile, grid64);
       b.op("bra.uni %s", tileLoop);
       b.place(tilesDone);
@@ -288,81 +254,6 @@ public final class AggregateUpdateGenerator {
       }
       b.op("ret");
       return text();
-    }
-
-    /**
-     * The column loads (LOAD_COLUMN) that the looped item code issues one item ahead, before the
-     * item before it is updated (a tile's last item loads the thread's next tile's first; the
-     * first tile's first is loaded before the tile loop): those of a kernel that {@link
-     * #fillsMultiprocessor} and probes no table, all of them, or with a filter the filter's own
-     * (the others wait for kept rows). At 1 group such a kernel waits for its loads (26% of the
-     * stall samples on their first use, DRAM 23% busy, ncu): 28 warps a multiprocessor with one
-     * item's loads each in flight do not cover DRAM's latency. Empty for every other kernel, and
-     * where the loads hold more than {@value #LOADS_AHEAD_REGISTERS} registers or the kernel has
-     * more than {@value #LOADS_AHEAD_FUNCTIONS} functions.
-     */
-    private BitSet loadsAhead(int filter, BitSet cone, BitSet needed) {
-      if (!anyBlockSize || body.probes(needed) || spec.functions().size() > LOADS_AHEAD_FUNCTIONS) {
-        return new BitSet();
-      }
-      BitSet loads = body.columnLoads(filter >= 0 ? cone : needed);
-      // Held through the item's update: more than a few made wide aggregations spill.
-      return body.loadedRegisters(loads) <= LOADS_AHEAD_REGISTERS ? loads : new BitSet();
-    }
-
-    /** The thread's row of the items starting at {@code start} (.b64). */
-    private String threadRow(String start, String thread) {
-      String thread64 = b.b64();
-      b.op("cvt.u64.u32 %s, %s", thread64, thread);
-      String row = b.b64();
-      b.op("add.s64 %s, %s, %s", row, start, thread64);
-      return row;
-    }
-
-    /**
-     * The loads {@code loads} for row {@code row}, skipped where it is past the batch's {@code
-     * rows} (such a row is not aggregated): into {@code into}'s registers where not null, else
-     * into registers of their own, returned.
-     */
-    private Val[] loadRow(BitSet loads, String row, String rows, Val[] into)
-        throws CodegenUnsupportedException {
-      String skip = b.label("row_loaded");
-      String outside = b.pred();
-      b.op("setp.ge.s64 %s, %s, %s", outside, row, rows);
-      b.op("@%s bra %s", outside, skip);
-      body.loadPhaseValues(loads);
-      Val[] values = new Val[body.count()];
-      body.emitAll(loads, values, new RowEmitter.Item(0, row));
-      if (into != null) {
-        assign(loads, into, values);
-      }
-      b.place(skip);
-      return into != null ? into : values;
-    }
-
-    /** Registers of their own holding {@code from}'s values of {@code loads}. */
-    private Val[] copy(BitSet loads, Val[] from) {
-      Val[] to = new Val[from.length];
-      for (int i = loads.nextSetBit(0); i >= 0; i = loads.nextSetBit(i + 1)) {
-        Val v = from[i];
-        to[i] = new Val(b.b64(), v.valid() == null ? null : b.pred(), null,
-            v.length() == null ? null : b.b32());
-      }
-      assign(loads, to, from);
-      return to;
-    }
-
-    /** {@code to}'s registers of {@code loads} set to {@code from}'s values. */
-    private void assign(BitSet loads, Val[] to, Val[] from) {
-      for (int i = loads.nextSetBit(0); i >= 0; i = loads.nextSetBit(i + 1)) {
-        b.op("mov.b64 %s, %s", to[i].value(), from[i].value());
-        if (to[i].valid() != null) {
-          b.op("mov.pred %s, %s", to[i].valid(), from[i].valid());
-        }
-        if (to[i].length() != null) {
-          b.op("mov.b32 %s, %s", to[i].length(), from[i].length());
-        }
-      }
     }
 
     /**
@@ -407,13 +298,10 @@ public final class AggregateUpdateGenerator {
     /**
      * One item: the program for its row, then the group's update (every lane runs it). The row is
      * the tile's, plus the thread, plus {@code itemOffset} (a register or an immediate); {@code
-     * item} picks the item's registers of the decoded GPU-DFOR tiles. {@code loaded}, where not
-     * null, holds the values of the column loads {@code ahead}, issued earlier ({@link
-     * #loadsAhead}).
+     * item} picks the item's registers of the decoded GPU-DFOR tiles.
      */
     private void item(int item, String itemOffset, String thread, String tileOffset, String rows,
-        BitSet cone, BitSet rest, int filter, int[] outputs, BitSet ahead, Val[] loaded)
-        throws CodegenUnsupportedException {
+        BitSet cone, BitSet rest, int filter, int[] outputs) throws CodegenUnsupportedException {
       b.comment("item " + item);
       // Loaded per item: held from one item to the next, they would take registers through the
       // group's update.
@@ -433,13 +321,6 @@ public final class AggregateUpdateGenerator {
       b.op("setp.ge.s64 %s, %s, %s", outside, row, rows);
       b.op("@%s bra %s", outside, done);
       Val[] values = new Val[body.count()];
-      if (loaded != null) {
-        for (int i = ahead.nextSetBit(0); i >= 0; i = ahead.nextSetBit(i + 1)) {
-          values[i] = loaded[i];
-        }
-        cone = without(cone, ahead);
-        rest = without(rest, ahead);
-      }
       body.emitAll(cone, values, it);
       // HostFilterProject's order: the filter's error, then each output's if the row is kept.
       String filterError = null;
@@ -479,12 +360,6 @@ public final class AggregateUpdateGenerator {
       if (update != null) {
         update.item(active, values, outputs);
       }
-    }
-
-    private static BitSet without(BitSet set, BitSet removed) {
-      BitSet left = (BitSet) set.clone();
-      left.andNot(removed);
-      return left;
     }
 
     /** atomicMin(first_error, (row << 8) | code), where {@code when} holds. */
