@@ -222,8 +222,11 @@ public final class AggregateUpdateGenerator {
       if (body.decodesTiles() || registers != null) {
         // One copy of the code per item: each item reads its own registers of the decoded
         // tiles; and accumulating in registers, the items' loads overlap (and the code is short).
+        // Neither kernel fills a multiprocessor (it has keys and no GPU-DFOR input), so the
+        // block here is BLOCK_THREADS.
         for (int item = 0; item < ITEMS; item++) {
-          item(item, threadsTimes(item), thread, tileOffset, rows, cone, rest, filter, outputs);
+          item(item, Long.toString((long) item * BLOCK_THREADS), thread, tileOffset, rows, cone,
+              rest, filter, outputs);
         }
       } else {
         // One copy of the item's code, run for each item: a quarter of the PTX to compile.
@@ -283,16 +286,6 @@ public final class AggregateUpdateGenerator {
       b.op("cvt.u64.u32 %s, %s", blockThreads, threads);
       tileItems = b.b64();
       b.op("mul.lo.s64 %s, %s, %d", tileItems, blockThreads, ITEMS);
-    }
-
-    /** {@code item} times the block's threads: an item's offset in the tile. */
-    private String threadsTimes(int item) {
-      if (!anyBlockSize) {
-        return Long.toString((long) item * BLOCK_THREADS);
-      }
-      String offset = b.b64();
-      b.op("mul.lo.s64 %s, %s, %d", offset, blockThreads, item);
-      return offset;
     }
 
     /**

@@ -91,9 +91,7 @@ final class RunAccumulators {
     b.op("@%s mov.u32 %s, %s", start, this.group, group);
     b.op("@%s mov.u32 %s, %s", start, this.entry, entry);
     for (int f = 0; f < value.length; f++) {
-      long identity = kind(f) == Kind.MIN ? Long.MAX_VALUE
-          : kind(f) == Kind.MAX ? Long.MIN_VALUE : 0;
-      b.op("@%s mov.b64 %s, %d", start, value[f], identity);
+      b.op("@%s mov.b64 %s, %d", start, value[f], GroupAccumulation.initialValue(spec, f));
       if (high[f] != null) {
         b.op("@%s mov.b64 %s, 0", start, high[f]);
       }

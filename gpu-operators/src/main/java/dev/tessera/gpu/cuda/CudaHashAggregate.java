@@ -363,9 +363,12 @@ final class CudaHashAggregate implements HashAggregateKernel {
       return HEADER_WORDS + (long) COLUMN_WORDS * (keyCount + f);
     }
 
-    /** The header and the state's pointers; per-call columns are filled by the caller. */
+    /**
+     * The header and the state's pointers; per-call columns are filled by the caller. {@code
+     * entries}: the per-block table's (the update's launch may size its own).
+     */
     private void writeState(ArrowBuf host, long rows, Layout l, DeviceBuffer groupBuffer,
-        DeviceBuffer slotBuffer, long tableMask) {
+        DeviceBuffer slotBuffer, long tableMask, int entries) {
       host.setZero(0, planBytes());
       long g = groupBuffer.address();
       word(host, H_ROWS, rows);
@@ -378,7 +381,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
       word(host, H_HEAP, heap == null ? 0 : heap.address());
       word(host, H_HEAP_USED, g + l.counters + Long.BYTES);
       word(host, H_HEAP_CAPACITY, heap == null ? 0 : heap.size());
-      word(host, H_LOCAL_ENTRIES, localEntries);
+      word(host, H_LOCAL_ENTRIES, entries);
       word(host, H_DIRECT, direct == null ? 0 : direct.address());
       for (int k = 0; k < keyCount; k++) {
         long base = keyBase(k);
@@ -443,7 +446,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
           temporaries.add(plan);
           ArrowBuf host = staging.buffer(planBytes());
           temporaries.add(host);
-          writeState(host, 0, next, nextGroups, nextSlots, nextTable - 1);
+          writeState(host, 0, next, nextGroups, nextSlots, nextTable - 1, localEntries);
           planAddress = plan.address();
           stream.copyHostToDevice(host.memoryAddress(), planAddress, planBytes());
         }
@@ -751,8 +754,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
       private final ColumnBatch<DeviceColumn> input;
       private final List<AutoCloseable> temporaries = new ArrayList<>();
       private boolean queued;
-      /** Entries of this launch's per-block table (updateShape). */
-      private int launchEntries;
 
       Update(Program program, List<JoinTable> tables, ColumnBatch<DeviceColumn> input) {
         this.program = program;
@@ -773,20 +774,22 @@ final class CudaHashAggregate implements HashAggregateKernel {
         Closing.closeAll(temporaries, null);
       }
 
+      /** An update's launch and the entries of its per-block table. */
+      private record UpdateLaunch(LaunchShape shape, int localEntries) {}
+
       /**
-       * The launch of the update and its per-block table's entries ({@link #launchEntries}).
-       * Blocks take tiles grid-stride: as many as the multiprocessors hold at once. A generated
+       * The launch of the update and its per-block table's entries. Blocks take tiles grid-stride: as many as the multiprocessors hold at once. A generated
        * {@code kernel} that {@link AggregateUpdateGenerator#fillsMultiprocessor} runs one block
        * a multiprocessor, of as many threads as its registers allow, whose table takes {@link
        * #WHOLE_SHARED_PERCENT} of the multiprocessor's shared memory; other kernels (null: the
        * interpreter's) run blocks of 128 threads with {@link #localEntries} entries each.
        */
-      private LaunchShape updateShape(GeneratedKernels.Kernel kernel, List<InputSpec> inputs,
+      private UpdateLaunch updateShape(GeneratedKernels.Kernel kernel, List<InputSpec> inputs,
           int rows) {
         KernelModule kernels = device.kernels();
         int threads = LaunchShape.BLOCK_THREADS;
         int percent = KEYED_SHARED_PERCENT;
-        launchEntries = localEntries;
+        int launchEntries = localEntries;
         if (kernel != null && AggregateUpdateGenerator.fillsMultiprocessor(spec, inputs)) {
           threads = kernels.maxBlockThreads(kernel.function(), kernel.entry());
           percent = WHOLE_SHARED_PERCENT;
@@ -811,7 +814,9 @@ final class CudaHashAggregate implements HashAggregateKernel {
         long tiles = LaunchShape.tilesFor(rows, threads * LaunchShape.ITEMS_PER_THREAD)
             .gridBlocks();
         int blocks = (int) Math.min(tiles, (long) device.multiprocessors() * resident);
-        return new LaunchShape(Math.max(1, blocks), threads, oneBlock.sharedMemoryBytes());
+        return new UpdateLaunch(
+            new LaunchShape(Math.max(1, blocks), threads, oneBlock.sharedMemoryBytes()),
+            launchEntries);
       }
 
       private void execute() {
@@ -838,11 +843,11 @@ final class CudaHashAggregate implements HashAggregateKernel {
         lastCompileNanos = lookup == null ? 0 : lookup.buildNanos();
         GeneratedKernels.Kernel kernel =
             lookup != null && lookup.kernel().generated() ? lookup.kernel() : null;
-        LaunchShape shape = updateShape(kernel, inputs, rows);
+        UpdateLaunch launch = updateShape(kernel, inputs, rows);
+        LaunchShape shape = launch.shape();
 
         ArrowBuf state = host.slice(stateAt, planBytes());
-        writeState(state, 0, layout, groups, slots, tableCapacity - 1);
-        word(state, H_LOCAL_ENTRIES, launchEntries); // this launch's table (updateShape)
+        writeState(state, 0, layout, groups, slots, tableCapacity - 1, launch.localEntries());
         word(state, H_OUTPUT_REGISTERS, planAddress + registersAt);
         word(state, H_OUTPUT_COUNT, outputs.size());
         for (int k = 0; k < keyCount; k++) {
@@ -1058,7 +1063,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
         long w = workBuffer.address();
         long readbackAt = Sections.alignUp(planBytes());
         ArrowBuf host = temporary(staging.buffer(readbackAt + zeroedBytes));
-        writeState(host, rows, layout, groups, slots, tableCapacity - 1);
+        writeState(host, rows, layout, groups, slots, tableCapacity - 1, localEntries);
         for (int o = 0; o < outputs; o++) {
           boolean key = o < keyCount;
           long base = key ? keyBase(o) : functionBase(o - keyCount);
