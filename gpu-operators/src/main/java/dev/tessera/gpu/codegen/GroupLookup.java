@@ -87,19 +87,31 @@ final class GroupLookup {
       findGroupOf(act, keys, null, group);
       return null;
     }
-    // Not in hash_aggregate.cuh: of the warp's rows with the same keys, only the first looks the
-    // group up (a probe is a chain of L2 round trips; with few groups most rows repeat a key).
-    b.comment("rows of the warp with the same keys: the first finds the group for them all");
     StoredKey[] stored = new StoredKey[keys.length];
     for (int k = 0; k < keys.length; k++) {
       stored[k] = storedForm(keys[k]);
     }
-    String leader = TilePrimitives.lowestLane(b, peers(act, keys, stored));
-    String lane = b.b32();
-    b.op("mov.u32 %s, %%laneid", lane);
-    String leads = b.pred();
-    b.op("setp.eq.u32 %s, %s, %s", leads, lane, leader);
-    b.op("and.pred %s, %s, %s", leads, leads, act);
+    // Not in hash_aggregate.cuh: where the table is found by group, of the warp's rows with the
+    // same keys only the first looks the group up (a probe is a chain of L2 round trips; with few
+    // groups most rows repeat a key). Where it is found by key, each row looks on its own: its
+    // last group or the table in shared memory answers most rows, and the warp's match.any over
+    // rows of many keys cost more (HashAggregateBench at 100 groups, ncu: 14% of the stall
+    // samples on its result). Measured (H200, long keys): 100 groups 838 -> 582 us, 1,000 groups
+    // 1,381 -> 866 us, with a filter 10^5 groups 1,502 -> 1,104 us; one group 485 -> 530 us,
+    // where every lane's first row now looks for the one key at once. Sharing the lookup only at
+    // a thread's first item, or only in a warp of one key, won the one group back but cost
+    // 5-20% from 10 to 1,000 groups: any branch or shuffle here is paid on every item.
+    String leader = null;
+    String leads = act;
+    if (keyTable == null) {
+      b.comment("rows of the warp with the same keys: the first finds the group for them all");
+      leader = TilePrimitives.lowestLane(b, peers(act, keys, stored));
+      String lane = b.b32();
+      b.op("mov.u32 %s, %%laneid", lane);
+      leads = b.pred();
+      b.op("setp.eq.u32 %s, %s, %s", leads, lane, leader);
+      b.op("and.pred %s, %s, %s", leads, leads, act);
+    }
     String claimed = null;
     if (keyTable == null) {
       findGroupOf(leads, keys, null, group);
@@ -126,10 +138,11 @@ final class GroupLookup {
       b.op("and.pred %s, %s, %s", remembered, looks, inTable);
       last.remember(b, remembered, keys, stored, group, entry);
     }
-    b.op("shfl.sync.idx.b32 %s, %s, %s, 31, -1", group, group, leader);
+    if (leader != null) {
+      b.op("shfl.sync.idx.b32 %s, %s, %s, 31, -1", group, group, leader);
+    }
     b.op("selp.b32 %s, %s, 0, %s", group, group, act);
     if (keyTable != null) {
-      b.op("shfl.sync.idx.b32 %s, %s, %s, 31, -1", entry, entry, leader);
       b.op("selp.b32 %s, %s, -1, %s", entry, entry, act);
     }
     return claimed;
