@@ -14,20 +14,32 @@
 # Environment: KERNEL (ncu's kernel filter, default regex:tessera_gen), SKIP (launches of it to
 # skip first, default 0), COUNT (launches to time, default 6), N (launches a median, default
 # COUNT), SETTINGS (JAVA_TOOL_OPTIONS values, say -Dtessera.exp.x=1 of a temporary build, one run
-# each; "-" for none, the default).
+# each; "-" for none, the default), VARIANTS (jars of gpu-operators' classes that dev/gpu-variants
+# built, each put first on the class path for one run of every setting, so that several builds
+# are compared in one call on one card; "-" for the bundle's own classes, the default).
 set -uo pipefail
-[ $# -ge 1 ] || { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 app=/opt/tessera/app
 work=${TMPDIR:-/tmp}/bench-kernel-times
 mkdir -p "$work"
 count=${COUNT:-6}
-for setting in ${SETTINGS:--}; do
-  options=""
-  [ "$setting" = "-" ] || options=$setting
-  JAVA_TOOL_OPTIONS="$options" ncu --metrics gpu__time_duration.sum -k "${KERNEL:-regex:tessera_gen}" \
-    --launch-skip "${SKIP:-0}" --launch-count "$count" --csv "$app/run-bench.sh" "$@" \
-    > "$work/times.csv" 2> "$work/run.log" \
-    || { echo "ncu failed: $work/run.log" >&2; tail -20 "$work/run.log" >&2; exit 1; }
-  python3 "$here/ncu_tables.py" medians "$work/times.csv" "${N:-$count}" "setting '$options':"
+for variant in ${VARIANTS:--}; do
+  classes=""
+  label=""
+  if [ "$variant" != "-" ]; then
+    [ -f "$variant" ] || { echo "no variant jar $variant (dev/gpu-variants builds them)" >&2; exit 2; }
+    classes=$(realpath "$variant")
+    label="$(basename "$variant" .jar), "
+  fi
+  for setting in ${SETTINGS:--}; do
+    options=""
+    [ "$setting" = "-" ] || options=$setting
+    TESSERA_CLASSES="$classes" JAVA_TOOL_OPTIONS="$options" ncu --metrics gpu__time_duration.sum \
+      -k "${KERNEL:-regex:tessera_gen}" --launch-skip "${SKIP:-0}" --launch-count "$count" --csv \
+      "$app/run-bench.sh" "$@" > "$work/times.csv" 2> "$work/run.log" \
+      || { echo "ncu failed: $work/run.log" >&2; tail -20 "$work/run.log" >&2; exit 1; }
+    python3 "$here/ncu_tables.py" medians "$work/times.csv" "${N:-$count}" \
+      "${label}setting '$options':"
+  done
 done
