@@ -102,21 +102,18 @@ final class GroupLookup {
     // a thread's first item, or only in a warp of one key, won the one group back but cost
     // 5-20% from 10 to 1,000 groups: any branch or shuffle here is paid on every item.
     String leader = null;
-    String leads = act;
+    String claimed = null;
     if (keyTable == null) {
       b.comment("rows of the warp with the same keys: the first finds the group for them all");
       leader = TilePrimitives.lowestLane(b, peers(act, keys, stored));
       String lane = b.b32();
       b.op("mov.u32 %s, %%laneid", lane);
-      leads = b.pred();
+      String leads = b.pred();
       b.op("setp.eq.u32 %s, %s, %s", leads, lane, leader);
       b.op("and.pred %s, %s, %s", leads, leads, act);
-    }
-    String claimed = null;
-    if (keyTable == null) {
       findGroupOf(leads, keys, null, group);
     } else {
-      String looks = last.recall(b, leads, keys, stored, group, entry);
+      String looks = last.recall(b, act, keys, stored, group, entry);
       b.comment("the block's table by key, then (not held there) the global table");
       String h = hash(keys);
       boolean[] nullable = new boolean[keys.length];
@@ -150,10 +147,10 @@ final class GroupLookup {
 
   /**
    * Not in hash_aggregate.cuh: a lane's last group looked up and its per-block entry, with its
-   * keys in their stored form, in registers that live through the whole launch. A group's index does not change while the
-   * kernel runs (groups are only added; the host makes room before the launch), so a leader whose
-   * keys are the ones it looked up last takes that group without the hash and the L2 round trips
-   * of the lookup (with one group, every item after the lane's first).
+   * keys in their stored form, in registers that live through the whole launch. A group's index
+   * does not change while the kernel runs (groups are only added; the host makes room before the
+   * launch), so a lane whose keys are the ones it looked up last takes that group without the
+   * hash and the lookup (with one group, every item after the lane's first).
    *
    * @param held whether the registers hold a group yet (.pred)
    * @param group that group (.b32)
@@ -164,14 +161,14 @@ final class GroupLookup {
   private record LastGroup(String held, String group, String entry, String[] values,
       String[] nulls) {
     /**
-     * For a leader ({@code leads}) whose keys are the last ones: their group into {@code group}
-     * (and, where the table is found by key, their entry into {@code entry}). Returns a new
-     * .pred: the leaders that must look their group up.
+     * For a lane whose row is aggregated ({@code act}) and whose keys are the last ones: their
+     * group into {@code group} and their entry into {@code entry} (-1 for the other lanes).
+     * Returns a new .pred: the lanes of {@code act} that must look their group up.
      */
-    String recall(PtxBuilder b, String leads, AggregateValue[] keys, StoredKey[] stored,
+    String recall(PtxBuilder b, String act, AggregateValue[] keys, StoredKey[] stored,
         String group, String entry) {
       String same = b.pred();
-      b.op("and.pred %s, %s, %s", same, leads, held);
+      b.op("and.pred %s, %s, %s", same, act, held);
       String p = b.pred();
       for (int k = 0; k < keys.length; k++) {
         b.op("setp.eq.u64 %s, %s, %s", p, stored[k].value(), values[k]);
@@ -185,7 +182,7 @@ final class GroupLookup {
       b.op("mov.u32 %s, -1", entry);
       b.op("@%s mov.u32 %s, %s", same, entry, this.entry);
       String looks = b.pred();
-      b.op("xor.pred %s, %s, %s", looks, leads, same); // leads and not same (same implies leads)
+      b.op("xor.pred %s, %s, %s", looks, act, same); // act and not same (same implies act)
       return looks;
     }
 
