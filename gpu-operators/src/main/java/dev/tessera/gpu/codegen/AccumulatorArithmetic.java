@@ -92,9 +92,8 @@ final class AccumulatorArithmetic {
    * (where the header reads the value first: that read is a round trip to L2 for every row; in a
    * per-block entry the read is cheap and spares the loop, {@link SharedAtomics#minMax}; in the
    * global copy of GroupAccumulation's rowsInTableOrGlobal the read is issued with the row's
-   * other atomics, {@link #readFirstMinMax});
-   * for FLOAT and DOUBLE, only a value that improves on the current one is written, by
-   * compare-and-swap in Spark's order.
+   * other atomics, {@link #readFirstMinMax}); for FLOAT and DOUBLE, only a value that improves on
+   * the current one is written, by compare-and-swap in Spark's order.
    */
   void atomicMinMax(Kind kind, TypeId type, Accumulators at, String v) {
     String space = at.space();

@@ -691,7 +691,7 @@ final class GroupAccumulation {
       case COUNT_ROWS, COUNT -> arithmetic.addCount(at, "1");
       case SUM, SUM_DECIMAL -> {
         String[] x = arithmetic.int128(inputType(f), input.value());
-        if (waits != null && !at.space().equals(".shared")) {
+        if (waits != null) {
           String old = Int128Atomics.addLow(b, at.space(), at.value(), x[0]);
           waits.add(where(valid,
               () -> Int128Atomics.carry(b, at.space(), at.high(), old, x[0], x[1])));
@@ -700,7 +700,7 @@ final class GroupAccumulation {
         }
       }
       case MIN, MAX -> {
-        if (waits != null && !at.space().equals(".shared") && !isFloating(inputType(f))) {
+        if (waits != null && waitsForResult(f)) {
           waits.add(where(valid, arithmetic.readFirstMinMax(kind, at, input.value())));
         } else {
           arithmetic.atomicMinMax(kind, inputType(f), at, input.value());
@@ -712,15 +712,20 @@ final class GroupAccumulation {
   }
 
   /**
-   * The functions whose global update waits for a result: sums (the carry) and integer MIN/MAX
-   * (the compare after the read, {@link AccumulatorArithmetic#readFirstMinMax}).
+   * Whether function f's global update waits for a result: a sum (the carry) or an integer
+   * MIN/MAX (the compare after the read, {@link AccumulatorArithmetic#readFirstMinMax}).
    */
+  private boolean waitsForResult(int f) {
+    Kind kind = kind(f);
+    boolean minMax = kind == Kind.MIN || kind == Kind.MAX;
+    return isSum(kind) || minMax && !isFloating(inputType(f));
+  }
+
+  /** The functions that {@link #waitsForResult}. */
   private int waitingFunctions() {
     int waiting = 0;
     for (int f = 0; f < spec.functions().size(); f++) {
-      Kind kind = kind(f);
-      boolean minMax = kind == Kind.MIN || kind == Kind.MAX;
-      if (isSum(kind) || minMax && !isFloating(inputType(f))) {
+      if (waitsForResult(f)) {
         waiting++;
       }
     }

@@ -778,9 +778,10 @@ final class CudaHashAggregate implements HashAggregateKernel {
       private record UpdateLaunch(LaunchShape shape, int localEntries) {}
 
       /**
-       * The launch of the update and its per-block table's entries. Blocks take tiles grid-stride: as many as the multiprocessors hold at once. A generated
-       * {@code kernel} that {@link AggregateUpdateGenerator#fillsMultiprocessor} runs one block
-       * a multiprocessor, of as many threads as its registers allow, whose table takes {@link
+       * The launch of the update and its per-block table's entries. Blocks take tiles
+       * grid-stride: as many as the multiprocessors hold at once. A generated {@code kernel}
+       * that {@link AggregateUpdateGenerator#fillsMultiprocessor} runs one block a
+       * multiprocessor, of as many threads as its registers allow, whose table takes {@link
        * #WHOLE_SHARED_PERCENT} of the multiprocessor's shared memory; other kernels (null: the
        * interpreter's) run blocks of 128 threads with {@link #localEntries} entries each.
        */
