@@ -127,6 +127,7 @@ final class GroupAccumulation {
     b.op("and.pred %s, %s, %s", merge, change, run.held);
     mergeRun(merge);
     run.start(change, group, entry);
+    run.takeEntry(act, entry);
     run.add(act, inputs);
   }
 

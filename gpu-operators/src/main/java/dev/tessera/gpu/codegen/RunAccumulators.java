@@ -103,6 +103,19 @@ final class RunAccumulators {
   }
 
   /**
+   * Where {@code act} holds, the run being of the item's group: the item's entry of it ({@code
+   * entry}, -1 where the table does not hold it) taken as the run's where the run has none yet.
+   * An entry holds its group until the launch ends, so an entry found for the group at any item
+   * is the run's. Without it a run begun at a row sent to the global table (its block's entry
+   * busy, or a lost race) stays there: with one group, a lane's only run lasts the launch, and
+   * every lane whose first row found the entry busy merged into the group's global words at the
+   * end.
+   */
+  void takeEntry(String act, String entry) {
+    b.op("@%s max.s32 %s, %s, %s", act, this.entry, this.entry, entry);
+  }
+
+  /**
    * Where {@code act} holds: the row's {@code inputs} (per function, null for COUNT_ROWS) added
    * to the run (RegisterAccumulators.accumulate's arithmetic).
    */

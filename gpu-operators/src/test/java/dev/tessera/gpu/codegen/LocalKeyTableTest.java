@@ -94,6 +94,15 @@ class LocalKeyTableTest {
   }
 
   @Test
+  void aRunTakesTheEntryThatAnItemOfItsGroupFound() throws Exception {
+    // count, sum and max of a LONG: integral, so the lanes' runs of one group are kept in
+    // registers; a run begun at a row sent to the global table takes the entry found later.
+    String ptx = kernel(spec(List.of(ColumnType.LONG)), KernelFeatures.forArch("sm_90")).ptx();
+    assertTrue(ptx.matches("(?s).*\t@%p\\d+ max\\.s32 (%r\\d+), \\1, %r\\d+;\n.*"),
+        "the run's entry: the larger of its own and the item's");
+  }
+
+  @Test
   @RequiresPtxCompiler
   void aHeldKeysKernelCompilesCleanForTheOldestDevice() throws Exception {
     GeneratedKernel kernel = kernel(spec(List.of(ColumnType.INT)), KernelFeatures.OLDEST);
