@@ -67,7 +67,7 @@ public final class AggregateUpdateGenerator {
   /** {@link #key(Program, List, AggregateSpec)} of the kernel for a device with {@code features}. */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features) {
-    StringBuilder key = new StringBuilder("aggregate-update v13;");
+    StringBuilder key = new StringBuilder("aggregate-update v14;");
     if (features.reduxSync()) {
       key.append("redux;");
     }

@@ -117,7 +117,7 @@ public final class FilterProjectGenerator {
 
   /** The identity of a generated kernel: everything it bakes in, constants' values excluded. */
   public static String key(Program program, List<InputSpec> inputs) {
-    StringBuilder key = new StringBuilder("filter-project v1;");
+    StringBuilder key = new StringBuilder("filter-project v2;");
     for (int word : program.code()) {
       key.append(word).append(',');
     }

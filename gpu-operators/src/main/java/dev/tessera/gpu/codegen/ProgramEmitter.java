@@ -81,6 +81,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private BitSet conjunctions;
   /** {@link #falseElseSelects}, once asked for. */
   private BitSet falseElseSelects;
+  /** {@link #keepOnly}, once asked for. */
+  private Boolean keepOnly;
 
   /** One column descriptor's fields, loaded once per phase. */
   private record ColumnRegisters(String data, String validity, String offsets, String words,
@@ -582,7 +584,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * its right operand the AND's second or the SELECT's condition. Where the left operand decides
    * it (an AND's false and valid, a SELECT's keep not valid and true), the conjunction is false
    * whatever its right operand holds (RowEmitter reads none of it), so the filter is false and
-   * the row dropped. The right operand's own instructions then need not run: their values reach
+   * the row dropped ({@link #keepOnly} says when an AND's NULL left operand decides it too). The right operand's own instructions then need not run: their values reach
    * only that conjunction (whose result does not depend on them), conjunctions above it (which
    * one decided operand decides), and the rest of the program, which runs only for kept rows.
    */
@@ -615,9 +617,57 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     return falseElseSelects.get(i);
   }
 
-  /** Where conjunction {@code i}'s left operand {@code left} decides it (false). */
+  /**
+   * Where conjunction {@code i}'s left operand {@code left} decides it: false, or not true where
+   * the conjunction is a SELECT or the filter's ANDs {@link #keepOnly}.
+   */
   private String conjunctionStops(int i, Val left) {
-    return op(i) == Opcode.AND.code() ? rows.andStops(left) : rows.selectStops(left);
+    return op(i) == Opcode.AND.code() && !keepOnly() ? rows.andStops(left)
+        : rows.selectStops(left);
+  }
+
+  /**
+   * Whether the filter's conjunctions decide nothing but which rows it keeps, so that an AND may
+   * stop where its left operand is NULL, as a SELECT does: no instruction the filter reads may
+   * raise an error (the program is not ANSI, or every such opcode {@link
+   * Opcode#raisesNoErrorOfItsOwn}), and only conjunctions read a conjunction's value.
+   *
+   * <p>Why that is exact: an AND whose left operand is NULL is NULL or false whatever its right
+   * operand holds, so it is not true, nor is any conjunction above it, and the filter drops the
+   * row either way. Whatever {@link RowEmitter#logic} makes of a right operand left unset is
+   * NULL or false too. Spark does evaluate the right operand there, which is observable only
+   * through an error it raises, and none can. A row the filter keeps has every conjunction true,
+   * so no conjunction of it stopped. This is what lets a probe that finds no row (its payload
+   * NULL, compared on the left) skip the probes on the right, as StarJoinBench's sparse form does;
+   * ChainCompiler's joins are SELECTs, which stop there already.
+   */
+  private boolean keepOnly() {
+    if (keepOnly == null) {
+      keepOnly = conjunctionsDecideOnlyTheFilter();
+    }
+    return keepOnly;
+  }
+
+  private boolean conjunctionsDecideOnlyTheFilter() {
+    BitSet tree = conjunctions();
+    for (int i = 0; i < count; i++) {
+      for (int s : sources[i]) {
+        if (tree.get(s) && !tree.get(i)) {
+          return false;
+        }
+      }
+    }
+    if (!program.ansi()) {
+      return true;
+    }
+    BitSet cone = new BitSet();
+    mark(writerOf(program.filterRegister()), cone);
+    for (int i = cone.nextSetBit(0); i >= 0; i = cone.nextSetBit(i + 1)) {
+      if (!Opcode.ofCode(op(i)).raisesNoErrorOfItsOwn()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**

@@ -902,7 +902,8 @@ final class RowEmitter {
 
   /**
    * A .pred that holds where SELECT(keep, condition, false)'s {@code keep} decides it: not valid
-   * and true. {@link #choose} then takes the constant, and nothing of the condition.
+   * and true. {@link #choose} then takes the constant, and nothing of the condition. (Also where
+   * an AND's left operand decides whether a filter keeps the row: ProgramEmitter's keepOnly.)
    */
   String selectStops(Val keep) {
     String p = b.pred();

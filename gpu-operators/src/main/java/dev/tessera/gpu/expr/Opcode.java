@@ -213,6 +213,25 @@ public enum Opcode {
     return code;
   }
 
+  /**
+   * Whether this instruction never raises an error of its own (it still carries its operands'):
+   * the opcodes whose description above names no error, even under ANSI. Any other opcode may
+   * raise one, so a kernel must run it wherever Spark evaluates it; an instruction of these may be
+   * left out where its value cannot change the result.
+   */
+  public boolean raisesNoErrorOfItsOwn() {
+    return switch (this) {
+      case LOAD_COLUMN, LOAD_CONST, LOAD_NULL, LOAD_STRING_CONST, MOVE, ADD_F32, ADD_F64, SUB_F32,
+          SUB_F64, MUL_F32, MUL_F64, NEG_F32, NEG_F64, ABS_F32, ABS_F64, NORMALIZE_F32,
+          NORMALIZE_F64, CMP_INT, CMP_F32, CMP_F64, CMP_STRING, EQ_NULL_SAFE, AND, OR, NOT,
+          IS_NULL, IS_NOT_NULL, SELECT, COALESCE, CAST_INT_TO_F32, CAST_INT_TO_F64,
+          CAST_F32_TO_F64, CAST_F64_TO_F32, CAST_DECIMAL_TO_F64, CAST_INT_TO_BOOL,
+          CAST_F32_TO_BOOL, CAST_F64_TO_BOOL, YEAR, MONTH, DAY_OF_MONTH, STARTS_WITH, ENDS_WITH,
+          CONTAINS, LENGTH, IN_SET_INT, PROBE, LOAD_BUILD -> true;
+      default -> false;
+    };
+  }
+
   private static final Opcode[] BY_CODE = new Opcode[132];
 
   static {

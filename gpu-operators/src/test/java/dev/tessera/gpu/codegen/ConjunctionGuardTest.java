@@ -19,8 +19,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Where the filter is a conjunction whose right operand probes a join table, the generated
- * kernels skip that probe for rows the left operand has decided (false): one branch per guarded
- * conjunction and item, in the filter-project kernel (its items then no longer run in lockstep)
+ * kernels skip that probe for rows the left operand has decided (false, or NULL where nothing
+ * but the filter's outcome depends on the conjunction, ProgramEmitter.keepOnly): one branch per
+ * guarded conjunction and item, in the filter-project kernel (its items then no longer run in lockstep)
  * and in the aggregate update. A conjunction is an AND or ChainCompiler's SELECT(keep, condition,
  * false). Cheaper right operands get no branch unless they read a value an earlier branch may
  * have skipped. No GPU: what the kernels compute is the CUDA join suites'
@@ -154,6 +155,79 @@ class ConjunctionGuardTest {
       CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
       assertTrue(report.clean(), report.toString());
     }
+  }
+
+  /** How a filter's conjunction is built in {@link #starAnd}. */
+  private enum Shape {
+    /** StarJoinBench's: category = 1 AND supplier.region = 1. */
+    PLAIN,
+    /** (category + 1) = 2 on the left: an ADD_INT, which may raise under ANSI. */
+    ADDITION_ON_THE_LEFT,
+    /** The AND also read by IS_NOT_NULL (not a conjunction), then ANDed with that. */
+    READ_BY_ANOTHER_INSTRUCTION
+  }
+
+  private static Program starAnd(boolean ansi, Shape shape) {
+    ProgramBuilder b = new ProgramBuilder(List.of(INT, INT, INT, INT), ansi);
+    int part = b.table(new JoinTableSchema(List.of(INT), List.of(INT, INT)));
+    int supplier = b.table(new JoinTableSchema(List.of(INT), List.of(INT)));
+    int category = b.emitNew(Opcode.LOAD_BUILD, part,
+        b.emitNew(Opcode.PROBE, part, b.constant(b.loadColumn(0)), 1), 1);
+    int left = equalsOne(b, category);
+    if (shape == Shape.ADDITION_ON_THE_LEFT) {
+      int plusOne = b.emitNew(Opcode.ADD_INT, category, b.loadConstant(1), 32);
+      left = b.emitNew(Opcode.CMP_INT, plusOne, b.loadConstant(2), Comparison.EQ.code());
+    }
+    int region = b.emitNew(Opcode.LOAD_BUILD, supplier,
+        b.emitNew(Opcode.PROBE, supplier, b.constant(b.loadColumn(1)), 1), 0);
+    int keep = b.emitNew(Opcode.AND, left, equalsOne(b, region), 0);
+    if (shape == Shape.READ_BY_ANOTHER_INSTRUCTION) {
+      keep = b.emitNew(Opcode.AND, keep, b.emitNew(Opcode.IS_NOT_NULL, keep, 0, 0), 0);
+    }
+    return b.build(keep, List.of(new Program.Output(b.loadColumn(2), INT),
+        new Program.Output(b.loadColumn(3), INT)));
+  }
+
+  /**
+   * Whether the kernel's first guard stops where the left operand is not true (NULL too: a
+   * not.pred of "valid and true"), rather than only where it is valid and false.
+   */
+  private static boolean stopsWhereNotTrue(String ptx) {
+    String[] lines = ptx.split("\n");
+    for (int i = 1; i < lines.length; i++) {
+      if (lines[i].contains("bra $L_" + SKIP)) {
+        return lines[i - 1].trim().startsWith("not.pred");
+      }
+    }
+    throw new AssertionError("no guard in " + ptx);
+  }
+
+  @Test
+  void anAndOfAFilterThatRaisesNothingStopsWhereItsLeftOperandIsNull() throws Exception {
+    // category = 1 is NULL where the part probe finds no row (StarJoinBench's sparse form): the
+    // AND is then NULL or false, and the filter drops the row whatever the supplier probe says.
+    for (boolean ansi : new boolean[] {false, true}) {
+      Program program = starAnd(ansi, Shape.PLAIN);
+      assertTrue(stopsWhereNotTrue(FilterProjectGenerator.generate(program, inputs()).ptx()));
+      assertTrue(stopsWhereNotTrue(aggregate(program).ptx()));
+    }
+    // Without ANSI the addition raises nothing either.
+    assertTrue(stopsWhereNotTrue(aggregate(starAnd(false, Shape.ADDITION_ON_THE_LEFT)).ptx()));
+  }
+
+  @Test
+  void anAndStopsOnlyWhereItsLeftOperandIsFalseWhereSkippingItsRightCouldShow() throws Exception {
+    // Under ANSI the filter's addition may raise, and Spark evaluates the right operand of a NULL
+    // left one, so whether the AND is NULL or false could decide an error; and an AND read by an
+    // instruction other than a conjunction must hold its exact value. Both stop only at false.
+    for (Program program : List.of(starAnd(true, Shape.ADDITION_ON_THE_LEFT),
+        starAnd(false, Shape.READ_BY_ANOTHER_INSTRUCTION))) {
+      assertTrue(!stopsWhereNotTrue(FilterProjectGenerator.generate(program, inputs()).ptx()));
+      assertTrue(!stopsWhereNotTrue(aggregate(program).ptx()));
+    }
+    // The two rules make different kernels of the same shape.
+    assertTrue(!FilterProjectGenerator.key(starAnd(true, Shape.ADDITION_ON_THE_LEFT), inputs())
+        .equals(FilterProjectGenerator.key(starAnd(false, Shape.ADDITION_ON_THE_LEFT), inputs())));
   }
 
   @Test
