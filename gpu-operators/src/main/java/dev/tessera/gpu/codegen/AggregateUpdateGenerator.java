@@ -67,7 +67,7 @@ public final class AggregateUpdateGenerator {
   /** {@link #key(Program, List, AggregateSpec)} of the kernel for a device with {@code features}. */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features) {
-    StringBuilder key = new StringBuilder("aggregate-update v14;");
+    StringBuilder key = new StringBuilder("aggregate-update v15;");
     if (features.reduxSync()) {
       key.append("redux;");
     }
@@ -314,7 +314,15 @@ public final class AggregateUpdateGenerator {
       b.op("setp.ge.s64 %s, %s, %s", outside, row, rows);
       b.op("@%s bra %s", outside, done);
       Val[] values = new Val[body.count()];
-      body.emitAll(cone, values, it);
+      // The filter's column loads first, every one issued before any is used, as the
+      // filter-project kernel's are: where a conjunction guards a probe, a load in its right
+      // operand would otherwise wait for memory after the left operand's probes (StarJoinBench:
+      // the supplier's key after the part's probe and payload).
+      BitSet coneLoads = body.columnLoads(cone);
+      body.emitAll(coneLoads, values, it);
+      BitSet filterRest = (BitSet) cone.clone();
+      filterRest.andNot(coneLoads);
+      body.emitAll(filterRest, values, it);
       // HostFilterProject's order: the filter's error, then each output's if the row is kept.
       String filterError = null;
       if (filter >= 0) {
