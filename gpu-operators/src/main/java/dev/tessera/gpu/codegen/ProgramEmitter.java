@@ -584,9 +584,10 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * its right operand the AND's second or the SELECT's condition. Where the left operand decides
    * it (an AND's false and valid, a SELECT's keep not valid and true), the conjunction is false
    * whatever its right operand holds (RowEmitter reads none of it), so the filter is false and
-   * the row dropped ({@link #keepOnly} says when an AND's NULL left operand decides it too). The right operand's own instructions then need not run: their values reach
-   * only that conjunction (whose result does not depend on them), conjunctions above it (which
-   * one decided operand decides), and the rest of the program, which runs only for kept rows.
+   * the row dropped ({@link #keepOnly} says when an AND's NULL left operand decides it too). The
+   * right operand's own instructions then need not run: their values reach only that conjunction
+   * (whose result does not depend on them), conjunctions above it (which one decided operand
+   * decides), and the rest of the program, which runs only for kept rows.
    */
   private BitSet conjunctions() {
     if (conjunctions == null) {
@@ -634,8 +635,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    *
    * <p>Why that is exact: an AND whose left operand is NULL is NULL or false whatever its right
    * operand holds, so it is not true, nor is any conjunction above it, and the filter drops the
-   * row either way. Whatever {@link RowEmitter#logic} makes of a right operand left unset is
-   * NULL or false too. Spark does evaluate the right operand there, which is observable only
+   * row either way. Whatever RowEmitter.logic makes of a right operand left unset is NULL
+   * or false too. Spark does evaluate the right operand there, which is observable only
    * through an error it raises, and none can. A row the filter keeps has every conjunction true,
    * so no conjunction of it stopped. This is what lets a probe that finds no row (its payload
    * NULL, compared on the left) skip the probes on the right, as StarJoinBench's sparse form does;

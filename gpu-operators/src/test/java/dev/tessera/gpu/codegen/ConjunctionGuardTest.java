@@ -21,10 +21,10 @@ import org.junit.jupiter.api.Test;
  * Where the filter is a conjunction whose right operand probes a join table, the generated
  * kernels skip that probe for rows the left operand has decided (false, or NULL where nothing
  * but the filter's outcome depends on the conjunction, ProgramEmitter.keepOnly): one branch per
- * guarded conjunction and item, in the filter-project kernel (its items then no longer run in lockstep)
- * and in the aggregate update. A conjunction is an AND or ChainCompiler's SELECT(keep, condition,
- * false). Cheaper right operands get no branch unless they read a value an earlier branch may
- * have skipped. No GPU: what the kernels compute is the CUDA join suites'
+ * guarded conjunction and item, in the filter-project kernel (its items then no longer run in
+ * lockstep) and in the aggregate update. A conjunction is an AND or ChainCompiler's SELECT(keep,
+ * condition, false). Cheaper right operands get no branch unless they read a value an earlier
+ * branch may have skipped. No GPU: what the kernels compute is the CUDA join suites'
  * (CudaHashJoinDifferentialTest).
  */
 class ConjunctionGuardTest {
