@@ -222,8 +222,13 @@ public final class AggregateUpdateGenerator {
       if (body.decodesTiles() || registers != null) {
         // One copy of the code per item: each item reads its own registers of the decoded
         // tiles; and accumulating in registers, the items' loads overlap (and the code is short).
-        // Neither kernel fills a multiprocessor (it has keys and no GPU-DFOR input), so the
-        // block here is BLOCK_THREADS.
+        // Neither kernel fills a multiprocessor (that takes keys and no GPU-DFOR input: a
+        // register kernel has no keys, a decoding one reads GPU-DFOR), so the block here is
+        // BLOCK_THREADS, which the items' constant offsets below assume.
+        if (anyBlockSize) {
+          throw new IllegalStateException("a kernel of one copy per item fills a multiprocessor:"
+              + " its items' offsets assume blocks of " + BLOCK_THREADS + " threads");
+        }
         for (int item = 0; item < ITEMS; item++) {
           item(item, Long.toString((long) item * BLOCK_THREADS), thread, tileOffset, rows, cone,
               rest, filter, outputs);

@@ -7,6 +7,10 @@ import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.codegen.AccumulatorArithmetic.Accumulators;
 import dev.tessera.gpu.column.TypeId;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * A row's functions accumulated into its group in a generated aggregate kernel (part of {@link
@@ -296,8 +300,8 @@ final class GroupAccumulation {
    */
   private void rowsInTableOrGlobal(String entry, String group, String done) {
     bySpace(entry, b.label("rows_global"), done, space -> {
-      java.util.List<Runnable> waits = space.equals(".global")
-          && waitingFunctions() <= DEFERRED_WAITS ? new java.util.ArrayList<>() : null;
+      List<Runnable> waits = space.equals(".global")
+          && waitingFunctions() <= DEFERRED_WAITS ? new ArrayList<>() : null;
       for (int f = 0; f < inputs.length; f++) {
         int function = f;
         rowFunction(f, inputs[f], () -> accumulators(function, entry, group, space), waits);
@@ -441,7 +445,7 @@ final class GroupAccumulation {
    * (HashAggregateBench at 1 group: 0.81 ms, against 0.92 ms with generic addresses).
    */
   private void inTableOrGlobal(int f, String entry, String group,
-      java.util.function.Consumer<Accumulators> update) {
+      Consumer<Accumulators> update) {
     String global = b.label("function" + f + "_global");
     String done = b.label("function" + f + "_accumulated");
     bySpace(entry, global, done, space -> update.accept(accumulators(f, entry, group, space)));
@@ -453,7 +457,7 @@ final class GroupAccumulation {
    * others; then {@code done} placed.
    */
   private void bySpace(String entry, String global, String done,
-      java.util.function.Consumer<String> update) {
+      Consumer<String> update) {
     String inTable = b.pred();
     b.op("setp.ge.s32 %s, %s, 0", inTable, entry);
     b.op("@!%s bra %s", inTable, global);
@@ -676,7 +680,7 @@ final class GroupAccumulation {
    * function's; where null, each function's update is written whole.
    */
   private void rowFunction(int f, AggregateValue input,
-      java.util.function.Supplier<Accumulators> accumulators, java.util.List<Runnable> waits) {
+      Supplier<Accumulators> accumulators, List<Runnable> waits) {
     Kind kind = kind(f);
     b.comment("function " + f + ": " + kind + " of the row");
     String skip = b.label("row_function" + f);
