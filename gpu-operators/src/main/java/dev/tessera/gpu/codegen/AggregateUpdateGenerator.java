@@ -67,7 +67,7 @@ public final class AggregateUpdateGenerator {
   /** {@link #key(Program, List, AggregateSpec)} of the kernel for a device with {@code features}. */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features) {
-    StringBuilder key = new StringBuilder("aggregate-update v16;");
+    StringBuilder key = new StringBuilder("aggregate-update v17;");
     if (features.reduxSync()) {
       key.append("redux;");
     }
@@ -155,6 +155,11 @@ public final class AggregateUpdateGenerator {
     private final GroupedAggregateEmitter update;
     /** {@link #fillsMultiprocessor}: the block's size known only at launch (%ntid.x). */
     private final boolean anyBlockSize;
+    private final List<InputSpec> inputs;
+    /** The warps' queues of kept rows, where the update takes them (set by write()), or null. */
+    private KeptRowQueue queue;
+    /** With a queue: the .pred, true in the pass after the last tile, which flushes it. */
+    private String flushing;
     /** The block's threads and a tile's rows (.b64 registers, or immediates), set by write(). */
     private String blockThreads;
     private String tileItems;
@@ -163,6 +168,7 @@ public final class AggregateUpdateGenerator {
         KernelFeatures features) {
       this.spec = spec;
       this.anyBlockSize = fillsMultiprocessor(spec, inputs);
+      this.inputs = inputs;
       this.entry = entry;
       this.body = new ProgramEmitter(program, inputs, b, entry);
       this.registers = RegisterAccumulators.admits(spec)
@@ -191,6 +197,12 @@ public final class AggregateUpdateGenerator {
         localTableCall("tessera_agg_local_reset");
         b.op("bar.sync 0");
         update.begin();
+        if (queuesKeptRows(filter)) {
+          queue = new KeptRowQueue(b, spec, entry + "_kept", BLOCK_THREADS);
+          queue.begin(thread);
+          flushing = b.pred();
+          b.op("setp.ne.u32 %s, 0, 0", flushing);
+        }
       }
 
       // Tiles grid-stride, as the interpreter kernel takes them.
@@ -207,7 +219,15 @@ public final class AggregateUpdateGenerator {
       b.op("mul.lo.s64 %s, %s, %s", tileOffset, tile, tileItems);
       String past = b.pred();
       b.op("setp.ge.s64 %s, %s, %s", past, tileOffset, rows);
-      b.op("@%s bra %s", past, tilesDone);
+      if (queue == null) {
+        b.op("@%s bra %s", past, tilesDone);
+      } else {
+        // One pass more after the last tile, every row of it outside, flushes the queues.
+        String flushed = b.pred();
+        b.op("and.pred %s, %s, %s", flushed, past, flushing);
+        b.op("@%s bra.uni %s", flushed, tilesDone);
+        b.op("mov.pred %s, %s", flushing, past);
+      }
       String remaining = b.b64();
       b.op("sub.s64 %s, %s, %s", remaining, rows, tileOffset);
       b.op("min.s64 %s, %s, %s", remaining, remaining, tileItems);
@@ -228,6 +248,10 @@ public final class AggregateUpdateGenerator {
         if (anyBlockSize) {
           throw new IllegalStateException("a kernel of one copy per item fills a multiprocessor:"
               + " its items' offsets assume blocks of " + BLOCK_THREADS + " threads");
+        }
+        if (queue != null) {
+          throw new IllegalStateException("a kernel of one copy per item queues its kept rows:"
+              + " the update's code would be there once per item");
         }
         for (int item = 0; item < ITEMS; item++) {
           item(item, Long.toString((long) item * BLOCK_THREADS), thread, tileOffset, rows, cone,
@@ -262,6 +286,17 @@ public final class AggregateUpdateGenerator {
       }
       b.op("ret");
       return text();
+    }
+
+    /**
+     * Whether the kernel queues its kept rows for the update ({@link KeptRowQueue}): where the
+     * queue {@link KeptRowQueue#admits admits} the aggregation and the program filters its rows,
+     * in the kernel whose items share one copy of the code (no GPU-DFOR input: its tiles are
+     * decoded into per-item registers), so the update's code is there once.
+     */
+    private boolean queuesKeptRows(int filter) {
+      return filter >= 0 && !anyBlockSize && KeptRowQueue.admits(spec, BLOCK_THREADS)
+          && inputs.stream().noneMatch(i -> i.encoding() == Encoding.DFOR);
     }
 
     /**
@@ -365,11 +400,27 @@ public final class AggregateUpdateGenerator {
         b.op("@%s bra %s", failed, done);
       }
       b.op("mov.b32 %s, 1", active);
+      if (queue != null) {
+        queue.push(values, outputs, update);
+      }
       if (registers != null) {
         registers.accumulate(values, outputs);
       }
       b.place(done);
-      if (update != null) {
+      if (queue != null) {
+        queue.arrived();
+        // Whole warps of kept rows go through the update; the flushing pass takes the rest.
+        String take = queue.full();
+        String last = b.pred();
+        b.op("and.pred %s, %s, %s", last, flushing, queue.pending());
+        b.op("or.pred %s, %s, %s", take, take, last);
+        String skip = b.label("queue_kept");
+        b.op("@!%s bra.uni %s", take, skip);
+        KeptRowQueue.Taken taken = queue.take();
+        update.item(taken.active(), taken.column(), queue.nullable());
+        queue.release();
+        b.place(skip);
+      } else if (update != null) {
         update.item(active, values, outputs);
       }
     }

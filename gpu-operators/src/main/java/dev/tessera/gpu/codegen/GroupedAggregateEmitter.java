@@ -4,6 +4,7 @@ import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.column.ColumnType;
+import java.util.function.IntFunction;
 
 /**
  * One item of a hash aggregation's update, written into the generated kernel: hash_aggregate.cuh's
@@ -88,6 +89,19 @@ final class GroupedAggregateEmitter {
    * results are {@code values}, its outputs (the keys, then the functions' inputs) {@code outputs}.
    */
   void item(String active, Val[] values, int[] outputs) {
+    boolean[] nullable = new boolean[outputs.length];
+    for (int i = 0; i < outputs.length; i++) {
+      nullable[i] = values[outputs[i]].valid() != null;
+    }
+    item(active, i -> canonical(i, values[outputs[i]]), nullable);
+  }
+
+  /**
+   * {@link #item(String, Val[], int[])} with the aggregation's input columns from {@code column}
+   * (input column i in its canonical form, emitted where it is asked for: the keys before the
+   * lookup, the functions' inputs after it), {@code nullable} saying which can be NULL.
+   */
+  void item(String active, IntFunction<AggregateValue> column, boolean[] nullable) {
     b.comment("the row's group and its accumulation (hash_aggregate.cuh AggregateItem, inline)");
     LocalKeyTable.View table = localTable();
     String act = b.pred();
@@ -99,16 +113,16 @@ final class GroupedAggregateEmitter {
     if (spec.keyCount() > 0) {
       AggregateValue[] keys = new AggregateValue[spec.keyCount()];
       for (int k = 0; k < keys.length; k++) {
-        keys[k] = canonical(spec.inputTypes().get(k), values[outputs[k]]);
+        keys[k] = column.apply(k);
       }
-      claimed = lookup.findGroup(act, keys, seenAtInsert(values, outputs), group, table, entry);
+      claimed = lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry);
     }
     // The inputs after the lookup: widened before it, they would hold registers through it.
     AggregateValue[] inputs = new AggregateValue[spec.functions().size()];
     for (int f = 0; f < inputs.length; f++) {
       AggregateFunction fn = spec.functions().get(f);
       if (fn.kind() != Kind.COUNT_ROWS) {
-        inputs[f] = canonical(spec.inputTypes().get(fn.input()), values[outputs[fn.input()]]);
+        inputs[f] = column.apply(fn.input());
       }
     }
     accumulation.accumulate(table.local(), table.entries(), table.entries64(), act, group, inputs,
@@ -120,17 +134,21 @@ final class GroupedAggregateEmitter {
    * row need set it in the global accumulators again: where the function's input cannot be NULL
    * (every row of the group then has a value for it). GroupAccumulation's MarkSeen relies on it.
    */
-  private boolean[] seenAtInsert(Val[] values, int[] outputs) {
+  private boolean[] seenAtInsert(boolean[] nullable) {
     boolean[] set = new boolean[spec.functions().size()];
     for (int f = 0; f < set.length; f++) {
       AggregateFunction fn = spec.functions().get(f);
-      set[f] = fn.kind() != Kind.COUNT_ROWS && values[outputs[fn.input()]].valid() == null;
+      set[f] = fn.kind() != Kind.COUNT_ROWS && !nullable[fn.input()];
     }
     return set;
   }
 
-  /** hash_aggregate.cuh Canonical: the value sign-extended from its type's width. */
-  private AggregateValue canonical(ColumnType type, Val v) {
+  /**
+   * hash_aggregate.cuh Canonical: input column {@code column}'s value {@code v} sign-extended from
+   * its type's width.
+   */
+  AggregateValue canonical(int column, Val v) {
+    ColumnType type = spec.inputTypes().get(column);
     String value = b.b64();
     b.op("mov.b64 %s, %s", value, v.value());
     if (type.isString()) {
