@@ -170,7 +170,10 @@ final class KeptRowQueue {
       anyNullable |= nullable[i];
     }
     b.comment("the kept row into the warp's queue (KeptRowQueue)");
-    // The queue's tail counts every row queued; a slot is a position modulo SLOTS.
+    // The queue's tail counts every row queued; a slot is a position modulo SLOTS. One atomic a
+    // lane: with a kept row in 30, few lanes meet on the word. One for the lanes here together
+    // (activemask, the lowest lane's atomic, a shuffle) took 74 registers for Q3.1's shape, one
+    // block a multiprocessor fewer than 72.
     String slot = b.b32();
     b.op("atom.shared.add.u32 %s, [%s], 1", slot, tail);
     Addresses at = addresses(slot);

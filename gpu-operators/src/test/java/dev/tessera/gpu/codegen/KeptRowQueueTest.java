@@ -109,7 +109,8 @@ class KeptRowQueueTest {
   /**
    * The queued rows' values are stored where the program defined them: stored after the lanes
    * meet, they lived from one item to the next through the update (83 registers, against 66
-   * without the queue and 72 with it stored early).
+   * without the queue and 72 with it stored early). 72 is the most that leaves 7 blocks of 128
+   * threads a multiprocessor (registers go to a warp 256 at a time).
    */
   @Test
   void theStarJoinKernelCompilesWithoutStackAndHoldsNoRowThroughTheUpdate() throws Exception {
@@ -118,6 +119,6 @@ class KeptRowQueueTest {
     CompileReport report = GeneratedModule.compile(k, "sm_90").report(k.entry());
     assertEquals(0, report.stackFrameBytes(), report.infoLog());
     assertEquals(0, report.spillStoreBytes(), report.infoLog());
-    assertTrue(report.registers() <= 76, report.infoLog());
+    assertTrue(report.registers() <= 72, report.infoLog());
   }
 }
