@@ -26,7 +26,7 @@ import java.util.Random;
 
 /**
  * Benchmark (not a test) of the hash aggregation: {@code SELECT k, count(*), sum(v), min(v),
- * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in five forms:
+ * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in six forms:
  * <ul>
  *   <li>"long keys": update(batch) (the fused kernel with the identity program);
  *   <li>"filter v > 0": the same with {@code WHERE v > 0}, update(program, batch): the filter,
@@ -45,7 +45,7 @@ import java.util.Random;
  * <pre>run-bench.sh dev.tessera.gpu.bench.HashAggregateBench [rows] [deviceGBps] [backend] [codegen] [forms]</pre>
  *
  * <p>{@code forms}, when given, is a comma-separated list of the forms to run ("long keys,no
- * keys"); all five otherwise.
+ * keys"); all six otherwise.
  */
 public final class HashAggregateBench {
   private static final int WARM_UP = 1;
@@ -66,8 +66,8 @@ public final class HashAggregateBench {
     try (Backend backend = Backends.open(kind, options); GpuStream stream = backend.newStream()) {
       System.out.println("hash aggregate benchmark on " + backend.description() + ", " + rows
           + " rows" + (codegen ? ", generated kernels" : ", interpreter kernels"));
-      List<String> forms = List.of("long keys", "filter v > 0", "string keys",
-          "long keys, 8 batches", "no keys");
+      List<String> forms = List.of("long keys", "filter v > 0", "two keys, filter v > 0",
+          "string keys", "long keys, 8 batches", "no keys");
       if (args.length > 4) {
         List<String> chosen = List.of(args[4].split(",(?! )"));
         for (String form : chosen) {
@@ -82,8 +82,10 @@ public final class HashAggregateBench {
         int batches = form.equals("long keys, 8 batches") ? 8 : 1;
         ColumnType keyType = strings ? ColumnType.STRING : ColumnType.LONG;
         boolean global = form.equals("no keys");
-        AggregateSpec spec = spec(keyType, global ? 0 : 1);
-        Program program = form.equals("filter v > 0") ? positiveValues() : null;
+        boolean twoKeys = form.equals("two keys, filter v > 0");
+        AggregateSpec spec = twoKeys ? twoKeySpec() : spec(keyType, global ? 0 : 1);
+        Program program = form.equals("filter v > 0") ? positiveValues()
+            : twoKeys ? positiveValuesByTwoKeys() : null;
         warmHostPaths(backend, stream, spec, program, strings);
         System.out.println(form);
         System.out.println("groups        median ms   G rows/s   floor ms   x floor");
@@ -142,6 +144,26 @@ public final class HashAggregateBench {
         new AggregateFunction(Kind.SUM, 1, ColumnType.LONG),
         new AggregateFunction(Kind.MIN, 1, ColumnType.LONG),
         new AggregateFunction(Kind.MAX, 1, ColumnType.LONG)), false);
+  }
+
+  /** count(*), sum(v), min(v), max(v) grouped by the first two columns (k, k % 3). */
+  private static AggregateSpec twoKeySpec() {
+    return new AggregateSpec(List.of(ColumnType.LONG, ColumnType.LONG, ColumnType.LONG), 2,
+        List.of(new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+            new AggregateFunction(Kind.SUM, 2, ColumnType.LONG),
+            new AggregateFunction(Kind.MIN, 2, ColumnType.LONG),
+            new AggregateFunction(Kind.MAX, 2, ColumnType.LONG)), false);
+  }
+
+  /** k, k % 3, v WHERE v > 0 (about half of the rows; k % 3 adds no group). */
+  private static Program positiveValuesByTwoKeys() {
+    ProgramBuilder b = new ProgramBuilder(List.of(ColumnType.LONG, ColumnType.LONG), false);
+    int k = b.loadColumn(0);
+    int v = b.loadColumn(1);
+    int keep = b.emitNew(Opcode.CMP_INT, v, b.loadConstant(0), Comparison.GT.code());
+    int third = b.emitNew(Opcode.REM_INT, k, b.loadConstant(3), 64);
+    return b.build(keep, List.of(new Program.Output(k, ColumnType.LONG),
+        new Program.Output(third, ColumnType.LONG), new Program.Output(v, ColumnType.LONG)));
   }
 
   /** k, v WHERE v > 0 (about half of the rows). */
