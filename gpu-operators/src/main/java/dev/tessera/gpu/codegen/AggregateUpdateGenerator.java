@@ -21,7 +21,9 @@ import java.util.List;
  * interpreter kernel does, and then updates the row's group: finding the group, the warp-level
  * reduction and the per-block table, as hash_aggregate.cuh does for the interpreter kernel,
  * written into the kernel and specialized to the aggregation's keys and functions ({@link
- * GroupedAggregateEmitter}).
+ * GroupedAggregateEmitter}). Where the groups are found in the global table and the program
+ * filters, the kept rows wait in their warp's queue instead, and the update runs for 32 of them
+ * at once ({@link KeptRowQueue}).
  *
  * <p>A global aggregate (no keys) of integral inputs makes no call at all: each thread keeps its
  * accumulators in registers across every tile it takes, and merges them once, at the end
