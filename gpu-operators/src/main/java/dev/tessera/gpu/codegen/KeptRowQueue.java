@@ -233,6 +233,10 @@ final class KeptRowQueue {
    * Then {@link #release}.
    */
   Taken take() {
+    if (nullable == null) {
+      throw new IllegalStateException("rows are taken from the queue before any is pushed: the"
+          + " slots' layout (which columns can be NULL) is known at the push");
+    }
     b.comment("a warp's worth of kept rows out of the queue (KeptRowQueue)");
     String lane = b.b32();
     b.op("mov.u32 %s, %%laneid", lane);
