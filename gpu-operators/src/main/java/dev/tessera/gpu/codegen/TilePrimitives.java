@@ -243,14 +243,46 @@ final class TilePrimitives {
 
   /**
    * lookback.cuh BlockTilePrefix: the sum of the totals of the tiles before {@code tile}, in every
-   * thread (.b64); publishes this tile's aggregate, then its inclusive prefix. Warp 0 walks back
-   * over 32 predecessors at a time until one knows its prefix.
+   * thread (.b64). Publishes this tile's aggregate, then walks back ({@link #walkBack}).
    *
    * @param tileStatus the .b64 global address of the status words (zeroed before the launch)
    * @param tile the .b64 tile index
    * @param total the .b64 tile total, the same in every thread
    */
   String tilePrefix(String tileStatus, String tile, String total) {
+    return lookBack(tileStatus, tile, total, false);
+  }
+
+  /**
+   * The first half of the look-back: thread 0 publishes the tile's total, as its aggregate, or as
+   * its inclusive prefix where it is the first tile. The later tiles' walks read it; the earlier
+   * it is published, the less they wait.
+   */
+  void publishAggregate(String tileStatus, String tile, String total) {
+    String firstThread = b.pred();
+    b.op("setp.eq.u32 %s, %s, 0", firstThread, thread);
+    String firstTile = b.pred();
+    b.op("setp.eq.s64 %s, %s, 0", firstTile, tile);
+    String aggregate = status(FLAG_AGGREGATE, total);
+    String prefix = status(FLAG_PREFIX, total);
+    String word = b.b64();
+    b.op("selp.b64 %s, %s, %s, %s", word, prefix, aggregate, firstTile);
+    String own = b.b64();
+    b.op("mad.lo.s64 %s, %s, 8, %s", own, tile, tileStatus);
+    b.op("@%s st.relaxed.gpu.global.u64 [%s], %s", firstThread, own, word);
+  }
+
+  /**
+   * The second half of the look-back, after {@link #publishAggregate}: warp 0 walks back over 32
+   * predecessors at a time until one knows its prefix, then publishes this tile's inclusive
+   * prefix. Returns the sum of the earlier tiles' totals, in every thread (.b64).
+   */
+  String walkBack(String tileStatus, String tile, String total) {
+    return lookBack(tileStatus, tile, total, true);
+  }
+
+  /** The look-back by warp 0; publishes the tile's aggregate first unless {@code published}. */
+  private String lookBack(String tileStatus, String tile, String total, boolean published) {
     b.declare(".shared .align 8 .b64 lookback_prefix");
     String skip = b.label("lookback_done");
     String notWarp0 = b.pred();
@@ -266,12 +298,15 @@ final class TilePrimitives {
     b.op("setp.eq.s64 %s, %s, 0", firstTile, tile);
     String walk = b.label("lookback_walk");
     String publish = b.label("lookback_publish");
+    String end = b.label("lookback_store");
     b.op("@!%s bra %s", firstTile, walk);
-    b.op("bra.uni %s", publish);
+    // The first tile's prefix is 0; its status is its total.
+    b.op("bra.uni %s", published ? end : publish);
     b.place(walk);
-    // Not the first tile: publish the aggregate, then walk back.
-    String aggregate = status(FLAG_AGGREGATE, total);
-    b.op("@%s st.relaxed.gpu.global.u64 [%s], %s", firstLane, own, aggregate);
+    if (!published) {
+      String aggregate = status(FLAG_AGGREGATE, total);
+      b.op("@%s st.relaxed.gpu.global.u64 [%s], %s", firstLane, own, aggregate);
+    }
     String windowEnd = b.b64();
     b.op("add.s64 %s, %s, -1", windowEnd, tile);
     String lane64 = b.b64();
@@ -330,11 +365,11 @@ final class TilePrimitives {
     String inclusive = b.b64();
     b.op("add.s64 %s, %s, %s", inclusive, exclusive, total);
     b.op("@%s st.relaxed.gpu.global.u64 [%s], %s", firstLane, own, status(FLAG_PREFIX, inclusive));
-    String end = b.label("lookback_store");
-    b.op("bra.uni %s", end);
-    b.place(publish);
-    // The first tile: its prefix is its total.
-    b.op("@%s st.relaxed.gpu.global.u64 [%s], %s", firstLane, own, status(FLAG_PREFIX, total));
+    if (!published) {
+      b.op("bra.uni %s", end);
+      b.place(publish);
+      b.op("@%s st.relaxed.gpu.global.u64 [%s], %s", firstLane, own, status(FLAG_PREFIX, total));
+    }
     b.place(end);
     b.op("@%s st.shared.u64 [lookback_prefix], %s", firstLane, exclusive);
     b.place(skip);

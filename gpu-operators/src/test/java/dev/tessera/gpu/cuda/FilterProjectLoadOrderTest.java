@@ -15,8 +15,8 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * When a generated filter-project kernel reads its columns: which it asks L2 for before its
- * look-back (the plain columns only the outputs read, not the filter's, loaded already, and not
+ * When a generated filter-project kernel reads its columns: which it asks L2 for after its block
+ * scan (the plain columns only the outputs read, not the filter's, loaded already, and not
  * encoded ones, decoded from dependent reads), and that the outputs' loads of a group of items
  * come before any of them is used. Whether the kernel's results stay right is the CUDA suites'
  * job; this checks the PTX.
@@ -82,11 +82,11 @@ class FilterProjectLoadOrderTest {
     return FilterProjectGenerator.generate(FilterProjectBench.program(), inputs).ptx();
   }
 
-  /** From the block scan's total to the look-back. */
+  /** From the block scan's total to the last prefetch. */
   private static String prefetchSection(String ptx) {
     int from = ptx.indexOf("ld.shared.u32", ptx.indexOf("positions: block scan"));
-    int to = ptx.indexOf("lookback_prefix", from);
-    return ptx.substring(from, to < 0 ? ptx.length() : to);
+    int last = ptx.lastIndexOf("prefetch.global.L2");
+    return ptx.substring(from, last < from ? from : ptx.indexOf('\n', last));
   }
 
   /** The input columns whose descriptor fields {@code ptx} reads (descriptor offset / 48). */
