@@ -52,8 +52,9 @@ class CudaFilterProjectTest extends CudaVersusHostTest {
 
   // ---- the differential test -------------------------------------------------------------------
 
+  // 512 and 1,024 rows: the interpreter's tile and a short generated program's (8 items).
   @ParameterizedTest(name = "{0} rows")
-  @ValueSource(ints = {0, 1, 511, 512, 513, 100_000, 3_000_000})
+  @ValueSource(ints = {0, 1, 511, 512, 513, 1_023, 1_024, 1_025, 100_000, 3_000_000})
   void randomProgramsMatchTheHostReference(int rows) {
     int programs = rows <= 1000 ? SMALL_PROGRAMS : rows < LARGE_ROWS ? MEDIUM_PROGRAMS
         : LARGE_PROGRAMS;
