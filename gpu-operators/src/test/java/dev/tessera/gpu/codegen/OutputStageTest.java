@@ -31,6 +31,12 @@ class OutputStageTest {
     assertTrue(OutputStage.fits(bench, WIDE_TILE));
     assertFalse(OutputStage.fits(threeTimes(bench), WIDE_TILE), "54 KiB");
     assertFalse(OutputStage.fits(List.of(), WIDE_TILE), "nothing to stage");
+    // Four INT outputs with their flags: 20 bytes a row, 20 KiB a tile, the most that fits.
+    List<Program.Output> fourInts = java.util.Collections.nCopies(4,
+        new Program.Output(0, ColumnType.INT));
+    assertEquals(OutputStage.MAX_BLOCK_BYTES, OutputStage.blockBytes(fourInts, WIDE_TILE));
+    assertTrue(OutputStage.fits(fourInts, WIDE_TILE));
+    assertFalse(OutputStage.fits(fourInts, WIDE_TILE + 1));
     // A string output stages its length and address.
     assertEquals(13 * 512, OutputStage.blockBytes(
         List.of(new Program.Output(0, ColumnType.STRING)), 512));
