@@ -277,6 +277,7 @@ public final class FilterProjectGenerator {
       laterColumns.removeAll(body.plainColumnsLoaded(cone));
       if (OutputStage.fits(program.outputs(), tileItems())) {
         stage = new OutputStage(b, tileItems());
+        staged = new StagedOutput[program.outputs().size()];
       }
       Scan scan = scan(items, laterColumns);
       // Without a stage, phase B writes its rows in place: their positions come first.
@@ -697,6 +698,7 @@ public final class FilterProjectGenerator {
     private record StagedOutput(OutputStage.Part flag, OutputStage.Part value,
         OutputStage.Part length, OutputStage.Part address) {}
 
+    /** Per output, its staged arrays (laid out by the first item's row), with {@link #stage}. */
     private StagedOutput[] staged;
 
     /**
@@ -705,9 +707,6 @@ public final class FilterProjectGenerator {
      * writes the same words.
      */
     private void stageRow(int o, OutputColumn column, RowWords words, String position) {
-      if (staged == null) {
-        staged = new StagedOutput[program.outputs().size()];
-      }
       if (staged[o] == null) {
         boolean string = column.type().isString();
         staged[o] = new StagedOutput(words.valid() == null ? null : stage.part(1),

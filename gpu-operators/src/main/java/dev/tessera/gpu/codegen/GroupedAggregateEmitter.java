@@ -89,11 +89,16 @@ final class GroupedAggregateEmitter {
    * results are {@code values}, its outputs (the keys, then the functions' inputs) {@code outputs}.
    */
   void item(String active, Val[] values, int[] outputs) {
+    item(active, i -> canonical(i, values[outputs[i]]), nullable(values, outputs));
+  }
+
+  /** Per input column of the aggregation (the program's outputs), whether it can be NULL. */
+  static boolean[] nullable(Val[] values, int[] outputs) {
     boolean[] nullable = new boolean[outputs.length];
     for (int i = 0; i < outputs.length; i++) {
       nullable[i] = values[outputs[i]].valid() != null;
     }
-    item(active, i -> canonical(i, values[outputs[i]]), nullable);
+    return nullable;
   }
 
   /**

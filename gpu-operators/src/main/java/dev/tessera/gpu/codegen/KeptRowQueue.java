@@ -36,14 +36,7 @@ final class KeptRowQueue {
   private final AggregateSpec spec;
   private final String symbol;
   private final int warps;
-  /** Input columns the update reads (keys and functions' inputs), in column order. */
-  private final List<Integer> columns = new ArrayList<>();
-  private final int[] valueOffset;
-  private final int[] lengthOffset;
-  /** The null flags' region (there whether or not a column can be NULL: 256 bytes). */
-  private final int flagsOffset;
-  /** Bytes of one warp's part. */
-  private final int warpBytes;
+  private final Layout layout;
   /** Per input column, whether it can be NULL: known at {@link #push}. */
   private boolean[] nullable;
   private boolean anyNullable;
@@ -74,28 +67,53 @@ final class KeptRowQueue {
 
   /** Shared-memory bytes of the queues of a block of {@code blockThreads}. */
   static int blockBytes(AggregateSpec spec, int blockThreads) {
-    int perSlot = Integer.BYTES; // the null flags
-    boolean[] read = readColumns(spec);
-    for (int i = 0; i < read.length; i++) {
-      if (read[i]) {
-        perSlot += Long.BYTES + (spec.inputTypes().get(i).isString() ? Integer.BYTES : 0);
-      }
-    }
-    return blockThreads / WARP * SLOTS * perSlot;
+    return blockThreads / WARP * Layout.of(spec).warpBytes();
   }
 
-  /** Per input column of {@code spec}, whether the update reads it: the keys, the inputs. */
-  private static boolean[] readColumns(AggregateSpec spec) {
-    boolean[] read = new boolean[spec.inputTypes().size()];
-    for (int k = 0; k < spec.keyCount(); k++) {
-      read[k] = true;
-    }
-    for (AggregateFunction f : spec.functions()) {
-      if (f.kind() != AggregateFunction.Kind.COUNT_ROWS) {
-        read[f.input()] = true;
+  /**
+   * Where a slot's parts lie in a warp's part, per input column of the spec (offsets of the
+   * {@code SLOTS}-entry regions; 0 for a column the update does not read or that is no string).
+   *
+   * @param columns the input columns the update reads (keys and functions' inputs), in order
+   * @param flagBit per column read, its bit in a slot's null flags
+   * @param flagsOffset the null flags' region (there whether or not a column can be NULL)
+   * @param warpBytes bytes of one warp's part
+   */
+  private record Layout(List<Integer> columns, int[] valueOffset, int[] lengthOffset,
+      int[] flagBit, int flagsOffset, int warpBytes) {
+    static Layout of(AggregateSpec spec) {
+      int inputs = spec.inputTypes().size();
+      boolean[] read = new boolean[inputs];
+      for (int k = 0; k < spec.keyCount(); k++) {
+        read[k] = true;
       }
+      for (AggregateFunction f : spec.functions()) {
+        if (f.kind() != AggregateFunction.Kind.COUNT_ROWS) {
+          read[f.input()] = true;
+        }
+      }
+      List<Integer> columns = new ArrayList<>();
+      int[] valueOffset = new int[inputs];
+      int[] lengthOffset = new int[inputs];
+      int[] flagBit = new int[inputs];
+      int at = 0;
+      for (int i = 0; i < inputs; i++) {
+        if (read[i]) {
+          flagBit[i] = 1 << columns.size();
+          columns.add(i);
+          valueOffset[i] = at;
+          at += SLOTS * Long.BYTES;
+        }
+      }
+      for (int i : columns) {
+        if (spec.inputTypes().get(i).isString()) {
+          lengthOffset[i] = at;
+          at += SLOTS * Integer.BYTES;
+        }
+      }
+      return new Layout(List.copyOf(columns), valueOffset, lengthOffset, flagBit, at,
+          at + SLOTS * Integer.BYTES);
     }
-    return read;
   }
 
   /**
@@ -107,41 +125,22 @@ final class KeptRowQueue {
     this.spec = spec;
     this.symbol = symbol;
     this.warps = blockThreads / WARP;
-    int inputs = spec.inputTypes().size();
-    boolean[] read = readColumns(spec);
-    valueOffset = new int[inputs];
-    lengthOffset = new int[inputs];
-    int at = 0;
-    for (int i = 0; i < inputs; i++) {
-      if (read[i]) {
-        columns.add(i);
-        valueOffset[i] = at;
-        at += SLOTS * Long.BYTES;
-      }
-    }
-    for (int i : columns) {
-      if (spec.inputTypes().get(i).isString()) {
-        lengthOffset[i] = at;
-        at += SLOTS * Integer.BYTES;
-      }
-    }
-    flagsOffset = at;
-    warpBytes = at + SLOTS * Integer.BYTES;
-    if (columns.size() > Integer.SIZE) {
+    this.layout = Layout.of(spec);
+    if (layout.columns().size() > Integer.SIZE) {
       throw new IllegalArgumentException("a queued row's null flags hold 32 columns, not "
-          + columns.size());
+          + layout.columns().size());
     }
   }
 
   /** At the kernel's start: the warp's part, an empty ring. */
   void begin(String thread) {
-    b.declare(".shared .align 8 .b8 " + symbol + "[" + warps * warpBytes + "]");
+    b.declare(".shared .align 8 .b8 " + symbol + "[" + warps * layout.warpBytes() + "]");
     b.declare(".shared .align 4 .b32 " + symbol + "_tail[" + warps + "]");
     String warp = b.b32();
     b.op("shr.u32 %s, %s, 5", warp, thread);
     warpBase = b.b32();
     b.op("mov.u32 %s, %s", warpBase, symbol);
-    b.op("mad.lo.u32 %s, %s, %d, %s", warpBase, warp, warpBytes, warpBase);
+    b.op("mad.lo.u32 %s, %s, %d, %s", warpBase, warp, layout.warpBytes(), warpBase);
     tail = b.b32();
     b.op("mov.u32 %s, %s_tail", tail, symbol);
     b.op("mad.lo.u32 %s, %s, 4, %s", tail, warp, tail);
@@ -164,9 +163,8 @@ final class KeptRowQueue {
     if (nullable != null) {
       throw new IllegalStateException("a kernel's rows are queued at one place");
     }
-    nullable = new boolean[spec.inputTypes().size()];
-    for (int i : columns) {
-      nullable[i] = values[outputs[i]].valid() != null;
+    nullable = GroupedAggregateEmitter.nullable(values, outputs);
+    for (int i : layout.columns()) {
       anyNullable |= nullable[i];
     }
     b.comment("the kept row into the warp's queue (KeptRowQueue)");
@@ -181,20 +179,20 @@ final class KeptRowQueue {
     if (flags != null) {
       b.op("mov.u32 %s, 0", flags);
     }
-    for (int i : columns) {
+    for (int i : layout.columns()) {
       AggregateValue v = update.canonical(i, values[outputs[i]]);
-      b.op("st.shared.b64 [%s+%d], %s", at.words, valueOffset[i], v.value());
+      b.op("st.shared.b64 [%s+%d], %s", at.words, layout.valueOffset()[i], v.value());
       if (v.isString()) {
-        b.op("st.shared.b32 [%s+%d], %s", at.halves, lengthOffset[i], v.length());
+        b.op("st.shared.b32 [%s+%d], %s", at.halves, layout.lengthOffset()[i], v.length());
       }
       if (nullable[i]) {
         String bit = b.b32();
-        b.op("selp.b32 %s, %d, 0, %s", bit, 1 << columns.indexOf(i), v.valid());
+        b.op("selp.b32 %s, %d, 0, %s", bit, layout.flagBit()[i], v.valid());
         b.op("or.b32 %s, %s, %s", flags, flags, bit);
       }
     }
     if (flags != null) {
-      b.op("st.shared.b32 [%s+%d], %s", at.halves, flagsOffset, flags);
+      b.op("st.shared.b32 [%s+%d], %s", at.halves, layout.flagsOffset(), flags);
     }
   }
 
@@ -250,21 +248,21 @@ final class KeptRowQueue {
     String flags = null;
     if (anyNullable) {
       flags = b.b32();
-      b.op("ld.shared.b32 %s, [%s+%d]", flags, at.halves, flagsOffset);
+      b.op("ld.shared.b32 %s, [%s+%d]", flags, at.halves, layout.flagsOffset());
     }
     String rowFlags = flags;
     IntFunction<AggregateValue> column = i -> {
       String value = b.b64();
-      b.op("ld.shared.b64 %s, [%s+%d]", value, at.words, valueOffset[i]);
+      b.op("ld.shared.b64 %s, [%s+%d]", value, at.words, layout.valueOffset()[i]);
       String length = null;
       if (spec.inputTypes().get(i).isString()) {
         length = b.b32();
-        b.op("ld.shared.b32 %s, [%s+%d]", length, at.halves, lengthOffset[i]);
+        b.op("ld.shared.b32 %s, [%s+%d]", length, at.halves, layout.lengthOffset()[i]);
       }
       String valid = null;
       if (nullable[i]) {
         String bit = b.b32();
-        b.op("and.b32 %s, %s, %d", bit, rowFlags, 1 << columns.indexOf(i));
+        b.op("and.b32 %s, %s, %d", bit, rowFlags, layout.flagBit()[i]);
         valid = b.pred();
         b.op("setp.ne.u32 %s, %s, 0", valid, bit);
       }
