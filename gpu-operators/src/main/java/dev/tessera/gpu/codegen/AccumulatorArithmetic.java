@@ -1,5 +1,6 @@
 package dev.tessera.gpu.codegen;
 
+import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.column.TypeId;
@@ -45,6 +46,42 @@ final class AccumulatorArithmetic {
     }
     String old = b.b64();
     b.op("atom%s.add.u64 %s, [%s], %s", at.space(), old, at.value(), wide);
+  }
+
+  /**
+   * Whether function f's sum keeps only its low word ({@link #addWrappingSum}): a SUM of integers
+   * to LONG without ANSI mode, whose result is the int64 wrap of the exact sum, so the high word
+   * is never read (hash_aggregate.cuh FinalValue reads it for ANSI's overflow, a DOUBLE result
+   * and a decimal's precision). One atomic a row instead of the low word's (whose result the carry
+   * waits for) and, for every negative value or carry, the high word's.
+   */
+  boolean wraps(int f) {
+    return wraps(spec, f);
+  }
+
+  /** {@link #wraps(int)} of function f of {@code spec}. */
+  static boolean wraps(AggregateSpec spec, int f) {
+    AggregateFunction fn = spec.functions().get(f);
+    if (fn.kind() != Kind.SUM || fn.resultType().id() != TypeId.LONG || spec.ansi()) {
+      return false;
+    }
+    TypeId input = spec.inputTypes().get(fn.input()).id();
+    return input == TypeId.BYTE || input == TypeId.SHORT || input == TypeId.INT
+        || input == TypeId.LONG;
+  }
+
+  /**
+   * Adds the .b64 {@code x} to a wrapping sum's low word ({@link #wraps}): in a per-block entry by
+   * {@link SharedAtomics#addWrapping64}, elsewhere by one atomic whose result no one waits for.
+   * The high word is left as it is (the per-block table's merge still adds into it; no one reads
+   * it).
+   */
+  void addWrappingSum(Accumulators at, String x) {
+    if (at.space().equals(".shared")) {
+      SharedAtomics.addWrapping64(b, at.value(), x);
+      return;
+    }
+    b.op("red%s.add.u64 [%s], %s", at.space(), at.value(), x);
   }
 
   /**

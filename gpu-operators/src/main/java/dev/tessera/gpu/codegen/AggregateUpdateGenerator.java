@@ -69,7 +69,10 @@ public final class AggregateUpdateGenerator {
   /** {@link #key(Program, List, AggregateSpec)} of the kernel for a device with {@code features}. */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features) {
-    StringBuilder key = new StringBuilder("aggregate-update v17;");
+    StringBuilder key = new StringBuilder("aggregate-update v18;");
+    if (spec.ansi()) {
+      key.append("ansi;"); // without it, integer sums to LONG wrap (AccumulatorArithmetic.wraps)
+    }
     if (features.reduxSync()) {
       key.append("redux;");
     }

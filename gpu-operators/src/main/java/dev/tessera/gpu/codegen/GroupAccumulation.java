@@ -174,7 +174,9 @@ final class GroupAccumulation {
     b.op("@!%s bra %s", run.seen[f], skip);
     boolean nullable = inputs[f].valid() != null;
     arithmetic.markSeen(at, new AggregateValue(run.value[f], nullable ? run.seen[f] : null, null));
-    if (isSum(kind)) {
+    if (arithmetic.wraps(f)) {
+      arithmetic.addWrappingSum(at, run.value[f]);
+    } else if (isSum(kind)) {
       arithmetic.addSum(at, run.value[f], run.high[f]);
     } else {
       arithmetic.atomicMinMax(kind, inputType(f), at, run.value[f]);
@@ -605,7 +607,9 @@ final class GroupAccumulation {
         arithmetic.addCount(at, countLanes);
       } else {
         arithmetic.markSeen(at, input);
-        if (isSum(kind)) {
+        if (arithmetic.wraps(f)) {
+          arithmetic.addWrappingSum(at, low);
+        } else if (isSum(kind)) {
           arithmetic.addSum(at, low, sumHigh);
         } else {
           arithmetic.atomicMinMax(kind, inputType(f), at, low);
@@ -695,6 +699,10 @@ final class GroupAccumulation {
     switch (kind) {
       case COUNT_ROWS, COUNT -> arithmetic.addCount(at, "1");
       case SUM, SUM_DECIMAL -> {
+        if (arithmetic.wraps(f)) {
+          arithmetic.addWrappingSum(at, input.value());
+          break;
+        }
         String[] x = arithmetic.int128(inputType(f), input.value());
         if (waits != null) {
           String old = Int128Atomics.addLow(b, at.space(), at.value(), x[0]);
@@ -723,7 +731,7 @@ final class GroupAccumulation {
   private boolean waitsForResult(int f) {
     Kind kind = kind(f);
     boolean minMax = kind == Kind.MIN || kind == Kind.MAX;
-    return isSum(kind) || minMax && !isFloating(inputType(f));
+    return isSum(kind) && !arithmetic.wraps(f) || minMax && !isFloating(inputType(f));
   }
 
   /** The functions that {@link #waitsForResult}. */

@@ -161,8 +161,12 @@ final class RegisterAccumulators {
     switch (kind(f)) {
       case COUNT_ROWS, COUNT -> b.op("atom.global.add.u64 %s, [%s], %s", old, valueAt, value[f]);
       case SUM, SUM_DECIMAL -> {
-        String highAt = body.field(plan, AggregatePlan.functionField(0, f, AggregatePlan.F_HIGH));
-        Int128Atomics.add(b, ".global", valueAt, highAt, value[f], high[f]);
+        if (AccumulatorArithmetic.wraps(spec, f)) {
+          b.op("red.global.add.u64 [%s], %s", valueAt, value[f]);
+        } else {
+          String highAt = body.field(plan, AggregatePlan.functionField(0, f, AggregatePlan.F_HIGH));
+          Int128Atomics.add(b, ".global", valueAt, highAt, value[f], high[f]);
+        }
       }
       case MIN -> b.op("atom.global.min.s64 %s, [%s], %s", old, valueAt, value[f]);
       case MAX -> b.op("atom.global.max.s64 %s, [%s], %s", old, valueAt, value[f]);

@@ -23,6 +23,30 @@ final class SharedAtomics {
   }
 
   /**
+   * Adds the .b64 {@code x} to the 64-bit word at {@code valueAt} (a shared address), wrapping:
+   * the lower half by a 32-bit atomic that returns the half's old value, so that its carry is
+   * known, the upper half's addend (with the carry) by one that returns nothing, only where it is
+   * not 0.
+   */
+  static void addWrapping64(PtxBuilder b, String valueAt, String x) {
+    String x0 = b.b32();
+    String x1 = b.b32();
+    b.op("mov.b64 {%s, %s}, %s", x0, x1, x);
+    String old0 = b.b32();
+    b.op("atom.shared.add.u32 %s, [%s], %s", old0, valueAt, x0);
+    String sum0 = b.b32();
+    b.op("add.u32 %s, %s, %s", sum0, old0, x0);
+    String carry0 = b.pred();
+    b.op("setp.lt.u32 %s, %s, %s", carry0, sum0, old0);
+    b.op("@%s add.u32 %s, %s, 1", carry0, x1, x1);
+    String none1 = b.pred();
+    b.op("setp.eq.u32 %s, %s, 0", none1, x1);
+    String upperAt = b.b64();
+    b.op("add.u64 %s, %s, 4", upperAt, valueAt);
+    b.op("@!%s red.shared.add.u32 [%s], %s", none1, upperAt, x1);
+  }
+
+  /**
    * Adds the int128 ({@code low}, {@code high}) to the sum whose low 64 bits are at {@code valueAt}
    * and high 64 bits at {@code highAt} (shared addresses): the low word's two halves by 32-bit
    * atomics, each returning the half's old value so that its carry is known, the high word by a

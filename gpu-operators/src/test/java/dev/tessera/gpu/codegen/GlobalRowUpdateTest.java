@@ -23,8 +23,13 @@ import org.junit.jupiter.api.Test;
  * suites run these kernels against the host reference).
  */
 class GlobalRowUpdateTest {
-  /** COUNT(*) and the {@code kinds} of one LONG value, grouped by {@code keys}. */
+  /** COUNT(*) and the {@code kinds} of one LONG value, grouped by {@code keys}, in ANSI mode. */
   private static AggregateSpec spec(List<ColumnType> keys, Kind... kinds) {
+    return spec(true, keys, kinds);
+  }
+
+  /** {@link #spec(List, Kind...)} with or without ANSI mode (without, integer sums wrap). */
+  private static AggregateSpec spec(boolean ansi, List<ColumnType> keys, Kind... kinds) {
     List<ColumnType> types = new ArrayList<>(keys);
     types.add(ColumnType.LONG);
     List<AggregateFunction> functions = new ArrayList<>();
@@ -32,7 +37,7 @@ class GlobalRowUpdateTest {
     for (Kind kind : kinds) {
       functions.add(new AggregateFunction(kind, keys.size(), ColumnType.LONG));
     }
-    return new AggregateSpec(types, keys.size(), functions, false);
+    return new AggregateSpec(types, keys.size(), functions, ansi);
   }
 
   private static GeneratedKernel kernel(AggregateSpec spec, boolean nullable)
@@ -61,6 +66,24 @@ class GlobalRowUpdateTest {
         false).ptx();
     assertEquals(0, count(wide, "red.global.min.s64"));
     assertEquals(0, count(wide, "ld.relaxed.gpu.global.u64"));
+  }
+
+  @Test
+  void withoutAnsiAnIntegerSumToLongAddsItsLowWordAloneAndWaitsForNothing() throws Exception {
+    // ANSI: the low word's atomic returns its old value, whose carry goes into the high word.
+    String exact = kernel(spec(true, List.of(ColumnType.LONG), Kind.SUM), false).ptx();
+    assertEquals(0, count(exact, "red.global.add.u64"));
+    assertTrue(count(exact, "atom.global.add.u64") >= 2, "the low word's and the high word's");
+    // Without it the sum is the int64 wrap: in every global copy (the row's, the warp's, a
+    // run's) one atomic whose result no one reads, and no high word's.
+    String wrapping = kernel(spec(false, List.of(ColumnType.LONG), Kind.SUM), false).ptx();
+    assertEquals(count(exact, "atom.global.add.u64") - 2 * count(wrapping, "red.global.add.u64"),
+        count(wrapping, "atom.global.add.u64"), "the counts' atomics only");
+    assertTrue(count(wrapping, "red.global.add.u64") >= 1, wrapping);
+    // SUM, SUM, MIN, MAX without ANSI: only MIN and MAX wait, so their reads come first.
+    String four = kernel(spec(false, List.of(ColumnType.LONG), Kind.SUM, Kind.SUM, Kind.MIN,
+        Kind.MAX), false).ptx();
+    assertEquals(1, count(four, "red.global.min.s64"));
   }
 
   @Test
