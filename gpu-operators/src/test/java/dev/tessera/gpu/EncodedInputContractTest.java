@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import dev.tessera.gpu.codec.DeviceEncodedColumn;
 import dev.tessera.gpu.codec.EncodedColumn;
 import dev.tessera.gpu.codec.Encoding;
+import dev.tessera.gpu.codec.GpuForLayout;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.ColumnTransfer;
 import dev.tessera.gpu.column.ColumnType;
@@ -40,6 +41,8 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
     long[] doubles = new long[n];
     byte[][] fewStrings = new byte[n][];
     byte[][] sortedStrings = new byte[n][];
+    long[] fullInts = new long[n];
+    long[] fullLongs = new long[n];
     for (int i = 0; i < n; i++) {
       small[i] = random.nextInt(1000) - 500;
       smallValid[i] = i % 7 != 3;
@@ -53,6 +56,12 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
       fewStrings[i] = i % 9 == 0 ? null
           : ("" + "abcdé".substring(0, random.nextInt(5))).getBytes(StandardCharsets.UTF_8);
       sortedStrings[i] = ("key-" + (1000 + i / 40)).getBytes(StandardCharsets.UTF_8);
+      // Each block's first miniblock one value (width 0), the others the whole int range (width
+      // 32, the reference plus the bits wrapping modulo 2^32); the longs' widths are 64.
+      fullInts[i] = i % GpuForLayout.BLOCK_VALUES < GpuForLayout.MINIBLOCK_VALUES ? 7
+          : random.nextInt();
+      fullLongs[i] = i % 5 == 0 ? (i % 2 == 0 ? Long.MIN_VALUE : Long.MAX_VALUE)
+          : random.nextLong();
     }
     boolean[] sortedValid = new boolean[n];
     java.util.Arrays.fill(sortedValid, true);
@@ -66,7 +75,9 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
         EncodedColumn.encodeFixed(ColumnType.decimal(9, 2), decimals, null, n),
         EncodedColumn.encodeFixed(ColumnType.DOUBLE, doubles, null, n),
         EncodedColumn.encodeStrings(fewStrings, n),
-        EncodedColumn.encodeStrings(sortedStrings, n));
+        EncodedColumn.encodeStrings(sortedStrings, n),
+        EncodedColumn.encodeFixed(ColumnType.INT, fullInts, null, n, Encoding.FOR),
+        EncodedColumn.encodeFixed(ColumnType.LONG, fullLongs, null, n, Encoding.FOR));
   }
 
   @Test

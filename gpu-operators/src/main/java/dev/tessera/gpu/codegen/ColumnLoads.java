@@ -154,35 +154,36 @@ final class ColumnLoads {
   /** gpufor.cuh ForValue then Narrow: the value of {@code row}, sign-extended from its lanes. */
   static String forValue(PtxBuilder b, String words, String blockStarts, String row,
       int referenceWords) {
-    String block = b.b64();
-    b.op("shr.s64 %s, %s, %d", block, row, Integer.numberOfTrailingZeros(
+    // A batch's rows are int32, so the row's block and place in it are 32-bit arithmetic.
+    String row32 = b.b32();
+    b.op("cvt.u32.u64 %s, %s", row32, row);
+    String block = b.b32();
+    b.op("shr.u32 %s, %s, %d", block, row32, Integer.numberOfTrailingZeros(
         GpuForLayout.BLOCK_VALUES));
+    String startOffset = b.b64();
+    b.op("mul.wide.u32 %s, %s, 4", startOffset, block);
     String startAddress = b.b64();
-    b.op("mad.lo.s64 %s, %s, 4, %s", startAddress, block, blockStarts);
+    b.op("add.s64 %s, %s, %s", startAddress, blockStarts, startOffset);
     String start = b.b32();
     b.op("ld.global.nc.s32 %s, [%s]", start, startAddress);
-    String start64 = b.b64();
-    b.op("cvt.s64.s32 %s, %s", start64, start);
+    String blockOffset = b.b64();
+    b.op("mul.wide.s32 %s, %s, 4", blockOffset, start);
     String blockAddress = b.b64();
-    b.op("mad.lo.s64 %s, %s, 4, %s", blockAddress, start64, words);
+    b.op("add.s64 %s, %s, %s", blockAddress, words, blockOffset);
     String reference = readSigned(b, blockAddress, referenceWords);
     String widths = b.b32();
     b.op("ld.global.nc.u32 %s, [%s+%d]", widths, blockAddress, 4 * referenceWords);
     String inBlock = b.b32();
-    b.op("cvt.u32.u64 %s, %s", inBlock, row);
-    b.op("and.b32 %s, %s, %d", inBlock, inBlock, GpuForLayout.BLOCK_VALUES - 1);
-    // Algorithm 7: byte m of `offsets` is the sum of the widths of miniblocks 0..m-1.
-    String offsets = b.b32();
-    String t = b.b32();
-    b.op("shl.b32 %s, %s, 8", offsets, widths);
-    b.op("shl.b32 %s, %s, 16", t, widths);
-    b.op("add.s32 %s, %s, %s", offsets, offsets, t);
-    b.op("shl.b32 %s, %s, 24", t, widths);
-    b.op("add.s32 %s, %s, %s", offsets, offsets, t);
+    b.op("and.b32 %s, %s, %d", inBlock, row32, GpuForLayout.BLOCK_VALUES - 1);
+    // 8 * the row's miniblock: (inBlock / 32) * 8.
     String byteShift = b.b32();
-    b.op("shr.u32 %s, %s, %d", byteShift, inBlock, Integer.numberOfTrailingZeros(
-        GpuForLayout.MINIBLOCK_VALUES));
-    b.op("shl.b32 %s, %s, 3", byteShift, byteShift);
+    b.op("shr.u32 %s, %s, %d", byteShift, inBlock,
+        Integer.numberOfTrailingZeros(GpuForLayout.MINIBLOCK_VALUES) - 3);
+    b.op("and.b32 %s, %s, %d", byteShift, byteShift, 8 * (GpuForLayout.MINIBLOCKS - 1));
+    // Algorithm 7 in one multiply: byte m of widths * 0x01010100 is the sum of the widths of
+    // miniblocks 0..m-1 (at most 3 * 64, so no byte carries into the next).
+    String offsets = b.b32();
+    b.op("mul.lo.u32 %s, %s, %d", offsets, widths, 0x01010100);
     String offset = b.b32();
     b.op("shr.u32 %s, %s, %s", offset, offsets, byteShift);
     b.op("and.b32 %s, %s, 255", offset, offset);
@@ -196,11 +197,11 @@ final class ColumnLoads {
     String word = b.b32();
     b.op("shr.u32 %s, %s, 5", word, startBit);
     b.op("add.s32 %s, %s, %s", word, word, offset);
-    b.op("add.s32 %s, %s, %d", word, word, referenceWords + 1);
-    String word64 = b.b64();
-    b.op("cvt.u64.u32 %s, %s", word64, word);
+    String wordOffset = b.b64();
+    b.op("mul.wide.u32 %s, %s, 4", wordOffset, word);
     String wordAddress = b.b64();
-    b.op("mad.lo.s64 %s, %s, 4, %s", wordAddress, word64, blockAddress);
+    b.op("add.s64 %s, %s, %s", wordAddress, blockAddress, wordOffset);
+    int packed = 4 * (referenceWords + 1); // the packed words' first byte in the block
     String shift = b.b32();
     b.op("and.b32 %s, %s, 31", shift, startBit);
     String end = b.b32();
@@ -210,30 +211,45 @@ final class ColumnLoads {
     b.op("mov.b32 %s, 0", first);
     String any = b.pred();
     b.op("setp.ne.u32 %s, %s, 0", any, width);
-    b.op("@%s ld.global.nc.u32 %s, [%s]", any, first, wordAddress);
+    b.op("@%s ld.global.nc.u32 %s, [%s+%d]", any, first, wordAddress, packed);
     String second = b.b32();
     b.op("mov.b32 %s, 0", second);
     String two = b.pred();
     b.op("setp.gt.u32 %s, %s, 32", two, end);
-    b.op("@%s ld.global.nc.u32 %s, [%s+4]", two, second, wordAddress);
+    b.op("@%s ld.global.nc.u32 %s, [%s+%d]", two, second, wordAddress, packed + 4);
+    if (referenceWords == 1) {
+      // 32-lane values in 32-bit arithmetic: the funnel shift of the two words, the low width
+      // bits (a shift by 32 gives 0 in PTX, so width 32 keeps every bit), the reference's low
+      // word added modulo 2^32, then Narrow's sign extension.
+      String bits = b.b32();
+      b.op("shf.r.wrap.b32 %s, %s, %s, %s", bits, first, second, shift);
+      String mask = b.b32();
+      b.op("shl.b32 %s, 1, %s", mask, width);
+      b.op("sub.s32 %s, %s, 1", mask, mask);
+      b.op("and.b32 %s, %s, %s", bits, bits, mask);
+      String low = b.b32();
+      b.op("cvt.u32.u64 %s, %s", low, reference);
+      b.op("add.s32 %s, %s, %s", low, low, bits);
+      String narrowed = b.b64();
+      b.op("cvt.s64.s32 %s, %s", narrowed, low);
+      return narrowed;
+    }
     String window = b.b64();
     b.op("mov.b64 %s, {%s, %s}", window, first, second);
     String bits = b.b64();
     b.op("shr.u64 %s, %s, %s", bits, window, shift);
-    if (referenceWords == 2) {
-      // 64-lane values: a value may reach into a third word (end > 64 implies shift > 0).
-      String third = b.b32();
-      b.op("mov.b32 %s, 0", third);
-      String three = b.pred();
-      b.op("setp.gt.u32 %s, %s, 64", three, end);
-      b.op("@%s ld.global.nc.u32 %s, [%s+8]", three, third, wordAddress);
-      String third64 = b.b64();
-      b.op("cvt.u64.u32 %s, %s", third64, third);
-      String back = b.b32();
-      b.op("sub.s32 %s, 64, %s", back, shift);
-      b.op("shl.b64 %s, %s, %s", third64, third64, back);
-      b.op("or.b64 %s, %s, %s", bits, bits, third64);
-    }
+    // 64-lane values: a value may reach into a third word (end > 64 implies shift > 0).
+    String third = b.b32();
+    b.op("mov.b32 %s, 0", third);
+    String three = b.pred();
+    b.op("setp.gt.u32 %s, %s, 64", three, end);
+    b.op("@%s ld.global.nc.u32 %s, [%s+%d]", three, third, wordAddress, packed + 8);
+    String third64 = b.b64();
+    b.op("cvt.u64.u32 %s, %s", third64, third);
+    String back = b.b32();
+    b.op("sub.s32 %s, 64, %s", back, shift);
+    b.op("shl.b64 %s, %s, %s", third64, third64, back);
+    b.op("or.b64 %s, %s, %s", bits, bits, third64);
     // (1 << width) - 1; PTX clamps a shift by 64 to give 0, so width 64 keeps every bit.
     String mask = b.b64();
     b.op("shl.b64 %s, 1, %s", mask, width);
@@ -241,13 +257,6 @@ final class ColumnLoads {
     b.op("and.b64 %s, %s, %s", bits, bits, mask);
     String value = b.b64();
     b.op("add.s64 %s, %s, %s", value, reference, bits);
-    if (referenceWords == 1) {
-      String low = b.b32();
-      b.op("cvt.u32.u64 %s, %s", low, value);
-      String narrowed = b.b64();
-      b.op("cvt.s64.s32 %s, %s", narrowed, low);
-      return narrowed;
-    }
     return value;
   }
 }
