@@ -177,7 +177,7 @@ public final class AggregateUpdateGenerator {
       this.entry = entry;
       this.body = new ProgramEmitter(program, inputs, b, entry);
       this.registers = RegisterAccumulators.admits(spec)
-          ? new RegisterAccumulators(b, spec, body) : null;
+          ? new RegisterAccumulators(b, spec, body, BLOCK_THREADS) : null;
       this.update = registers == null
           ? new GroupedAggregateEmitter(b, spec, body, localName(), features) : null;
     }

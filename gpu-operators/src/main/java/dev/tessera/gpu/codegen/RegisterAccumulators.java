@@ -9,9 +9,10 @@ import dev.tessera.gpu.column.TypeId;
 /**
  * A global aggregate's accumulators in a generated kernel's registers: each thread adds every row
  * it aggregates into its own counts, exact 128-bit sums and minimum or maximum, across all the
- * tiles it takes; at the end of the kernel a warp sums its lanes' accumulators with shuffles and
- * lane 0 merges them into group 0's global accumulators with one atomic each (the carry of a sum's
- * low word into its high word as hash_aggregate.cuh's AtomicAdd128 does). The result is what
+ * tiles it takes; at the end of the kernel a warp sums its lanes' accumulators with shuffles,
+ * thread 0 sums its block's warps' through shared memory and merges them into group 0's global
+ * accumulators with one atomic each (the carry of a sum's low word into its high word as
+ * hash_aggregate.cuh's AtomicAdd128 does). The result is what
  * hash_aggregate.cuh's per-row path gives: counts and int128 sums are exact whatever the order,
  * and a minimum or maximum of integers is the same whichever row came first.
  *
@@ -19,18 +20,26 @@ import dev.tessera.gpu.column.TypeId;
  * Spark order of floating-point MIN/MAX stay in hash_aggregate.cuh ({@link #admits}).
  */
 final class RegisterAccumulators {
+  private static final int WARP_THREADS = 32;
+
   private final PtxBuilder b;
   private final AggregateSpec spec;
   private final ProgramEmitter body;
+  private final int warps;
   /** Per function: the count, sum's low word or minimum/maximum; the sum's high word; seen. */
   private final String[] value;
   private final String[] high;
   private final String[] seen;
 
-  RegisterAccumulators(PtxBuilder b, AggregateSpec spec, ProgramEmitter body) {
+  /** @param blockThreads the kernel's threads a block, a multiple of 32 */
+  RegisterAccumulators(PtxBuilder b, AggregateSpec spec, ProgramEmitter body, int blockThreads) {
+    if (blockThreads % WARP_THREADS != 0) {
+      throw new IllegalArgumentException(blockThreads + " threads a block is not whole warps");
+    }
     this.b = b;
     this.spec = spec;
     this.body = body;
+    this.warps = blockThreads / WARP_THREADS;
     int n = spec.functions().size();
     this.value = new String[n];
     this.high = new String[n];
@@ -111,42 +120,97 @@ final class RegisterAccumulators {
     }
   }
 
-  /** After the tile loop (every thread): the warp's sums, merged by lane 0. */
+  /**
+   * After the tile loop (every thread of the block): each warp's accumulators summed by shuffles,
+   * then the block's warps' by thread 0, which merges them into group 0's global accumulators.
+   * One merge a block, not a warp: every block of a launch ends on the same few words, and their
+   * atomics wait for each other (SSB Q1.1's launches: 792 blocks of 4 warps).
+   */
   void flush() {
-    b.comment("the warp's accumulators, merged by lane 0");
+    b.comment("the warp's accumulators");
     for (int offset = 16; offset >= 1; offset >>= 1) {
       for (int f = 0; f < value.length; f++) {
         String other = TilePrimitives.shuffleXor64(b, value[f], offset);
-        switch (kind(f)) {
-          case COUNT_ROWS, COUNT -> b.op("add.s64 %s, %s, %s", value[f], value[f], other);
-          case SUM, SUM_DECIMAL -> {
-            String otherHigh = TilePrimitives.shuffleXor64(b, high[f], offset);
-            b.op("add.cc.u64 %s, %s, %s", value[f], value[f], other);
-            b.op("addc.u64 %s, %s, %s", high[f], high[f], otherHigh);
-          }
-          case MIN -> b.op("min.s64 %s, %s, %s", value[f], value[f], other);
-          case MAX -> b.op("max.s64 %s, %s, %s", value[f], value[f], other);
-          default -> throw new IllegalStateException("admits() let " + kind(f) + " through");
-        }
+        String otherHigh = isSum(f) ? TilePrimitives.shuffleXor64(b, high[f], offset) : null;
         String otherSeen = b.b32();
         b.op("shfl.sync.bfly.b32 %s, %s, %d, 31, -1", otherSeen, seen[f], offset);
-        b.op("or.b32 %s, %s, %s", seen[f], seen[f], otherSeen);
+        combine(f, other, otherHigh, otherSeen);
       }
     }
-    String done = b.label("merged");
+    b.comment("the block's warps' accumulators, summed and merged by thread 0");
+    int n = value.length;
+    b.declare(".shared .align 8 .b64 accumulator_values[" + warps * n + "]");
+    b.declare(".shared .align 8 .b64 accumulator_highs[" + warps * n + "]");
+    b.declare(".shared .align 4 .b32 accumulator_seen[" + warps * n + "]");
+    String thread = b.b32();
+    b.op("mov.u32 %s, %%tid.x", thread);
     String lane = b.b32();
-    b.op("mov.u32 %s, %%laneid", lane);
+    b.op("and.b32 %s, %s, %d", lane, thread, WARP_THREADS - 1);
+    String notFirstLane = b.pred();
+    b.op("setp.ne.u32 %s, %s, 0", notFirstLane, lane);
+    String stored = b.label("accumulators_stored");
+    b.op("@%s bra %s", notFirstLane, stored);
+    String slot = b.b32();
+    b.op("shr.u32 %s, %s, 5", slot, thread); // the warp
+    b.op("mul.lo.u32 %s, %s, %d", slot, slot, n);
+    for (int f = 0; f < n; f++) {
+      String at = b.b32();
+      b.op("mov.u32 %s, accumulator_values", at);
+      b.op("mad.lo.u32 %s, %s, 8, %s", at, slot, at);
+      b.op("st.shared.u64 [%s+%d], %s", at, 8 * f, value[f]);
+      if (isSum(f)) {
+        b.op("mov.u32 %s, accumulator_highs", at);
+        b.op("mad.lo.u32 %s, %s, 8, %s", at, slot, at);
+        b.op("st.shared.u64 [%s+%d], %s", at, 8 * f, high[f]);
+      }
+      b.op("mov.u32 %s, accumulator_seen", at);
+      b.op("mad.lo.u32 %s, %s, 4, %s", at, slot, at);
+      b.op("st.shared.u32 [%s+%d], %s", at, 4 * f, seen[f]);
+    }
+    b.place(stored);
+    b.op("bar.sync 0");
+    String done = b.label("merged");
     String notFirst = b.pred();
-    b.op("setp.ne.u32 %s, %s, 0", notFirst, lane);
+    b.op("setp.ne.u32 %s, %s, 0", notFirst, thread);
     b.op("@%s bra %s", notFirst, done);
+    for (int w = 1; w < warps; w++) {
+      for (int f = 0; f < n; f++) {
+        int k = w * n + f;
+        String other = b.b64();
+        b.op("ld.shared.u64 %s, [accumulator_values+%d]", other, 8 * k);
+        String otherHigh = null;
+        if (isSum(f)) {
+          otherHigh = b.b64();
+          b.op("ld.shared.u64 %s, [accumulator_highs+%d]", otherHigh, 8 * k);
+        }
+        String otherSeen = b.b32();
+        b.op("ld.shared.u32 %s, [accumulator_seen+%d]", otherSeen, 4 * k);
+        combine(f, other, otherHigh, otherSeen);
+      }
+    }
     String plan = body.global(body.loadParam("u64", "plan"));
-    for (int f = 0; f < value.length; f++) {
+    for (int f = 0; f < n; f++) {
       merge(f, plan);
     }
     b.place(done);
   }
 
-  /** Lane 0: function f's accumulators into group 0's (hash_aggregate.cuh Merge). */
+  /** Function f's accumulators and another thread's ({@code otherHigh}: a sum's high word). */
+  private void combine(int f, String other, String otherHigh, String otherSeen) {
+    switch (kind(f)) {
+      case COUNT_ROWS, COUNT -> b.op("add.s64 %s, %s, %s", value[f], value[f], other);
+      case SUM, SUM_DECIMAL -> {
+        b.op("add.cc.u64 %s, %s, %s", value[f], value[f], other);
+        b.op("addc.u64 %s, %s, %s", high[f], high[f], otherHigh);
+      }
+      case MIN -> b.op("min.s64 %s, %s, %s", value[f], value[f], other);
+      case MAX -> b.op("max.s64 %s, %s, %s", value[f], value[f], other);
+      default -> throw new IllegalStateException("admits() let " + kind(f) + " through");
+    }
+    b.op("or.b32 %s, %s, %s", seen[f], seen[f], otherSeen);
+  }
+
+  /** Thread 0: function f's accumulators into group 0's (hash_aggregate.cuh Merge). */
   private void merge(int f, String plan) {
     String skip = b.label("merged" + f);
     String none = b.pred();
