@@ -8,10 +8,14 @@
 #   dev/gpu-profile/ssb-kernels.sh [SETTING ...]
 #
 # Each SETTING is a JAVA_TOOL_OPTIONS value (say -Dtessera.exp.x=1 of a temporary build), "-" for
-# none (the default); the queries run once per setting, ROUNDS times over (default 1). The data
-# is generated once, before any timing (ncu during the generation has crashed the JVM).
-# Environment: SCALE (1), QUERIES (1.1,2.1,3.1,4.1), ROUNDS, NCU_FLAGS, TESSERA_SSB_HEAP (16g;
-# 48g at SCALE 10). Prints one line per kernel and setting (ncu_tables.py times).
+# none (the default); the queries run once per variant and setting, ROUNDS times over (default
+# 1). VARIANTS names jars of gpu-operators' classes that dev/gpu-variants built, each put first on
+# the class path for its runs ("-" for the bundle's own classes, the default), so that builds are
+# compared in one call over data generated once. The data is generated before any timing (ncu
+# during the generation has crashed the JVM).
+# Environment: SCALE (1), QUERIES (1.1,2.1,3.1,4.1), ROUNDS, VARIANTS, NCU_FLAGS,
+# TESSERA_SSB_HEAP (16g; 48g at SCALE 10). Prints one line per kernel, variant and setting
+# (ncu_tables.py times).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 app=/opt/tessera/app
@@ -26,13 +30,26 @@ ssb=("$app/run-ssb.sh" --scale "$scale" --input cached --runs 1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 "${ssb[@]}" --queries 1.1 --out "$work/generate" > "$work/generate.log" 2>&1 \
   || { echo "generating the data failed: $work/generate.log" >&2; tail -20 "$work/generate.log" >&2; exit 1; }
+for variant in ${VARIANTS:--}; do
+  [ "$variant" = - ] || [ -f "$variant" ] \
+    || { echo "no variant jar $variant (dev/gpu-variants builds them)" >&2; exit 2; }
+done
 for round in $(seq "${ROUNDS:-1}"); do
-  for setting in "$@"; do
-    options=$([ "$setting" = - ] || echo "$setting")
-    JAVA_TOOL_OPTIONS="$options" ncu ${NCU_FLAGS:-} --target-processes all --csv \
-      --metrics gpu__time_duration.sum,launch__grid_size,launch__registers_per_thread \
-      -k regex:tessera_gen "${ssb[@]}" --queries "$queries" --out "$work/run" \
-      > "$work/times.csv" 2> "$work/times.log"
-    python3 "$here/ncu_tables.py" times "$work/times.csv" "[$setting round $round]"
+  for variant in ${VARIANTS:--}; do
+    classes=${TESSERA_CLASSES:-}
+    label=""
+    if [ "$variant" != - ]; then
+      classes=$(realpath "$variant")
+      label="$(basename "$variant" .jar), "
+    fi
+    for setting in "$@"; do
+      options=$([ "$setting" = - ] || echo "$setting")
+      TESSERA_CLASSES="$classes" JAVA_TOOL_OPTIONS="$options" ncu ${NCU_FLAGS:-} \
+        --target-processes all --csv \
+        --metrics gpu__time_duration.sum,launch__grid_size,launch__registers_per_thread \
+        -k regex:tessera_gen "${ssb[@]}" --queries "$queries" --out "$work/run" \
+        > "$work/times.csv" 2> "$work/times.log"
+      python3 "$here/ncu_tables.py" times "$work/times.csv" "[$label$setting round $round]"
+    done
   done
 done
