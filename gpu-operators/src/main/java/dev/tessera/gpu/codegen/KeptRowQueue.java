@@ -30,7 +30,6 @@ import java.util.function.IntFunction;
 final class KeptRowQueue {
   /** A ring of 64: the 31 rows the update may leave waiting, and a whole warp's next 32. */
   static final int SLOTS = 64;
-  private static final int WARP = 32;
 
   private final PtxBuilder b;
   private final AggregateSpec spec;
@@ -67,7 +66,7 @@ final class KeptRowQueue {
 
   /** Shared-memory bytes of the queues of a block of {@code blockThreads}. */
   static int blockBytes(AggregateSpec spec, int blockThreads) {
-    return blockThreads / WARP * Layout.of(spec).warpBytes();
+    return blockThreads / TilePrimitives.WARP_THREADS * Layout.of(spec).warpBytes();
   }
 
   /**
@@ -124,7 +123,7 @@ final class KeptRowQueue {
     this.b = b;
     this.spec = spec;
     this.symbol = symbol;
-    this.warps = blockThreads / WARP;
+    this.warps = blockThreads / TilePrimitives.WARP_THREADS;
     this.layout = Layout.of(spec);
     if (layout.columns().size() > Integer.SIZE) {
       throw new IllegalArgumentException("a queued row's null flags hold 32 columns, not "
@@ -211,7 +210,7 @@ final class KeptRowQueue {
   /** The .pred of a warp whose queue holds a whole warp's rows. */
   String full() {
     String full = b.pred();
-    b.op("setp.ge.u32 %s, %s, %d", full, count, WARP);
+    b.op("setp.ge.u32 %s, %s, %d", full, count, TilePrimitives.WARP_THREADS);
     return full;
   }
 
@@ -276,7 +275,7 @@ final class KeptRowQueue {
     // Every lane's reads of the slots before the next push writes them again.
     b.op("bar.warp.sync -1");
     String taken = b.b32();
-    b.op("min.u32 %s, %s, %d", taken, count, WARP);
+    b.op("min.u32 %s, %s, %d", taken, count, TilePrimitives.WARP_THREADS);
     b.op("add.u32 %s, %s, %s", head, head, taken);
     b.op("sub.u32 %s, %s, %s", count, count, taken);
   }

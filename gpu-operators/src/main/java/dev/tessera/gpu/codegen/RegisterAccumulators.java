@@ -20,8 +20,6 @@ import dev.tessera.gpu.column.TypeId;
  * Spark order of floating-point MIN/MAX stay in hash_aggregate.cuh ({@link #admits}).
  */
 final class RegisterAccumulators {
-  private static final int WARP_THREADS = 32;
-
   private final PtxBuilder b;
   private final AggregateSpec spec;
   private final ProgramEmitter body;
@@ -33,13 +31,13 @@ final class RegisterAccumulators {
 
   /** @param blockThreads the kernel's threads a block, a multiple of 32 */
   RegisterAccumulators(PtxBuilder b, AggregateSpec spec, ProgramEmitter body, int blockThreads) {
-    if (blockThreads % WARP_THREADS != 0) {
+    if (blockThreads % TilePrimitives.WARP_THREADS != 0) {
       throw new IllegalArgumentException(blockThreads + " threads a block is not whole warps");
     }
     this.b = b;
     this.spec = spec;
     this.body = body;
-    this.warps = blockThreads / WARP_THREADS;
+    this.warps = blockThreads / TilePrimitives.WARP_THREADS;
     int n = spec.functions().size();
     this.value = new String[n];
     this.high = new String[n];
@@ -145,7 +143,7 @@ final class RegisterAccumulators {
     String thread = b.b32();
     b.op("mov.u32 %s, %%tid.x", thread);
     String lane = b.b32();
-    b.op("and.b32 %s, %s, %d", lane, thread, WARP_THREADS - 1);
+    b.op("and.b32 %s, %s, %d", lane, thread, TilePrimitives.WARP_THREADS - 1);
     String notFirstLane = b.pred();
     b.op("setp.ne.u32 %s, %s, 0", notFirstLane, lane);
     String stored = b.label("accumulators_stored");

@@ -14,7 +14,8 @@ package dev.tessera.gpu.codegen;
  * <p>All contain barriers: every thread of the block must reach them.
  */
 final class TilePrimitives {
-  private static final int WARP_THREADS = 32;
+  /** Threads of a warp (the generated kernels' shuffles, votes and lane masks assume 32). */
+  static final int WARP_THREADS = 32;
   private static final int TILE_FLAG_SHIFT = 62;
   private static final long TILE_VALUE_MASK = (1L << TILE_FLAG_SHIFT) - 1;
   private static final long FLAG_AGGREGATE = 1;
