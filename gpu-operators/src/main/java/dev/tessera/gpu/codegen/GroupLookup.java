@@ -115,14 +115,7 @@ final class GroupLookup {
     } else {
       String looks = last.recall(b, act, keys, stored, group, entry);
       b.comment("the block's table by key, then (not held there) the global table");
-      // The keys' hash only in a warp with a lane that looks: a lane whose keys are its last
-      // group's uses none (with one group, or runs of a key, every lane after its first row).
-      String h = b.b64();
-      b.op("mov.b64 %s, 0", h);
-      String hashed = b.label("keys_hashed");
-      b.op("@!%s bra %s", looks, hashed);
-      b.op("mov.b64 %s, %s", h, hash(keys));
-      b.place(hashed);
+      String h = hash(keys);
       boolean[] nullable = new boolean[keys.length];
       for (int k = 0; k < keys.length; k++) {
         nullable[k] = keys[k].valid() != null;
