@@ -29,16 +29,9 @@ final class SharedAtomics {
    * not 0.
    */
   static void addWrapping64(PtxBuilder b, String valueAt, String x) {
-    String x0 = b.b32();
-    String x1 = b.b32();
-    b.op("mov.b64 {%s, %s}, %s", x0, x1, x);
-    String old0 = b.b32();
-    b.op("atom.shared.add.u32 %s, [%s], %s", old0, valueAt, x0);
-    String sum0 = b.b32();
-    b.op("add.u32 %s, %s, %s", sum0, old0, x0);
-    String carry0 = b.pred();
-    b.op("setp.lt.u32 %s, %s, %s", carry0, sum0, old0);
-    b.op("@%s add.u32 %s, %s, 1", carry0, x1, x1);
+    LowerHalf lower = addLowerHalf(b, valueAt, x);
+    String x1 = lower.upper();
+    b.op("@%s add.u32 %s, %s, 1", lower.carry(), x1, x1);
     String none1 = b.pred();
     b.op("setp.eq.u32 %s, %s, 0", none1, x1);
     String upperAt = b.b64();
@@ -55,19 +48,11 @@ final class SharedAtomics {
    * not added (a small positive value costs one atomic).
    */
   static void addInt128(PtxBuilder b, String valueAt, String highAt, String low, String high) {
-    String low0 = b.b32();
-    String low1 = b.b32();
-    b.op("mov.b64 {%s, %s}, %s", low0, low1, low);
-    String old0 = b.b32();
-    b.op("atom.shared.add.u32 %s, [%s], %s", old0, valueAt, low0);
-    String sum0 = b.b32();
-    b.op("add.u32 %s, %s, %s", sum0, old0, low0);
-    String carry0 = b.pred();
-    b.op("setp.lt.u32 %s, %s, %s", carry0, sum0, old0);
+    LowerHalf lower = addLowerHalf(b, valueAt, low);
     // The upper half's addend, up to 2^32: 33 bits.
     String add1 = b.b64();
-    b.op("cvt.u64.u32 %s, %s", add1, low1);
-    b.op("@%s add.u64 %s, %s, 1", carry0, add1, add1);
+    b.op("cvt.u64.u32 %s, %s", add1, lower.upper());
+    b.op("@%s add.u64 %s, %s, 1", lower.carry(), add1, add1);
     String none1 = b.pred();
     b.op("setp.eq.u64 %s, %s, 0", none1, add1);
     String add1Word = b.b32();
@@ -86,6 +71,27 @@ final class SharedAtomics {
     b.op("setp.eq.s64 %s, %s, 0", none, reached);
     String oldHigh = b.b64();
     b.op("@!%s atom.shared.add.u64 %s, [%s], %s", none, oldHigh, highAt, reached);
+  }
+
+  /** The .b64 addend's upper half (.b32) and the carry out of its lower half (.pred). */
+  private record LowerHalf(String upper, String carry) {}
+
+  /**
+   * Adds the lower half of the .b64 {@code x} to the word at {@code valueAt} by a 32-bit atomic
+   * that returns the word's old value, so that the carry out of it is known; the caller adds the
+   * upper half and the carry.
+   */
+  private static LowerHalf addLowerHalf(PtxBuilder b, String valueAt, String x) {
+    String x0 = b.b32();
+    String x1 = b.b32();
+    b.op("mov.b64 {%s, %s}, %s", x0, x1, x);
+    String old0 = b.b32();
+    b.op("atom.shared.add.u32 %s, [%s], %s", old0, valueAt, x0);
+    String sum0 = b.b32();
+    b.op("add.u32 %s, %s, %s", sum0, old0, x0);
+    String carry0 = b.pred();
+    b.op("setp.lt.u32 %s, %s, %s", carry0, sum0, old0);
+    return new LowerHalf(x1, carry0);
   }
 
   /**
