@@ -3,6 +3,10 @@ package dev.tessera.gpu;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import dev.tessera.gpu.agg.AggregateFunction;
+import dev.tessera.gpu.agg.AggregateFunction.Kind;
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.agg.HashAggregateKernel;
 import dev.tessera.gpu.codec.DeviceEncodedColumn;
 import dev.tessera.gpu.codec.EncodedColumn;
 import dev.tessera.gpu.codec.Encoding;
@@ -12,6 +16,10 @@ import dev.tessera.gpu.column.ColumnTransfer;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.column.HostColumn;
+import dev.tessera.gpu.column.TypeId;
+import dev.tessera.gpu.expr.Comparison;
+import dev.tessera.gpu.expr.Opcode;
+import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -27,10 +35,15 @@ import org.junit.jupiter.api.Test;
  */
 public abstract class EncodedInputContractTest extends BackendTestBase {
   private static final int ROWS = 1300; // 2 full tiles of 512 and a partial one of 276
+  /** A thread's four consecutive rows of an aggregate's last tile: two in the batch. */
+  private static final int AGGREGATED_ROWS = 1302;
 
   private static List<EncodedColumn> columns(long seed) {
+    return columns(seed, ROWS);
+  }
+
+  private static List<EncodedColumn> columns(long seed, int n) {
     Random random = new Random(seed);
-    int n = ROWS;
     long[] small = new long[n];
     boolean[] smallValid = new boolean[n];
     long[] sorted = new long[n];
@@ -128,6 +141,103 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
       } finally {
         copies.forEach(DeviceEncodedColumn::close);
       }
+    }
+  }
+
+  /**
+   * A global aggregate (accumulated in registers on CUDA) of encoded columns behind a filter on
+   * a nullable one: GPU-FOR columns only, whose rows a thread takes four consecutive ones sharing
+   * their miniblocks' headers (among them widths 0, 32 and 64 and values across three words);
+   * then with a GPU-DFOR column, whose tiles the kernel decodes block-wide. Checked against the
+   * values the reference codec decodes.
+   */
+  @Test
+  void aGlobalAggregateReadsTheDecodedValues() {
+    for (long seed = 1; seed <= 2; seed++) {
+      List<EncodedColumn> encoded = columns(seed, AGGREGATED_ROWS);
+      assertEquals(Encoding.FOR, encoded.get(0).encoding());
+      assertEquals(Encoding.DFOR, encoded.get(3).encoding());
+      assertGlobalAggregate(encoded, List.of(0, 2, 9, 10), "seed " + seed + ", GPU-FOR");
+      assertGlobalAggregate(encoded, List.of(0, 3, 9), "seed " + seed + ", with GPU-DFOR");
+    }
+  }
+
+  /**
+   * Where column 0 (INT, nullable) is above -250: COUNT_ROWS, then per column of {@code picked}
+   * its MIN, MAX and COUNT, and SUM (wrapping, as without ANSI) where it is INT or LONG.
+   */
+  private void assertGlobalAggregate(List<EncodedColumn> encoded, List<Integer> picked,
+      String what) {
+    List<ColumnType> types = encoded.stream().map(EncodedColumn::type).toList();
+    ProgramBuilder program = new ProgramBuilder(types, false);
+    int keep = program.emitNew(Opcode.CMP_INT, program.loadColumn(0),
+        program.loadConstant(-250), Comparison.GT.code());
+    List<Program.Output> outputs = new ArrayList<>();
+    List<AggregateFunction> functions = new ArrayList<>();
+    functions.add(new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG));
+    List<Long> expected = new ArrayList<>();
+    List<Integer> kept = new ArrayList<>();
+    for (int row = 0; row < AGGREGATED_ROWS; row++) {
+      if (!encoded.get(0).isNull(row) && encoded.get(0).fixedValue(row) > -250) {
+        kept.add(row);
+      }
+    }
+    expected.add((long) kept.size());
+    for (int c : picked) {
+      EncodedColumn column = encoded.get(c);
+      int input = outputs.size();
+      outputs.add(new Program.Output(program.loadColumn(c), column.type()));
+      long min = Long.MAX_VALUE;
+      long max = Long.MIN_VALUE;
+      long sum = 0;
+      long count = 0;
+      for (int row : kept) {
+        if (!column.isNull(row)) {
+          long v = column.fixedValue(row);
+          min = Math.min(min, v);
+          max = Math.max(max, v);
+          sum += v;
+          count++;
+        }
+      }
+      functions.add(new AggregateFunction(Kind.MIN, input, column.type()));
+      functions.add(new AggregateFunction(Kind.MAX, input, column.type()));
+      functions.add(new AggregateFunction(Kind.COUNT, input, ColumnType.LONG));
+      expected.addAll(List.of(min, max, count));
+      if (column.type().id() == TypeId.INT || column.type().id() == TypeId.LONG) {
+        functions.add(new AggregateFunction(Kind.SUM, input, ColumnType.LONG));
+        expected.add(sum);
+      }
+    }
+    AggregateSpec spec = new AggregateSpec(
+        outputs.stream().map(Program.Output::type).toList(), 0, functions, false);
+    List<DeviceEncodedColumn> copies = new ArrayList<>();
+    try {
+      for (EncodedColumn c : encoded) {
+        copies.add(DeviceEncodedColumn.upload(c, backend.deviceMemory(),
+            backend.stagingAllocator(), stream));
+      }
+      try (HashAggregateKernel.Aggregation aggregation =
+          backend.hashAggregateKernel().open(spec, backend.deviceMemory(), stream)) {
+        try (ColumnBatch<DeviceColumn> batch =
+            new ColumnBatch<>(borrowAll(copies), AGGREGATED_ROWS)) {
+          aggregation.update(program.build(keep, outputs), batch);
+        }
+        try (ColumnBatch<DeviceColumn> out = aggregation.finish();
+            ColumnBatch<HostColumn> host =
+                ColumnTransfer.toHost(out, backend.stagingAllocator(), stream)) {
+          assertEquals(1, host.rowCount(), what);
+          for (int f = 0; f < functions.size(); f++) {
+            HostColumn result = host.column(f);
+            long actual = result.type().id() == TypeId.LONG ? result.getLong(0)
+                : result.getInt(0);
+            assertEquals(expected.get(f), actual, what + ", function " + f + " "
+                + functions.get(f));
+          }
+        }
+      }
+    } finally {
+      copies.forEach(DeviceEncodedColumn::close);
     }
   }
 

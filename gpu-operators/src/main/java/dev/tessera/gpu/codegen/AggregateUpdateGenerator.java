@@ -32,6 +32,8 @@ import java.util.List;
 public final class AggregateUpdateGenerator {
   /** Prefix of the generated kernels' entry names; the rest is the key's hash. */
   public static final String ENTRY_PREFIX = "tessera_gen_aggregate_";
+  /** The PTX comment where a thread's items start one run of consecutive rows. */
+  public static final String RUN_MARK = "the thread's items: one run of rows";
 
   // The launch shape (config.cuh; LaunchShape checks it against the CUDA constants).
   private static final int BLOCK_THREADS = 128;
@@ -258,9 +260,31 @@ public final class AggregateUpdateGenerator {
           throw new IllegalStateException("a kernel of one copy per item queues its kept rows:"
               + " the update's code would be there once per item");
         }
-        for (int item = 0; item < ITEMS; item++) {
-          item(item, Long.toString((long) item * BLOCK_THREADS), thread, tileOffset, rows, cone,
-              rest, filter, outputs);
+        if (runsOfRows(needed)) {
+          // The thread's rows are ITEMS consecutive ones, in one GPU-FOR miniblock (a tile is
+          // whole miniblocks), whose headers the items share. Read past the batch's end, a
+          // header is the last row's, for a thread whose items all lie past it.
+          b.comment(RUN_MARK);
+          String firstInTile = b.b32();
+          b.op("mul.lo.u32 %s, %s, %d", firstInTile, thread, ITEMS);
+          String firstRow = b.b64();
+          b.op("cvt.u64.u32 %s, %s", firstRow, firstInTile);
+          b.op("add.s64 %s, %s, %s", firstRow, firstRow, tileOffset);
+          String lastRow = b.b64();
+          b.op("add.s64 %s, %s, -1", lastRow, rows);
+          String headerRow = b.b64();
+          b.op("min.s64 %s, %s, %s", headerRow, firstRow, lastRow);
+          body.beginRun(needed, headerRow);
+          for (int item = 0; item < ITEMS; item++) {
+            item(item, Integer.toString(item), firstInTile, tileOffset, rows, cone, rest, filter,
+                outputs);
+          }
+          body.endRun();
+        } else {
+          for (int item = 0; item < ITEMS; item++) {
+            item(item, Long.toString((long) item * BLOCK_THREADS), thread, tileOffset, rows, cone,
+                rest, filter, outputs);
+          }
         }
       } else {
         // One copy of the item's code, run for each item: a quarter of the PTX to compile.
@@ -291,6 +315,17 @@ public final class AggregateUpdateGenerator {
       }
       b.op("ret");
       return text();
+    }
+
+    /**
+     * Whether a thread's items are consecutive rows, one run ({@link ProgramEmitter#beginRun})
+     * sharing the GPU-FOR headers of the columns {@code needed} loads: in a kernel of one copy
+     * per item that reads a GPU-FOR column and no GPU-DFOR tile (whose values are the thread's
+     * items a block apart). Elsewhere a thread's items are a block's threads apart.
+     */
+    private boolean runsOfRows(BitSet needed) {
+      return registers != null && !body.decodesTiles()
+          && !body.inlineDecodes(body.columnLoads(needed)).isEmpty();
     }
 
     /**
@@ -335,11 +370,13 @@ public final class AggregateUpdateGenerator {
 
     /**
      * One item: the program for its row, then the group's update (every lane runs it). The row is
-     * the tile's, plus the thread, plus {@code itemOffset} (a register or an immediate); {@code
-     * item} picks the item's registers of the decoded GPU-DFOR tiles.
+     * the tile's, plus {@code threadOffset} (.b32: the thread's, or its first row's in the tile),
+     * plus {@code itemOffset} (a register or an immediate); {@code item} picks the item's
+     * registers of the decoded GPU-DFOR tiles.
      */
-    private void item(int item, String itemOffset, String thread, String tileOffset, String rows,
-        BitSet cone, BitSet rest, int filter, int[] outputs) throws CodegenUnsupportedException {
+    private void item(int item, String itemOffset, String threadOffset, String tileOffset,
+        String rows, BitSet cone, BitSet rest, int filter, int[] outputs)
+        throws CodegenUnsupportedException {
       b.comment("item " + item);
       // Loaded per item: held from one item to the next, they would take registers through the
       // group's update.
@@ -348,7 +385,7 @@ public final class AggregateUpdateGenerator {
       body.loadPhaseValues(needed);
       String row = b.b64();
       String thread64 = b.b64();
-      b.op("cvt.u64.u32 %s, %s", thread64, thread);
+      b.op("cvt.u64.u32 %s, %s", thread64, threadOffset);
       b.op("add.s64 %s, %s, %s", row, tileOffset, thread64);
       b.op("add.s64 %s, %s, %s", row, row, itemOffset);
       RowEmitter.Item it = new RowEmitter.Item(item, row);

@@ -20,9 +20,11 @@ final class ColumnLoads {
    * @param words an encoded column's words, else null
    * @param blockStarts an encoded column's block starts, else null
    * @param dfor a GPU-DFOR column's values for the thread's items (the prelude's), else null
+   * @param run a GPU-FOR column's miniblock of the thread's run of rows, item i's row the run's
+   *     first plus i ({@link ProgramEmitter#beginRun}), else null: the row's own is read
    */
   static Val load(PtxBuilder b, InputSpec spec, String data, String validity, String offsets,
-      String words, String blockStarts, String[] dfor, RowEmitter.Item item) {
+      String words, String blockStarts, String[] dfor, ForMiniblock run, RowEmitter.Item item) {
     String row = item.row();
     String valid = validity == null ? null : validBit(b, validity, row);
     switch (spec.encoding()) {
@@ -33,7 +35,9 @@ final class ColumnLoads {
         return new Val(plainValue(b, spec.type(), data, row), valid, null, null);
       }
       case FOR -> {
-        String value = forValue(b, words, blockStarts, row, spec.referenceWords());
+        String value = run == null
+            ? forValue(b, words, blockStarts, row, spec.referenceWords())
+            : forValue(b, run, item.index(), spec.referenceWords());
         return decoded(b, spec, data, offsets, value, valid);
       }
       default -> {
@@ -151,8 +155,24 @@ final class ColumnLoads {
     return value;
   }
 
+  /**
+   * What {@link #forValue} reads of a GPU-FOR column for one row and shares with the rows after
+   * it in the same miniblock: the block's address and reference, the miniblock's first packed
+   * word (in words after the packed data's start) and bit-width, and the row's first bit in the
+   * miniblock (.b32 registers but the .b64 address and reference).
+   */
+  record ForMiniblock(String blockAddress, String reference, String offset, String width,
+      String firstBit) {}
+
   /** gpufor.cuh ForValue then Narrow: the value of {@code row}, sign-extended from its lanes. */
   static String forValue(PtxBuilder b, String words, String blockStarts, String row,
+      int referenceWords) {
+    return forValue(b, forMiniblock(b, words, blockStarts, row, referenceWords), 0,
+        referenceWords);
+  }
+
+  /** The {@link ForMiniblock} of {@code row}. */
+  static ForMiniblock forMiniblock(PtxBuilder b, String words, String blockStarts, String row,
       int referenceWords) {
     // A batch's rows are int32, so the row's block and place in it are 32-bit arithmetic.
     String row32 = b.b32();
@@ -190,10 +210,28 @@ final class ColumnLoads {
     String width = b.b32();
     b.op("shr.u32 %s, %s, %s", width, widths, byteShift);
     b.op("and.b32 %s, %s, 255", width, width);
-    // ExtractBits(packed, (row % 32) * width, width), packed = block + reference + widths word.
+    // The row's first bit in its miniblock: (row % 32) * width.
     String startBit = b.b32();
     b.op("and.b32 %s, %s, %d", startBit, inBlock, GpuForLayout.MINIBLOCK_VALUES - 1);
     b.op("mul.lo.u32 %s, %s, %s", startBit, startBit, width);
+    return new ForMiniblock(blockAddress, reference, offset, width, startBit);
+  }
+
+  /**
+   * The value {@code later} rows after the first of {@code miniblock} (which holds that row
+   * too), sign-extended from its lanes: ExtractBits(packed, (row % 32) * width, width) plus the
+   * reference, packed = block + reference + widths word.
+   */
+  static String forValue(PtxBuilder b, ForMiniblock miniblock, int later, int referenceWords) {
+    String blockAddress = miniblock.blockAddress();
+    String reference = miniblock.reference();
+    String offset = miniblock.offset();
+    String width = miniblock.width();
+    String startBit = miniblock.firstBit();
+    if (later > 0) {
+      startBit = b.b32();
+      b.op("mad.lo.u32 %s, %s, %d, %s", startBit, width, later, miniblock.firstBit());
+    }
     String word = b.b32();
     b.op("shr.u32 %s, %s, 5", word, startBit);
     b.op("add.s32 %s, %s, %s", word, word, offset);

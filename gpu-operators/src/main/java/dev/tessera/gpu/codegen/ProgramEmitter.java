@@ -77,6 +77,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private final Map<Integer, String> constantRegisters = new LinkedHashMap<>();
   private final Map<Integer, ColumnRegisters> columns = new LinkedHashMap<>();
   private final Map<Integer, String[]> dforValues = new LinkedHashMap<>();
+  /** Per GPU-FOR column, the miniblock of the thread's run of rows ({@link #beginRun}). */
+  private final Map<Integer, ColumnLoads.ForMiniblock> runMiniblocks = new LinkedHashMap<>();
   /** The filter's conjunction tree, once asked for ({@link #conjunctions}). */
   private BitSet conjunctions;
   /** {@link #falseElseSelects}, once asked for. */
@@ -335,6 +337,53 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       }
     }
     return loads;
+  }
+
+  /**
+   * The loads among {@code loads} that decode a GPU-FOR value in place ({@link
+   * ColumnLoads#forValue(PtxBuilder, String, String, String, int)}), where a plain value's load
+   * is one instruction and a GPU-DFOR value a register of its decoded tile.
+   */
+  BitSet inlineDecodes(BitSet loads) {
+    BitSet decodes = new BitSet();
+    for (int i = loads.nextSetBit(0); i >= 0; i = loads.nextSetBit(i + 1)) {
+      if (inputs.get(word(i, 2)).encoding() == Encoding.FOR) {
+        decodes.set(i);
+      }
+    }
+    return decodes;
+  }
+
+  /**
+   * Starts a run of the thread's rows: item i's row is {@code firstRow} + i, and all of them lie
+   * in one GPU-FOR miniblock. Each GPU-FOR column that {@code instructions} load reads its
+   * block's header and the miniblock's width here, once, and the run's items read only their
+   * value's words ({@link ColumnLoads#forValue(PtxBuilder, ColumnLoads.ForMiniblock, int, int)}):
+   * a header is about two thirds of a value's decode. {@code firstRow} must lie in the batch
+   * (its header is read). Call where every item of the run passes; {@link #endRun} ends it.
+   */
+  void beginRun(BitSet instructions, String firstRow) {
+    runMiniblocks.clear();
+    BitSet decodes = inlineDecodes(columnLoads(instructions));
+    if (decodes.isEmpty()) {
+      return;
+    }
+    String base = global(loadParam("u64", "inputs"));
+    for (int i = decodes.nextSetBit(0); i >= 0; i = decodes.nextSetBit(i + 1)) {
+      int column = word(i, 2);
+      if (!runMiniblocks.containsKey(column)) {
+        String descriptor = b.b64();
+        b.op("add.s64 %s, %s, %d", descriptor, base, (long) INPUT_COLUMN_BYTES * column);
+        runMiniblocks.put(column, ColumnLoads.forMiniblock(b, field(descriptor, INPUT_WORDS),
+            field(descriptor, INPUT_BLOCK_STARTS), firstRow,
+            inputs.get(column).referenceWords()));
+      }
+    }
+  }
+
+  /** Ends the run {@link #beginRun} started: each row then reads its own header. */
+  void endRun() {
+    runMiniblocks.clear();
   }
 
   /**
@@ -1163,6 +1212,6 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   public Val loadColumn(int column, RowEmitter.Item item) {
     ColumnRegisters c = columnRegisters(column);
     return ColumnLoads.load(b, inputs.get(column), c.data(), c.validity(), c.offsets(),
-        c.words(), c.blockStarts(), dforValues.get(column), item);
+        c.words(), c.blockStarts(), dforValues.get(column), runMiniblocks.get(column), item);
   }
 }

@@ -60,6 +60,7 @@ class GeneratedAggregateCompileTest {
     AtomicLong slowest = new AtomicLong();
     AtomicInteger mostRegisters = new AtomicInteger();
     AtomicInteger inRegisters = new AtomicInteger();
+    AtomicInteger inRuns = new AtomicInteger();
     AtomicInteger inline = new AtomicInteger();
     IntStream.range(0, PIPELINES).parallel().forEach(seed -> {
       Random random = new Random(seed);
@@ -101,6 +102,9 @@ class GeneratedAggregateCompileTest {
       generated.incrementAndGet();
       if (kernel.ptx().contains("the thread's accumulators")) {
         inRegisters.incrementAndGet(); // a global aggregate accumulating in registers
+        if (kernel.ptx().contains(AggregateUpdateGenerator.RUN_MARK)) {
+          inRuns.incrementAndGet(); // its thread's rows consecutive, sharing GPU-FOR headers
+        }
       } else {
         inline.incrementAndGet(); // the group's update written into the kernel
         if (inputs.stream().noneMatch(i -> i.encoding() == Encoding.DFOR)) {
@@ -115,15 +119,16 @@ class GeneratedAggregateCompileTest {
       mostRegisters.accumulateAndGet(report.registers(), Math::max);
     });
     System.out.printf("generated aggregate kernels: %d compiled cleanly (%d accumulating in"
-        + " registers, %d updating groups inline; at most %d registers, slowest compile %.0f ms),"
-        + " %d declined, %d rejected for a few bytes of spills%n", generated.get(),
-        inRegisters.get(), inline.get(), mostRegisters.get(), slowest.get() / 1e6,
-        declined.get(), rejected.get());
+        + " registers, %d of them over runs of GPU-FOR rows, %d updating groups inline; at most"
+        + " %d registers, slowest compile %.0f ms), %d declined, %d rejected for a few bytes of"
+        + " spills%n", generated.get(), inRegisters.get(), inRuns.get(), inline.get(),
+        mostRegisters.get(), slowest.get() / 1e6, declined.get(), rejected.get());
     assertEquals(PIPELINES, generated.get() + declined.get() + rejected.get());
     assertTrue(rejected.get() <= PIPELINES / 10, rejected.get() + " kernels spilled");
     assertTrue(generated.get() >= PIPELINES / 4, "too few pipelines were generated: "
         + generated.get() + " of " + PIPELINES);
     assertTrue(inRegisters.get() > 0, "no global aggregate accumulated in registers");
+    assertTrue(inRuns.get() > 0, "no global aggregate read runs of GPU-FOR rows");
     assertTrue(inline.get() > 0, "no kernel updated its groups inline");
   }
 
