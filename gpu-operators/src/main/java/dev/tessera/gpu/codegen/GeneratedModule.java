@@ -3,6 +3,7 @@ package dev.tessera.gpu.codegen;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
 
@@ -26,6 +27,15 @@ public final class GeneratedModule {
   private static final List<List<String>> AGAIN = List.of(List.of("-O1"),
       List.of("--maxrregcount=" + MAX_REGISTERS),
       List.of("-O1", "--maxrregcount=" + MAX_REGISTERS));
+
+  /**
+   * The option every compile of a kernel that decodes GPU-DFOR tiles takes: ptxas without the
+   * optimizer's constant bank. With it, ptxas crashes (SIGSEGV) on some of those kernels, the
+   * in-jar compiler (CUDA 12.0) taking the whole JVM with it, and CUDA 13.0's ptxas alike at -O1
+   * and above: a projection of five GPU-DFOR INT columns, a filter-project of SSB's over eight.
+   * Without it both compile them.
+   */
+  static final String DFOR_OPTION = "--disable-optimizer-constants";
 
   /** The prelude's {@code .target} directive (PtxPrelude: the oldest supported device's). */
   private static final Pattern PRELUDE_TARGET = Pattern.compile("(?m)^\\.target sm_\\d+a?$");
@@ -87,7 +97,22 @@ public final class GeneratedModule {
    * the process's {@link KernelDiskCache}.
    */
   public static CompiledKernel compile(GeneratedKernel kernel, String arch) {
-    return KernelDiskCache.current().compile(text(kernel), arch, List.of());
+    return KernelDiskCache.current().compile(text(kernel), arch, options(kernel, List.of()));
+  }
+
+  /** Whether {@code kernel} decodes GPU-DFOR tiles (TilePrimitives.dforTile). */
+  public static boolean decodesDforTiles(GeneratedKernel kernel) {
+    return kernel.ptx().contains(".shared .align 8 .b64 " + TilePrimitives.DFOR_TOTALS + "[");
+  }
+
+  /** {@code options}, and {@link #DFOR_OPTION} where {@code kernel} decodes GPU-DFOR tiles. */
+  static List<String> options(GeneratedKernel kernel, List<String> options) {
+    if (!decodesDforTiles(kernel)) {
+      return options;
+    }
+    List<String> all = new ArrayList<>(options);
+    all.add(DFOR_OPTION);
+    return all;
   }
 
   /**
@@ -98,7 +123,8 @@ public final class GeneratedModule {
   public static CompiledKernel compileAgain(GeneratedKernel kernel, String arch) {
     String text = text(kernel);
     for (List<String> options : AGAIN) {
-      CompiledKernel again = KernelDiskCache.current().compile(text, arch, options);
+      CompiledKernel again = KernelDiskCache.current().compile(text, arch,
+          options(kernel, options));
       if (rejection(again.report(kernel.entry())) == null) {
         return again;
       }

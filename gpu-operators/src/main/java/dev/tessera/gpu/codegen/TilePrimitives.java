@@ -16,6 +16,11 @@ package dev.tessera.gpu.codegen;
 final class TilePrimitives {
   /** Threads of a warp (the generated kernels' shuffles, votes and lane masks assume 32). */
   static final int WARP_THREADS = 32;
+  /**
+   * The shared array of a GPU-DFOR tile's decode ({@link #dforTile}): its declaration is in the
+   * PTX of every kernel that decodes one.
+   */
+  static final String DFOR_TOTALS = "dfor_totals";
   private static final int TILE_FLAG_SHIFT = 62;
   private static final long TILE_VALUE_MASK = (1L << TILE_FLAG_SHIFT) - 1;
   private static final long FLAG_AGGREGATE = 1;
@@ -99,9 +104,9 @@ final class TilePrimitives {
    */
   String[] dforTile(String words, String blockStarts, String tileOffset, String numTileItems,
       int referenceWords) {
-    b.declare(".shared .align 8 .b64 dfor_totals[" + items * warps + "]");
+    b.declare(".shared .align 8 .b64 " + DFOR_TOTALS + "[" + items * warps + "]");
     String totalsBase = b.b32();
-    b.op("mov.u32 %s, dfor_totals", totalsBase);
+    b.op("mov.u32 %s, %s", totalsBase, DFOR_TOTALS);
     String lastLane = b.pred();
     b.op("setp.eq.u32 %s, %s, %d", lastLane, lane, WARP_THREADS - 1);
     String[] sums = new String[items];
@@ -147,7 +152,7 @@ final class TilePrimitives {
       b.op("mov.b64 %s, %s", before, carry);
       for (int w = 0; w < warps; w++) {
         String total = b.b64();
-        b.op("ld.shared.u64 %s, [dfor_totals+%d]", total, 8 * (i * warps + w));
+        b.op("ld.shared.u64 %s, [%s+%d]", total, DFOR_TOTALS, 8 * (i * warps + w));
         String earlier = b.pred();
         b.op("setp.gt.u32 %s, %s, %d", earlier, warp, w);
         b.op("@%s add.s64 %s, %s, %s", earlier, before, before, total);
@@ -162,7 +167,7 @@ final class TilePrimitives {
       }
       values[i] = value;
     }
-    b.op("bar.sync 0"); // dfor_totals is reused by the next GPU-DFOR column
+    b.op("bar.sync 0"); // DFOR_TOTALS is reused by the next GPU-DFOR column
     return values;
   }
 

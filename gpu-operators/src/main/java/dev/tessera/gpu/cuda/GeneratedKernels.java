@@ -42,7 +42,8 @@ import org.slf4j.LoggerFactory;
  * the in-jar compiler (CUDA 12.0's) leaves a kernel a few bytes of stack or spills, the driver's
  * compiler, newer on a current driver, gets a second try: its kernel is used when it needs no
  * local memory and at most {@link GeneratedModule#MAX_REGISTERS} registers (a spill would be in
- * local memory).
+ * local memory). A kernel that decodes GPU-DFOR tiles is never given to the driver's compiler,
+ * which takes no ptxas options ({@link GeneratedModule#decodesDforTiles}).
  */
 final class GeneratedKernels {
   private static final Logger LOG = LoggerFactory.getLogger(GeneratedKernels.class);
@@ -133,12 +134,16 @@ final class GeneratedKernels {
         ? CubinTarget.forDevice(device.computeMajor(), device.computeMinor()) : Optional.empty();
     byte[] image;
     long nanos = 0;
+    // The driver's JIT takes no ptxas options, so not GeneratedModule.DFOR_OPTION: a kernel that
+    // decodes GPU-DFOR tiles may crash it, and the process with it (CUDA 13.0's ptxas does).
+    boolean driverMayCompile = !GeneratedModule.decodesDforTiles(kernel);
     if (arch.isPresent()) {
       CompiledKernel compiled = GeneratedModule.compile(kernel, arch.get());
       CompileReport report = compiled.report(kernel.entry());
       nanos = compiled.compileNanos();
       String rejection = GeneratedModule.rejection(report);
-      if (rejection != null && report.registers() <= GeneratedModule.MAX_REGISTERS) {
+      if (rejection != null && report.registers() <= GeneratedModule.MAX_REGISTERS
+          && driverMayCompile) {
         // Only a stack frame or spills: the driver's compiler may do without.
         Kernel jit = loadThroughTheDriver(kernel, report, nanos);
         if (jit != null) {
@@ -165,6 +170,11 @@ final class GeneratedKernels {
       LOG.info("Tessera: compiled {} for {} in {} ms: {}", kernel.entry(), arch.get(),
           nanos / 1_000_000, report.summary());
       image = compiled.cubin();
+    } else if (!driverMayCompile) {
+      String reason = "only the driver's compiler knows this device, and it is not given kernels"
+          + " that decode GPU-DFOR tiles (its ptxas crashed on some)";
+      LOG.warn("Tessera: generated kernel {} not used: {}", kernel.entry(), reason);
+      return new Kernel(null, kernel.entry(), reason, 0);
     } else {
       // The driver's JIT: the PTX text, NUL-terminated.
       byte[] text = GeneratedModule.text(kernel).getBytes(StandardCharsets.US_ASCII);

@@ -110,7 +110,7 @@ class GeneratedAggregateCompileTest {
         if (inputs.stream().noneMatch(i -> i.encoding() == Encoding.DFOR)) {
           // No item reads registers of its own: one copy of the update, run for each item.
           assertEquals(1, occurrences(kernel.ptx(), UPDATE_MARK), () -> "seed " + seed);
-        } else if (kernel.ptx().contains(DFOR_DECODE_MARK)) {
+        } else if (GeneratedModule.decodesDforTiles(kernel)) {
           // Each item reads its own registers of the decoded tiles: a copy of the update each.
           assertTrue(occurrences(kernel.ptx(), UPDATE_MARK) > 1, () -> "seed " + seed);
         }
@@ -142,8 +142,6 @@ class GeneratedAggregateCompileTest {
 
   /** The comment GroupedAggregateEmitter writes before each copy of the group's update. */
   private static final String UPDATE_MARK = "hash_aggregate.cuh AggregateItem, inline";
-  /** The shared array of a GPU-DFOR tile's decode (TilePrimitives.dforTile). */
-  private static final String DFOR_DECODE_MARK = "dfor_totals";
 
   private static int occurrences(String text, String part) {
     int n = 0;

@@ -17,9 +17,12 @@ import dev.tessera.gpu.codegen.InputSpec;
 import dev.tessera.gpu.codegen.PtxCompiler;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.TypeId;
+import dev.tessera.gpu.expr.Comparison;
 import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.expr.ProgramBuilder;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
@@ -108,6 +111,43 @@ class GeneratedFilterProjectCompileTest {
     assertTrue(rejected.get() <= PROGRAMS / 10, rejected.get() + " kernels spilled");
     assertTrue(generated.get() >= PROGRAMS / 4, "too few programs were generated: "
         + generated.get() + " of " + PROGRAMS);
+  }
+
+  /**
+   * Projections of 1 to 12 GPU-DFOR INT columns, all of them and behind a filter, compile, and
+   * compile again with the runtime's other options where the first kernel is rejected (a few
+   * bytes of spills, or more than 128 registers for the wide ones: the interpreter then runs
+   * them). With the in-jar compiler's defaults alone, the projection of five crashed the JVM (a
+   * SIGSEGV inside ptxas), as did SSB filter-projects over eight: GeneratedModule compiles such
+   * kernels with its DFOR_OPTION. In surefire's forked JVM, a crash fails the build.
+   */
+  @Test
+  void projectionsOfGpuDforColumnsCompileWithoutCrashing() throws CodegenUnsupportedException {
+    for (int n = 1; n <= 12; n++) {
+      List<ColumnType> types = Collections.nCopies(n, ColumnType.INT);
+      List<InputSpec> inputs = Collections.nCopies(n,
+          new InputSpec(ColumnType.INT, Encoding.DFOR, false));
+      ProgramBuilder filtered = new ProgramBuilder(types, false);
+      int keep = filtered.emitNew(Opcode.CMP_INT, filtered.loadColumn(0),
+          filtered.loadConstant(5), Comparison.GT.code());
+      List<Program.Output> outputs = new ArrayList<>();
+      for (int c = 0; c < n; c++) {
+        outputs.add(new Program.Output(filtered.loadColumn(c), ColumnType.INT));
+      }
+      for (Program program : List.of(ProgramBuilder.identity(types, false),
+          filtered.build(keep, outputs))) {
+        GeneratedKernel kernel = FilterProjectGenerator.generate(program, inputs);
+        assertTrue(GeneratedModule.decodesDforTiles(kernel), kernel.entry());
+        CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
+        assertEquals(kernel.entry(), report.function());
+        if (n <= 8 && n != 2) {
+          // The narrow ones compile clean at once (all of two leave 4 bytes of spills).
+          assertNull(GeneratedModule.rejection(report), report::summary);
+        } else if (GeneratedModule.rejection(report) != null) {
+          GeneratedModule.compileAgain(kernel, "sm_90");
+        }
+      }
+    }
   }
 
   /** A layout per column as the cache and uploads make them. */
