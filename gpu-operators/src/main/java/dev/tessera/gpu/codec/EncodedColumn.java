@@ -83,7 +83,7 @@ public final class EncodedColumn implements Serializable {
     }
     checkRows(rows, values.length, valid == null ? rows : valid.length);
     TypeId id = type.id();
-    boolean packable = id != TypeId.BOOLEAN && id != TypeId.FLOAT && id != TypeId.DOUBLE;
+    boolean packable = packable(type);
     if (!packable && encoding != null && encoding != Encoding.PLAIN) {
       throw new IllegalArgumentException(type + " columns are always PLAIN, not " + encoding);
     }
@@ -99,6 +99,15 @@ public final class EncodedColumn implements Serializable {
     }
     return new EncodedColumn(type, rows, nulls, encoding, validity,
         GpuForCodec.encode(encoding, slots, rows, lanes), null, null, null, 0);
+  }
+
+  /**
+   * Whether {@code type}'s values may be stored GPU-FOR or GPU-DFOR: integer-like fixed-width
+   * types (not BOOLEAN, FLOAT or DOUBLE, always PLAIN), and strings, as dictionary codes.
+   */
+  public static boolean packable(ColumnType type) {
+    TypeId id = type.id();
+    return type.isString() || id != TypeId.BOOLEAN && id != TypeId.FLOAT && id != TypeId.DOUBLE;
   }
 
   /** PLAIN, FOR or DFOR, whichever stores {@code slots[0, rows)} in the fewest bytes. */

@@ -1,6 +1,7 @@
 package dev.tessera.ssb.cli;
 
 import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codec.EncodedColumn;
 import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.codegen.AggregateUpdateGenerator;
 import dev.tessera.gpu.codegen.CodegenUnsupportedException;
@@ -43,9 +44,43 @@ import scala.jdk.javaapi.CollectionConverters;
  * compiling need no GPU, so this works on any backend.
  *
  * <p>The inputs are taken as plain columns with validity bitmaps: the layout of uploaded and
- * device batches. A cached table's encoded columns make other variants at run time.
+ * device batches. A cached table's encoded columns make other variants at run time ({@link
+ * Layout}).
  */
 public final class KernelReport {
+  /** The layout of a pipeline's input columns that its kernels are generated for. */
+  public enum Layout {
+    /** Uploaded and device batches: plain columns with validity bitmaps. */
+    UPLOADED(null),
+    /**
+     * A cached table's batches where the codec stored every column it can as GPU-FOR (strings as
+     * dictionary codes), without nulls: the layout of SSB's cached columns that are not sorted.
+     */
+    CACHED_FOR(Encoding.FOR),
+    /** The same with GPU-DFOR, whose tiles the kernel decodes block-wide (sorted columns). */
+    CACHED_DFOR(Encoding.DFOR);
+
+    private final Encoding packed;
+
+    Layout(Encoding packed) {
+      this.packed = packed;
+    }
+
+    /** The inputs of columns of {@code types} in this layout. */
+    public List<InputSpec> inputs(List<ColumnType> types) {
+      List<InputSpec> inputs = new ArrayList<>();
+      for (ColumnType type : types) {
+        if (packed == null) {
+          inputs.add(new InputSpec(type, Encoding.PLAIN, true));
+        } else {
+          inputs.add(new InputSpec(type,
+              EncodedColumn.packable(type) ? packed : Encoding.PLAIN, false));
+        }
+      }
+      return inputs;
+    }
+  }
+
   /** The architecture compiled for: the GPU Tessera is tested on (Hopper). */
   static final String ARCH = "sm_90";
   private static final int MAX_NODE_TEXT = 200;
@@ -157,15 +192,20 @@ public final class KernelReport {
    * {@link #ARCH}.
    */
   public static List<ProgramKernel> kernels(SparkPlan executed) {
+    return kernels(executed, Layout.UPLOADED);
+  }
+
+  /** {@link #kernels(SparkPlan)} generated for inputs in {@code layout}. */
+  public static List<ProgramKernel> kernels(SparkPlan executed, Layout layout) {
     List<ProgramKernel> kernels = new ArrayList<>();
     for (TesseraPipelineExec node : pipelines(executed)) {
       Pipeline pipeline = node.pipeline();
       AggregateSpec spec = node instanceof TesseraHashAggregateExec a ? a.spec() : null;
-      kernels.add(kernel(node, 0, pipeline.fused().program(), spec));
+      kernels.add(kernel(node, 0, pipeline.fused().program(), spec, layout));
       List<Pipeline.Stage> staged = pipeline.staged();
       for (int s = 0; s < staged.size(); s++) {
         boolean last = s == staged.size() - 1;
-        kernels.add(kernel(node, s + 1, staged.get(s).program(), last ? spec : null));
+        kernels.add(kernel(node, s + 1, staged.get(s).program(), last ? spec : null, layout));
       }
     }
     return kernels;
@@ -173,16 +213,13 @@ public final class KernelReport {
 
   /** {@code spec}: the aggregation the program feeds, or null for a filter-project program. */
   private static ProgramKernel kernel(TesseraPipelineExec node, int stage, Program program,
-      AggregateSpec spec) {
+      AggregateSpec spec, Layout layout) {
     boolean aggregate = spec != null;
     String reason = notGenerated(program, spec);
     if (reason != null) {
       return new ProgramKernel(node, stage, program, aggregate, reason, null, null, 0, null);
     }
-    List<InputSpec> inputs = new ArrayList<>();
-    for (ColumnType type : program.inputTypes()) {
-      inputs.add(new InputSpec(type, Encoding.PLAIN, true));
-    }
+    List<InputSpec> inputs = layout.inputs(program.inputTypes());
     GeneratedKernel kernel;
     try {
       kernel = aggregate
