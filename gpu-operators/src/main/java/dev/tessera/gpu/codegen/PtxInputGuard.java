@@ -18,7 +18,8 @@ package dev.tessera.gpu.codegen;
  * state space named like a register of a parameterized {@code .reg} declaration ({@code .reg .b32
  * %r<4>;} then {@code .local .b32 %r2;}; a plain duplicate is reported as "Duplicate definition").
  * Generators must not produce it; their tests compile in surefire's forked JVM, where a crash
- * fails the build instead of an executor.
+ * fails the build instead of an executor. Valid modules crash it too: some kernels that decode
+ * GPU-DFOR tiles, unless compiled with {@link GeneratedModule#DFOR_OPTION}.
  */
 final class PtxInputGuard {
   private PtxInputGuard() {}
