@@ -29,6 +29,7 @@ import java.util.HashSet;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.spark.sql.execution.SparkPlan;
@@ -51,19 +52,37 @@ public final class KernelReport {
   /** The layout of a pipeline's input columns that its kernels are generated for. */
   public enum Layout {
     /** Uploaded and device batches: plain columns with validity bitmaps. */
-    UPLOADED(null),
+    UPLOADED(null, "uploaded", "plain columns with validity bitmaps (uploaded batches; a cached"
+        + " table's encoded columns compile their own variants at run time: --layout)"),
     /**
      * A cached table's batches where the codec stored every column it can as GPU-FOR (strings as
      * dictionary codes), without nulls: the layout of SSB's cached columns that are not sorted.
      */
-    CACHED_FOR(Encoding.FOR),
+    CACHED_FOR(Encoding.FOR, "cached-for", "GPU-FOR columns, strings as dictionary codes, without"
+        + " nulls (a cached table's batches; the cache picks each column's encoding per batch)"),
     /** The same with GPU-DFOR, whose tiles the kernel decodes block-wide (sorted columns). */
-    CACHED_DFOR(Encoding.DFOR);
+    CACHED_DFOR(Encoding.DFOR, "cached-dfor", "GPU-DFOR columns, strings as dictionary codes,"
+        + " without nulls (a cached table's batches; the cache picks each column's encoding per"
+        + " batch)");
 
     private final Encoding packed;
+    private final String option;
+    private final String description;
 
-    Layout(Encoding packed) {
+    Layout(Encoding packed, String option, String description) {
       this.packed = packed;
+      this.option = option;
+      this.description = description;
+    }
+
+    /** The layout {@code bin/tessera sql --layout} names {@code option}, if any. */
+    public static Optional<Layout> ofOption(String option) {
+      for (Layout layout : values()) {
+        if (layout.option.equals(option)) {
+          return Optional.of(layout);
+        }
+      }
+      return Optional.empty();
     }
 
     /** The inputs of columns of {@code types} in this layout. */
@@ -177,12 +196,13 @@ public final class KernelReport {
   /**
    * @param executed the statement's executed plan (after it ran, so that adaptive execution's
    *     final plan is the one walked)
+   * @param layout the layout of the pipelines' input columns the kernels are generated for
    * @param codegen the session's spark.tessera.codegen.enabled
    * @param ptxDir where to write each kernel's module as {@code <entry>.ptx}, or null
    */
-  static void print(SparkPlan executed, boolean codegen, Path ptxDir, PrintStream out)
-      throws IOException {
-    new KernelReport(out, ptxDir).print(kernels(executed), codegen);
+  static void print(SparkPlan executed, Layout layout, boolean codegen, Path ptxDir,
+      PrintStream out) throws IOException {
+    new KernelReport(out, ptxDir).print(kernels(executed, layout), layout, codegen);
   }
 
   /**
@@ -241,12 +261,12 @@ public final class KernelReport {
         (String) result);
   }
 
-  private void print(List<ProgramKernel> kernels, boolean codegen) throws IOException {
+  private void print(List<ProgramKernel> kernels, Layout layout, boolean codegen)
+      throws IOException {
     long nodes = kernels.stream().filter(k -> k.stage() == 0).count();
     out.println();
     out.printf("Generated kernels (%d GPU pipeline node(s)), as the generator writes them for"
-        + " inputs of plain columns with validity bitmaps (a cached table's encoded columns"
-        + " compile their own variants at run time), compiled for %s:%n", nodes, ARCH);
+        + " inputs of %s, compiled for %s:%n", nodes, layout.description, ARCH);
     if (!PtxCompiler.available()) {
       out.println("  (the in-jar PTX compiler cannot be used here, so kernels are generated but"
           + " not compiled: " + PtxCompiler.unavailableReason() + ")");

@@ -72,6 +72,13 @@ public final class SqlCommand implements Callable<Integer> {
           + " --kernels)")
   Path ptx;
 
+  @Option(names = "--layout", paramLabel = "LAYOUT",
+      description = "the input layout --kernels generates for: uploaded (plain columns with"
+          + " validity bitmaps, as uploaded batches are; the default), cached-for or cached-dfor"
+          + " (every column the cache can pack as GPU-FOR or GPU-DFOR, without nulls, as cached"
+          + " tables' batches are); implies --kernels")
+  String layout;
+
   @Option(names = "--backend", defaultValue = "auto",
       description = "auto, cuda or host-reference (default: ${DEFAULT-VALUE})")
   String backend;
@@ -102,6 +109,9 @@ public final class SqlCommand implements Callable<Integer> {
     if (limit < 0) {
       throw bad("--limit must be 0 or more, not '" + limit + "'");
     }
+    KernelReport.Layout kernelLayout = layout == null ? KernelReport.Layout.UPLOADED
+        : KernelReport.Layout.ofOption(layout).orElseThrow(() -> bad("--layout must be"
+            + " uploaded, cached-for or cached-dfor, not '" + layout + "'"));
     if (scale != null && !(scale > 0)) {
       throw bad("--scale must be a positive number (e.g. 0.1 or 1), not '" + scale + "'");
     }
@@ -152,8 +162,8 @@ public final class SqlCommand implements Callable<Integer> {
       out.println("Why nodes stay on the CPU: see the 'cannot run on GPU because' lines that"
           + " spark.tessera.explain=NOT_ON_GPU logged on stderr above.");
       CachedTables.print(df, out);
-      if (kernels || ptx != null) {
-        KernelReport.print(df.queryExecution().executedPlan(),
+      if (kernels || ptx != null || layout != null) {
+        KernelReport.print(df.queryExecution().executedPlan(), kernelLayout,
             Boolean.parseBoolean(spark.conf().get(TesseraConf.CODEGEN_ENABLED.key(),
                 String.valueOf(TesseraConf.CODEGEN_ENABLED.defaultValue()))),
             ptx, out);

@@ -44,6 +44,28 @@ class SqlKernelsTest {
     return out;
   }
 
+  @Test
+  void layoutGeneratesForACachedTablesEncodedColumns() {
+    String report = kernels(sql("--layout", "cached-for",
+        "SELECT id % 10 AS k, count(*) AS n FROM range(1000) GROUP BY id % 10"));
+    assertTrue(report.contains("inputs of GPU-FOR columns"), report);
+    assertTrue(report.contains("kernel " + AggregateUpdateGenerator.ENTRY_PREFIX), report);
+    assertFalse(report.contains("not generated:"), report);
+
+    PrintStream saved = System.err;
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    int status;
+    try (PrintStream capture = new PrintStream(bytes, true, StandardCharsets.UTF_8)) {
+      System.setErr(capture);
+      status = TesseraCli.commandLine().execute("sql", "--layout", "packed", "SELECT 1");
+    } finally {
+      System.setErr(saved);
+    }
+    assertEquals(2, status);
+    assertTrue(bytes.toString(StandardCharsets.UTF_8).contains(
+        "--layout must be uploaded, cached-for or cached-dfor, not 'packed'"), bytes.toString());
+  }
+
   /** The part of the output after the kernels' heading. */
   private static String kernels(String out) {
     int at = out.indexOf("Generated kernels (");
