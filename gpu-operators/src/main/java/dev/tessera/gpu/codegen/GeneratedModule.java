@@ -30,10 +30,10 @@ public final class GeneratedModule {
 
   /**
    * The option every compile of a kernel that decodes GPU-DFOR tiles takes: ptxas without the
-   * optimizer's constant bank. With it, ptxas crashes (SIGSEGV) on some of those kernels, the
-   * in-jar compiler (CUDA 12.0) taking the whole JVM with it, and CUDA 13.0's ptxas alike at -O1
-   * and above: a projection of five GPU-DFOR INT columns, a filter-project of SSB's over eight.
-   * Without it both compile them.
+   * optimizer's constant bank. By default (with that bank) ptxas crashes (SIGSEGV) on some of
+   * those kernels, the in-jar compiler (CUDA 12.0) taking the whole JVM with it, and CUDA 13.0's
+   * ptxas alike at -O1 and above: a projection of five GPU-DFOR INT columns, a filter-project of
+   * SSB's over eight. With this option both compile them.
    */
   static final String DFOR_OPTION = "--disable-optimizer-constants";
 
