@@ -63,6 +63,8 @@ class SsbGeneratedKernelsTest {
   private static final double SF = 0.001;
   private static final long SEED = 1;
   private static final String ADAPTIVE = "spark.sql.adaptive.enabled";
+  /** Issue 14's compile time target per pipeline, reported (this machine's CPU is not a GPU host's). */
+  private static final long SLOW_COMPILE_NANOS = 300_000_000L;
 
   @TempDir
   Path dir;
@@ -121,6 +123,8 @@ class SsbGeneratedKernelsTest {
     Set<Opcode> uncoveredSeen = new TreeSet<>();
     Set<String> queriesWithKernels = new HashSet<>();
     int mostRegisters = 0;
+    long slowestCompile = 0;
+    Map<String, String> slowCompiles = new TreeMap<>();
     for (Seen s : seen) {
       ProgramKernel k = s.kernel();
       String where = s.where() + ", " + (k.stage() == 0 ? "fused program" : "stage "
@@ -180,17 +184,25 @@ class SsbGeneratedKernelsTest {
       entries.add(kernel.entry());
       queriesWithKernels.add(s.where().substring(0, s.where().indexOf(' ')));
       mostRegisters = Math.max(mostRegisters, report.registers());
+      slowestCompile = Math.max(slowestCompile, k.compileNanos());
+      if (k.compileNanos() > SLOW_COMPILE_NANOS) {
+        slowCompiles.putIfAbsent(kernel.entry(), String.format("%s in %.0f ms (first in %s)",
+            kernel.entry(), k.compileNanos() / 1e6, s.where()));
+      }
     }
     double seconds = (System.nanoTime() - start) / 1e9;
     System.out.printf("SSB generated kernels: %d pipeline programs seen (13 queries: static plans"
         + " over parquet and cached tables, the cached ones also for GPU-FOR and GPU-DFOR inputs,"
         + " adaptive execution's final plans over parquet), %d"
-        + " generated (%d distinct kernels, at most %d registers, %d rejected for spills around"
-        + " per-row helper calls, in %d queries), declined by reason %s%s; %.1f s%n", seen.size(),
-        generated, entries.size(), mostRegisters, helperSpills, queriesWithKernels.size(), declined,
+        + " generated (%d distinct kernels, at most %d registers, slowest compile %.0f ms, %d"
+        + " rejected for spills around per-row helper calls, in %d queries), declined by reason"
+        + " %s%s; %.1f s%n", seen.size(), generated, entries.size(), mostRegisters,
+        slowestCompile / 1e6, helperSpills, queriesWithKernels.size(), declined,
         uncoveredSeen.isEmpty() ? "" : " (uncovered " + uncoveredSeen + ")", seconds);
     rejections.forEach(r -> System.out.println("  rejected: " + r));
     dforRejections.forEach(r -> System.out.println("  rejected, every column GPU-DFOR: " + r));
+    slowCompiles.values().forEach(c -> System.out.println(
+        "  compiled in over 300 ms (issue 14's target): " + c));
     assertTrue(seen.size() > 0, "no GPU pipeline in the SSB queries' plans");
     assertTrue(generated > 0, "no SSB pipeline program got a generated kernel");
   }
