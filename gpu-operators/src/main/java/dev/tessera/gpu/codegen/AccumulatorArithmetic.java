@@ -85,6 +85,18 @@ final class AccumulatorArithmetic {
   }
 
   /**
+   * Adds to function f's sum: its low word alone where the sum {@link #wraps}, else the int128
+   * ({@code low}, {@code high}).
+   */
+  void addSum(int f, Accumulators at, String low, String high) {
+    if (wraps(f)) {
+      addWrappingSum(at, low);
+    } else {
+      addSum(at, low, high);
+    }
+  }
+
+  /**
    * Adds the int128 ({@code low}, {@code high}) to a sum's accumulators: in a per-block entry by
    * {@link SharedAtomics}, elsewhere by {@link Int128Atomics}.
    */

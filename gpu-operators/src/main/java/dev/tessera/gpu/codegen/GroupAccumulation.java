@@ -174,10 +174,8 @@ final class GroupAccumulation {
     b.op("@!%s bra %s", run.seen[f], skip);
     boolean nullable = inputs[f].valid() != null;
     arithmetic.markSeen(at, new AggregateValue(run.value[f], nullable ? run.seen[f] : null, null));
-    if (arithmetic.wraps(f)) {
-      arithmetic.addWrappingSum(at, run.value[f]);
-    } else if (isSum(kind)) {
-      arithmetic.addSum(at, run.value[f], run.high[f]);
+    if (isSum(kind)) {
+      arithmetic.addSum(f, at, run.value[f], run.high[f]);
     } else {
       arithmetic.atomicMinMax(kind, inputType(f), at, run.value[f]);
     }
@@ -607,10 +605,8 @@ final class GroupAccumulation {
         arithmetic.addCount(at, countLanes);
       } else {
         arithmetic.markSeen(at, input);
-        if (arithmetic.wraps(f)) {
-          arithmetic.addWrappingSum(at, low);
-        } else if (isSum(kind)) {
-          arithmetic.addSum(at, low, sumHigh);
+        if (isSum(kind)) {
+          arithmetic.addSum(f, at, low, sumHigh);
         } else {
           arithmetic.atomicMinMax(kind, inputType(f), at, low);
         }

@@ -372,8 +372,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     for (int i = decodes.nextSetBit(0); i >= 0; i = decodes.nextSetBit(i + 1)) {
       int column = word(i, 2);
       if (!runMiniblocks.containsKey(column)) {
-        String descriptor = b.b64();
-        b.op("add.s64 %s, %s, %d", descriptor, base, (long) INPUT_COLUMN_BYTES * column);
+        String descriptor = inputDescriptor(base, column);
         runMiniblocks.put(column, ColumnLoads.forMiniblock(b, field(descriptor, INPUT_WORDS),
             field(descriptor, INPUT_BLOCK_STARTS), firstRow,
             inputs.get(column).referenceWords()));
@@ -426,6 +425,13 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     String r = b.b64();
     b.op("ld.global.nc.u64 %s, [%s+%d]", r, descriptor, offset);
     return global(r);
+  }
+
+  /** The .b64 address of input column {@code column}'s descriptor in the array at {@code base}. */
+  private String inputDescriptor(String base, int column) {
+    String descriptor = b.b64();
+    b.op("add.s64 %s, %s, %d", descriptor, base, (long) INPUT_COLUMN_BYTES * column);
+    return descriptor;
   }
 
   /**
@@ -493,8 +499,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
         throw new IllegalArgumentException("column " + c + " is " + spec.encoding()
             + ", not one range of plain values");
       }
-      String descriptor = b.b64();
-      b.op("add.s64 %s, %s, %d", descriptor, base, (long) INPUT_COLUMN_BYTES * c);
+      String descriptor = inputDescriptor(base, c);
       int width = spec.type().isString() ? Integer.BYTES : spec.type().id().width();
       String data = field(descriptor, spec.type().isString() ? INPUT_OFFSETS : INPUT_DATA);
       String bytes = b.b64();
@@ -560,8 +565,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private ColumnRegisters columnRegisters(int column) {
     return columns.computeIfAbsent(column, c -> {
       InputSpec spec = inputs.get(c);
-      String descriptor = b.b64();
-      b.op("add.s64 %s, %s, %d", descriptor, inputsBase, (long) INPUT_COLUMN_BYTES * c);
+      String descriptor = inputDescriptor(inputsBase, c);
       String data = field(descriptor, INPUT_DATA);
       String validity = spec.nullable() ? field(descriptor, INPUT_VALIDITY) : null;
       String offsets = spec.type().isString() ? field(descriptor, INPUT_OFFSETS) : null;
@@ -934,8 +938,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     b.op("and.b64 %s, %s, %s", slot, hash, mask);
     String[] keyData = new String[keys.length];
     for (int k = 0; k < keys.length; k++) {
-      String descriptor = b.b64();
-      b.op("add.s64 %s, %s, %d", descriptor, keyColumns, (long) INPUT_COLUMN_BYTES * k);
+      String descriptor = inputDescriptor(keyColumns, k);
       keyData[k] = field(descriptor, INPUT_DATA);
     }
     // The build leaves at least half the slots empty, so the walk ends at an empty slot.
@@ -1152,8 +1155,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private Payload payload(int table, int column) {
     String view = tableView(table);
     String payloads = field(view, TABLE_PAYLOADS);
-    String descriptor = b.b64();
-    b.op("add.s64 %s, %s, %d", descriptor, payloads, (long) INPUT_COLUMN_BYTES * column);
+    String descriptor = inputDescriptor(payloads, column);
     String data = field(descriptor, INPUT_DATA);
     String validity = b.b64();
     b.op("ld.global.nc.u64 %s, [%s+%d]", validity, descriptor, INPUT_VALIDITY);
