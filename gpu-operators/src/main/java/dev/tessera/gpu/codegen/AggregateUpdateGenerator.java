@@ -81,13 +81,40 @@ public final class AggregateUpdateGenerator {
     if (LocalKeyTable.holds(spec)) {
       key.append("keyed;");
     }
-    key.append(FilterProjectGenerator.key(program, inputs)).append(";k").append(spec.keyCount())
+    ProgramWords words = programWords(program, inputs, spec);
+    if (words != null) {
+      key.append(words.key()).append(';');
+    }
+    key.append(FilterProjectGenerator.programKey(program, inputs)).append(";k")
+        .append(spec.keyCount())
         .append(";f");
     for (AggregateFunction f : spec.functions()) {
       key.append(f.kind()).append('(')
           .append(f.kind() == AggregateFunction.Kind.COUNT_ROWS ? -1 : f.input()).append("),");
     }
     return key.toString();
+  }
+
+  /**
+   * tessera_hash_aggregate_update's parameters, in order (CudaHashAggregate passes them), then the
+   * plan's copy where it fits ({@link PlanWords}), then the program's words where they fit beside
+   * it ({@link #programWords}).
+   */
+  private static final String[][] PARAMETERS = {
+      {"u64", "code"}, {"u32", "instruction_count"}, {"u32", "register_count"},
+      {"u64", "constants"}, {"u64", "strings"}, {"u64", "inputs"}, {"u64", "tables"},
+      {"u32", "filter_register"}, {"u32", "program_ansi"}, {"u32", "rows"},
+      {"u64", "plan"}, {"u64", "first_error"}, {"u64", "heap_overflow"}};
+
+  /**
+   * The program's words the kernel of {@code spec} over {@code inputs} takes as its last
+   * parameter ({@link ProgramWords}), after the plan's copy: null where they do not fit beside
+   * it.
+   */
+  public static ProgramWords programWords(Program program, List<InputSpec> inputs,
+      AggregateSpec spec) {
+    int before = PARAMETERS.length * Long.BYTES + (PlanWords.byValue(spec) ? PlanWords.bytes(spec) : 0);
+    return ProgramWords.within(program, inputs, before);
   }
 
   /**
@@ -163,6 +190,8 @@ public final class AggregateUpdateGenerator {
     /** {@link #fillsMultiprocessor}: the block's size known only at launch (%ntid.x). */
     private final boolean anyBlockSize;
     private final List<InputSpec> inputs;
+    /** The program's words as the last parameter, or null. */
+    private final ProgramWords words;
     /** The warps' queues of kept rows, where the update takes them (set by write()), or null. */
     private KeptRowQueue queue;
     /** With a queue: the .pred, true in the pass after the last tile, which flushes it. */
@@ -177,7 +206,8 @@ public final class AggregateUpdateGenerator {
       this.anyBlockSize = fillsMultiprocessor(spec, inputs);
       this.inputs = inputs;
       this.entry = entry;
-      this.body = new ProgramEmitter(program, inputs, b, entry);
+      this.words = programWords(program, inputs, spec);
+      this.body = new ProgramEmitter(program, inputs, b, entry, words);
       this.registers = RegisterAccumulators.admits(spec)
           ? new RegisterAccumulators(b, spec, body, BLOCK_THREADS) : null;
       this.update = registers == null
@@ -497,24 +527,20 @@ public final class AggregateUpdateGenerator {
     }
 
     private String text() {
-      // tessera_hash_aggregate_update's parameters, in order (CudaHashAggregate passes them),
-      // then the plan's copy where it fits (PlanWords).
-      String[][] list = {
-          {"u64", "code"}, {"u32", "instruction_count"}, {"u32", "register_count"},
-          {"u64", "constants"}, {"u64", "strings"}, {"u64", "inputs"}, {"u64", "tables"},
-          {"u32", "filter_register"}, {"u32", "program_ansi"}, {"u32", "rows"},
-          {"u64", "plan"}, {"u64", "first_error"}, {"u64", "heap_overflow"}};
       StringBuilder params = new StringBuilder();
-      for (int i = 0; i < list.length; i++) {
-        params.append(i == 0 ? "" : ",\n").append("\t.param .").append(list[i][0]).append(' ')
-            .append(body.param(list[i][1]));
+      for (int i = 0; i < PARAMETERS.length; i++) {
+        params.append(i == 0 ? "" : ",\n").append("\t.param .").append(PARAMETERS[i][0])
+            .append(' ').append(body.param(PARAMETERS[i][1]));
+      }
+      params.append(PlanWords.parameter(body, spec));
+      if (words != null) {
+        params.append(words.declaration(body));
       }
       // A kernel whose launch picks its block's size declares none: .maxntid 1024 would hold it
       // to 64 registers; the launch takes as many threads as its registers allow.
       String maxThreads = anyBlockSize ? "" : ".maxntid " + BLOCK_THREADS + ", 1, 1\n";
       return ".extern .shared .align 8 .b8 " + localName() + "[];\n"
-          + ".visible .entry " + entry + "(\n" + params + PlanWords.parameter(body, spec)
-          + "\n)\n" + maxThreads + ".maxnreg " + GeneratedModule.MAX_REGISTERS + "\n{\n"
+          + ".visible .entry " + entry + "(\n" + params + "\n)\n" + maxThreads + ".maxnreg " + GeneratedModule.MAX_REGISTERS + "\n{\n"
           + b.finish() + "}\n";
     }
   }

@@ -120,8 +120,33 @@ public final class FilterProjectGenerator {
     return BLOCK_THREADS * itemsPerThread(program, inputs);
   }
 
+  /**
+   * tessera_filter_project's parameters, in order (CudaFilterProject passes them), before the
+   * program's words where the kernel takes them ({@link #programWords}).
+   */
+  private static final String[][] PARAMETERS = {
+      {"u64", "code"}, {"u32", "instruction_count"}, {"u32", "register_count"},
+      {"u64", "constants"}, {"u64", "strings"}, {"u64", "inputs"}, {"u64", "tables"},
+      {"u64", "outputs"}, {"u32", "output_count"}, {"u32", "filter_register"},
+      {"u32", "ansi"}, {"u32", "rows"}, {"u64", "status"}, {"u64", "output_status"},
+      {"u64", "tile_status"}};
+
   /** The identity of a generated kernel: everything it bakes in, constants' values excluded. */
   public static String key(Program program, List<InputSpec> inputs) {
+    ProgramWords words = programWords(program, inputs);
+    return programKey(program, inputs) + (words == null ? "" : words.key());
+  }
+
+  /**
+   * The program's words the kernel of {@code program} over {@code inputs} takes as its last
+   * parameter ({@link ProgramWords}), or null where it reads them from memory.
+   */
+  public static ProgramWords programWords(Program program, List<InputSpec> inputs) {
+    return ProgramWords.within(program, inputs, PARAMETERS.length * Long.BYTES);
+  }
+
+  /** What a kernel embedding {@code program} over {@code inputs} bakes in of them. */
+  static String programKey(Program program, List<InputSpec> inputs) {
     StringBuilder key = new StringBuilder("filter-project v3;");
     for (int word : program.code()) {
       key.append(word).append(',');
@@ -195,6 +220,8 @@ public final class FilterProjectGenerator {
     private final String entry;
     private final PtxBuilder b = new PtxBuilder();
     private final ProgramEmitter body;
+    /** The program's words as the last parameter, or null. */
+    private final ProgramWords words;
 
     private String tileOffset;
     private String numTileItems;
@@ -214,7 +241,8 @@ public final class FilterProjectGenerator {
       this.itemCount = itemsPerThread(program, inputs);
       this.program = program;
       this.entry = entry;
-      this.body = new ProgramEmitter(program, inputs, b, entry);
+      this.words = programWords(program, inputs);
+      this.body = new ProgramEmitter(program, inputs, b, entry, words);
     }
 
     String write() throws CodegenUnsupportedException {
@@ -310,16 +338,12 @@ public final class FilterProjectGenerator {
     private final StringBuilder params = new StringBuilder();
 
     private void header() {
-      // tessera_filter_project's parameters, in order (CudaFilterProject passes them).
-      String[][] list = {
-          {"u64", "code"}, {"u32", "instruction_count"}, {"u32", "register_count"},
-          {"u64", "constants"}, {"u64", "strings"}, {"u64", "inputs"}, {"u64", "tables"},
-          {"u64", "outputs"}, {"u32", "output_count"}, {"u32", "filter_register"},
-          {"u32", "ansi"}, {"u32", "rows"}, {"u64", "status"}, {"u64", "output_status"},
-          {"u64", "tile_status"}};
-      for (int i = 0; i < list.length; i++) {
-        params.append(i == 0 ? "" : ",\n").append("\t.param .").append(list[i][0]).append(' ')
-            .append(body.param(list[i][1]));
+      for (int i = 0; i < PARAMETERS.length; i++) {
+        params.append(i == 0 ? "" : ",\n").append("\t.param .").append(PARAMETERS[i][0])
+            .append(' ').append(body.param(PARAMETERS[i][1]));
+      }
+      if (words != null) {
+        params.append(words.declaration(body));
       }
     }
 

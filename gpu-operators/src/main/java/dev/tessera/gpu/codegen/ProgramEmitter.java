@@ -40,7 +40,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   /** The unit L2 fetches from device memory: a 128-byte line (four 32-byte sectors). */
   private static final int L2_LINE_BYTES = 128;
   // program.cuh JoinTableView (CudaHashJoin writes it; JoinTableAbiTest checks these offsets).
-  private static final int TABLE_VIEW_BYTES = 128;
+  static final int TABLE_VIEW_BYTES = 128;
   private static final int TABLE_KEYS = 0;
   private static final int TABLE_PAYLOADS = 8;
   private static final int TABLE_SLOTS = 16;
@@ -61,6 +61,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private final List<InputSpec> inputs;
   private final PtxBuilder b;
   private final String entry;
+  /** The program's words as the kernel's parameter, or null: read from memory. */
+  private final ProgramWords words;
   private final RowEmitter rows;
   private final int[] code;
   private final int count;
@@ -71,7 +73,6 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
 
   private String constants;
   private String strings;
-  private String inputsBase;
   private String tables;
   private String alwaysFalse;
   private final Map<Integer, String> constantRegisters = new LinkedHashMap<>();
@@ -90,11 +91,24 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private record ColumnRegisters(String data, String validity, String offsets, String words,
       String blockStarts) {}
 
-  ProgramEmitter(Program program, List<InputSpec> inputs, PtxBuilder b, String entry) {
+  /**
+   * Where a descriptor of the program (an input column's, a join table's view) is read: the
+   * kernel's parameter {@code address} at byte {@code offset} ({@link ProgramWords}), or, where
+   * {@code parameter} is false, memory at the global address {@code address}.
+   */
+  private record Descriptor(String address, int offset, boolean parameter) {}
+
+  /**
+   * @param words the program's words as the kernel's last parameter ({@link ProgramWords}), or
+   *     null where the kernel reads them from memory
+   */
+  ProgramEmitter(Program program, List<InputSpec> inputs, PtxBuilder b, String entry,
+      ProgramWords words) {
     this.program = program;
     this.inputs = inputs;
     this.b = b;
     this.entry = entry;
+    this.words = words;
     this.rows = new RowEmitter(b, program.ansi(), this);
     this.code = program.code();
     this.count = program.instructionCount();
@@ -368,11 +382,10 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     if (decodes.isEmpty()) {
       return;
     }
-    String base = global(loadParam("u64", "inputs"));
     for (int i = decodes.nextSetBit(0); i >= 0; i = decodes.nextSetBit(i + 1)) {
       int column = word(i, 2);
       if (!runMiniblocks.containsKey(column)) {
-        String descriptor = inputDescriptor(base, column);
+        Descriptor descriptor = input(column);
         runMiniblocks.put(column, ColumnLoads.forMiniblock(b, field(descriptor, INPUT_WORDS),
             field(descriptor, INPUT_BLOCK_STARTS), firstRow,
             inputs.get(column).referenceWords()));
@@ -422,9 +435,32 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
 
   /** A global address read from {@code offset} of the descriptor at {@code descriptor}. */
   String field(String descriptor, int offset) {
+    return field(new Descriptor(descriptor, 0, false), offset);
+  }
+
+  /** A global address read from {@code offset} of {@code descriptor}. */
+  private String field(Descriptor descriptor, int offset) {
+    return global(word(descriptor, offset));
+  }
+
+  /** The word at {@code offset} of {@code descriptor} (.b64). */
+  private String word(Descriptor descriptor, int offset) {
     String r = b.b64();
-    b.op("ld.global.nc.u64 %s, [%s+%d]", r, descriptor, offset);
-    return global(r);
+    if (descriptor.parameter()) {
+      b.op("ld.param.u64 %s, [%s+%d]", r, descriptor.address(), descriptor.offset() + offset);
+    } else {
+      b.op("ld.global.nc.u64 %s, [%s+%d]", r, descriptor.address(), offset);
+    }
+    return r;
+  }
+
+  /** Input column {@code column}'s descriptor. */
+  private Descriptor input(int column) {
+    if (words != null) {
+      return new Descriptor(param(ProgramWords.PARAM), words.inputAt(column), true);
+    }
+    return new Descriptor(
+        inputDescriptor(global(loadParam("u64", "inputs")), column), 0, false);
   }
 
   /** The .b64 address of input column {@code column}'s descriptor in the array at {@code base}. */
@@ -445,12 +481,10 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       if (op(i) == Opcode.LOAD_COLUMN.code()) {
         int column = word(i, 2);
         if (inputs.get(column).encoding() == Encoding.DFOR && !dforValues.containsKey(column)) {
-          String descriptor = b.b64();
-          String base = global(loadParam("u64", "inputs"));
-          b.op("add.s64 %s, %s, %d", descriptor, base, (long) INPUT_COLUMN_BYTES * column);
-          String words = field(descriptor, INPUT_WORDS);
+          Descriptor descriptor = input(column);
+          String packed = field(descriptor, INPUT_WORDS);
           String blockStarts = field(descriptor, INPUT_BLOCK_STARTS);
-          dforValues.put(column, tiles.dforTile(words, blockStarts, tileOffset, numTileItems,
+          dforValues.put(column, tiles.dforTile(packed, blockStarts, tileOffset, numTileItems,
               inputs.get(column).referenceWords()));
         }
       }
@@ -487,7 +521,6 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    */
   void prefetchTile(Collection<Integer> columns, String thread, String blockThreads,
       int itemsPerThread, String tileOffset, String numTileItems, String when) {
-    String base = global(loadParam("u64", "inputs"));
     String thread64 = b.b64();
     b.op("cvt.u64.u32 %s, %s", thread64, thread);
     String items64 = b.b64();
@@ -499,7 +532,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
         throw new IllegalArgumentException("column " + c + " is " + spec.encoding()
             + ", not one range of plain values");
       }
-      String descriptor = inputDescriptor(base, c);
+      Descriptor descriptor = input(c);
       int width = spec.type().isString() ? Integer.BYTES : spec.type().id().width();
       String data = field(descriptor, spec.type().isString() ? INPUT_OFFSETS : INPUT_DATA);
       String bytes = b.b64();
@@ -546,14 +579,20 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     constantRegisters.clear();
     constants = global(loadParam("u64", "constants"));
     strings = loadParam("u64", "strings");
-    inputsBase = global(loadParam("u64", "inputs"));
-    tables = program.tables().isEmpty() ? null : global(loadParam("u64", "tables"));
+    if (words == null) {
+      tables = program.tables().isEmpty() ? null : global(loadParam("u64", "tables"));
+    }
     alwaysFalse = b.pred();
     b.op("setp.ne.s32 %s, 0, 0", alwaysFalse);
     for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
       if (op(i) == Opcode.LOAD_CONST.code() && !constantRegisters.containsKey(word(i, 2))) {
         String r = b.b64();
-        b.op("ld.global.nc.u64 %s, [%s+%d]", r, constants, 8L * word(i, 2));
+        if (words != null) {
+          b.op("ld.param.u64 %s, [%s+%d]", r, param(ProgramWords.PARAM),
+              words.constantAt(word(i, 2)));
+        } else {
+          b.op("ld.global.nc.u64 %s, [%s+%d]", r, constants, 8L * word(i, 2));
+        }
         constantRegisters.put(word(i, 2), r);
       }
       if (op(i) == Opcode.LOAD_COLUMN.code()) {
@@ -565,14 +604,14 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private ColumnRegisters columnRegisters(int column) {
     return columns.computeIfAbsent(column, c -> {
       InputSpec spec = inputs.get(c);
-      String descriptor = inputDescriptor(inputsBase, c);
+      Descriptor descriptor = input(c);
       String data = field(descriptor, INPUT_DATA);
       String validity = spec.nullable() ? field(descriptor, INPUT_VALIDITY) : null;
       String offsets = spec.type().isString() ? field(descriptor, INPUT_OFFSETS) : null;
       boolean encoded = spec.encoding() != Encoding.PLAIN;
-      String words = encoded ? field(descriptor, INPUT_WORDS) : null;
+      String packed = encoded ? field(descriptor, INPUT_WORDS) : null;
       String starts = encoded ? field(descriptor, INPUT_BLOCK_STARTS) : null;
-      return new ColumnRegisters(data, validity, offsets, words, starts);
+      return new ColumnRegisters(data, validity, offsets, packed, starts);
     });
   }
 
@@ -865,13 +904,16 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
 
   // ---- join probes -------------------------------------------------------------------------------
 
-  private String tableView(int table) {
-    if (tables == null) {
+  private Descriptor tableView(int table) {
+    if (program.tables().isEmpty()) {
       throw new IllegalStateException("a probe of a program without join tables");
+    }
+    if (words != null) {
+      return new Descriptor(param(ProgramWords.PARAM), words.tableAt(table), true);
     }
     String view = b.b64();
     b.op("add.s64 %s, %s, %d", view, tables, (long) TABLE_VIEW_BYTES * table);
-    return view;
+    return new Descriptor(view, 0, false);
   }
 
   /**
@@ -916,7 +958,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     if (anyNull != null) {
       b.op("@%s bra %s", anyNull, done);
     }
-    String view = tableView(table);
+    Descriptor view = tableView(table);
     if (tryDirectMap) {
       directProbe(view, keys[0], row, found, done);
     }
@@ -932,8 +974,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     String slots = field(view, TABLE_SLOTS);
     String hashes = field(view, TABLE_HASHES);
     String keyColumns = field(view, TABLE_KEYS);
-    String mask = b.b64();
-    b.op("ld.global.nc.u64 %s, [%s+%d]", mask, view, TABLE_SLOT_MASK);
+    String mask = word(view, TABLE_SLOT_MASK);
     String slot = b.b64();
     b.op("and.b64 %s, %s, %s", slot, hash, mask);
     String[] keyData = new String[keys.length];
@@ -996,7 +1037,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * from direct[key - direct_min] (NULL outside the range or at -1), then on to {@code done};
    * without one, on to the slots' walk that follows.
    */
-  private void directProbe(String view, Val key, String row, String found, String done) {
+  private void directProbe(Descriptor view, Val key, String row, String found, String done) {
     String walk = b.label("probe_hashed");
     DirectMap map = directMap(view, walk);
     String offset = b.b64();
@@ -1021,16 +1062,13 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * The direct map of the join table at {@code view}, or on to {@code walk} when it has none
    * (the same for every thread).
    */
-  private DirectMap directMap(String view, String walk) {
-    String direct = b.b64();
-    b.op("ld.global.nc.u64 %s, [%s+%d]", direct, view, TABLE_DIRECT);
+  private DirectMap directMap(Descriptor view, String walk) {
+    String direct = word(view, TABLE_DIRECT);
     String none = b.pred();
     b.op("setp.eq.u64 %s, %s, 0", none, direct);
     b.op("@%s bra.uni %s", none, walk);
-    String min = b.b64();
-    b.op("ld.global.nc.u64 %s, [%s+%d]", min, view, TABLE_DIRECT_MIN);
-    String span = b.b64();
-    b.op("ld.global.nc.u64 %s, [%s+%d]", span, view, TABLE_DIRECT_SPAN);
+    String min = word(view, TABLE_DIRECT_MIN);
+    String span = word(view, TABLE_DIRECT_SPAN);
     return new DirectMap(global(direct), min, span);
   }
 
@@ -1049,7 +1087,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       rowOf[k] = b.b64();
       foundOf[k] = b.pred();
     }
-    String view = tableView(table);
+    Descriptor view = tableView(table);
     String walk = b.label("probes_hashed");
     String done = b.label("probes_done");
     DirectMap map = directMap(view, walk);
@@ -1153,7 +1191,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
 
   /** Payload column {@code column} of join table {@code table}. */
   private Payload payload(int table, int column) {
-    String view = tableView(table);
+    Descriptor view = tableView(table);
     String payloads = field(view, TABLE_PAYLOADS);
     String descriptor = inputDescriptor(payloads, column);
     String data = field(descriptor, INPUT_DATA);

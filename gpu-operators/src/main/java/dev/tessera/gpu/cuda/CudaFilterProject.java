@@ -3,6 +3,7 @@ package dev.tessera.gpu.cuda;
 import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.codegen.FilterProjectGenerator;
 import dev.tessera.gpu.codegen.InputSpec;
+import dev.tessera.gpu.codegen.ProgramWords;
 import dev.tessera.gpu.join.JoinTable;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.ColumnType;
@@ -296,6 +297,10 @@ final class CudaFilterProject implements ProgramKernel {
         // The generated kernel's tiles (no smaller than the interpreter's: the states fit).
         LaunchShape generatedGrid =
             LaunchShape.tilesFor(rows, FilterProjectGenerator.tileItems(program, layouts));
+        ProgramWords words = FilterProjectGenerator.programWords(program, layouts);
+        if (words != null) {
+          phase1.words(programPlan.words(host, words));
+        }
         kernels.launch(generated.function(), generated.entry(), generatedGrid, stream, phase1);
       } else {
         kernels.launch(FILTER_PROJECT_KERNEL, tileGrid, stream, phase1);

@@ -7,6 +7,7 @@ import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.agg.HashAggregateKernel;
 import dev.tessera.gpu.codegen.AggregateUpdateGenerator;
 import dev.tessera.gpu.codegen.InputSpec;
+import dev.tessera.gpu.codegen.ProgramWords;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
@@ -892,6 +893,11 @@ final class CudaHashAggregate implements HashAggregateKernel {
               words[i] = state.getLong((long) Long.BYTES * i);
             }
             arguments.words(words);
+          }
+          ProgramWords programWords =
+              AggregateUpdateGenerator.programWords(program, inputs, spec);
+          if (programWords != null) {
+            arguments.words(programPlan.words(host, programWords));
           }
           device.kernels().launch(kernel.function(), kernel.entry(), shape, stream, arguments);
         } else {

@@ -1,5 +1,6 @@
 package dev.tessera.gpu.cuda;
 
+import dev.tessera.gpu.codegen.ProgramWords;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.expr.Program;
@@ -71,6 +72,31 @@ final class ProgramPlan {
     host.setBytes(stringsAt, program.strings());
     for (int t = 0; t < tables.size(); t++) {
       tables.get(t).writeView(host, tablesAt + (long) CudaJoinTable.TABLE_VIEW_BYTES * t);
+    }
+  }
+
+  /**
+   * The program's words in {@code words}' layout (the generated kernel's last parameter,
+   * ProgramWords), read from the staging copy {@code host} that {@link #write} filled.
+   */
+  long[] words(ArrowBuf host, ProgramWords words) {
+    long[] out = new long[words.bytes() / Long.BYTES];
+    for (int i = 0; i < input.columns().size(); i++) {
+      copyWords(host, inputsAt + (long) INPUT_COLUMN_BYTES * i, out, words.inputAt(i),
+          INPUT_COLUMN_BYTES);
+    }
+    for (int t = 0; t < tables.size(); t++) {
+      copyWords(host, tablesAt + (long) CudaJoinTable.TABLE_VIEW_BYTES * t, out,
+          words.tableAt(t), CudaJoinTable.TABLE_VIEW_BYTES);
+    }
+    copyWords(host, constantsAt, out, words.constantAt(0),
+        Long.BYTES * program.constants().length);
+    return out;
+  }
+
+  private static void copyWords(ArrowBuf host, long from, long[] out, int to, int bytes) {
+    for (int b = 0; b < bytes; b += Long.BYTES) {
+      out[(to + b) / Long.BYTES] = host.getLong(from + b);
     }
   }
 

@@ -15,6 +15,8 @@ import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
 import dev.tessera.gpu.join.JoinTableSchema;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -67,6 +69,23 @@ class ConjunctionGuardTest {
         false));
   }
 
+  /**
+   * Where the kernel last reads a word of join table {@code table}'s view, which it takes as a
+   * parameter ({@link ProgramWords}); -1 where it reads none.
+   */
+  private static int lastViewRead(String ptx, Program program, int table) {
+    ProgramWords words = ProgramWords.of(program, inputs().size());
+    Matcher read = Pattern.compile("_program_words\\+(\\d+)\\]").matcher(ptx);
+    int last = -1;
+    while (read.find()) {
+      int at = Integer.parseInt(read.group(1));
+      if (at >= words.tableAt(table) && at < words.tableAt(table + 1)) {
+        last = read.start();
+      }
+    }
+    return last;
+  }
+
   /** Branches to a skip label (each label is placed once and branched to once). */
   private static int guards(String ptx) {
     return (ptx.split(SKIP, -1).length - 1) / 2;
@@ -78,9 +97,9 @@ class ConjunctionGuardTest {
     String update = aggregate(star(true)).ptx();
     assertEquals(4, guards(filterProject), "one per item: 4 items per thread with probes");
     assertEquals(1, guards(update), "the update's items share one copy of the code");
-    // The supplier's probe (table 1's view, at 128 bytes) comes after the branch.
+    // The supplier's probe (reading table 1's view) comes after the branch.
     for (String ptx : List.of(filterProject, update)) {
-      assertTrue(ptx.indexOf("bra $L_" + SKIP) < ptx.lastIndexOf(", 128;"), ptx);
+      assertTrue(ptx.indexOf("bra $L_" + SKIP) < lastViewRead(ptx, star(true), 1), ptx);
     }
     assumeTrue(PtxCompiler.available(), PtxCompiler::unavailableReason);
     for (GeneratedKernel kernel : List.of(FilterProjectGenerator.generate(star(true), inputs()),
@@ -141,7 +160,7 @@ class ConjunctionGuardTest {
     assertEquals(4, guards(filterProject), "one per item");
     assertEquals(1, guards(update));
     for (String ptx : List.of(filterProject, update)) {
-      assertTrue(ptx.indexOf("bra $L_" + SKIP) < ptx.lastIndexOf(", 128;"), ptx);
+      assertTrue(ptx.indexOf("bra $L_" + SKIP) < lastViewRead(ptx, chain(0), 1), ptx);
     }
     // With any other constant the SELECT keeps rows whose keep is false: no guard, and another
     // kernel (the constant is otherwise an argument the kernel does not bake in).
@@ -153,7 +172,14 @@ class ConjunctionGuardTest {
     for (GeneratedKernel kernel : List.of(FilterProjectGenerator.generate(chain(0), inputs()),
         aggregate(chain(0)))) {
       CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
-      assertTrue(report.clean(), report.toString());
+      if (!report.clean()) {
+        // The in-jar compiler (CUDA 12.0's) leaves the filter-project kernel 16 bytes of spills
+        // at 40 registers with its defaults since the kernel reads its descriptors as a
+        // parameter (ProgramWords). CUDA 13.0's ptxas does not, the driver's compiler gets such
+        // a kernel next (GeneratedKernels), and the in-jar compiler's -O1 does not either.
+        CompiledKernel again = GeneratedModule.compileAgain(kernel, "sm_90");
+        assertTrue(again != null && again.report(kernel.entry()).clean(), report.toString());
+      }
     }
   }
 
