@@ -105,6 +105,8 @@ public final class AggregateUpdateGenerator {
       {"u64", "constants"}, {"u64", "strings"}, {"u64", "inputs"}, {"u64", "tables"},
       {"u32", "filter_register"}, {"u32", "program_ansi"}, {"u32", "rows"},
       {"u64", "plan"}, {"u64", "first_error"}, {"u64", "heap_overflow"}};
+  /** What {@link #PARAMETERS} take of the parameter space, at most 8 bytes each. */
+  static final int PARAMETER_BYTES = PARAMETERS.length * Long.BYTES;
 
   /**
    * The program's words the kernel of {@code spec} over {@code inputs} takes as its last
@@ -113,7 +115,7 @@ public final class AggregateUpdateGenerator {
    */
   public static ProgramWords programWords(Program program, List<InputSpec> inputs,
       AggregateSpec spec) {
-    int before = PARAMETERS.length * Long.BYTES + (PlanWords.byValue(spec) ? PlanWords.bytes(spec) : 0);
+    int before = PARAMETER_BYTES + (PlanWords.byValue(spec) ? PlanWords.bytes(spec) : 0);
     return ProgramWords.within(program, inputs, before);
   }
 

@@ -16,10 +16,11 @@ final class PlanWords {
   /** The parameter's name; the host passes it after the interpreter kernel's parameters. */
   static final String PARAM = "plan_words";
   /**
-   * Bytes of a kernel's parameters that PTX 8.0 allows (4,096), less what the other parameters
-   * take (13, of at most 8 bytes each).
+   * Bytes of a kernel's parameters that PTX 8.0 allows, less what the other parameters take (at
+   * most 8 bytes each).
    */
-  private static final int MAX_BYTES = 4096 - 13 * 8;
+  private static final int MAX_BYTES =
+      ProgramWords.PARAM_SPACE_BYTES - AggregateUpdateGenerator.PARAMETER_BYTES;
 
   private final PtxBuilder b;
   private final ProgramEmitter body;

@@ -27,7 +27,9 @@ import java.util.stream.Collectors;
  *
  * <p>Both kernels that embed a program (filter-project and the aggregate update) take the same
  * leading arguments as their interpreter kernels ({@code constants}, {@code strings},
- * {@code inputs}, {@code tables}); this class reads them by those names.
+ * {@code inputs}, {@code tables}); this class reads them by those names. Where the kernel takes
+ * its program's words as its last parameter ({@link ProgramWords}), it reads the input columns'
+ * descriptors, the join tables' views and the constants there instead.
  */
 final class ProgramEmitter implements RowEmitter.KernelContext {
   // program.cuh InputColumn (ProgramPlan writes the Java side of this layout).
@@ -582,18 +584,14 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     if (words == null) {
       tables = program.tables().isEmpty() ? null : global(loadParam("u64", "tables"));
     }
+    Descriptor constantWords = words != null
+        ? new Descriptor(param(ProgramWords.PARAM), words.constantAt(0), true)
+        : new Descriptor(constants, 0, false);
     alwaysFalse = b.pred();
     b.op("setp.ne.s32 %s, 0, 0", alwaysFalse);
     for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
       if (op(i) == Opcode.LOAD_CONST.code() && !constantRegisters.containsKey(word(i, 2))) {
-        String r = b.b64();
-        if (words != null) {
-          b.op("ld.param.u64 %s, [%s+%d]", r, param(ProgramWords.PARAM),
-              words.constantAt(word(i, 2)));
-        } else {
-          b.op("ld.global.nc.u64 %s, [%s+%d]", r, constants, 8L * word(i, 2));
-        }
-        constantRegisters.put(word(i, 2), r);
+        constantRegisters.put(word(i, 2), word(constantWords, Long.BYTES * word(i, 2)));
       }
       if (op(i) == Opcode.LOAD_COLUMN.code()) {
         columnRegisters(word(i, 2));
