@@ -542,8 +542,8 @@ public final class AggregateUpdateGenerator {
       // to 64 registers; the launch takes as many threads as its registers allow.
       String maxThreads = anyBlockSize ? "" : ".maxntid " + BLOCK_THREADS + ", 1, 1\n";
       return ".extern .shared .align 8 .b8 " + localName() + "[];\n"
-          + ".visible .entry " + entry + "(\n" + params + "\n)\n" + maxThreads + ".maxnreg " + GeneratedModule.MAX_REGISTERS + "\n{\n"
-          + b.finish() + "}\n";
+          + ".visible .entry " + entry + "(\n" + params + "\n)\n" + maxThreads + ".maxnreg "
+          + GeneratedModule.MAX_REGISTERS + "\n{\n" + b.finish() + "}\n";
     }
   }
 }
