@@ -2,7 +2,6 @@ package dev.tessera.gpu.codegen;
 
 import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateSpec;
-import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.expr.Program;
 import java.util.BitSet;
 import java.util.List;
@@ -56,7 +55,7 @@ public final class AggregateUpdateGenerator {
    */
   public static boolean fillsMultiprocessor(AggregateSpec spec, List<InputSpec> inputs) {
     return LocalKeyTable.holds(spec)
-        && inputs.stream().noneMatch(i -> i.encoding() == Encoding.DFOR);
+        && !InputSpec.anyDfor(inputs);
   }
 
   /**
@@ -368,7 +367,7 @@ public final class AggregateUpdateGenerator {
      */
     private boolean queuesKeptRows(int filter) {
       return filter >= 0 && !anyBlockSize && KeptRowQueue.admits(spec, BLOCK_THREADS)
-          && inputs.stream().noneMatch(i -> i.encoding() == Encoding.DFOR);
+          && !InputSpec.anyDfor(inputs);
     }
 
     /**

@@ -1,6 +1,5 @@
 package dev.tessera.gpu.codegen;
 
-import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.TypeId;
 import dev.tessera.gpu.expr.Opcode;
@@ -105,7 +104,7 @@ public final class FilterProjectGenerator {
 
   /** Items per thread of {@code program}'s kernel over {@code inputs}. */
   private static int itemsPerThread(Program program, List<InputSpec> inputs) {
-    boolean dfor = inputs.stream().anyMatch(in -> in.encoding() == Encoding.DFOR);
+    boolean dfor = InputSpec.anyDfor(inputs);
     boolean wide = !dfor && program.tables().isEmpty()
         && program.instructionCount() <= WIDE_MAX_INSTRUCTIONS;
     return wide ? WIDE_ITEMS : ITEMS;

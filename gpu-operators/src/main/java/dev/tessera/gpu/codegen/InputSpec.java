@@ -4,6 +4,7 @@ import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
 import java.io.Serializable;
+import java.util.List;
 
 /**
  * What a generated kernel bakes in about one input column: its type, how it is stored (plain,
@@ -16,6 +17,14 @@ public record InputSpec(ColumnType type, Encoding encoding, boolean nullable)
 
   public static InputSpec of(DeviceColumn column) {
     return new InputSpec(column.type(), column.encoding(), column.validity() != null);
+  }
+
+  /**
+   * Whether any of {@code inputs} is GPU-DFOR: its tiles are decoded block-wide into per-item
+   * registers (TilePrimitives.dforTile), which shapes the whole kernel.
+   */
+  static boolean anyDfor(List<InputSpec> inputs) {
+    return inputs.stream().anyMatch(i -> i.encoding() == Encoding.DFOR);
   }
 
   /** A string column whose values are codes into a per-batch dictionary. */

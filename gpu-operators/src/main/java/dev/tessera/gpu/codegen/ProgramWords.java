@@ -1,6 +1,5 @@
 package dev.tessera.gpu.codegen;
 
-import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.expr.Program;
 import java.util.List;
 
@@ -51,7 +50,7 @@ public final class ProgramWords {
    * GPU-DFOR columns reading its words as a parameter spilled (GeneratedFilterProjectCompileTest).
    */
   static ProgramWords within(Program program, List<InputSpec> inputs, int otherBytes) {
-    if (inputs.stream().anyMatch(i -> i.encoding() == Encoding.DFOR)) {
+    if (InputSpec.anyDfor(inputs)) {
       return null;
     }
     ProgramWords words = of(program, inputs.size());
