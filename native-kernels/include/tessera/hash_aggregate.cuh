@@ -48,6 +48,9 @@ constexpr unsigned int kLocalHashMultiplier = 0x9e3779b1u;
 // HashKeys: a NULL key's value hash, and the salt added to it.
 constexpr unsigned long long kNullKeyHash = 0x9e3779b97f4a7c15ull;
 constexpr unsigned long long kNullKeySalt = 0x51ed270b27ull;
+// WriteKey: a string key's bytes start in the key heap at a multiple of this and are followed by
+// zeros up to the next one, so that a generated kernel compares them a whole word at a time.
+constexpr int kKeyHeapAlignment = 8;
 
 // The plan: 64-bit words. Header, then 12 words per key column, then 12 words per function.
 constexpr int kHeaderWords = 16;
@@ -299,15 +302,17 @@ __device__ __forceinline__ void WriteKey(const Header& header, const Key* keys, 
     long long value = 0;
     int length = 0;
     if (r.valid && type == kString) {
+      const int padded = (r.length + kKeyHeapAlignment - 1) & -kKeyHeapAlignment;
       const unsigned long long at = atomicAdd(reinterpret_cast<unsigned long long*>(
-          header.heap_used), static_cast<unsigned long long>(r.length));
-      if (at + static_cast<unsigned long long>(r.length) >
+          header.heap_used), static_cast<unsigned long long>(padded));
+      if (at + static_cast<unsigned long long>(padded) >
           static_cast<unsigned long long>(header.heap_capacity)) {
         atomicExch(heap_overflow, 1ull);
       } else {
         const unsigned char* from = reinterpret_cast<const unsigned char*>(r.value);
         unsigned char* to = reinterpret_cast<unsigned char*>(header.heap + at);
         for (int i = 0; i < r.length; ++i) to[i] = from[i];
+        for (int i = r.length; i < padded; ++i) to[i] = 0;
         value = static_cast<long long>(at);
         length = r.length;
       }

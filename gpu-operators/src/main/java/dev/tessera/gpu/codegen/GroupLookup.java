@@ -31,6 +31,11 @@ final class GroupLookup {
   private static final long NULL_KEY_SALT = 0x51ed270b27L;
   /** hash.cuh kStringHashSeed: HashBytes' seed, to which a string's length is added. */
   private static final long STRING_HASH_SEED = 0x452821e638d01377L;
+  /**
+   * hash_aggregate.cuh kKeyHeapAlignment: a string key's bytes start in the key heap at a multiple
+   * of this, and are followed by zeros up to the next one, so that its words compare whole.
+   */
+  static final int KEY_HEAP_ALIGNMENT = 8;
 
   private final PtxBuilder b;
   private final AggregateSpec spec;
@@ -349,7 +354,7 @@ final class GroupLookup {
     b.place(loop);
     // The word at i: a whole one while it ends within the key, else the last (0 past the end).
     String mixed = b.b64();
-    b.op("xor.b64 %s, %s, %s", mixed, h, word(key.value(), i, length64, "ld.u8"));
+    b.op("xor.b64 %s, %s, %s", mixed, h, rowWord(key.value(), i, length64));
     b.op("add.s64 %s, %s, 8", end, i);
     b.op("setp.gt.s64 %s, %s, %s", p, end, length64);
     b.op("@%s bra %s", p, last);
@@ -361,36 +366,58 @@ final class GroupLookup {
   }
 
   /**
-   * A new .b64: the bytes at {@code base + i} up to 8, and before {@code length}, little-endian
-   * (the first in the low byte), 0 past the end, each read with {@code load} (ld.u8 for the
-   * row's key, generic; ld.global.cg.u8 for the key heap, at L2). The loads are independent, so
-   * they wait for memory together.
+   * A new .b64: a string's bytes at {@code base + i} up to 8, and before {@code length},
+   * little-endian (the first in the low byte), 0 past the end; as hash.cuh's HashBytes and
+   * hash_aggregate.cuh's key heap hold them. The string may start anywhere: this reads the one or
+   * two aligned words that hold those bytes (none where none is left) and shifts them into place.
+   * The rest of an aligned word that holds a string's byte lies inside the same buffer: every
+   * buffer a string register points into (an input column, a dictionary, a join table's payload,
+   * the plan's string constants) comes from a pool, which hands out whole multiples of
+   * ArenaPool.ALIGNMENT bytes. Eight byte loads a word, before, took some 30 instructions.
    */
-  private String word(String base, String i, String length, String load) {
+  private String rowWord(String base, String i, String length) {
     String at = b.b64();
     b.op("add.s64 %s, %s, %s", at, base, i);
     String left = b.b64();
     b.op("sub.s64 %s, %s, %s", left, length, i);
-    String[] bytes = new String[8];
-    for (int j = 0; j < 8; j++) {
-      bytes[j] = b.b32();
-      b.op("mov.u32 %s, 0", bytes[j]);
-      String inside = b.pred();
-      b.op("setp.gt.s64 %s, %s, %d", inside, left, j);
-      b.op("@%s %s %s, [%s+%d]", inside, load, bytes[j], at, j);
-    }
-    String[] halves = new String[2];
-    for (int half = 0; half < 2; half++) {
-      halves[half] = b.b32();
-      b.op("mov.u32 %s, %s", halves[half], bytes[4 * half]);
-      for (int j = 1; j < 4; j++) {
-        String shifted = b.b32();
-        b.op("shl.b32 %s, %s, %d", shifted, bytes[4 * half + j], 8 * j);
-        b.op("or.b32 %s, %s, %s", halves[half], halves[half], shifted);
-      }
-    }
+    String aligned = b.b64();
+    b.op("and.b64 %s, %s, -8", aligned, at);
+    String misalignment = b.b64();
+    b.op("and.b64 %s, %s, 7", misalignment, at);
+    String p = b.pred();
+    String low = b.b64();
+    b.op("mov.b64 %s, 0", low);
+    b.op("setp.gt.s64 %s, %s, 0", p, left);
+    b.op("@%s ld.u64 %s, [%s]", p, low, aligned);
+    // The next aligned word holds some of the 8 only where the string goes on past this one.
+    String reach = b.b64();
+    b.op("add.s64 %s, %s, %s", reach, misalignment, left);
+    String high = b.b64();
+    b.op("mov.b64 %s, 0", high);
+    b.op("setp.gt.s64 %s, %s, 8", p, reach);
+    b.op("@%s ld.u64 %s, [%s+8]", p, high, aligned);
+    String shift = b.b32();
+    b.op("cvt.u32.u64 %s, %s", shift, misalignment);
+    b.op("shl.b32 %s, %s, 3", shift, shift);
+    String back = b.b32();
+    b.op("sub.u32 %s, 64, %s", back, shift);
+    // Shift amounts of 64 or more give 0 (PTX clamps them): at shift 0 the high word adds nothing.
     String word = b.b64();
-    b.op("mov.b64 %s, {%s, %s}", word, halves[0], halves[1]);
+    b.op("shr.b64 %s, %s, %s", word, low, shift);
+    String fromHigh = b.b64();
+    b.op("shl.b64 %s, %s, %s", fromHigh, high, back);
+    b.op("or.b64 %s, %s, %s", word, word, fromHigh);
+    // Only the first min(left, 8) bytes are the string's: the mask 2^(8 * kept) - 1, or all ones.
+    String kept = b.b64();
+    b.op("min.s64 %s, %s, 8", kept, left);
+    String bits = b.b32();
+    b.op("cvt.u32.u64 %s, %s", bits, kept);
+    b.op("shl.b32 %s, %s, 3", bits, bits);
+    String mask = b.b64();
+    b.op("mov.b64 %s, 1", mask);
+    b.op("shl.b64 %s, %s, %s", mask, mask, bits);
+    b.op("sub.s64 %s, %s, 1", mask, mask);
+    b.op("and.b64 %s, %s, %s", word, word, mask);
     return word;
   }
 
@@ -464,7 +491,7 @@ final class GroupLookup {
       b.op("setp.ne.u64 %s, %s, %s", p, candidateHash, h);
       b.op("@%s bra %s", p, next);
     }
-    keysEqual(keys, groupKeys, candidate, next);
+    keysEqual(keys, groupKeys, next);
     b.op("mov.u32 %s, %s", group, s);
     b.op("bra %s", stored);
     b.place(next);
@@ -538,11 +565,15 @@ final class GroupLookup {
     }
     String length64 = b.b64();
     b.op("cvt.s64.s32 %s, %s", length64, key.length());
+    // Whole aligned words: the bytes, then zeros (KEY_HEAP_ALIGNMENT).
+    String padded = b.b64();
+    b.op("add.s64 %s, %s, %d", padded, length64, KEY_HEAP_ALIGNMENT - 1);
+    b.op("and.b64 %s, %s, %d", padded, padded, -KEY_HEAP_ALIGNMENT);
     String offset = b.b64();
     b.op("atom.global.add.u64 %s, [%s], %s", offset,
-        plan.address(AggregatePlan.headerField(AggregatePlan.H_HEAP_USED)), length64);
+        plan.address(AggregatePlan.headerField(AggregatePlan.H_HEAP_USED)), padded);
     String end = b.b64();
-    b.op("add.s64 %s, %s, %s", end, offset, length64);
+    b.op("add.s64 %s, %s, %s", end, offset, padded);
     String capacity = plan.word(AggregatePlan.headerField(AggregatePlan.H_HEAP_CAPACITY));
     String full = b.pred();
     b.op("setp.gt.u64 %s, %s, %s", full, end, capacity);
@@ -556,20 +587,17 @@ final class GroupLookup {
     String to = heapByte(offset);
     String i = b.b64();
     b.op("mov.b64 %s, 0", i);
-    String loop = b.label("key" + k + "_byte");
+    String loop = b.label("key" + k + "_word");
     String copied = b.label("key" + k + "_copied");
     String p = b.pred();
     b.place(loop);
     b.op("setp.ge.s64 %s, %s, %s", p, i, length64);
     b.op("@%s bra %s", p, copied);
-    String from = b.b64();
-    b.op("add.s64 %s, %s, %s", from, key.value(), i);
-    String byteValue = b.b32();
-    b.op("ld.u8 %s, [%s]", byteValue, from);
+    String word = rowWord(key.value(), i, length64);
     String into = b.b64();
     b.op("add.s64 %s, %s, %s", into, to, i);
-    b.op("st.global.u8 [%s], %s", into, byteValue);
-    b.op("add.s64 %s, %s, 1", i, i);
+    b.op("st.global.u64 [%s], %s", into, word);
+    b.op("add.s64 %s, %s, 8", i, i);
     b.op("bra %s", loop);
     b.place(copied);
     b.op("mov.b64 %s, %s", value, offset);
@@ -589,10 +617,20 @@ final class GroupLookup {
     b.op("st.global.s32 [%s], %s", lengthAt, length);
   }
 
-  /** A group's key as stored: its null flag (.b32, or an immediate) and value (.b64). */
-  record StoredKey(String isNull, String value) {}
+  /**
+   * A group's key as stored: its null flag (.b32, or an immediate), value (.b64) and, for a
+   * string, length (.b32; else null).
+   */
+  record StoredKey(String isNull, String value, String length) {
+    StoredKey(String isNull, String value) {
+      this(isNull, value, null);
+    }
+  }
 
-  /** Loads group {@code candidate}'s keys (through L2: another block may have written them). */
+  /**
+   * Loads group {@code candidate}'s keys: null flags, values and strings' lengths, together
+   * (through L2: another block may have written them).
+   */
   private StoredKey[] loadKeys(AggregateValue[] keys, String candidate) {
     StoredKey[] stored = new StoredKey[keys.length];
     for (int k = 0; k < keys.length; k++) {
@@ -602,17 +640,22 @@ final class GroupLookup {
       String at = keyElement(k, AggregatePlan.K_VALUES, candidate, 8);
       String value = b.b64();
       b.op("ld.global.cg.u64 %s, [%s]", value, at);
-      stored[k] = new StoredKey(flag, value);
+      String length = null;
+      if (keys[k].isString()) {
+        String lengthAt = keyElement(k, AggregatePlan.K_LENGTHS, candidate, 4);
+        length = b.b32();
+        b.op("ld.global.cg.s32 %s, [%s]", length, lengthAt);
+      }
+      stored[k] = new StoredKey(flag, value, length);
     }
     return stored;
   }
 
   /**
-   * hash_aggregate.cuh KeysEqual: on to {@code differ} unless group {@code candidate}'s keys,
-   * {@code stored}, are the row's.
+   * hash_aggregate.cuh KeysEqual: on to {@code differ} unless a group's keys, {@code stored},
+   * are the row's.
    */
-  private void keysEqual(AggregateValue[] keys, StoredKey[] stored, String candidate,
-      String differ) {
+  private void keysEqual(AggregateValue[] keys, StoredKey[] stored, String differ) {
     for (int k = 0; k < keys.length; k++) {
       String groupNull = b.pred();
       b.op("setp.ne.u32 %s, %s, 0", groupNull, stored[k].isNull());
@@ -627,7 +670,7 @@ final class GroupLookup {
         b.op("@%s bra %s", groupNull, keyDone);
       }
       if (keys[k].isString()) {
-        stringEqual(k, keys[k], candidate, stored[k].value(), differ);
+        stringEqual(k, keys[k], stored[k], differ);
       } else {
         String p = b.pred();
         b.op("setp.ne.u64 %s, %s, %s", p, stored[k].value(), keys[k].value());
@@ -638,20 +681,16 @@ final class GroupLookup {
   }
 
   /**
-   * A string key's length, then its bytes against the group's in the key heap at {@code offset}.
+   * A string key's length, then its bytes against the group's, {@code stored}, in the key heap: a
+   * word of each side at a time, the group's a whole aligned word (KEY_HEAP_ALIGNMENT).
    */
-  private void stringEqual(int k, AggregateValue key, String candidate, String offset,
-      String differ) {
-    String lengthAt = keyElement(k, AggregatePlan.K_LENGTHS, candidate, 4);
-    String length = b.b32();
-    b.op("ld.global.cg.s32 %s, [%s]", length, lengthAt);
+  private void stringEqual(int k, AggregateValue key, StoredKey stored, String differ) {
     String p = b.pred();
-    b.op("setp.ne.s32 %s, %s, %s", p, length, key.length());
+    b.op("setp.ne.s32 %s, %s, %s", p, stored.length(), key.length());
     b.op("@%s bra %s", p, differ);
-    String theirs = heapByte(offset);
+    String theirs = heapByte(stored.value());
     String length64 = b.b64();
-    b.op("cvt.s64.s32 %s, %s", length64, length);
-    // 8 bytes of each side at a time (word): a round trip to L2 per 8 bytes, not per byte.
+    b.op("cvt.s64.s32 %s, %s", length64, stored.length());
     String i = b.b64();
     b.op("mov.b64 %s, 0", i);
     String loop = b.label("key" + k + "_compare");
@@ -659,9 +698,12 @@ final class GroupLookup {
     b.place(loop);
     b.op("setp.ge.s64 %s, %s, %s", p, i, length64);
     b.op("@%s bra %s", p, same);
-    String stored = word(theirs, i, length64, "ld.global.cg.u8");
-    String mine = word(key.value(), i, length64, "ld.u8");
-    b.op("setp.ne.b64 %s, %s, %s", p, stored, mine);
+    String at = b.b64();
+    b.op("add.s64 %s, %s, %s", at, theirs, i);
+    String group = b.b64();
+    b.op("ld.global.cg.u64 %s, [%s]", group, at);
+    String mine = rowWord(key.value(), i, length64);
+    b.op("setp.ne.b64 %s, %s, %s", p, group, mine);
     b.op("@%s bra %s", p, differ);
     b.op("add.s64 %s, %s, 8", i, i);
     b.op("bra %s", loop);

@@ -56,7 +56,8 @@ class HashAggregateAbiTest {
   /**
    * The constants the generated kernels' group update (codegen's GroupLookup and
    * GroupAccumulation, which write hash_aggregate.cuh's functions in PTX) shares with the CUDA
-   * code: the slot states, the hash's seeds and salts, the per-block table's probes.
+   * code: the slot states, the hash's seeds and salts, the key heap's alignment, the per-block
+   * table's probes.
    */
   @Test
   void generatedGroupUpdateUsesTheCudaConstants() throws Exception {
@@ -69,6 +70,10 @@ class HashAggregateAbiTest {
     assertEquals(constexpr(aggregate, "kNullKeyHash"), staticField(lookup, "NULL_KEY_HASH"));
     assertEquals(constexpr(aggregate, "kNullKeySalt"), staticField(lookup, "NULL_KEY_SALT"));
     assertEquals(constexpr(hash, "kStringHashSeed"), staticField(lookup, "STRING_HASH_SEED"));
+    assertEquals(constexpr(aggregate, "kKeyHeapAlignment"),
+        staticField(lookup, "KEY_HEAP_ALIGNMENT"));
+    assertEquals(constexpr(aggregate, "kKeyHeapAlignment"),
+        staticField(CudaHashAggregate.class.getName(), "KEY_HEAP_ALIGNMENT"));
     assertEquals(constexpr(hash, "kKeyTupleSeed"),
         staticField("dev.tessera.gpu.codegen.ProgramEmitter", "KEY_TUPLE_SEED"));
     assertEquals(constexpr(aggregate, "kEmpty"), staticField(accumulation, "EMPTY"));
