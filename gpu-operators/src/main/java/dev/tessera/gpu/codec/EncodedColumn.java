@@ -107,7 +107,7 @@ public final class EncodedColumn implements Serializable {
    */
   public static boolean packable(ColumnType type) {
     TypeId id = type.id();
-    return type.isString() || id != TypeId.BOOLEAN && id != TypeId.FLOAT && id != TypeId.DOUBLE;
+    return id != TypeId.BOOLEAN && id != TypeId.FLOAT && id != TypeId.DOUBLE;
   }
 
   /** PLAIN, FOR or DFOR, whichever stores {@code slots[0, rows)} in the fewest bytes. */

@@ -31,6 +31,13 @@ import java.util.List;
 public final class AggregateUpdateGenerator {
   /** Prefix of the generated kernels' entry names; the rest is the key's hash. */
   public static final String ENTRY_PREFIX = "tessera_gen_aggregate_";
+  /**
+   * hash_aggregate.cuh kKeyHeapAlignment: a string key's bytes start in the key heap at a multiple
+   * of this and are followed by zeros up to the next, so that the generated kernels compare them
+   * a whole word at a time (GroupLookup); the host's heap bound (CudaHashAggregate) counts the
+   * padding.
+   */
+  public static final int KEY_HEAP_ALIGNMENT = 8;
   /** The PTX comment where a thread's items start one run of consecutive rows. */
   public static final String RUN_MARK = "the thread's items: one run of rows";
 
@@ -191,8 +198,6 @@ public final class AggregateUpdateGenerator {
     /** {@link #fillsMultiprocessor}: the block's size known only at launch (%ntid.x). */
     private final boolean anyBlockSize;
     private final List<InputSpec> inputs;
-    /** The program's words as the last parameter, or null. */
-    private final ProgramWords words;
     /** The warps' queues of kept rows, where the update takes them (set by write()), or null. */
     private KeptRowQueue queue;
     /** With a queue: the .pred, true in the pass after the last tile, which flushes it. */
@@ -207,8 +212,8 @@ public final class AggregateUpdateGenerator {
       this.anyBlockSize = fillsMultiprocessor(spec, inputs);
       this.inputs = inputs;
       this.entry = entry;
-      this.words = programWords(program, inputs, spec);
-      this.body = new ProgramEmitter(program, inputs, b, entry, words);
+      this.body = new ProgramEmitter(program, inputs, b, entry,
+          programWords(program, inputs, spec));
       this.registers = RegisterAccumulators.admits(spec)
           ? new RegisterAccumulators(b, spec, body, BLOCK_THREADS) : null;
       this.update = registers == null
@@ -528,15 +533,7 @@ public final class AggregateUpdateGenerator {
     }
 
     private String text() {
-      StringBuilder params = new StringBuilder();
-      for (int i = 0; i < PARAMETERS.length; i++) {
-        params.append(i == 0 ? "" : ",\n").append("\t.param .").append(PARAMETERS[i][0])
-            .append(' ').append(body.param(PARAMETERS[i][1]));
-      }
-      params.append(PlanWords.parameter(body, spec));
-      if (words != null) {
-        params.append(words.declaration(body));
-      }
+      String params = body.parameters(PARAMETERS, PlanWords.parameter(body, spec));
       // A kernel whose launch picks its block's size declares none: .maxntid 1024 would hold it
       // to 64 registers; the launch takes as many threads as its registers allow.
       String maxThreads = anyBlockSize ? "" : ".maxntid " + BLOCK_THREADS + ", 1, 1\n";

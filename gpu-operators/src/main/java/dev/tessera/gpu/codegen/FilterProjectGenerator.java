@@ -219,8 +219,6 @@ public final class FilterProjectGenerator {
     private final String entry;
     private final PtxBuilder b = new PtxBuilder();
     private final ProgramEmitter body;
-    /** The program's words as the last parameter, or null. */
-    private final ProgramWords words;
 
     private String tileOffset;
     private String numTileItems;
@@ -240,8 +238,7 @@ public final class FilterProjectGenerator {
       this.itemCount = itemsPerThread(program, inputs);
       this.program = program;
       this.entry = entry;
-      this.words = programWords(program, inputs);
-      this.body = new ProgramEmitter(program, inputs, b, entry, words);
+      this.body = new ProgramEmitter(program, inputs, b, entry, programWords(program, inputs));
     }
 
     String write() throws CodegenUnsupportedException {
@@ -337,13 +334,7 @@ public final class FilterProjectGenerator {
     private final StringBuilder params = new StringBuilder();
 
     private void header() {
-      for (int i = 0; i < PARAMETERS.length; i++) {
-        params.append(i == 0 ? "" : ",\n").append("\t.param .").append(PARAMETERS[i][0])
-            .append(' ').append(body.param(PARAMETERS[i][1]));
-      }
-      if (words != null) {
-        params.append(words.declaration(body));
-      }
+      params.append(body.parameters(PARAMETERS, ""));
     }
 
     private String loadParam(String type, String name) {

@@ -31,11 +31,6 @@ final class GroupLookup {
   private static final long NULL_KEY_SALT = 0x51ed270b27L;
   /** hash.cuh kStringHashSeed: HashBytes' seed, to which a string's length is added. */
   private static final long STRING_HASH_SEED = 0x452821e638d01377L;
-  /**
-   * hash_aggregate.cuh kKeyHeapAlignment: a string key's bytes start in the key heap at a multiple
-   * of this, and are followed by zeros up to the next one, so that its words compare whole.
-   */
-  static final int KEY_HEAP_ALIGNMENT = 8;
 
   private final PtxBuilder b;
   private final AggregateSpec spec;
@@ -565,10 +560,11 @@ final class GroupLookup {
     }
     String length64 = b.b64();
     b.op("cvt.s64.s32 %s, %s", length64, key.length());
-    // Whole aligned words: the bytes, then zeros (KEY_HEAP_ALIGNMENT).
+    // Whole aligned words: the bytes, then zeros (AggregateUpdateGenerator.KEY_HEAP_ALIGNMENT).
     String padded = b.b64();
-    b.op("add.s64 %s, %s, %d", padded, length64, KEY_HEAP_ALIGNMENT - 1);
-    b.op("and.b64 %s, %s, %d", padded, padded, -KEY_HEAP_ALIGNMENT);
+    int alignment = AggregateUpdateGenerator.KEY_HEAP_ALIGNMENT;
+    b.op("add.s64 %s, %s, %d", padded, length64, alignment - 1);
+    b.op("and.b64 %s, %s, %d", padded, padded, -alignment);
     String offset = b.b64();
     b.op("atom.global.add.u64 %s, [%s], %s", offset,
         plan.address(AggregatePlan.headerField(AggregatePlan.H_HEAP_USED)), padded);
@@ -682,7 +678,8 @@ final class GroupLookup {
 
   /**
    * A string key's length, then its bytes against the group's, {@code stored}, in the key heap: a
-   * word of each side at a time, the group's a whole aligned word (KEY_HEAP_ALIGNMENT).
+   * word of each side at a time, the group's a whole aligned word
+   * (AggregateUpdateGenerator.KEY_HEAP_ALIGNMENT).
    */
   private void stringEqual(int k, AggregateValue key, StoredKey stored, String differ) {
     String p = b.pred();

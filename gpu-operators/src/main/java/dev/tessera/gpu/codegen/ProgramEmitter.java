@@ -423,6 +423,24 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     return entry + "_" + name;
   }
 
+  /**
+   * The entry's parameter declarations: {@code list}'s ({type, name} pairs, in order), then
+   * {@code following} (declarations, each led by ",\n"; or ""), then the program's words where
+   * the kernel takes them ({@link ProgramWords}, the last parameter).
+   */
+  String parameters(String[][] list, String following) {
+    StringBuilder params = new StringBuilder();
+    for (int i = 0; i < list.length; i++) {
+      params.append(i == 0 ? "" : ",\n").append("\t.param .").append(list[i][0]).append(' ')
+          .append(param(list[i][1]));
+    }
+    params.append(following);
+    if (words != null) {
+      params.append(words.declaration(this));
+    }
+    return params.toString();
+  }
+
   String loadParam(String type, String name) {
     String r = type.equals("u64") ? b.b64() : b.b32();
     b.op("ld.param.%s %s, [%s]", type, r, param(name));

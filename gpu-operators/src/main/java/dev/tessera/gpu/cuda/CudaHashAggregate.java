@@ -152,11 +152,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
   private static final long MAX_GROUP_CAPACITY = 1L << 30;
   private static final long MIN_GROUP_CAPACITY = 1024;
   private static final long MIN_HEAP_CAPACITY = 64 << 10;
-  /**
-   * hash_aggregate.cuh kKeyHeapAlignment: each string key stored in the heap takes its bytes
-   * rounded up to a multiple of this.
-   */
-  private static final int KEY_HEAP_ALIGNMENT = 8;
   /** Offsets of a string column are int32 (Arrow's layout). */
   private static final long MAX_STRING_BYTES = Integer.MAX_VALUE;
   private static final int THREADS = LaunchShape.BLOCK_THREADS;
@@ -564,7 +559,8 @@ final class CudaHashAggregate implements HashAggregateKernel {
      * per row, whose key bytes come from one of the input's string columns or the program's
      * string pool (string registers only point into those). With a single key, each distinct
      * string is inserted once, so each constant counts once; otherwise each row may copy the
-     * longest constant. Each group inserted pads its bytes to a multiple of KEY_HEAP_ALIGNMENT.
+     * longest constant. Each group inserted pads its bytes to a multiple of
+     * AggregateUpdateGenerator.KEY_HEAP_ALIGNMENT.
      */
     private long heapBound(Program program, List<JoinTable> tables,
         ColumnBatch<DeviceColumn> input) {
@@ -579,7 +575,8 @@ final class CudaHashAggregate implements HashAggregateKernel {
       }
       long constantBytes = keyCount == 1 ? stringConstantBytes(program)
           : Math.multiplyExact((long) input.rowCount(), longestStringConstant(program));
-      long padding = (KEY_HEAP_ALIGNMENT - 1) * (long) input.rowCount();
+      long padding =
+          (AggregateUpdateGenerator.KEY_HEAP_ALIGNMENT - 1) * (long) input.rowCount();
       long perKey = Math.addExact(Math.addExact(columnBytes, constantBytes),
           Math.addExact(joinPayloadBytes(tables, input.rowCount()), padding));
       long keys = spec.keyTypes().stream().filter(ColumnType::isString).count();
