@@ -177,11 +177,14 @@ public final class TesseraConf {
       ConfEntry.key("spark.tessera.cache.batchRows")
           .doc("Rows per cached batch in Tessera's cache format (Spark's own serializer uses"
               + " spark.sql.inMemoryColumnarStorage.batchSize, 10,000 rows; a GPU scan wants far"
-              + " larger batches, one kernel launch each). Rounded up to a multiple of 512, the"
-              + " kernels' tile. Read when a table is cached.")
+              + " larger batches, one kernel launch each, and a partition's rows in as few of"
+              + " them as its heap allows). Rounded up to a multiple of 512, the kernels' tile."
+              + " A batch closes earlier, at a multiple of 512 rows, once its values take half"
+              + " the executor's heap per core, since every running task builds one at once."
+              + " Read when a table is cached.")
           .intConf()
           .check(v -> v > 0, "greater than 0")
-          .createWithDefault(1 << 20));
+          .createWithDefault(1 << 22));
 
   private static final String EXEC_PREFIX = PREFIX + "exec.";
   private static final String EXPRESSION_PREFIX = PREFIX + "expression.";

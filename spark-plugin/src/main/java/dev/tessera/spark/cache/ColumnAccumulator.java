@@ -15,12 +15,18 @@ import org.apache.spark.unsafe.types.UTF8String;
  * bits, decimals as unscaled longs, strings as UTF-8 bytes.
  */
 public final class ColumnAccumulator {
+  /** Heap bytes of a row's slot: its 8-byte value or string reference and its validity flag. */
+  private static final int SLOT_BYTES = Long.BYTES + 1;
+  /** Heap bytes of a string's byte array besides its bytes (its object header and length). */
+  private static final int ARRAY_HEADER_BYTES = 16;
+
   private final ColumnType type;
   private long[] values;
   private byte[][] strings;
   private boolean[] valid;
   private int size;
   private int nulls;
+  private long heapBytes;
   // The statistics, in Spark's order of values (NaN greatest, -0.0 equal to 0.0).
   private long lowerBits;
   private long upperBits;
@@ -40,6 +46,14 @@ public final class ColumnAccumulator {
 
   public int size() {
     return size;
+  }
+
+  /**
+   * About how much heap the values added so far take (the slots filled, and each string's byte
+   * array rounded up to the JVM's 8-byte alignment), to bound a batch by memory as well as rows.
+   */
+  public long heapBytes() {
+    return heapBytes;
   }
 
   /** Adds {@code row}'s value at {@code ordinal}. */
@@ -64,12 +78,14 @@ public final class ColumnAccumulator {
 
   private void addNull() {
     grow();
+    heapBytes += SLOT_BYTES;
     valid[size++] = false;
     nulls++;
   }
 
   private void addFixed(long value) {
     grow();
+    heapBytes += SLOT_BYTES;
     values[size] = value;
     valid[size++] = true;
     if (!anyValue || compare(value, lowerBits) < 0) {
@@ -83,6 +99,7 @@ public final class ColumnAccumulator {
 
   private void addString(byte[] utf8) {
     grow();
+    heapBytes += SLOT_BYTES + ARRAY_HEADER_BYTES + ((utf8.length + 7L) & ~7L);
     strings[size] = utf8;
     valid[size++] = true;
     if (!anyValue || Arrays.compareUnsigned(utf8, lowerString) < 0) {

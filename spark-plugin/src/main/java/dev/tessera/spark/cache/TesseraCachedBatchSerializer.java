@@ -96,7 +96,7 @@ public final class TesseraCachedBatchSerializer extends SimpleMetricsCachedBatch
     if (types.isEmpty()) {
       return fallback.convertInternalRowToCachedBatch(input, schema, storageLevel, conf);
     }
-    CachedBatchBuilder builder = new CachedBatchBuilder(types.get(), batchRows(conf));
+    CachedBatchBuilder builder = new CachedBatchBuilder(types.get(), batchRows(conf), 0);
     return input.toJavaRDD().mapPartitions(builder::fromRows).rdd();
   }
 

@@ -33,7 +33,7 @@ public final class CompressionCommand implements Callable<Integer> {
    * as a literal: picocli builds every subcommand before TesseraCli.main quiets the logging, and
    * reading it from TesseraConf there would start log4j with Spark's configuration.
    */
-  static final String DEFAULT_BATCH_ROWS = "1048576";
+  static final String DEFAULT_BATCH_ROWS = "4194304";
 
   @Option(names = "--batch-rows", paramLabel = "N", defaultValue = DEFAULT_BATCH_ROWS,
       description = "rows per cached batch, as spark.tessera.cache.batchRows, rounded up to a"

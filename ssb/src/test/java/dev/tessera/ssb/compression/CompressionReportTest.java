@@ -137,7 +137,7 @@ class CompressionReportTest {
     assertEquals(BATCH_ROWS, report.batchRows());
     assertEquals(GpuForLayout.SET_VALUES, CompressionReport.cacheBatchRows(1));
     assertEquals(1024, CompressionReport.cacheBatchRows(1000));
-    assertEquals(1 << 20, CompressionReport.cacheBatchRows(CompressionReport.DEFAULT_BATCH_ROWS));
+    assertEquals(1 << 22, CompressionReport.cacheBatchRows(CompressionReport.DEFAULT_BATCH_ROWS));
   }
 
   @Test
