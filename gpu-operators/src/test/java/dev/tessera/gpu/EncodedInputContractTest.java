@@ -35,7 +35,10 @@ import org.junit.jupiter.api.Test;
  */
 public abstract class EncodedInputContractTest extends BackendTestBase {
   private static final int ROWS = 1300; // 2 full tiles of 512 and a partial one of 276
-  /** A thread's four consecutive rows of an aggregate's last tile: two in the batch. */
+  /**
+   * A thread's run of consecutive rows in an aggregate's last tile cut by the batch's end: rows
+   * 1,296-1,303 of the eight-row runs of 1,024-row tiles, six in the batch.
+   */
   private static final int AGGREGATED_ROWS = 1302;
 
   private static List<EncodedColumn> columns(long seed) {

@@ -588,6 +588,17 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     return !dforValues.isEmpty();
   }
 
+  /** Whether {@code instructions} load a GPU-DFOR column ({@link #loadDforTiles} decodes one). */
+  boolean loadsDfor(BitSet instructions) {
+    for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
+      if (op(i) == Opcode.LOAD_COLUMN.code()
+          && inputs.get(word(i, 2)).encoding() == Encoding.DFOR) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /**
    * Loads the arguments, column descriptors and constants that {@code instructions} read, before
    * a phase's items (an item may skip its own code, so the loads cannot sit in it). Each phase
