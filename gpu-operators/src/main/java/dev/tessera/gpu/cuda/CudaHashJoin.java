@@ -69,14 +69,18 @@ final class CudaHashJoin implements HashJoinKernel {
   private static final long DIRECT_MIN_WORDS = 1 << 16;
   private static final long DIRECT_MAX_WORDS = 1 << 28;
   /**
-   * A sparser map, up to this many words per build row, while it stays within {@link
-   * #DIRECT_L2_WORDS} (16 MiB, a third of an H100's or H200's L2). A filtered dimension table
-   * gives such keys: SSB q2.1's part side at scale factor 10 is 32,000 rows over keys 1 to
-   * 800,000 (3.2 MB of map). Without a map, a probe that finds no row walks the slots to an
-   * empty one, and a warp waits for its longest walk: about 10 slots measured there, each an L2
-   * round trip, against one word with the map.
+   * A sparser map, up to this many words per build row (16 KiB of device memory a row), while it
+   * stays within {@link #DIRECT_L2_WORDS}. A filtered dimension table gives such keys: at SSB
+   * scale factor 10, q2.1's part side is 32,000 rows over keys 1 to 800,000, q2.2's 6,400 and
+   * q2.3's 800 over the same keys (a brand is one part in 1,000), q3.3's customer side 2,400 over
+   * 1 to 300,000. Without a map, a probe that finds no row walks the slots to an empty one, and a
+   * warp waits for its lanes' longest walk, an L2 round trip a slot, against one word with the
+   * map. At 64 words a row (the bound before) only q2.1's had one: SSB SF10's fused kernels of
+   * q2.2 + q2.3 took 6,397 µs, of q3.3 + q3.4 5,220 µs; with maps 4,636 and 4,167 (-27.5%,
+   * -20.2%; H200, ncu).
    */
-  private static final long DIRECT_SPARSE_WORDS_PER_ROW = 64;
+  private static final long DIRECT_SPARSE_WORDS_PER_ROW = 4096;
+  /** The most words of a sparse map: 16 MiB, a third of an H100's or H200's L2. */
   private static final long DIRECT_L2_WORDS = 1 << 22;
   private static final Logger LOG = LoggerFactory.getLogger(CudaHashJoin.class);
 

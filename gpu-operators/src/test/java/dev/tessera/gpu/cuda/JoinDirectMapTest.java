@@ -23,21 +23,26 @@ class JoinDirectMapTest {
   }
 
   @Test
-  void denseRangesGetAMapSparseOrHugeOnesDoNot() {
+  void rangesWithinTheL2BoundOrDenseGetAMapHugeOnesDoNot() {
     // SSB's part (keys 1..200,000) and date (2,556 days from 19920101 to 19981230).
     assertEquals(200_000, CudaHashJoin.directSpan(1, 200_000, 200_000));
     assertEquals(19981230 - 19920101 + 1, CudaHashJoin.directSpan(19920101, 19981230, 2_556));
     assertEquals(1, CudaHashJoin.directSpan(-7, -7, 1));
-    // 16 words a row plus 65,536.
-    assertEquals(16 * 1_000 + 65_536, CudaHashJoin.directSpan(0, 16 * 1_000 + 65_535, 1_000));
-    assertEquals(0, CudaHashJoin.directSpan(0, 16 * 1_000 + 65_536, 1_000));
-    // Sparser: 64 words a row while the map is at most 2^22 words (16 MiB); SSB q2.1's part
-    // side at scale factor 10 (32,000 rows of keys 1..800,000).
+    // Sparser: 4,096 words a row while the map is at most 2^22 words (16 MiB). SSB's filtered
+    // dimensions at scale factor 10: q2.1's, q2.2's and q2.3's part sides (32,000, 6,400 and 800
+    // rows of keys 1..800,000), q3.3's customer side (2,400 rows of keys 1..300,000).
     assertEquals(800_000, CudaHashJoin.directSpan(1, 800_000, 32_000));
-    assertEquals(64 * 10_000, CudaHashJoin.directSpan(0, 64 * 10_000 - 1, 10_000));
-    assertEquals(0, CudaHashJoin.directSpan(0, 64 * 10_000, 10_000));
+    assertEquals(800_000, CudaHashJoin.directSpan(1, 800_000, 6_400));
+    assertEquals(800_000, CudaHashJoin.directSpan(1, 800_000, 800));
+    assertEquals(300_000, CudaHashJoin.directSpan(1, 300_000, 2_400));
+    assertEquals(4_096 * 100, CudaHashJoin.directSpan(0, 4_096 * 100 - 1, 100));
+    assertEquals(0, CudaHashJoin.directSpan(0, 4_096 * 100, 100));
     assertEquals(1 << 22, CudaHashJoin.directSpan(1, 1 << 22, 100_000));
     assertEquals(0, CudaHashJoin.directSpan(1, (1 << 22) + 1, 100_000));
+    // Denser: 16 words a row plus 65,536, up to 2^28 words.
+    assertEquals(16 * 1_000_000 + 65_536,
+        CudaHashJoin.directSpan(0, 16 * 1_000_000 + 65_535, 1_000_000));
+    assertEquals(0, CudaHashJoin.directSpan(0, 16 * 1_000_000 + 65_536, 1_000_000));
     assertEquals(0, CudaHashJoin.directSpan(0, 1L << 40, 1L << 30)); // over 2^28 words
     // No non-NULL key (the range stays empty), and ranges whose size overflows a long.
     assertEquals(0, CudaHashJoin.directSpan(Long.MAX_VALUE, Long.MIN_VALUE, 10));
