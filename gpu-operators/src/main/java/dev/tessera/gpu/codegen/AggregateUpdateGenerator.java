@@ -240,7 +240,8 @@ public final class AggregateUpdateGenerator {
       BitSet needed = (BitSet) cone.clone();
       needed.or(rest);
 
-      if (runsOfRows(needed)) {
+      boolean runs = runsOfRows(needed);
+      if (runs) {
         items = RUN_ITEMS;
       }
       String thread = b.b32();
@@ -310,7 +311,7 @@ public final class AggregateUpdateGenerator {
           throw new IllegalStateException("a kernel of one copy per item queues its kept rows:"
               + " the update's code would be there once per item");
         }
-        if (runsOfRows(needed)) {
+        if (runs) {
           // The thread's rows are RUN_ITEMS consecutive ones, in one GPU-FOR miniblock (a tile is
           // whole miniblocks), whose headers the items share. Read past the batch's end, a
           // header is the last row's, for a thread whose items all lie past it.
