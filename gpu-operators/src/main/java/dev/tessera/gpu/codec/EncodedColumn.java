@@ -277,13 +277,22 @@ public final class EncodedColumn implements Serializable {
 
   /** All values (fixed-width columns), in the long convention. */
   public long[] decodeFixed() {
+    return decodeFixed(0, rowCount);
+  }
+
+  /**
+   * Values {@code [from, from + count)} (fixed-width columns), in the long convention: a slice
+   * decoded alone. {@code from} is a multiple of {@link GpuForLayout#SET_VALUES}.
+   */
+  public long[] decodeFixed(int from, int count) {
     requireFixed();
+    checkSlice(from, count);
     if (plainValues == null) {
-      return GpuForCodec.decode(encoding, packed(), rowCount, lanes());
+      return GpuForCodec.decode(encoding, packed(), from, count, lanes());
     }
-    long[] values = new long[rowCount];
-    for (int r = 0; r < rowCount; r++) {
-      values[r] = PlainValues.read(plainValues, r, type.id());
+    long[] values = new long[count];
+    for (int r = 0; r < count; r++) {
+      values[r] = PlainValues.read(plainValues, from + r, type.id());
     }
     return values;
   }
@@ -303,22 +312,33 @@ public final class EncodedColumn implements Serializable {
 
   /** All values of a string column, null for a null row (a dictionary's entries shared). */
   public byte[][] decodeStrings() {
+    return decodeStrings(0, rowCount);
+  }
+
+  /**
+   * Values {@code [from, from + count)} of a string column, null for a null row (a dictionary's
+   * entries shared within the slice). {@code from} is a multiple of {@link
+   * GpuForLayout#SET_VALUES}.
+   */
+  public byte[][] decodeStrings(int from, int count) {
     requireString();
-    byte[][] values = new byte[rowCount][];
-    int[] codes = isDictionary() ? decodeCodes() : null;
+    checkSlice(from, count);
+    byte[][] values = new byte[count][];
+    int[] codes = isDictionary() ? decodeCodes(from, count) : null;
     byte[][] entries = new byte[isDictionary() ? dictionarySize() : 0][];
-    for (int r = 0; r < rowCount; r++) {
+    for (int i = 0; i < count; i++) {
+      int r = from + i;
       if (isNull(r)) {
         continue;
       }
       if (codes == null) {
-        values[r] = Arrays.copyOfRange(bytes, offsets[r], offsets[r + 1]);
+        values[i] = Arrays.copyOfRange(bytes, offsets[r], offsets[r + 1]);
       } else {
-        int code = codes[r];
+        int code = codes[i];
         if (entries[code] == null) {
           entries[code] = Arrays.copyOfRange(bytes, offsets[code], offsets[code + 1]);
         }
-        values[r] = entries[code];
+        values[i] = entries[code];
       }
     }
     return values;
@@ -333,10 +353,15 @@ public final class EncodedColumn implements Serializable {
 
   /** All rows' dictionary codes (dictionary columns). */
   public int[] decodeCodes() {
+    return decodeCodes(0, rowCount);
+  }
+
+  /** Rows {@code [from, from + count)}'s dictionary codes, as {@link #decodeStrings(int, int)}. */
+  private int[] decodeCodes(int from, int count) {
     requireDictionary();
-    long[] codes = GpuForCodec.decode(encoding, packed(), rowCount, 32);
-    int[] result = new int[rowCount];
-    for (int r = 0; r < rowCount; r++) {
+    long[] codes = GpuForCodec.decode(encoding, packed(), from, count, 32);
+    int[] result = new int[count];
+    for (int r = 0; r < count; r++) {
       result[r] = (int) codes[r];
     }
     return result;
@@ -387,6 +412,16 @@ public final class EncodedColumn implements Serializable {
     if (rows < 0 || rows > values || rows > valid) {
       throw new IllegalArgumentException(rows + " rows asked of " + values + " values and "
           + valid + " validity flags");
+    }
+  }
+
+  /** A slice of the rows: from a GPU-DFOR set's start, within the column. */
+  private void checkSlice(int from, int count) {
+    if (from < 0 || count < 0 || from > rowCount - count
+        || from % GpuForLayout.SET_VALUES != 0) {
+      throw new IllegalArgumentException("a slice of a column of " + rowCount + " rows starts at"
+          + " a multiple of " + GpuForLayout.SET_VALUES + " and lies in it, not " + count
+          + " rows from " + from);
     }
   }
 

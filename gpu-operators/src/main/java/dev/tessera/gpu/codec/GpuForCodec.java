@@ -68,20 +68,44 @@ public final class GpuForCodec {
 
   /** The first {@code count} values of GPU-FOR {@code p}. */
   public static long[] decodeFor(Packed p, int count, int lanes) {
-    checkLanes(lanes);
-    long[] out = new long[count];
-    decodeBlocks(p, count, lanes, out);
-    return out;
+    return decodeFor(p, 0, count, lanes);
   }
 
   /** The first {@code count} values of GPU-DFOR {@code p}. */
   public static long[] decodeDfor(Packed p, int count, int lanes) {
+    return decodeDfor(p, 0, count, lanes);
+  }
+
+  /** {@code decodeFor} or {@code decodeDfor}, by {@code encoding} (FOR or DFOR). */
+  public static long[] decode(Encoding encoding, Packed p, int count, int lanes) {
+    return decode(encoding, p, 0, count, lanes);
+  }
+
+  /**
+   * Values {@code [from, from + count)} of {@code p}, GPU-FOR or GPU-DFOR by {@code encoding}:
+   * a slice of the rows, decoded without the ones before it. {@code from} must start a GPU-DFOR
+   * set (a multiple of {@link GpuForLayout#SET_VALUES}), where both encodings' blocks start.
+   */
+  public static long[] decode(Encoding encoding, Packed p, int from, int count, int lanes) {
+    return isDelta(encoding) ? decodeDfor(p, from, count, lanes) : decodeFor(p, from, count, lanes);
+  }
+
+  private static long[] decodeFor(Packed p, int from, int count, int lanes) {
     checkLanes(lanes);
+    checkSlice(from, count);
     long[] out = new long[count];
-    decodeBlocks(p, count, lanes, out);
+    decodeBlocks(p, from, count, lanes, out);
+    return out;
+  }
+
+  private static long[] decodeDfor(Packed p, int from, int count, int lanes) {
+    checkLanes(lanes);
+    checkSlice(from, count);
+    long[] out = new long[count];
+    decodeBlocks(p, from, count, lanes, out);
     int referenceWords = GpuForLayout.referenceWords(lanes);
     for (int start = 0; start < count; start += SET_VALUES) {
-      int first = p.blockStarts()[start / BLOCK_VALUES] - referenceWords;
+      int first = p.blockStarts()[(from + start) / BLOCK_VALUES] - referenceWords;
       long sum = readSigned(p.words(), first, referenceWords);
       int end = Math.min(count, start + SET_VALUES);
       for (int i = start; i < end; i++) {
@@ -92,9 +116,11 @@ public final class GpuForCodec {
     return out;
   }
 
-  /** {@code decodeFor} or {@code decodeDfor}, by {@code encoding} (FOR or DFOR). */
-  public static long[] decode(Encoding encoding, Packed p, int count, int lanes) {
-    return isDelta(encoding) ? decodeDfor(p, count, lanes) : decodeFor(p, count, lanes);
+  private static void checkSlice(int from, int count) {
+    if (from < 0 || count < 0 || from % SET_VALUES != 0) {
+      throw new IllegalArgumentException("a slice of GPU-FOR values starts at a multiple of "
+          + SET_VALUES + " and has 0 or more rows, not " + count + " from " + from);
+    }
   }
 
   /**
@@ -157,13 +183,16 @@ public final class GpuForCodec {
     return histogram;
   }
 
-  /** The stored entries (values, or deltas) of the first {@code count} rows, into {@code out}. */
-  private static void decodeBlocks(Packed p, int count, int lanes, long[] out) {
+  /**
+   * The stored entries (values, or deltas) of the {@code count} rows from {@code from} (a block's
+   * first row), into {@code out} from its start.
+   */
+  private static void decodeBlocks(Packed p, int from, int count, int lanes, long[] out) {
     int referenceWords = GpuForLayout.referenceWords(lanes);
     int[] words = p.words();
     int blocks = GpuForLayout.blocks(count);
     for (int b = 0; b < blocks; b++) {
-      int at = p.blockStarts()[b];
+      int at = p.blockStarts()[from / BLOCK_VALUES + b];
       long reference = readSigned(words, at, referenceWords);
       int widths = words[at + referenceWords];
       int base = at + referenceWords + 1;

@@ -198,6 +198,61 @@ class EncodedColumnTest {
     assertEquals(0, column.nullCount());
   }
 
+  // ---- slices ----
+
+  @Test
+  void slicesDecodeAsTheirRowsOfTheWholeColumn() {
+    Random random = new Random(12);
+    int rows = 5 * GpuForLayout.SET_VALUES + 77;
+    long[] sorted = new long[rows];
+    long[] small = new long[rows];
+    long[] wide = new long[rows];
+    boolean[] valid = new boolean[rows];
+    byte[][] strings = new byte[rows][];
+    byte[][] distinct = new byte[rows][];
+    String[] keys = {"ASIA", "", "日本語", "EUROPE"};
+    for (int i = 0; i < rows; i++) {
+      sorted[i] = 1_000_000L * i + random.nextInt(1000); // GPU-DFOR
+      small[i] = random.nextInt(50) - 25; // GPU-FOR
+      wide[i] = random.nextLong(); // plain
+      valid[i] = i % 13 != 4;
+      strings[i] = i % 17 == 2 ? null : keys[random.nextInt(keys.length)].getBytes(UTF_8);
+      distinct[i] = i % 19 == 5 ? null : ("part#" + i).getBytes(UTF_8);
+    }
+    EncodedColumn[] fixed = {
+        EncodedColumn.encodeFixed(ColumnType.LONG, sorted, null, rows),
+        EncodedColumn.encodeFixed(ColumnType.INT, small, valid, rows),
+        EncodedColumn.encodeFixed(ColumnType.LONG, wide, valid, rows)};
+    assertEquals(Encoding.DFOR, fixed[0].encoding());
+    assertEquals(Encoding.FOR, fixed[1].encoding());
+    assertEquals(Encoding.PLAIN, fixed[2].encoding());
+    EncodedColumn dictionary = EncodedColumn.encodeStrings(strings, rows);
+    EncodedColumn plainStrings = EncodedColumn.encodeStrings(distinct, rows);
+    assertTrue(dictionary.isDictionary());
+    assertFalse(plainStrings.isDictionary());
+    int set = GpuForLayout.SET_VALUES;
+    int[][] slices = {{0, rows}, {0, set}, {set, 2 * set}, {2 * set, rows - 2 * set},
+        {5 * set, 77}, {rows - 77, 77}, {3 * set, 0}};
+    for (int[] slice : slices) {
+      int from = slice[0];
+      int count = slice[1];
+      for (EncodedColumn column : fixed) {
+        assertArrayEquals(Arrays.copyOfRange(column.decodeFixed(), from, from + count),
+            column.decodeFixed(from, count), column + " from " + from);
+      }
+      for (EncodedColumn column : new EncodedColumn[] {dictionary, plainStrings}) {
+        assertArrayEquals(Arrays.copyOfRange(column.decodeStrings(), from, from + count),
+            column.decodeStrings(from, count), column + " from " + from);
+      }
+    }
+    // A slice starts where a GPU-DFOR set does, and lies in the column.
+    assertThrows(IllegalArgumentException.class, () -> fixed[0].decodeFixed(128, 10));
+    assertThrows(IllegalArgumentException.class, () -> fixed[1].decodeFixed(-set, 10));
+    assertThrows(IllegalArgumentException.class, () -> fixed[2].decodeFixed(5 * set, 78));
+    assertThrows(IllegalArgumentException.class, () -> dictionary.decodeStrings(0, rows + 1));
+    assertThrows(IllegalArgumentException.class, () -> plainStrings.decodeStrings(0, -1));
+  }
+
   // ---- strings ----
 
   @Test

@@ -1,6 +1,9 @@
 package dev.tessera.spark.cache;
 
 import dev.tessera.gpu.codec.EncodedColumn;
+import dev.tessera.gpu.codec.GpuForLayout;
+import java.util.Iterator;
+import java.util.NoSuchElementException;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
 import org.apache.spark.sql.types.DataType;
@@ -10,29 +13,58 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
  * A cached batch decoded on the host, for Spark's CPU operators: the selected columns as Spark's
- * on-heap column vectors, decoded with the reference codec.
+ * on-heap column vectors, decoded with the reference codec, a slice of {@link #SLICE_ROWS} rows
+ * at a time, so that a CPU plan reading a batch of millions of rows holds one slice's values at
+ * once, not the batch's.
  */
 final class CachedBatchReader {
+  /** Rows of one slice: whole GPU-DFOR sets (GpuForLayout.SET_VALUES), where a decode can start. */
+  static final int SLICE_ROWS = 128 * GpuForLayout.SET_VALUES;
+
   private CachedBatchReader() {}
 
-  /** Columns {@code ordinals} of {@code batch}, of Spark types {@code types}. */
-  static ColumnarBatch read(TesseraCachedBatch batch, int[] ordinals, DataType[] types) {
+  /** Columns {@code ordinals} of {@code batch}, of Spark types {@code types}, slice by slice. */
+  static Iterator<ColumnarBatch> read(TesseraCachedBatch batch, int[] ordinals,
+      DataType[] types) {
     int rows = batch.numRows();
-    ColumnVector[] vectors = new ColumnVector[ordinals.length];
-    for (int i = 0; i < ordinals.length; i++) {
-      OnHeapColumnVector vector = new OnHeapColumnVector(rows, types[i]);
-      fill(batch.column(ordinals[i]), vector);
-      vectors[i] = vector;
-    }
-    return new ColumnarBatch(vectors, rows);
+    return new Iterator<>() {
+      private int from = 0;
+
+      @Override
+      public boolean hasNext() {
+        return from < rows;
+      }
+
+      @Override
+      public ColumnarBatch next() {
+        if (!hasNext()) {
+          throw new NoSuchElementException();
+        }
+        int count = Math.min(SLICE_ROWS, rows - from);
+        ColumnarBatch slice = slice(batch, ordinals, types, from, count);
+        from += count;
+        return slice;
+      }
+    };
   }
 
-  private static void fill(EncodedColumn column, WritableColumnVector out) {
-    int rows = column.rowCount();
-    long[] values = column.type().isString() ? null : column.decodeFixed();
-    byte[][] strings = column.type().isString() ? column.decodeStrings() : null;
-    for (int r = 0; r < rows; r++) {
-      if (column.isNull(r)) {
+  private static ColumnarBatch slice(TesseraCachedBatch batch, int[] ordinals, DataType[] types,
+      int from, int count) {
+    ColumnVector[] vectors = new ColumnVector[ordinals.length];
+    for (int i = 0; i < ordinals.length; i++) {
+      OnHeapColumnVector vector = new OnHeapColumnVector(count, types[i]);
+      fill(batch.column(ordinals[i]), from, count, vector);
+      vectors[i] = vector;
+    }
+    return new ColumnarBatch(vectors, count);
+  }
+
+  /** Rows {@code [from, from + count)} of {@code column} into {@code out} from its row 0. */
+  private static void fill(EncodedColumn column, int from, int count, WritableColumnVector out) {
+    long[] values = column.type().isString() ? null : column.decodeFixed(from, count);
+    byte[][] strings = column.type().isString() ? column.decodeStrings(from, count) : null;
+    for (int r = 0; r < count; r++) {
+      if (column.isNull(from + r)) {
         out.putNull(r);
         continue;
       }

@@ -126,7 +126,7 @@ public final class TesseraCachedBatchSerializer extends SimpleMetricsCachedBatch
   public RDD<ColumnarBatch> convertCachedBatchToColumnarBatch(RDD<CachedBatch> input,
       Seq<Attribute> cacheAttributes, Seq<Attribute> selectedAttributes, SQLConf conf) {
     Selection selection = Selection.of(cacheAttributes, selectedAttributes);
-    return input.toJavaRDD().map(batch -> selection.read(batch)).rdd();
+    return input.toJavaRDD().flatMap(batch -> selection.read(batch)).rdd();
   }
 
   @Override
@@ -143,11 +143,12 @@ public final class TesseraCachedBatchSerializer extends SimpleMetricsCachedBatch
     }).rdd();
   }
 
-  /** The rows of each cached batch in turn, as UnsafeRows. */
+  /** The rows of each cached batch in turn, a slice at a time, as UnsafeRows. */
   private static final class RowsOfBatches implements Iterator<InternalRow> {
     private final Iterator<CachedBatch> batches;
     private final Selection selection;
     private final UnsafeProjection toUnsafe;
+    private Iterator<ColumnarBatch> slices = java.util.Collections.emptyIterator();
     private Iterator<InternalRow> rows = java.util.Collections.emptyIterator();
 
     RowsOfBatches(Iterator<CachedBatch> batches, Selection selection,
@@ -159,8 +160,12 @@ public final class TesseraCachedBatchSerializer extends SimpleMetricsCachedBatch
 
     @Override
     public boolean hasNext() {
-      while (!rows.hasNext() && batches.hasNext()) {
-        rows = selection.read(batches.next()).rowIterator();
+      while (!rows.hasNext() && (slices.hasNext() || batches.hasNext())) {
+        if (slices.hasNext()) {
+          rows = slices.next().rowIterator();
+        } else {
+          slices = selection.read(batches.next());
+        }
       }
       return rows.hasNext();
     }
@@ -206,7 +211,8 @@ public final class TesseraCachedBatchSerializer extends SimpleMetricsCachedBatch
       return new StructType(fields);
     }
 
-    ColumnarBatch read(CachedBatch batch) {
+    /** The selected columns of {@code batch}, slice by slice (CachedBatchReader). */
+    Iterator<ColumnarBatch> read(CachedBatch batch) {
       return CachedBatchReader.read((TesseraCachedBatch) batch, ordinals, types);
     }
   }
