@@ -356,9 +356,13 @@ public final class EncodedColumn implements Serializable {
     return decodeCodes(0, rowCount);
   }
 
-  /** Rows {@code [from, from + count)}'s dictionary codes, as {@link #decodeStrings(int, int)}. */
-  private int[] decodeCodes(int from, int count) {
+  /**
+   * Rows {@code [from, from + count)}'s dictionary codes (dictionary columns); {@code from} is a
+   * multiple of {@link GpuForLayout#SET_VALUES}.
+   */
+  public int[] decodeCodes(int from, int count) {
     requireDictionary();
+    checkSlice(from, count);
     long[] codes = GpuForCodec.decode(encoding, packed(), from, count, 32);
     int[] result = new int[count];
     for (int r = 0; r < count; r++) {

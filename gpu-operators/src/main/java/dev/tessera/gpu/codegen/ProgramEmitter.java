@@ -498,9 +498,9 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       String numTileItems) {
     dforValues.clear();
     for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
-      if (op(i) == Opcode.LOAD_COLUMN.code()) {
+      if (loadsDforColumn(i)) {
         int column = word(i, 2);
-        if (inputs.get(column).encoding() == Encoding.DFOR && !dforValues.containsKey(column)) {
+        if (!dforValues.containsKey(column)) {
           Descriptor descriptor = input(column);
           String packed = field(descriptor, INPUT_WORDS);
           String blockStarts = field(descriptor, INPUT_BLOCK_STARTS);
@@ -591,12 +591,17 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   /** Whether {@code instructions} load a GPU-DFOR column ({@link #loadDforTiles} decodes one). */
   boolean loadsDfor(BitSet instructions) {
     for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
-      if (op(i) == Opcode.LOAD_COLUMN.code()
-          && inputs.get(word(i, 2)).encoding() == Encoding.DFOR) {
+      if (loadsDforColumn(i)) {
         return true;
       }
     }
     return false;
+  }
+
+  /** Whether instruction {@code i} is a LOAD_COLUMN of a GPU-DFOR column. */
+  private boolean loadsDforColumn(int i) {
+    return op(i) == Opcode.LOAD_COLUMN.code()
+        && inputs.get(word(i, 2)).encoding() == Encoding.DFOR;
   }
 
   /**

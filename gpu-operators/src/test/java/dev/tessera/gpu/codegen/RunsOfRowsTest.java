@@ -1,5 +1,6 @@
 package dev.tessera.gpu.codegen;
 
+import static dev.tessera.gpu.codegen.TestPtx.hits;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -12,8 +13,6 @@ import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.expr.ProgramBuilder;
 import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -30,15 +29,6 @@ class RunsOfRowsTest {
           new AggregateFunction(Kind.SUM, 0, ColumnType.INT),
           new AggregateFunction(Kind.MIN, 1, ColumnType.INT)), false);
 
-  private static int count(String ptx, String regex) {
-    Matcher m = Pattern.compile(regex).matcher(ptx);
-    int n = 0;
-    while (m.find()) {
-      n++;
-    }
-    return n;
-  }
-
   private static GeneratedKernel kernel(Encoding encoding) throws CodegenUnsupportedException {
     return AggregateUpdateGenerator.generate(ProgramBuilder.identity(TYPES, false),
         List.of(new InputSpec(ColumnType.INT, encoding, false),
@@ -51,18 +41,18 @@ class RunsOfRowsTest {
     String ptx = kernel(Encoding.FOR).ptx();
     assertTrue(ptx.contains(AggregateUpdateGenerator.RUN_MARK), "not one run of rows");
     // Tiles of 128 threads x 8 rows; a thread's first row is 8 x its index.
-    assertEquals(1, count(ptx, "mul\\.lo\\.s64 %rd\\d+, %rd\\d+, 1024;"), "the tile's rows");
-    assertEquals(1, count(ptx, "mul\\.lo\\.u32 %r\\d+, %r\\d+, " + RUN_ROWS + ";"),
+    assertEquals(1, hits(ptx, "mul\\.lo\\.s64 %rd\\d+, %rd\\d+, 1024;"), "the tile's rows");
+    assertEquals(1, hits(ptx, "mul\\.lo\\.u32 %r\\d+, %r\\d+, " + RUN_ROWS + ";"),
         "the run's first row");
     // Per column: one block start and one widths word a run (a 32-lane reference is one word,
     // so the widths are at +4 and the packed words from +8); per row, its first packed word.
     int columns = TYPES.size();
-    assertEquals(columns, count(ptx, "ld\\.global\\.nc\\.u32 %r\\d+, \\[%rd\\d+\\+4\\];"),
+    assertEquals(columns, hits(ptx, "ld\\.global\\.nc\\.u32 %r\\d+, \\[%rd\\d+\\+4\\];"),
         "widths words read");
-    assertEquals(columns * RUN_ROWS, count(ptx, "ld\\.global\\.nc\\.u32 %r\\d+, \\[%rd\\d+\\+8\\];"),
+    assertEquals(columns * RUN_ROWS, hits(ptx, "ld\\.global\\.nc\\.u32 %r\\d+, \\[%rd\\d+\\+8\\];"),
         "first packed words read");
     assertEquals(columns * RUN_ROWS,
-        count(ptx, "ld\\.global\\.nc\\.u32 %r\\d+, \\[%rd\\d+\\+12\\];"),
+        hits(ptx, "ld\\.global\\.nc\\.u32 %r\\d+, \\[%rd\\d+\\+12\\];"),
         "second packed words read");
   }
 
@@ -71,7 +61,7 @@ class RunsOfRowsTest {
     for (Encoding encoding : new Encoding[] {Encoding.PLAIN, Encoding.DFOR}) {
       String ptx = kernel(encoding).ptx();
       assertFalse(ptx.contains(AggregateUpdateGenerator.RUN_MARK), encoding.toString());
-      assertEquals(0, count(ptx, "mul\\.lo\\.s64 %rd\\d+, %rd\\d+, 1024;"),
+      assertEquals(0, hits(ptx, "mul\\.lo\\.s64 %rd\\d+, %rd\\d+, 1024;"),
           encoding + ": 512-row tiles");
     }
   }

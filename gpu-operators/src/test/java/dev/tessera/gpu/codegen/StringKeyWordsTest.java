@@ -1,5 +1,6 @@
 package dev.tessera.gpu.codegen;
 
+import static dev.tessera.gpu.codegen.TestPtx.hits;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -12,8 +13,6 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.expr.ProgramBuilder;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -37,26 +36,17 @@ class StringKeyWordsTest {
         .ptx();
   }
 
-  private static int count(String ptx, String regex) {
-    Matcher m = Pattern.compile(regex).matcher(ptx);
-    int n = 0;
-    while (m.find()) {
-      n++;
-    }
-    return n;
-  }
-
   @Test
   void stringKeysAreReadAWordAtATime() throws Exception {
     for (int keys = 1; keys <= 2; keys++) {
       String ptx = ptx(keys);
       assertFalse(ptx.contains("ld.u8"), "a byte load of a row's key bytes");
       // The only byte loads from the group table are its keys' null flags, one a key.
-      assertEquals(keys, count(ptx, "ld\\.global\\.cg\\.u8"), "byte loads of the group table");
-      assertTrue(count(ptx, "ld\\.global\\.cg\\.u64") >= 2 * keys, "word loads of stored keys");
+      assertEquals(keys, hits(ptx, "ld\\.global\\.cg\\.u8"), "byte loads of the group table");
+      assertTrue(hits(ptx, "ld\\.global\\.cg\\.u64") >= 2 * keys, "word loads of stored keys");
       // The only byte stores are a new group's null flags, one a key; its bytes go as words.
-      assertEquals(keys, count(ptx, "st\\.global\\.u8"), "byte stores into the group table");
-      assertTrue(count(ptx, "st\\.global\\.u64") >= keys + 1, "word stores of the key bytes");
+      assertEquals(keys, hits(ptx, "st\\.global\\.u8"), "byte stores into the group table");
+      assertTrue(hits(ptx, "st\\.global\\.u64") >= keys + 1, "word stores of the key bytes");
     }
   }
 }

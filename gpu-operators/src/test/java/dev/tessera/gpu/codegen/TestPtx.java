@@ -4,10 +4,25 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
-/** Hand-written PTX modules the codegen tests compile, and the test resources. */
+/**
+ * Hand-written PTX modules the codegen tests compile, the test resources, and a count of what
+ * generated PTX holds.
+ */
 final class TestPtx {
   private TestPtx() {}
+
+  /** How many times {@code regex} matches in {@code ptx}. */
+  static int hits(String ptx, String regex) {
+    Matcher m = Pattern.compile(regex).matcher(ptx);
+    int n = 0;
+    while (m.find()) {
+      n++;
+    }
+    return n;
+  }
 
   /** out[i] = a[i] + b[i] over int64, one thread per row (nvcc's code, written at PTX 8.0). */
   static final String ADD_INT64 = """

@@ -61,8 +61,11 @@ final class CachedBatchReader {
 
   /** Rows {@code [from, from + count)} of {@code column} into {@code out} from its row 0. */
   private static void fill(EncodedColumn column, int from, int count, WritableColumnVector out) {
-    long[] values = column.type().isString() ? null : column.decodeFixed(from, count);
-    byte[][] strings = column.type().isString() ? column.decodeStrings(from, count) : null;
+    if (column.type().isString()) {
+      fillStrings(column, from, count, out);
+      return;
+    }
+    long[] values = column.decodeFixed(from, count);
     for (int r = 0; r < count; r++) {
       if (column.isNull(from + r)) {
         out.putNull(r);
@@ -79,11 +82,27 @@ final class CachedBatchReader {
         case DECIMAL -> out.putDecimal(r,
             Decimal.createUnsafe(values[r], column.type().precision(), column.type().scale()),
             column.type().precision());
-        case STRING -> {
-          byte[] utf8 = strings[r];
-          out.putByteArray(r, utf8, 0, utf8.length);
-        }
+        default -> throw new IllegalStateException(column.type() + " is not fixed-width");
       }
+    }
+  }
+
+  /**
+   * A string column's rows, copied into {@code out} straight from the column's bytes: a
+   * dictionary's by each row's code, so a slice allocates nothing per row or per entry.
+   */
+  private static void fillStrings(EncodedColumn column, int from, int count,
+      WritableColumnVector out) {
+    byte[] bytes = column.bytes();
+    int[] offsets = column.offsets();
+    int[] codes = column.isDictionary() ? column.decodeCodes(from, count) : null;
+    for (int r = 0; r < count; r++) {
+      if (column.isNull(from + r)) {
+        out.putNull(r);
+        continue;
+      }
+      int entry = codes == null ? from + r : codes[r];
+      out.putByteArray(r, bytes, offsets[entry], offsets[entry + 1] - offsets[entry]);
     }
   }
 }
