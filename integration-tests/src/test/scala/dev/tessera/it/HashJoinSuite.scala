@@ -150,6 +150,29 @@ class HashJoinSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest
     }
   }
 
+  test("a star join's program probes its filtered dimension before the whole tables") {
+    // a and b are whole tables (keys without NULLs, so no filter); c is filtered. The program
+    // probes c first, then a and b; the plan's steps (explain, the CPU replay) keep Spark's
+    // order a, b, c.
+    val query = "SELECT /*+ BROADCAST(a), BROADCAST(b), BROADCAST(c) */ a.cat, b.s, c.cat," +
+      " count(*), sum(f.v) FROM fact f JOIN dim a ON f.kl = a.kl JOIN dim b ON f.dt = b.dt" +
+      " JOIN dim c ON f.k = c.k WHERE c.cat < 2 GROUP BY a.cat, b.s, c.cat"
+    for (aqe <- Seq("true", "false")) {
+      withConf("spark.sql.adaptive.enabled" -> aqe) {
+        val df = checkGpu(spark.sql(query), gpuNodeCount = -1)
+        val fused = pipelines(df).collect {
+          case a: TesseraHashAggregateExec if a.probes.size == 3 => a
+        }
+        assert(fused.size == 1, s"AQE $aqe:\n${finalPlan(df)}")
+        val probes = fused.head.probes.asScala
+        assert(probes.map(_.wholeBuildTable) == Seq(true, true, false), s"AQE $aqe: $probes")
+        val programOrder = fused.head.pipeline.fused.tables.asScala
+          .map(t => probes.find(_.table == t).get)
+        assert(programOrder == Seq(probes(2), probes(0), probes(1)), s"AQE $aqe")
+      }
+    }
+  }
+
   test("a fused chain whose build keys repeat runs staged, with the 1:N expansion") {
     // dup repeats each key three times: the fused program would find one build row only.
     checkJoin("SELECT /*+ BROADCAST(a), BROADCAST(d) */ a.cat, d.s, count(*), sum(f.v)" +

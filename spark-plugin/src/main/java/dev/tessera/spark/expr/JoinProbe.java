@@ -22,11 +22,14 @@ import org.apache.spark.sql.catalyst.expressions.Expression;
  * @param condition a condition besides the keys, over stream and build attributes, or null
  * @param output the join's output attributes, in Spark's order
  * @param description the Spark join, for plans and explain
+ * @param wholeBuildTable whether the build side is a whole table: a relation with no filter but
+ *     null checks, so that in a foreign-key join nearly every stream row finds its build row
+ *     ({@link ProbeOrder} probes such a table after the others)
  */
 public record JoinProbe(int table, JoinKind kind, List<Expression> streamKeys,
     List<Expression> relationKeys, List<Expression> buildKeys, List<Attribute> buildOutput,
     int[] payload, JoinTableSchema schema, Expression condition, List<Attribute> output,
-    String description) implements Serializable {
+    String description, boolean wholeBuildTable) implements Serializable {
 
   public JoinProbe {
     streamKeys = List.copyOf(streamKeys);
@@ -40,7 +43,7 @@ public record JoinProbe(int table, JoinKind kind, List<Expression> streamKeys,
   /** The same probe of another of the node's tables. */
   public JoinProbe withTable(int newTable) {
     return new JoinProbe(newTable, kind, streamKeys, relationKeys, buildKeys, buildOutput, payload,
-        schema, condition, output, description);
+        schema, condition, output, description, wholeBuildTable);
   }
 
   /**
@@ -49,7 +52,7 @@ public record JoinProbe(int table, JoinKind kind, List<Expression> streamKeys,
    */
   public JoinProbe withStreamKeys(List<Expression> newStreamKeys) {
     return new JoinProbe(table, kind, newStreamKeys, relationKeys, buildKeys, buildOutput, payload,
-        schema, condition, output, description);
+        schema, condition, output, description, wholeBuildTable);
   }
 
   /** The build attributes the join table carries, in payload order. */

@@ -61,8 +61,9 @@ public final class PipelineCompiler {
     List<Attribute> input = options.input();
     boolean ansi = options.ansi();
     int maxRowsPerBatch = options.maxRowsPerBatch();
-    ChainCompiler.Compiled whole = ChainCompiler.compile(chain, input, ansi,
-        expressionEnabled, options.readAllInputs());
+    // The one program probes whole tables last (ProbeOrder); its steps stay Spark's.
+    ChainCompiler.Compiled whole = ChainCompiler.compile(ProbeOrder.forProgram(chain), input,
+        ansi, expressionEnabled, options.readAllInputs());
     List<Attribute> read = whole.inputOrdinals().stream().map(input::get).toList();
     Pipeline.Stage fused = new Pipeline.Stage(whole.program(), whole.tables(), read, chain, -1,
         new int[0], false, maxRowsPerBatch);
@@ -89,8 +90,7 @@ public final class PipelineCompiler {
       if (step.isProbe() && emptyTables.contains(step.probe().table())
           && step.probe().kind() != JoinKind.LEFT_OUTER) {
         List<Expression> neverEvaluated = step.probe().streamKeys().stream()
-            .<Expression>map(k -> new If(Literal.create(false, DataTypes.BooleanType), k,
-                Literal.create(null, k.dataType())))
+            .map(PipelineCompiler::neverEvaluated)
             .toList();
         chain.set(i, PipelineStep.probe(step.probe().withStreamKeys(neverEvaluated)));
         changed = true;
@@ -112,6 +112,19 @@ public final class PipelineCompiler {
           + " columns " + variant.inputOrdinals() + ", not " + pipeline.inputOrdinals());
     }
     return variant;
+  }
+
+  /** {@code IF(false, key, NULL)}: the key as no row evaluates it. */
+  static Expression neverEvaluated(Expression key) {
+    return new If(Literal.create(false, DataTypes.BooleanType), key,
+        Literal.create(null, key.dataType()));
+  }
+
+  /** Whether {@code key} is a column {@link #neverEvaluated} (it raises no error). */
+  static boolean isNeverEvaluated(Expression key) {
+    return key instanceof If i && i.predicate() instanceof Literal p
+        && Boolean.FALSE.equals(p.value()) && i.trueValue() instanceof Attribute
+        && i.falseValue() instanceof Literal n && n.value() == null;
   }
 
   private static List<Pipeline.Stage> stages(List<PipelineStep> chain,

@@ -14,9 +14,11 @@ import dev.tessera.spark.expr.Unsupported;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
+import org.apache.spark.sql.catalyst.expressions.And;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.BindReferences;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.IsNotNull;
 import org.apache.spark.sql.catalyst.optimizer.BuildLeft$;
 import org.apache.spark.sql.catalyst.plans.Inner$;
 import org.apache.spark.sql.catalyst.plans.JoinType;
@@ -24,9 +26,15 @@ import org.apache.spark.sql.catalyst.plans.LeftAnti$;
 import org.apache.spark.sql.catalyst.plans.LeftOuter$;
 import org.apache.spark.sql.catalyst.plans.LeftSemi$;
 import org.apache.spark.sql.catalyst.plans.RightOuter$;
+import org.apache.spark.sql.catalyst.plans.logical.Filter;
+import org.apache.spark.sql.catalyst.plans.logical.Join;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.Project;
+import org.apache.spark.sql.catalyst.plans.logical.ResolvedHint;
+import org.apache.spark.sql.catalyst.plans.logical.SubqueryAlias;
 import org.apache.spark.sql.catalyst.plans.logical.Statistics;
 import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.adaptive.LogicalQueryStage;
 import org.apache.spark.sql.execution.adaptive.QueryStageExec;
 import org.apache.spark.sql.execution.joins.BroadcastHashJoinExec;
 import org.apache.spark.sql.execution.joins.HashJoin$;
@@ -222,7 +230,44 @@ final class JoinRule {
     return new JoinProbe(0, kind, streamKeys, asJava(HashJoin$.MODULE$.rewriteKeyExpr(
         streamKeySeq)), boundBuildKeys, buildAttrs, payload,
         new JoinTableSchema(keyTypes, payloadTypes), condition, asJava(join.output()),
-        description);
+        description, wholeBuildTable(join, buildLeft));
+  }
+
+  /**
+   * Whether the join's build side is a whole table ({@link JoinProbe#wholeBuildTable}), as the
+   * logical plan it was planned from says: a relation under nothing but projections, aliases,
+   * hints and filters of null checks (Spark infers those from the join's keys). False where the
+   * plan does not say. A source that filters inside its scan (a V2 source's pushed filters)
+   * looks whole: the probe order is then less good, never wrong.
+   */
+  static boolean wholeBuildTable(BroadcastHashJoinExec join, boolean buildLeft) {
+    scala.Option<LogicalPlan> link = join.logicalLink();
+    if (link.isEmpty() || !(link.get() instanceof Join logical)) {
+      return false;
+    }
+    return wholeTable(buildLeft ? logical.left() : logical.right());
+  }
+
+  private static boolean wholeTable(LogicalPlan plan) {
+    while (true) {
+      if (plan instanceof LogicalQueryStage stage) {
+        plan = stage.logicalPlan();
+      } else if (plan instanceof Project
+          || plan instanceof SubqueryAlias || plan instanceof ResolvedHint) {
+        plan = plan.children().head();
+      } else if (plan instanceof Filter filter && onlyNullChecks(filter.condition())) {
+        plan = filter.child();
+      } else {
+        return plan.children().isEmpty();
+      }
+    }
+  }
+
+  private static boolean onlyNullChecks(Expression condition) {
+    if (condition instanceof And and) {
+      return onlyNullChecks(and.left()) && onlyNullChecks(and.right());
+    }
+    return condition instanceof IsNotNull;
   }
 
   private static JoinKind kind(JoinType type, boolean buildLeft, boolean nullAware)

@@ -1,0 +1,142 @@
+package dev.tessera.spark.expr;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.ExprId;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * The order in which a fused program probes its join tables. A chain's probes come in Spark's
+ * join order, which (without cost-based optimization) follows the query's FROM clause: SSB's
+ * Q2.1 probes the date table first, though every lineorder row finds its date, and the part
+ * table, where one row in 25 finds a part, second. A generated kernel stops a row at its first
+ * probe that misses (selection flags), so a probe that keeps every row costs least last.
+ *
+ * <p>Within a run of steps that are each a probe that {@link #movable can move} or a projection
+ * that only passes on or renames columns, the program probes first the tables that are not
+ * {@link JoinProbe#wholeBuildTable whole tables}, in their order, then the whole ones, in theirs;
+ * the run's projections follow its probes, in their order, so the run ends with the same
+ * columns. This changes nothing a row ends with: such a probe only drops rows (its keys are
+ * columns, whose lookup raises no error) and binds its build columns, which later steps read by
+ * attribute, and with one build row per key (the one-program form) a stream row gives at most
+ * one row in either order. Only the program is reordered: the chain's steps, which explain shows
+ * and the CPU replays, keep Spark's order, as does the staged form, whose 1:N expansions give
+ * rows in the joins' order.
+ */
+public final class ProbeOrder {
+  private ProbeOrder() {}
+
+  /** {@code chain} with each run's probes of whole tables after its other probes. */
+  public static List<PipelineStep> forProgram(List<PipelineStep> chain) {
+    List<PipelineStep> ordered = new ArrayList<>(chain.size());
+    int i = 0;
+    while (i < chain.size()) {
+      int end = runEnd(chain, i);
+      if (end == i) {
+        ordered.add(chain.get(i++));
+        continue;
+      }
+      ordered.addAll(reordered(chain.subList(i, end)));
+      i = end;
+    }
+    return ordered;
+  }
+
+  /**
+   * Whether {@code probe} may be probed earlier or later in its run: an inner or semi join
+   * without a condition (a condition may read columns and raise errors), whose stream keys are
+   * columns (a computed key may raise an error on a row an earlier probe would have dropped), or
+   * keys no row evaluates ({@link PipelineCompiler#neverEvaluated}).
+   */
+  static boolean movable(JoinProbe probe) {
+    if (probe.condition() != null
+        || probe.kind() != JoinKind.INNER && probe.kind() != JoinKind.LEFT_SEMI) {
+      return false;
+    }
+    return probe.streamKeys().stream()
+        .allMatch(k -> k instanceof Attribute || PipelineCompiler.isNeverEvaluated(k));
+  }
+
+  /** Whether {@code step} projects only columns, each as it is or renamed. */
+  static boolean passesColumns(PipelineStep step) {
+    if (step.isFilter() || step.isProbe()) {
+      return false;
+    }
+    return step.projectList().stream()
+        .allMatch(e -> e instanceof Attribute || e instanceof Alias a
+            && a.child() instanceof Attribute);
+  }
+
+  /**
+   * The end (exclusive) of the run starting at {@code start}: steps that are movable probes whose
+   * keys read no column the run itself made (a build column or a rename of an earlier step of
+   * the run), or column projections. {@code start} itself when its step starts no run.
+   */
+  private static int runEnd(List<PipelineStep> chain, int start) {
+    Set<ExprId> made = new HashSet<>();
+    int end = start;
+    while (end < chain.size()) {
+      PipelineStep step = chain.get(end);
+      if (step.isProbe() && movable(step.probe()) && readsNone(step.probe(), made)) {
+        step.probe().buildOutput().forEach(a -> made.add(a.exprId()));
+      } else if (passesColumns(step)) {
+        step.projectList().stream().filter(e -> e instanceof Alias)
+            .forEach(e -> made.add(e.exprId()));
+      } else {
+        break;
+      }
+      end++;
+    }
+    return end;
+  }
+
+  private static boolean readsNone(JoinProbe probe, Set<ExprId> made) {
+    for (Expression key : probe.streamKeys()) {
+      for (Attribute a : CollectionConverters.asJava(key.references().toSeq())) {
+        if (made.contains(a.exprId())) {
+          return false;
+        }
+      }
+    }
+    return true;
+  }
+
+  /** One run's steps: its probes of tables that are not whole, then of whole ones, then the rest. */
+  private static List<PipelineStep> reordered(List<PipelineStep> run) {
+    List<PipelineStep> filtering = new ArrayList<>();
+    List<PipelineStep> whole = new ArrayList<>();
+    List<PipelineStep> projections = new ArrayList<>();
+    int firstWhole = -1;
+    int lastFiltering = -1;
+    for (int i = 0; i < run.size(); i++) {
+      PipelineStep step = run.get(i);
+      if (!step.isProbe()) {
+        projections.add(step);
+      } else if (step.probe().wholeBuildTable()) {
+        whole.add(step);
+        firstWhole = firstWhole < 0 ? i : firstWhole;
+      } else {
+        filtering.add(step);
+        lastFiltering = i;
+      }
+    }
+    if (firstWhole < 0 || firstWhole > lastFiltering) {
+      return run; // no probe of a whole table comes before another probe
+    }
+    List<PipelineStep> ordered = new ArrayList<>(filtering);
+    ordered.addAll(whole);
+    ordered.addAll(projections);
+    PipelineStep last = run.get(run.size() - 1);
+    if (last.isProbe()) {
+      // The run's columns are its last probe's output: the join's, in Spark's order.
+      ordered.add(PipelineStep.project(new ArrayList<NamedExpression>(last.probe().output())));
+    }
+    return ordered;
+  }
+}

@@ -1,0 +1,168 @@
+package dev.tessera.spark.expr;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.join.JoinTableSchema;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.apache.spark.sql.catalyst.expressions.Add;
+import org.apache.spark.sql.catalyst.expressions.Alias;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.GreaterThan;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.Metadata;
+import org.junit.jupiter.api.Test;
+import scala.Option;
+
+/**
+ * Which probes a fused program runs first: those of filtered build sides before whole tables,
+ * within runs of movable probes and column projections, the run's columns unchanged.
+ */
+class ProbeOrderTest {
+  private final Attribute a = attribute("a");
+  private final Attribute b = attribute("b");
+  private final Attribute c = attribute("c");
+  private final List<Attribute> input = List.of(a, b, c);
+
+  /** SSB's Q2.1 shape: the date (a whole table) first, part and supplier after, projections between. */
+  @Test
+  void wholeTablesAreProbedAfterTheOthers() throws Unsupported {
+    JoinProbe date = probe(0, JoinKind.INNER, a, input, true);
+    JoinProbe part = probe(1, JoinKind.INNER, b, date.output(), false);
+    JoinProbe supplier = probe(2, JoinKind.INNER, c, part.output(), false);
+    PipelineStep filter = PipelineStep.filter(positive(a));
+    PipelineStep afterDate = project(date.output());
+    PipelineStep afterPart = project(part.output());
+    List<PipelineStep> chain = List.of(filter, PipelineStep.probe(date), afterDate,
+        PipelineStep.probe(part), afterPart, PipelineStep.probe(supplier));
+
+    List<PipelineStep> ordered = ProbeOrder.forProgram(chain);
+    assertEquals(List.of(filter, PipelineStep.probe(part), PipelineStep.probe(supplier),
+        PipelineStep.probe(date), afterDate, afterPart, project(supplier.output())), ordered);
+
+    Pipeline p = PipelineCompiler.compile(chain, input, false, e -> true, false, 1000);
+    assertEquals(List.of(1, 2, 0), p.fused().tables());
+    assertEquals(chain, p.fused().steps()); // explain and the CPU replay keep Spark's order
+    assertEquals(supplier.output(), p.output());
+    // The staged form (for repeated build keys) keeps Spark's order too.
+    assertEquals(List.of(0, 1, 2), p.expandingTables());
+  }
+
+  @Test
+  void probesAlreadyInOrderStay() {
+    JoinProbe filtered = probe(0, JoinKind.INNER, a, input, false);
+    JoinProbe whole = probe(1, JoinKind.INNER, b, filtered.output(), true);
+    JoinProbe semi = probe(2, JoinKind.LEFT_SEMI, c, whole.output(), true);
+    List<PipelineStep> chain = List.of(PipelineStep.probe(filtered), PipelineStep.probe(whole),
+        PipelineStep.probe(semi));
+    assertEquals(chain, ProbeOrder.forProgram(chain));
+  }
+
+  @Test
+  void aFilterOrComputedColumnBetweenProbesKeepsThem() {
+    JoinProbe whole = probe(0, JoinKind.INNER, a, input, true);
+    JoinProbe filtered = probe(1, JoinKind.INNER, b, whole.output(), false);
+    for (PipelineStep between : List.of(PipelineStep.filter(positive(b)),
+        PipelineStep.project(List.of(alias(new Add(a, b)))))) {
+      List<PipelineStep> chain = List.of(PipelineStep.probe(whole), between,
+          PipelineStep.probe(filtered));
+      assertEquals(chain, ProbeOrder.forProgram(chain), between.toString());
+    }
+  }
+
+  @Test
+  void aProbeKeyedByAColumnTheRunMadeStaysAfterIt() {
+    JoinProbe whole = probe(0, JoinKind.INNER, a, input, true);
+    Attribute payload = whole.buildOutput().get(1);
+    JoinProbe byPayload = probe(1, JoinKind.INNER, payload, whole.output(), false);
+    List<PipelineStep> chain = List.of(PipelineStep.probe(whole), PipelineStep.probe(byPayload));
+    assertEquals(chain, ProbeOrder.forProgram(chain));
+
+    // Nor by a renamed column a projection of the run made.
+    NamedExpression renamed = alias(b);
+    JoinProbe byRename = probe(1, JoinKind.INNER, renamed.toAttribute(), whole.output(), false);
+    List<PipelineStep> renaming = List.of(PipelineStep.probe(whole),
+        PipelineStep.project(List.of(a, renamed)), PipelineStep.probe(byRename));
+    assertEquals(renaming, ProbeOrder.forProgram(renaming));
+  }
+
+  @Test
+  void outerJoinsConditionsAndComputedKeysAreNotMoved() {
+    JoinProbe whole = probe(0, JoinKind.INNER, a, input, true);
+    JoinProbe outer = probe(1, JoinKind.LEFT_OUTER, b, whole.output(), false);
+    JoinProbe computed = new JoinProbe(1, JoinKind.INNER, List.of(new Add(b, c)),
+        List.of(new Add(b, c)), outer.buildKeys(), outer.buildOutput(), outer.payload(),
+        outer.schema(), null, outer.output(), "computed key", false);
+    JoinProbe conditioned = new JoinProbe(1, JoinKind.INNER, List.of(b), List.of(b),
+        outer.buildKeys(), outer.buildOutput(), outer.payload(), outer.schema(), positive(c),
+        outer.output(), "with a condition", false);
+    for (JoinProbe second : List.of(outer, computed, conditioned)) {
+      List<PipelineStep> chain = List.of(PipelineStep.probe(whole), PipelineStep.probe(second));
+      assertEquals(chain, ProbeOrder.forProgram(chain), second.description());
+    }
+  }
+
+  @Test
+  void overAnEmptyBuildSideTheProgramReadsTheSameColumns() throws Unsupported {
+    JoinProbe whole = probe(0, JoinKind.INNER, a, input, true);
+    JoinProbe filtered = probe(1, JoinKind.INNER, c, whole.output(), false);
+    List<PipelineStep> chain = List.of(PipelineStep.probe(whole), PipelineStep.probe(filtered));
+    Pipeline p = PipelineCompiler.compile(chain, input, false, e -> true, false, 1000);
+    assertEquals(List.of(1, 0), p.fused().tables());
+    assertEquals(List.of(2, 0, 1), p.inputOrdinals()); // c is the first key the program reads
+    for (Set<Integer> empty : List.of(Set.of(0), Set.of(1), Set.of(0, 1))) {
+      Pipeline overEmpty = PipelineCompiler.overEmptyBuildSides(p, empty);
+      assertEquals(p.inputOrdinals(), overEmpty.inputOrdinals(), empty.toString());
+      assertEquals(List.of(1, 0), overEmpty.fused().tables(), empty.toString());
+    }
+  }
+
+  /**
+   * An inner or outer join on {@code streamKey} = k whose table carries its own k and p (a semi
+   * join carries nothing), over a stream with columns {@code stream}.
+   */
+  private static JoinProbe probe(int table, JoinKind kind, Attribute streamKey,
+      List<Attribute> stream, boolean wholeBuildTable) {
+    List<Attribute> build = List.of(attribute("k" + table), attribute("p" + table));
+    int[] carried = kind.matchOnly() ? new int[0] : new int[] {0, 1};
+    List<ColumnType> payloadTypes = new ArrayList<>();
+    for (int i = 0; i < carried.length; i++) {
+      payloadTypes.add(ColumnType.INT);
+    }
+    List<Attribute> output = new ArrayList<>(stream);
+    if (!kind.matchOnly()) {
+      output.addAll(build);
+    }
+    return new JoinProbe(table, kind, List.of(streamKey), List.of(streamKey),
+        List.of(new BoundReference(0, DataTypes.IntegerType, true)), build, carried,
+        new JoinTableSchema(List.of(ColumnType.INT), payloadTypes), null, output,
+        kind + " " + streamKey.name() + " = k" + table, wholeBuildTable);
+  }
+
+  private static PipelineStep project(List<Attribute> columns) {
+    return PipelineStep.project(new ArrayList<NamedExpression>(columns));
+  }
+
+  private static NamedExpression alias(Expression e) {
+    return new Alias(e, "x", NamedExpression$.MODULE$.newExprId(),
+        scala.collection.immutable.List$.MODULE$.empty(), Option.empty(),
+        scala.collection.immutable.List$.MODULE$.empty());
+  }
+
+  private static Expression positive(Attribute x) {
+    return new GreaterThan(x, Literal.create(0, DataTypes.IntegerType));
+  }
+
+  private static Attribute attribute(String name) {
+    return new AttributeReference(name, DataTypes.IntegerType, true, Metadata.empty(),
+        NamedExpression$.MODULE$.newExprId(), scala.collection.immutable.List$.MODULE$.empty());
+  }
+}
