@@ -17,6 +17,7 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.spark.exec.TesseraHashAggregateExec;
 import dev.tessera.spark.exec.TesseraPipelineExec;
+import dev.tessera.spark.expr.JoinProbe;
 import dev.tessera.spark.expr.Pipeline;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -283,6 +284,7 @@ public final class KernelReport {
         n++;
         out.println();
         out.printf("[%d] %s%n", n, shorten(k.node().simpleString(25)));
+        probeOrder(k.node());
         report("", k);
       } else {
         if (k.stage() == 1) {
@@ -295,6 +297,20 @@ public final class KernelReport {
     if (nodes == 0) {
       out.println("  No GPU pipeline (filter, projection, join probe or hash aggregate) in the"
           + " plan: nothing to generate.");
+    }
+  }
+
+  /**
+   * Where the node's one program probes its tables in another order than the plan's joins
+   * (ProbeOrder: whole tables last), that order.
+   */
+  private void probeOrder(TesseraPipelineExec node) {
+    List<Integer> tables = node.pipeline().fused().tables();
+    List<Integer> planned = node.probes().stream().map(JoinProbe::table).toList();
+    if (!tables.equals(planned)) {
+      out.println("    the program probes its tables in the order "
+          + tables.stream().map(t -> "Probe#" + t).toList()
+          + ": the joins of whole tables after the others");
     }
   }
 

@@ -66,6 +66,17 @@ class SqlKernelsTest {
         "--layout must be uploaded, cached-for or cached-dfor, not 'packed'"), bytes.toString());
   }
 
+  @Test
+  void theReportSaysWhereTheProgramProbesWholeTablesLast() {
+    // a is a whole table, b is filtered: the program probes b first.
+    String report = kernels(sql("--kernels", "SELECT /*+ BROADCAST(a), BROADCAST(b) */"
+        + " count(*) FROM (SELECT id AS k, id % 7 AS v FROM range(1000)) f"
+        + " JOIN (SELECT id AS ak FROM range(100)) a ON f.k = a.ak"
+        + " JOIN (SELECT id AS bk FROM range(100) WHERE id < 5) b ON f.v = b.bk"));
+    assertTrue(report.contains(
+        "the program probes its tables in the order [Probe#1, Probe#0]"), report);
+  }
+
   /** The part of the output after the kernels' heading. */
   private static String kernels(String out) {
     int at = out.indexOf("Generated kernels (");
