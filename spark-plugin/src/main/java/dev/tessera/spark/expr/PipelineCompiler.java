@@ -120,10 +120,10 @@ public final class PipelineCompiler {
         Literal.create(null, key.dataType()));
   }
 
-  /** Whether {@code key} is a column {@link #neverEvaluated} (it raises no error). */
+  /** Whether {@code key} is a column key ({@link ProbeOrder#column}) {@link #neverEvaluated}. */
   static boolean isNeverEvaluated(Expression key) {
     return key instanceof If i && i.predicate() instanceof Literal p
-        && Boolean.FALSE.equals(p.value()) && i.trueValue() instanceof Attribute
+        && Boolean.FALSE.equals(p.value()) && ProbeOrder.column(i.trueValue())
         && i.falseValue() instanceof Literal n && n.value() == null;
   }
 

@@ -6,9 +6,12 @@ import java.util.List;
 import java.util.Set;
 import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.Cast;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.ExprId;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
@@ -51,8 +54,8 @@ public final class ProbeOrder {
   /**
    * Whether {@code probe} may be probed earlier or later in its run: an inner or semi join
    * without a condition (a condition may read columns and raise errors), whose stream keys are
-   * columns (a computed key may raise an error on a row an earlier probe would have dropped), or
-   * keys no row evaluates ({@link PipelineCompiler#neverEvaluated}).
+   * {@link #column columns} (a computed key may raise an error on a row an earlier probe would
+   * have dropped), or keys no row evaluates ({@link PipelineCompiler#neverEvaluated}).
    */
   static boolean movable(JoinProbe probe) {
     if (probe.condition() != null
@@ -60,7 +63,25 @@ public final class ProbeOrder {
       return false;
     }
     return probe.streamKeys().stream()
-        .allMatch(k -> k instanceof Attribute || PipelineCompiler.isNeverEvaluated(k));
+        .allMatch(k -> column(k) || PipelineCompiler.isNeverEvaluated(k));
+  }
+
+  /**
+   * Whether {@code key} is a column, or a column widened to a larger integral type (Spark's
+   * cast where an INT key meets a BIGINT one), which raises no error in any mode.
+   */
+  static boolean column(Expression key) {
+    if (key instanceof Cast cast && cast.child() instanceof Attribute a) {
+      return widening(a.dataType(), cast.dataType());
+    }
+    return key instanceof Attribute;
+  }
+
+  private static boolean widening(DataType from, DataType to) {
+    List<DataType> integral = List.of(DataTypes.ByteType, DataTypes.ShortType,
+        DataTypes.IntegerType, DataTypes.LongType);
+    int f = integral.indexOf(from);
+    return f >= 0 && integral.indexOf(to) >= f;
   }
 
   /** Whether {@code step} projects only columns, each as it is or renamed. */

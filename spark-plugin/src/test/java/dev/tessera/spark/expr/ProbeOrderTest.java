@@ -12,6 +12,8 @@ import org.apache.spark.sql.catalyst.expressions.Alias;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.BoundReference;
+import org.apache.spark.sql.catalyst.expressions.Cast;
+import org.apache.spark.sql.catalyst.expressions.EvalMode;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GreaterThan;
 import org.apache.spark.sql.catalyst.expressions.Literal;
@@ -108,6 +110,24 @@ class ProbeOrderTest {
       List<PipelineStep> chain = List.of(PipelineStep.probe(whole), PipelineStep.probe(second));
       assertEquals(chain, ProbeOrder.forProgram(chain), second.description());
     }
+  }
+
+  @Test
+  void aKeyWidenedToALargerIntegerMovesANarrowedOneDoesNot() {
+    JoinProbe whole = probe(0, JoinKind.INNER, a, input, true);
+    JoinProbe filtered = probe(1, JoinKind.INNER, b, whole.output(), false);
+    Expression widened = new Cast(b, DataTypes.LongType, Option.empty(), EvalMode.ANSI());
+    JoinProbe byWidened = filtered.withStreamKeys(List.of(widened));
+    assertEquals(List.of(PipelineStep.probe(byWidened), PipelineStep.probe(whole),
+        project(byWidened.output())), ProbeOrder.forProgram(List.of(PipelineStep.probe(whole),
+        PipelineStep.probe(byWidened))));
+
+    Attribute big = new AttributeReference("big", DataTypes.LongType, true, Metadata.empty(),
+        NamedExpression$.MODULE$.newExprId(), scala.collection.immutable.List$.MODULE$.empty());
+    JoinProbe byNarrowed = filtered.withStreamKeys(List.of(
+        new Cast(big, DataTypes.IntegerType, Option.empty(), EvalMode.ANSI())));
+    List<PipelineStep> chain = List.of(PipelineStep.probe(whole), PipelineStep.probe(byNarrowed));
+    assertEquals(chain, ProbeOrder.forProgram(chain)); // an ANSI narrowing may raise
   }
 
   @Test
