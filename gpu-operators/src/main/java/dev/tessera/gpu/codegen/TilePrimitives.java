@@ -273,8 +273,7 @@ final class TilePrimitives {
     String prefix = status(FLAG_PREFIX, total);
     String word = b.b64();
     b.op("selp.b64 %s, %s, %s, %s", word, prefix, aggregate, firstTile);
-    String own = b.b64();
-    b.op("mad.lo.s64 %s, %s, 8, %s", own, tile, tileStatus);
+    String own = statusAddress(tileStatus, tile);
     b.op("@%s st.relaxed.gpu.global.u64 [%s], %s", firstThread, own, word);
   }
 
@@ -298,8 +297,7 @@ final class TilePrimitives {
     b.op("setp.eq.u32 %s, %s, 0", firstLane, lane);
     String exclusive = b.b64();
     b.op("mov.b64 %s, 0", exclusive);
-    String own = b.b64();
-    b.op("mad.lo.s64 %s, %s, 8, %s", own, tile, tileStatus);
+    String own = statusAddress(tileStatus, tile);
     String firstTile = b.pred();
     b.op("setp.eq.s64 %s, %s, 0", firstTile, tile);
     String walk = b.label("lookback_walk");
@@ -310,8 +308,7 @@ final class TilePrimitives {
     b.op("bra.uni %s", published ? end : publish);
     b.place(walk);
     if (!published) {
-      String aggregate = status(FLAG_AGGREGATE, total);
-      b.op("@%s st.relaxed.gpu.global.u64 [%s], %s", firstLane, own, aggregate);
+      storeStatus(firstLane, own, FLAG_AGGREGATE, total);
     }
     String windowEnd = b.b64();
     b.op("add.s64 %s, %s, -1", windowEnd, tile);
@@ -370,11 +367,11 @@ final class TilePrimitives {
     b.place(done);
     String inclusive = b.b64();
     b.op("add.s64 %s, %s, %s", inclusive, exclusive, total);
-    b.op("@%s st.relaxed.gpu.global.u64 [%s], %s", firstLane, own, status(FLAG_PREFIX, inclusive));
+    storeStatus(firstLane, own, FLAG_PREFIX, inclusive);
     if (!published) {
       b.op("bra.uni %s", end);
       b.place(publish);
-      b.op("@%s st.relaxed.gpu.global.u64 [%s], %s", firstLane, own, status(FLAG_PREFIX, total));
+      storeStatus(firstLane, own, FLAG_PREFIX, total);
     }
     b.place(end);
     b.op("@%s st.shared.u64 [lookback_prefix], %s", firstLane, exclusive);
@@ -383,6 +380,18 @@ final class TilePrimitives {
     String prefix = b.b64();
     b.op("ld.shared.u64 %s, [lookback_prefix]", prefix);
     return prefix;
+  }
+
+  /** The .b64 global address of {@code tile}'s status word. */
+  private String statusAddress(String tileStatus, String tile) {
+    String own = b.b64();
+    b.op("mad.lo.s64 %s, %s, 8, %s", own, tile, tileStatus);
+    return own;
+  }
+
+  /** Where {@code when} holds, stores the status word of {@code flag} and {@code value} at {@code own}. */
+  private void storeStatus(String when, String own, long flag, String value) {
+    b.op("@%s st.relaxed.gpu.global.u64 [%s], %s", when, own, status(flag, value));
   }
 
   /** A status word: the flag in the top 2 bits, the value in the low 62. */
