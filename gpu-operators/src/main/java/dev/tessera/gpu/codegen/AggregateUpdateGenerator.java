@@ -454,9 +454,9 @@ public final class AggregateUpdateGenerator {
       // the key after v). A dropped row's loads cost DRAM bandwidth, which these kernels have to
       // spare (they wait on latency: StarJoinBench's at 4-5% of DRAM's throughput). On an H200:
       // StarJoinBench's fused aggregate -3%, "filter v > 0" at 1-1,000 groups -5 to -9%.
-      // Except a GPU-FOR value that only a kept row reads (an aggregation input after the
-      // filter): its decode is some 30 instructions, not one load, and SSB keeps 0.01-3% of the
-      // rows, so the kept rows decode it after the filter. SSB SF10 on an H200: Q4.3 -14%, Q4.1
+      // Except a GPU-FOR value that only a kept row reads (an aggregation input or a group key
+      // the filter does not read): its decode is some 30 instructions, not one load, and SSB
+      // keeps 0.01-3% of the rows, so the kept rows decode it after the filter. SSB SF10 on an H200: Q4.3 -14%, Q4.1
       // -9% (60 to 52 registers), Q1.1 -2%, Q2.1 -0.5%, Q3.1 +1.6% (it keeps the most).
       BitSet loads = body.columnLoads(cone);
       BitSet restLoads = body.columnLoads(rest);
