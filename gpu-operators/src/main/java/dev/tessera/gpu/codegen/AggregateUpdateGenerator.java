@@ -456,8 +456,9 @@ public final class AggregateUpdateGenerator {
       // StarJoinBench's fused aggregate -3%, "filter v > 0" at 1-1,000 groups -5 to -9%.
       // Except a GPU-FOR value that only a kept row reads (an aggregation input or a group key
       // the filter does not read): its decode is some 30 instructions, not one load, and SSB
-      // keeps 0.01-3% of the rows, so the kept rows decode it after the filter. SSB SF10 on an H200: Q4.3 -14%, Q4.1
-      // -9% (60 to 52 registers), Q1.1 -2%, Q2.1 -0.5%, Q3.1 +1.6% (it keeps the most).
+      // keeps 0.01-3% of the rows, so the kept rows decode it after the filter. SSB SF10 on an
+      // H200: Q4.3 -14%, Q4.1 -9% (60 to 52 registers), Q1.1 -2%, Q2.1 -0.5%, Q3.1 +1.6% (it
+      // keeps the most).
       BitSet loads = body.columnLoads(cone);
       BitSet restLoads = body.columnLoads(rest);
       restLoads.andNot(body.inlineDecodes(restLoads));

@@ -389,7 +389,10 @@ final class TilePrimitives {
     return own;
   }
 
-  /** Where {@code when} holds, stores the status word of {@code flag} and {@code value} at {@code own}. */
+  /**
+   * Where {@code when} holds, stores the status word of {@code flag} and {@code value} at
+   * {@code own}.
+   */
   private void storeStatus(String when, String own, long flag, String value) {
     b.op("@%s st.relaxed.gpu.global.u64 [%s], %s", when, own, status(flag, value));
   }

@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Where a generated aggregate kernel's item loads its columns: every plain column before the
  * filter (its loads' latencies overlap), but a GPU-FOR column that only the kept rows read (an
- * aggregation input or a group key the filter does not read) decoded after it. No GPU: the CUDA aggregate suites run
- * such kernels (SSB's fused aggregates are this shape).
+ * aggregation input or a group key the filter does not read) decoded after it. No GPU: the CUDA
+ * aggregate suites run such kernels (SSB's fused aggregates are this shape).
  */
 class KeptRowInputLoadsTest {
   private static final ColumnType INT = ColumnType.INT;

@@ -77,11 +77,13 @@ public final class ProbeOrder {
     return key instanceof Attribute;
   }
 
+  /** Spark's integral types, narrowest first. */
+  private static final List<DataType> INTEGRAL = List.of(DataTypes.ByteType,
+      DataTypes.ShortType, DataTypes.IntegerType, DataTypes.LongType);
+
   private static boolean widening(DataType from, DataType to) {
-    List<DataType> integral = List.of(DataTypes.ByteType, DataTypes.ShortType,
-        DataTypes.IntegerType, DataTypes.LongType);
-    int f = integral.indexOf(from);
-    return f >= 0 && integral.indexOf(to) >= f;
+    int f = INTEGRAL.indexOf(from);
+    return f >= 0 && INTEGRAL.indexOf(to) >= f;
   }
 
   /** Whether {@code step} projects only columns, each as it is or renamed. */
@@ -128,7 +130,7 @@ public final class ProbeOrder {
     return true;
   }
 
-  /** One run's steps: its probes of tables that are not whole, then of whole ones, then the rest. */
+  /** A run's steps: probes of tables not whole, then of whole ones, then the rest. */
   private static List<PipelineStep> reordered(List<PipelineStep> run) {
     List<PipelineStep> filtering = new ArrayList<>();
     List<PipelineStep> whole = new ArrayList<>();

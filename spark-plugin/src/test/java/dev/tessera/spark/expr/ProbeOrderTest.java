@@ -34,7 +34,7 @@ class ProbeOrderTest {
   private final Attribute c = attribute("c");
   private final List<Attribute> input = List.of(a, b, c);
 
-  /** SSB's Q2.1 shape: the date (a whole table) first, part and supplier after, projections between. */
+  /** SSB's Q2.1 shape: the date (a whole table), then part and supplier, projections between. */
   @Test
   void wholeTablesAreProbedAfterTheOthers() throws Unsupported {
     JoinProbe date = probe(0, JoinKind.INNER, a, input, true);
