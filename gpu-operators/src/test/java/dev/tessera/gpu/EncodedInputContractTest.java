@@ -45,7 +45,8 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
     return columns(seed, ROWS);
   }
 
-  private static List<EncodedColumn> columns(long seed, int n) {
+  /** The test's columns of {@code n} rows (at least 778), from {@code seed}. */
+  protected static List<EncodedColumn> columns(long seed, int n) {
     Random random = new Random(seed);
     long[] small = new long[n];
     boolean[] smallValid = new boolean[n];
@@ -167,10 +168,12 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
 
   /**
    * Where column 0 (INT, nullable) is above -250: COUNT_ROWS, then per column of {@code picked}
-   * its MIN, MAX and COUNT, and SUM (wrapping, as without ANSI) where it is INT or LONG.
+   * its MIN, MAX and COUNT, and SUM (wrapping, as without ANSI) where it is INT or LONG; over all
+   * the rows of {@code encoded}, one batch.
    */
-  private void assertGlobalAggregate(List<EncodedColumn> encoded, List<Integer> picked,
+  protected void assertGlobalAggregate(List<EncodedColumn> encoded, List<Integer> picked,
       String what) {
+    int rows = encoded.get(0).rowCount();
     List<ColumnType> types = encoded.stream().map(EncodedColumn::type).toList();
     ProgramBuilder program = new ProgramBuilder(types, false);
     int keep = program.emitNew(Opcode.CMP_INT, program.loadColumn(0),
@@ -180,7 +183,7 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
     functions.add(new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG));
     List<Long> expected = new ArrayList<>();
     List<Integer> kept = new ArrayList<>();
-    for (int row = 0; row < AGGREGATED_ROWS; row++) {
+    for (int row = 0; row < rows; row++) {
       if (!encoded.get(0).isNull(row) && encoded.get(0).fixedValue(row) > -250) {
         kept.add(row);
       }
@@ -223,7 +226,7 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
       try (HashAggregateKernel.Aggregation aggregation =
           backend.hashAggregateKernel().open(spec, backend.deviceMemory(), stream)) {
         try (ColumnBatch<DeviceColumn> batch =
-            new ColumnBatch<>(borrowAll(copies), AGGREGATED_ROWS)) {
+            new ColumnBatch<>(borrowAll(copies), rows)) {
           aggregation.update(program.build(keep, outputs), batch);
         }
         try (ColumnBatch<DeviceColumn> out = aggregation.finish();

@@ -554,6 +554,49 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
   }
 
   /**
+   * Batches of several rounds of the launch's tiles (as many as the multiprocessors hold at
+   * once), the last round partial, behind a filter: aggregates by two INT keys (the kept rows
+   * queued for the update), by one (the per-block table found by key, blocks as large as
+   * registers allow) and of none (accumulators in registers), whose tile loops and item checks
+   * count rows in 32 bits. The sizes are SSB SF10's batch and one just past a round of 132
+   * multiprocessors' 9 blocks of 512-row tiles; the keys repeat, the values have NULLs.
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {2, 1, 0})
+  void batchesOfSeveralRoundsMatchTheHostReference(int keyCount) {
+    List<ColumnType> inputs = List.of(ColumnType.INT, ColumnType.INT, ColumnType.INT);
+    ProgramBuilder b = new ProgramBuilder(inputs, false);
+    int value = b.loadColumn(2);
+    int keep = b.emitNew(Opcode.CMP_INT, value, b.loadConstant(-500_000), Comparison.GT.code());
+    List<Program.Output> outputs = new ArrayList<>();
+    for (int k = 0; k < keyCount; k++) {
+      outputs.add(new Program.Output(b.loadColumn(k), ColumnType.INT));
+    }
+    outputs.add(new Program.Output(value, ColumnType.INT));
+    Program program = b.build(keep, outputs);
+    AggregateSpec spec = new AggregateSpec(outputs.stream().map(Program.Output::type).toList(),
+        keyCount, List.of(new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM, keyCount, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, keyCount, ColumnType.INT),
+        new AggregateFunction(Kind.MAX, keyCount, ColumnType.INT)), false);
+    Random random = new Random(keyCount);
+    List<List<List<Object>>> batches = new ArrayList<>();
+    for (int n : new int[] {3_749_128, 608_257}) {
+      List<List<Object>> columns =
+          List.of(new ArrayList<>(n), new ArrayList<>(n), new ArrayList<>(n));
+      for (int r = 0; r < n; r++) {
+        columns.get(0).add(random.nextInt(1000));
+        columns.get(1).add(random.nextInt(7));
+        columns.get(2).add(random.nextInt(10) == 0 ? null : random.nextInt(2_000_001) - 1_000_000);
+      }
+      batches.add(columns);
+    }
+    assertSameRows(aggregateWithProgram(host, hostStream, spec, program, batches),
+        aggregateWithProgram(cuda, cudaStream, spec, program, batches), spec,
+        "several rounds, " + keyCount + " keys");
+  }
+
+  /**
    * The direct group map (Crystal's SSB group-by): small dense integer keys (SSB-like: a year, a
    * nation code) decided from the first batch; later batches leave the range (values below and
    * above it, and NULLs), which must go through the hash table and still group with the rest.
