@@ -22,6 +22,8 @@ import org.junit.jupiter.api.Test;
  */
 class RunsOfRowsTest {
   private static final int RUN_ROWS = 8;
+  /** A 1,024-row tile's first row: the block's index, or the grid, times 1,024 (32-bit). */
+  private static final String TILE_ROWS = "(mul|mad)\\.lo\\.u32 %r\\d+, %r\\d+, 1024[;,]";
   private static final List<ColumnType> TYPES = List.of(ColumnType.INT, ColumnType.INT);
   /** COUNT(*), SUM of column 0, MIN of column 1: accumulated in registers. */
   private static final AggregateSpec SPEC = new AggregateSpec(TYPES, 0,
@@ -40,8 +42,9 @@ class RunsOfRowsTest {
   void aThreadsEightRowsShareTheirHeaders() throws Exception {
     String ptx = kernel(Encoding.FOR).ptx();
     assertTrue(ptx.contains(AggregateUpdateGenerator.RUN_MARK), "not one run of rows");
-    // Tiles of 128 threads x 8 rows; a thread's first row is 8 x its index.
-    assertEquals(1, hits(ptx, "mul\\.lo\\.s64 %rd\\d+, %rd\\d+, 1024;"), "the tile's rows");
+    // Tiles of 128 threads x 8 rows (the block's first tile, then a grid of them further); a
+    // thread's first row is 8 x its index.
+    assertEquals(2, hits(ptx, TILE_ROWS), "the tile's rows");
     assertEquals(1, hits(ptx, "mul\\.lo\\.u32 %r\\d+, %r\\d+, " + RUN_ROWS + ";"),
         "the run's first row");
     // Per column: one block start and one widths word a run (a 32-lane reference is one word,
@@ -61,8 +64,7 @@ class RunsOfRowsTest {
     for (Encoding encoding : new Encoding[] {Encoding.PLAIN, Encoding.DFOR}) {
       String ptx = kernel(encoding).ptx();
       assertFalse(ptx.contains(AggregateUpdateGenerator.RUN_MARK), encoding.toString());
-      assertEquals(0, hits(ptx, "mul\\.lo\\.s64 %rd\\d+, %rd\\d+, 1024;"),
-          encoding + ": 512-row tiles");
+      assertEquals(0, hits(ptx, TILE_ROWS), encoding + ": 512-row tiles");
     }
   }
 
