@@ -344,10 +344,8 @@ public final class AggregateUpdateGenerator {
           body.endRun();
         } else {
           for (int item = 0; item < ITEMS; item++) {
-            String inTile = b.b32();
-            b.op("add.u32 %s, %s, %d", inTile, thread, item * BLOCK_THREADS);
-            String outside = b.pred();
-            b.op("setp.ge.s32 %s, %s, %s", outside, inTile, numTileItems);
+            String outside = outsideTile(thread, Integer.toString(item * BLOCK_THREADS),
+                numTileItems);
             item(item, Long.toString((long) item * BLOCK_THREADS), thread, tileOffset, outside,
                 cone, rest, filter, outputs);
           }
@@ -358,10 +356,7 @@ public final class AggregateUpdateGenerator {
         b.op("mov.b32 %s, 0", itemOffset);
         String itemLoop = b.label("item_loop");
         b.place(itemLoop);
-        String inTile = b.b32();
-        b.op("add.u32 %s, %s, %s", inTile, thread, itemOffset);
-        String outside = b.pred();
-        b.op("setp.ge.s32 %s, %s, %s", outside, inTile, numTileItems);
+        String outside = outsideTile(thread, itemOffset, numTileItems);
         String itemOffset64 = b.b64();
         b.op("cvt.u64.u32 %s, %s", itemOffset64, itemOffset);
         item(0, itemOffset64, thread, tileOffset, outside, cone, rest, filter, outputs);
@@ -385,6 +380,18 @@ public final class AggregateUpdateGenerator {
       }
       b.op("ret");
       return text();
+    }
+
+    /**
+     * Whether the thread's item {@code itemOffset} rows after it in the tile (.b32 register or
+     * immediate) lies past the tile's {@code numTileItems} rows in the batch (.b32): a .pred.
+     */
+    private String outsideTile(String thread, String itemOffset, String numTileItems) {
+      String inTile = b.b32();
+      b.op("add.u32 %s, %s, %s", inTile, thread, itemOffset);
+      String outside = b.pred();
+      b.op("setp.ge.s32 %s, %s, %s", outside, inTile, numTileItems);
+      return outside;
     }
 
     /**
