@@ -83,7 +83,7 @@ public final class AggregateUpdateGenerator {
     return key(program, inputs, spec, KernelFeatures.OLDEST);
   }
 
-  /** {@link #key(Program, List, AggregateSpec)} of the kernel for a device with {@code features}. */
+  /** {@link #key(Program, List, AggregateSpec)} of the kernel for a device of {@code features}. */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features) {
     StringBuilder key = new StringBuilder("aggregate-update v20;");
