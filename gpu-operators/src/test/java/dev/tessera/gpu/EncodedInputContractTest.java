@@ -21,10 +21,12 @@ import dev.tessera.gpu.expr.Comparison;
 import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
+import dev.tessera.gpu.memory.DeviceBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import org.apache.arrow.memory.ArrowBuf;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -107,6 +109,37 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
     assertEquals(Encoding.PLAIN, columns.get(6).encoding());
     assertEquals(true, columns.get(7).isDictionary());
     assertEquals(Encoding.DFOR, columns.get(8).encoding());
+  }
+
+  /**
+   * The generated kernels read the two words a GPU-FOR value may lie in whatever its width, so
+   * an encoded column's device words are its words and then {@link GpuForLayout#TRAILING_WORDS}
+   * zero words.
+   */
+  @Test
+  void anEncodedColumnsDeviceWordsEndInZeroWords() {
+    for (EncodedColumn c : columns(1)) {
+      if (c.encoding() == Encoding.PLAIN) {
+        continue;
+      }
+      int[] words = c.words();
+      try (DeviceEncodedColumn copy = DeviceEncodedColumn.upload(c, backend.deviceMemory(),
+              backend.stagingAllocator(), stream);
+          DeviceColumn device = copy.borrow(() -> { })) {
+        DeviceBuffer deviceWords = device.words();
+        assertEquals(4L * (words.length + GpuForLayout.TRAILING_WORDS), deviceWords.size(),
+            c.type() + " " + c.encoding());
+        try (ArrowBuf host = backend.stagingAllocator().buffer(deviceWords.size())) {
+          stream.copyDeviceToHost(deviceWords.address(), host.memoryAddress(),
+              deviceWords.size());
+          stream.synchronize();
+          for (int i = 0; i < words.length + GpuForLayout.TRAILING_WORDS; i++) {
+            assertEquals(i < words.length ? words[i] : 0, host.getInt(4L * i),
+                c.type() + " " + c.encoding() + " word " + i);
+          }
+        }
+      }
+    }
   }
 
   @Test

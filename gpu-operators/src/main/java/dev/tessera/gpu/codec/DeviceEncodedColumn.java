@@ -15,6 +15,8 @@ import org.apache.arrow.memory.BufferAllocator;
  * The device copy of one {@link EncodedColumn}, still encoded: the long-lived form a cached column
  * keeps in the executor's device store, which owns it. Queries read it through
  * {@link #borrow}: device columns over these buffers that the kernels decode as they load them.
+ * An encoded column's words are followed by {@link GpuForLayout#TRAILING_WORDS} zero words, which
+ * the generated kernels' GPU-FOR loads rely on.
  */
 public final class DeviceEncodedColumn implements AutoCloseable {
   private final ColumnType type;
@@ -60,20 +62,20 @@ public final class DeviceEncodedColumn implements AutoCloseable {
       if (column.encoding() == Encoding.PLAIN) {
         if (column.type().isString()) {
           DeviceBuffer bytes = copy.bytes(column.bytes());
-          result = new DeviceEncodedColumn(column, bytes, validity, copy.ints(column.offsets()),
-              null, null, column.bytes().length, owned);
+          result = new DeviceEncodedColumn(column, bytes, validity,
+              copy.ints(column.offsets(), 0), null, null, column.bytes().length, owned);
         } else {
           DeviceBuffer values = copy.bytes(column.plainValues());
           result = new DeviceEncodedColumn(column, values, validity, null, null, null,
               column.plainValues().length, owned);
         }
       } else {
-        DeviceBuffer words = copy.ints(column.words());
-        DeviceBuffer starts = copy.ints(column.blockStarts());
+        DeviceBuffer words = copy.ints(column.words(), GpuForLayout.TRAILING_WORDS);
+        DeviceBuffer starts = copy.ints(column.blockStarts(), 0);
         if (column.type().isString()) {
           DeviceBuffer dictionary = copy.bytes(column.bytes());
           result = new DeviceEncodedColumn(column, dictionary, validity,
-              copy.ints(column.offsets()), words, starts, column.bytes().length, owned);
+              copy.ints(column.offsets(), 0), words, starts, column.bytes().length, owned);
         } else {
           result = new DeviceEncodedColumn(column, words, validity, null, words, starts,
               words.size(), owned);
@@ -122,12 +124,14 @@ public final class DeviceEncodedColumn implements AutoCloseable {
       return send(host, values.length);
     }
 
-    DeviceBuffer ints(int[] values) {
-      long bytes = (long) Integer.BYTES * values.length;
+    /** {@code values}, then {@code trailingZeros} zero words. */
+    DeviceBuffer ints(int[] values, int trailingZeros) {
+      long bytes = (long) Integer.BYTES * (values.length + trailingZeros);
       ArrowBuf host = stage(bytes);
+      host.setZero((long) Integer.BYTES * values.length, (long) Integer.BYTES * trailingZeros);
       // One bulk copy through a little-endian view (ArrowBuf's own byte order); an int array
       // of a cached batch is far below the view's 2 GiB limit.
-      host.nioBuffer(0, Math.toIntExact(bytes)).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer()
+      host.nioBuffer(0, Math.toIntExact((long) Integer.BYTES * values.length)).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer()
           .put(values);
       return send(host, bytes);
     }

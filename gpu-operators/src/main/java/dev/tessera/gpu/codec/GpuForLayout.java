@@ -36,6 +36,14 @@ package dev.tessera.gpu.codec;
 public final class GpuForLayout {
   private GpuForLayout() {}
 
+  /**
+   * Zero words that follow a GPU-FOR or GPU-DFOR column's words in its device copy
+   * ({@link DeviceEncodedColumn}), so that a generated kernel reads the two words a value may lie
+   * in without checking whether the second exists: the last miniblock's last value (or a
+   * miniblock of width 0 at the end) starts at most one word before the array's end.
+   */
+  public static final int TRAILING_WORDS = 2;
+
   /** Values in a block. */
   public static final int BLOCK_VALUES = 128;
   /** Values in a miniblock: one warp, one bit width. */

@@ -242,19 +242,13 @@ final class ColumnLoads {
     int packed = 4 * (referenceWords + 1); // the packed words' first byte in the block
     String shift = b.b32();
     b.op("and.b32 %s, %s, 31", shift, startBit);
-    String end = b.b32();
-    b.op("add.s32 %s, %s, %s", end, shift, width);
-    // Only the words the bits lie in are read (the array may end right after them).
+    // The two words the bits may lie in, read whatever the width: the device copy's words are
+    // followed by GpuForLayout.TRAILING_WORDS zero words, and the mask drops the bits past the
+    // value (every bit when the width is 0).
     String first = b.b32();
-    b.op("mov.b32 %s, 0", first);
-    String any = b.pred();
-    b.op("setp.ne.u32 %s, %s, 0", any, width);
-    b.op("@%s ld.global.nc.u32 %s, [%s+%d]", any, first, wordAddress, packed);
+    b.op("ld.global.nc.u32 %s, [%s+%d]", first, wordAddress, packed);
     String second = b.b32();
-    b.op("mov.b32 %s, 0", second);
-    String two = b.pred();
-    b.op("setp.gt.u32 %s, %s, 32", two, end);
-    b.op("@%s ld.global.nc.u32 %s, [%s+%d]", two, second, wordAddress, packed + 4);
+    b.op("ld.global.nc.u32 %s, [%s+%d]", second, wordAddress, packed + 4);
     if (referenceWords == 1) {
       // 32-lane values in 32-bit arithmetic: the funnel shift of the two words, the low width
       // bits (a shift by 32 gives 0 in PTX, so width 32 keeps every bit), the reference's low
@@ -276,7 +270,10 @@ final class ColumnLoads {
     b.op("mov.b64 %s, {%s, %s}", window, first, second);
     String bits = b.b64();
     b.op("shr.u64 %s, %s, %s", bits, window, shift);
-    // 64-lane values: a value may reach into a third word (end > 64 implies shift > 0).
+    // 64-lane values: a value may reach into a third word (end > 64 implies shift > 0), read
+    // only then: a miniblock of width 0 at the array's end has no third word.
+    String end = b.b32();
+    b.op("add.s32 %s, %s, %s", end, shift, width);
     String third = b.b32();
     b.op("mov.b32 %s, 0", third);
     String three = b.pred();
