@@ -90,21 +90,25 @@ final class ColumnLoads {
     int width = type.id().width();
     String address = b.b64();
     b.op("mad.lo.s64 %s, %s, %d, %s", address, row, width, data);
-    String value = b.b64();
     switch (type.id()) {
       case BOOLEAN, BYTE, SHORT, INT, DATE -> {
         String narrow = b.b32();
         b.op("ld.global.nc.s%d %s, [%s]", width * 8, narrow, address);
-        b.op("cvt.s64.s32 %s, %s", value, narrow);
+        return b.signExtend(narrow);
       }
       case FLOAT -> {
         String bits = b.b32();
         b.op("ld.global.nc.u32 %s, [%s]", bits, address);
+        String value = b.b64();
         b.op("cvt.u64.u32 %s, %s", value, bits); // the bits, zero-extended
+        return value;
       }
-      default -> b.op("ld.global.nc.u64 %s, [%s]", value, address);
+      default -> {
+        String value = b.b64();
+        b.op("ld.global.nc.u64 %s, [%s]", value, address);
+        return value;
+      }
     }
-    return value;
   }
 
   /** A string at {@code index} of the offsets: its address in {@code data} and its length. */
@@ -262,9 +266,7 @@ final class ColumnLoads {
       String low = b.b32();
       b.op("cvt.u32.u64 %s, %s", low, reference);
       b.op("add.s32 %s, %s, %s", low, low, bits);
-      String narrowed = b.b64();
-      b.op("cvt.s64.s32 %s, %s", narrowed, low);
-      return narrowed;
+      return b.signExtend(low);
     }
     String window = b.b64();
     b.op("mov.b64 %s, {%s, %s}", window, first, second);

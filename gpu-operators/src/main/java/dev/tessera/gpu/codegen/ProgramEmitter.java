@@ -175,8 +175,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
 
   /**
    * What a kernel bakes in of {@code program} beyond its code words: the register numbers PROBE
-   * reads from the constants (constants are otherwise kernel arguments) and the join tables'
-   * column types.
+   * reads from the constants (constants are otherwise kernel arguments), which constants fit in
+   * 32 bits and the join tables' column types.
    */
   static String structuralKey(Program program) {
     StringBuilder key = new StringBuilder(";p");
@@ -188,8 +188,16 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
         key.append('|');
       }
     }
-    // Which SELECTs are conjunctions depends on a constant's value (falseElseSelects).
+    // Which SELECTs are conjunctions depends on a constant's value (falseElseSelects), and so
+    // does whether a constant is loaded as a 32-bit value (fitsInt).
     key.append(";s").append(falseElseSelects(program));
+    key.append(";n");
+    for (int i = 0; i < program.instructionCount(); i++) {
+      if (program.code()[i * Program.WORDS] == Opcode.LOAD_CONST.code()) {
+        key.append(fitsInt(program.constants()[program.code()[i * Program.WORDS + 2]]) ? 'n'
+            : 'w');
+      }
+    }
     key.append(";t");
     for (JoinTableSchema table : program.tables()) {
       key.append(table.keyTypes()).append(table.payloadTypes()).append('|');
@@ -474,6 +482,25 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     return r;
   }
 
+  /** The signed low word of the 8-byte word at {@code offset} of {@code descriptor} (.b32). */
+  private String lowWord(Descriptor descriptor, int offset) {
+    String r = b.b32();
+    if (descriptor.parameter()) {
+      b.op("ld.param.s32 %s, [%s+%d]", r, descriptor.address(), descriptor.offset() + offset);
+    } else {
+      b.op("ld.global.nc.s32 %s, [%s+%d]", r, descriptor.address(), offset);
+    }
+    return r;
+  }
+
+  /**
+   * Whether {@code constant} is a sign-extended 32-bit value, which the kernel loads as one
+   * ({@link PtxBuilder#signExtend}); the kernel's key says which of its constants are.
+   */
+  private static boolean fitsInt(long constant) {
+    return constant == (int) constant;
+  }
+
   /** Input column {@code column}'s descriptor. */
   private Descriptor input(int column) {
     if (words != null) {
@@ -625,7 +652,10 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     b.op("setp.ne.s32 %s, 0, 0", alwaysFalse);
     for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
       if (op(i) == Opcode.LOAD_CONST.code() && !constantRegisters.containsKey(word(i, 2))) {
-        constantRegisters.put(word(i, 2), word(constantWords, Long.BYTES * word(i, 2)));
+        int index = word(i, 2);
+        constantRegisters.put(index, fitsInt(program.constants()[index])
+            ? b.signExtend(lowWord(constantWords, Long.BYTES * index))
+            : word(constantWords, Long.BYTES * index));
       }
       if (op(i) == Opcode.LOAD_COLUMN.code()) {
         columnRegisters(word(i, 2));

@@ -32,6 +32,8 @@ final class PtxBuilder {
   private final StringBuilder declarations = new StringBuilder();
   private final java.util.Set<String> declared = new java.util.HashSet<>();
   private final Map<Kind, Integer> used = new LinkedHashMap<>();
+  /** The .b32 register each {@link #signExtend}ed .b64 register was extended from. */
+  private final Map<String, String> narrowOf = new java.util.HashMap<>();
   private int labels;
 
   String b64() {
@@ -57,6 +59,27 @@ final class PtxBuilder {
   private String register(Kind kind) {
     int n = used.merge(kind, 1, Integer::sum);
     return kind.prefix + n;
+  }
+
+  /**
+   * A fresh .b64 register holding {@code b32} sign-extended, remembered as its {@link #narrow}
+   * form: an operation on sign-extended 32-bit values can then run in 32-bit arithmetic (one
+   * machine instruction where a 64-bit compare or multiply takes two or more). The register is
+   * never written again, so the two stay the same value.
+   */
+  String signExtend(String b32) {
+    String wide = b64();
+    op("cvt.s64.s32 %s, %s", wide, b32);
+    narrowOf.put(wide, b32);
+    return wide;
+  }
+
+  /**
+   * The .b32 register that {@code value} was {@link #signExtend}ed from, or null where it may be
+   * any 64-bit value.
+   */
+  String narrow(String value) {
+    return narrowOf.get(value);
   }
 
   /** A fresh label name. */

@@ -239,8 +239,16 @@ final class RowEmitter {
     String error = firstError(x.error(), y.error());
     String result = b.b64();
     String overflow = null;
-    String name = op == Opcode.ADD_INT ? "add.s64" : op == Opcode.SUB_INT ? "sub.s64" : "mul.lo.s64";
-    b.op("%s %s, %s, %s", name, result, x.value(), y.value());
+    String x32 = b.narrow(x.value());
+    String y32 = b.narrow(y.value());
+    if (op == Opcode.MUL_INT && x32 != null && y32 != null) {
+      // The whole product of two 32-bit values, as mul.lo.s64 of them sign-extended gives.
+      b.op("mul.wide.s32 %s, %s, %s", result, x32, y32);
+    } else {
+      String name = op == Opcode.ADD_INT ? "add.s64"
+          : op == Opcode.SUB_INT ? "sub.s64" : "mul.lo.s64";
+      b.op("%s %s, %s, %s", name, result, x.value(), y.value());
+    }
     if (width == 64) {
       if (ansi) {
         overflow = exactOverflows(op == Opcode.ADD_INT ? Exactly.ADD
@@ -265,6 +273,11 @@ final class RowEmitter {
   private String wrap(String v, int width) {
     if (width == 64) {
       return v;
+    }
+    if (width == 32) {
+      String low = b.b32();
+      b.op("cvt.u32.u64 %s, %s", low, v);
+      return b.signExtend(low);
     }
     String shifted = b.b64();
     b.op("shl.b64 %s, %s, %d", shifted, v, 64 - width);
@@ -788,7 +801,13 @@ final class RowEmitter {
     String holds = switch (op) {
       case CMP_INT -> {
         String p = b.pred();
-        b.op("setp.%s.s64 %s, %s, %s", ptx(comparison), p, x.value(), y.value());
+        String x32 = b.narrow(x.value());
+        String y32 = b.narrow(y.value());
+        if (x32 != null && y32 != null) {
+          b.op("setp.%s.s32 %s, %s, %s", ptx(comparison), p, x32, y32);
+        } else {
+          b.op("setp.%s.s64 %s, %s, %s", ptx(comparison), p, x.value(), y.value());
+        }
         yield p;
       }
       case CMP_F32 -> sparkCompare(asF32(x.value()), asF32(y.value()), "f32", comparison);
@@ -998,8 +1017,6 @@ final class RowEmitter {
   }
 
   private String widen(String int32) {
-    String r = b.b64();
-    b.op("cvt.s64.s32 %s, %s", r, int32);
-    return r;
+    return b.signExtend(int32);
   }
 }
