@@ -163,10 +163,13 @@ final class ColumnLoads {
    * What {@link #forValue} reads of a GPU-FOR column for one row and shares with the rows after
    * it in the same miniblock: the block's address and reference, the miniblock's first packed
    * word (in words after the packed data's start) and bit-width, and the row's first bit in the
-   * miniblock (.b32 registers but the .b64 address and reference).
+   * miniblock (.b32 registers but the .b64 address and reference), and the mask of a value's
+   * bits, {@code (1 << width) - 1} (.b32 for 32-lane values, else .b64): computed once for the
+   * rows that share the miniblock, since their items lie in blocks of their own that the
+   * compiler does not share it across.
    */
   record ForMiniblock(String blockAddress, String reference, String offset, String width,
-      String firstBit) {}
+      String firstBit, String mask) {}
 
   /** gpufor.cuh ForValue then Narrow: the value of {@code row}, sign-extended from its lanes. */
   static String forValue(PtxBuilder b, String words, String blockStarts, String row,
@@ -218,7 +221,19 @@ final class ColumnLoads {
     String startBit = b.b32();
     b.op("and.b32 %s, %s, %d", startBit, inBlock, GpuForLayout.MINIBLOCK_VALUES - 1);
     b.op("mul.lo.u32 %s, %s, %s", startBit, startBit, width);
-    return new ForMiniblock(blockAddress, reference, offset, width, startBit);
+    String mask;
+    if (referenceWords == 1) {
+      // A shift by 32 gives 0 in PTX, so width 32 keeps every bit.
+      mask = b.b32();
+      b.op("shl.b32 %s, 1, %s", mask, width);
+      b.op("sub.s32 %s, %s, 1", mask, mask);
+    } else {
+      // PTX clamps a shift by 64 to give 0, so width 64 keeps every bit.
+      mask = b.b64();
+      b.op("shl.b64 %s, 1, %s", mask, width);
+      b.op("sub.s64 %s, %s, 1", mask, mask);
+    }
+    return new ForMiniblock(blockAddress, reference, offset, width, startBit, mask);
   }
 
   /**
@@ -255,14 +270,10 @@ final class ColumnLoads {
     b.op("ld.global.nc.u32 %s, [%s+%d]", second, wordAddress, packed + 4);
     if (referenceWords == 1) {
       // 32-lane values in 32-bit arithmetic: the funnel shift of the two words, the low width
-      // bits (a shift by 32 gives 0 in PTX, so width 32 keeps every bit), the reference's low
-      // word added modulo 2^32, then Narrow's sign extension.
+      // bits, the reference's low word added modulo 2^32, then Narrow's sign extension.
       String bits = b.b32();
       b.op("shf.r.wrap.b32 %s, %s, %s, %s", bits, first, second, shift);
-      String mask = b.b32();
-      b.op("shl.b32 %s, 1, %s", mask, width);
-      b.op("sub.s32 %s, %s, 1", mask, mask);
-      b.op("and.b32 %s, %s, %s", bits, bits, mask);
+      b.op("and.b32 %s, %s, %s", bits, bits, miniblock.mask());
       String low = b.b32();
       b.op("cvt.u32.u64 %s, %s", low, reference);
       b.op("add.s32 %s, %s, %s", low, low, bits);
@@ -287,11 +298,7 @@ final class ColumnLoads {
     b.op("sub.s32 %s, 64, %s", back, shift);
     b.op("shl.b64 %s, %s, %s", third64, third64, back);
     b.op("or.b64 %s, %s, %s", bits, bits, third64);
-    // (1 << width) - 1; PTX clamps a shift by 64 to give 0, so width 64 keeps every bit.
-    String mask = b.b64();
-    b.op("shl.b64 %s, 1, %s", mask, width);
-    b.op("sub.s64 %s, %s, 1", mask, mask);
-    b.op("and.b64 %s, %s, %s", bits, bits, mask);
+    b.op("and.b64 %s, %s, %s", bits, bits, miniblock.mask());
     String value = b.b64();
     b.op("add.s64 %s, %s, %s", value, reference, bits);
     return value;
