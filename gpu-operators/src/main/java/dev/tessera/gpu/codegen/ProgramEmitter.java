@@ -763,9 +763,11 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   }
 
   private boolean isConjunction(int i) {
-    if (op(i) == Opcode.AND.code()) {
-      return true;
-    }
+    return op(i) == Opcode.AND.code() || isFalseElseSelect(i);
+  }
+
+  /** Whether instruction {@code i} is one of {@link #falseElseSelects}. */
+  private boolean isFalseElseSelect(int i) {
     if (falseElseSelects == null) {
       falseElseSelects = falseElseSelects(program);
     }
@@ -936,6 +938,11 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private Val emit(int i, Val[] operands, RowEmitter.Item item)
       throws CodegenUnsupportedException {
     Opcode op = Opcode.ofCode(op(i));
+    if (isFalseElseSelect(i)) {
+      // Its third operand is the constant 0 (the kernel's key says so): the immediate, with
+      // which the SELECT of a BOOLEAN condition is one too (RowEmitter.choose).
+      operands = new Val[] {operands[0], operands[1], Val.of(RowEmitter.FALSE)};
+    }
     return switch (op) {
       case PROBE -> probe(word(i, 2), operands);
       case LOAD_BUILD -> loadBuild(word(i, 2), word(i, 4), operands[0]);
@@ -947,10 +954,15 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
 
   /** A .pred that holds where the filter's value {@code f} keeps the row (non-NULL, true). */
   String keeps(Val f) {
-    String keep = b.pred();
-    b.op("setp.ne.s64 %s, %s, 0", keep, f.value());
+    String keep = b.truth(f.value());
+    if (keep == null) {
+      keep = b.pred();
+      b.op("setp.ne.s64 %s, %s, 0", keep, f.value());
+    }
     if (f.valid() != null) {
-      b.op("and.pred %s, %s, %s", keep, keep, f.valid());
+      String valid = b.pred();
+      b.op("and.pred %s, %s, %s", valid, keep, f.valid());
+      keep = valid;
     }
     return keep;
   }

@@ -34,6 +34,8 @@ final class PtxBuilder {
   private final Map<Kind, Integer> used = new LinkedHashMap<>();
   /** The .b32 register each {@link #signExtend}ed .b64 register was extended from. */
   private final Map<String, String> narrowOf = new java.util.HashMap<>();
+  /** The .pred each {@link #booleanOf} .b64 register was selected by. */
+  private final Map<String, String> truthOf = new java.util.HashMap<>();
   private int labels;
 
   String b64() {
@@ -80,6 +82,27 @@ final class PtxBuilder {
    */
   String narrow(String value) {
     return narrowOf.get(value);
+  }
+
+  /**
+   * A fresh .b64 register holding 1 where {@code pred} holds and 0 elsewhere (a BOOLEAN value),
+   * remembered as its {@link #truth}: a later test of the value (a filter, AND, OR, NOT, SELECT)
+   * can then read the predicate instead of comparing 64 bits with 0. {@code pred} must not be
+   * written again.
+   */
+  String booleanOf(String pred) {
+    String r = b64();
+    op("selp.b64 %s, 1, 0, %s", r, pred);
+    truthOf.put(r, pred);
+    return r;
+  }
+
+  /**
+   * The .pred that holds exactly where {@code value} is non-zero, where {@code value} is a
+   * {@link #booleanOf} register; null for any other value.
+   */
+  String truth(String value) {
+    return truthOf.get(value);
   }
 
   /** A fresh label name. */

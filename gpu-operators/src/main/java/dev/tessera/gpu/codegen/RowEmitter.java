@@ -23,6 +23,8 @@ final class RowEmitter {
   private static final long F64_NAN = 0x7ff8000000000000L;
   /** Decimals.fits: precision 19 or more always fits an int64. */
   private static final int ALWAYS_FITS_PRECISION = 19;
+  /** The immediate a conjunction's constant false is (ProgramEmitter's falseElseSelects). */
+  static final String FALSE = "0";
 
   private final PtxBuilder b;
   private final boolean ansi;
@@ -126,10 +128,10 @@ final class RowEmitter {
       case ADD_DECIMAL, SUB_DECIMAL, MUL_DECIMAL -> decimalResult(x, y, exact(op, x, y), c);
       case CMP_INT, CMP_F32, CMP_F64, CMP_STRING -> compare(op, x, y, Comparison.ofCode(c));
       case AND, OR -> logic(op == Opcode.AND, x, y);
-      case NOT -> unary(x, selp(isNonZero(x.value()), "0", "1"));
-      case IS_NULL -> new Val(x.valid() == null ? imm(0) : selp(x.valid(), "0", "1"), null,
+      case NOT -> unary(x, bool(isNonZero(x.value()), false));
+      case IS_NULL -> new Val(x.valid() == null ? imm(0) : bool(x.valid(), false), null,
           x.error(), null);
-      case IS_NOT_NULL -> new Val(x.valid() == null ? imm(1) : selp(x.valid(), "1", "0"), null,
+      case IS_NOT_NULL -> new Val(x.valid() == null ? imm(1) : bool(x.valid(), true), null,
           x.error(), null);
       case SELECT -> choose(trueCondition(x), y, z, x.error());
       case COALESCE -> x.valid() == null ? withConditionError(x, x.error())
@@ -143,9 +145,9 @@ final class RowEmitter {
           asF64(x.value()), true)));
       case CAST_DECIMAL_TO_INT -> castDecimalToInt(x, bb, c);
       case CAST_DECIMAL_TO_F64 -> unary(x, decimalToDouble(x.value(), bb));
-      case CAST_INT_TO_BOOL -> unary(x, selp(isNonZero(x.value()), "1", "0"));
-      case CAST_F32_TO_BOOL -> unary(x, selp(floatNonZero(asF32(x.value()), true), "1", "0"));
-      case CAST_F64_TO_BOOL -> unary(x, selp(floatNonZero(asF64(x.value()), false), "1", "0"));
+      case CAST_INT_TO_BOOL -> unary(x, bool(isNonZero(x.value()), true));
+      case CAST_F32_TO_BOOL -> unary(x, bool(floatNonZero(asF32(x.value()), true), true));
+      case CAST_F64_TO_BOOL -> unary(x, bool(floatNonZero(asF64(x.value()), false), true));
       case YEAR -> unary(x, civilPart(x.value(), 0));
       case MONTH -> unary(x, civilPart(x.value(), 1));
       case DAY_OF_MONTH -> unary(x, civilPart(x.value(), 2));
@@ -334,10 +336,38 @@ final class RowEmitter {
     return r;
   }
 
+  /** A .pred holding where {@code value} is non-zero; never written again. */
   private String isNonZero(String value) {
+    String truth = b.truth(value);
+    if (truth != null) {
+      return truth;
+    }
     String p = b.pred();
     b.op("setp.ne.s64 %s, %s, 0", p, value);
     return p;
+  }
+
+  /** A fresh .pred holding where {@code value} is zero. */
+  private String isZero(String value) {
+    String p = b.pred();
+    String truth = b.truth(value);
+    if (truth != null) {
+      b.op("not.pred %s, %s", p, truth);
+    } else {
+      b.op("setp.eq.s64 %s, %s, 0", p, value);
+    }
+    return p;
+  }
+
+  /**
+   * A BOOLEAN value: 1 where {@code p} holds ({@code when} true) or where it does not, else 0.
+   * Its truth ({@link PtxBuilder#booleanOf}) is a copy of the predicate as it is here, since
+   * some predicates are written again later (a probe's found, in a later item).
+   */
+  private String bool(String p, boolean when) {
+    String q = b.pred();
+    b.op(when ? "mov.pred %s, %s" : "not.pred %s, %s", q, p);
+    return b.booleanOf(q);
   }
 
   private String selp(String p, String ifTrue, String ifFalse) {
@@ -437,7 +467,7 @@ final class RowEmitter {
         result = bothEqual; // one side is never NULL: a NULL other side is unequal
       }
     }
-    return new Val(selp(result, "1", "0"), null, firstError(x.error(), y.error()), null);
+    return new Val(bool(result, true), null, firstError(x.error(), y.error()), null);
   }
 
   /**
@@ -535,7 +565,7 @@ final class RowEmitter {
     b.place(done + "_found");
     b.op("setp.eq.s32 %s, 0, 0", found);
     b.place(done);
-    String result = selp(found, "1", "0");
+    String result = bool(found, true);
     String valid = x.valid();
     if (listHasNull) {
       valid = andPred(valid, found);
@@ -819,7 +849,7 @@ final class RowEmitter {
         yield p;
       }
     };
-    return binary(x, y, selp(holds, "1", "0"));
+    return binary(x, y, bool(holds, true));
   }
 
   private static String ptx(Comparison comparison) {
@@ -895,7 +925,7 @@ final class RowEmitter {
     String aStop = stops(x, stop);
     String bStop = stops(y, stop);
     String anyStop = orPred(aStop, bStop);
-    String value = selp(anyStop, Long.toString(stop), Long.toString(1 - stop));
+    String value = bool(anyStop, !isAnd);
     String valid = bothValid(x, y);
     if (valid != null) {
       valid = orPred(anyStop, valid);
@@ -932,8 +962,7 @@ final class RowEmitter {
 
   /** Where {@code x} is valid and equal to {@code stop} (AND's 0, OR's 1). */
   private String stops(Val x, long stop) {
-    String p = b.pred();
-    b.op("setp.eq.s64 %s, %s, %d", p, x.value(), stop);
+    String p = stop == 0 ? isZero(x.value()) : isNonZero(x.value());
     return andPred(p, x.valid());
   }
 
@@ -947,7 +976,14 @@ final class RowEmitter {
    * with the condition's error in front of the chosen one's.
    */
   private Val choose(String condition, Val ifTrue, Val ifFalse, String conditionError) {
-    String value = selp(condition, ifTrue.value(), ifFalse.value());
+    String value;
+    String truth = b.truth(ifTrue.value());
+    if (truth != null && ifFalse.value().equals(FALSE)) {
+      // A conjunction (ProgramEmitter's SELECT(keep, condition, false)): BOOLEAN too.
+      value = b.booleanOf(andPred(condition, truth));
+    } else {
+      value = selp(condition, ifTrue.value(), ifFalse.value());
+    }
     String valid = null;
     if (ifTrue.valid() != null || ifFalse.valid() != null) {
       // (condition && trueValid) || (!condition && falseValid): selp has no predicate form.
