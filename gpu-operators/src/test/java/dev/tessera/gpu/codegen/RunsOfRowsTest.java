@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A global aggregate over GPU-FOR columns takes a thread's rows as one run of eight consecutive
- * rows in 1,024-row tiles, and reads each column's block header once for the run, each row only
- * its packed words. No GPU (the CUDA encoded-input and aggregate suites check the values).
+ * rows in 1,024-row tiles, and reads each column's block header (and computes its values' mask)
+ * once for the run, each row only its packed words. No GPU (the CUDA encoded-input and aggregate suites check the values).
  */
 class RunsOfRowsTest {
   private static final int RUN_ROWS = 8;
@@ -57,6 +57,9 @@ class RunsOfRowsTest {
     assertEquals(columns * RUN_ROWS,
         hits(ptx, "ld\\.global\\.nc\\.u32 %r\\d+, \\[%rd\\d+\\+12\\];"),
         "second packed words read");
+    // The mask of a value's bits, (1 << width) - 1: once a run per column, not once a row (the
+    // rows' items lie in blocks of their own, across which the compiler computed it again).
+    assertEquals(columns, hits(ptx, "shl\\.b32 %r\\d+, 1, %r\\d+;"), "masks");
   }
 
   @Test
