@@ -131,8 +131,8 @@ public final class DeviceEncodedColumn implements AutoCloseable {
       host.setZero((long) Integer.BYTES * values.length, (long) Integer.BYTES * trailingZeros);
       // One bulk copy through a little-endian view (ArrowBuf's own byte order); an int array
       // of a cached batch is far below the view's 2 GiB limit.
-      host.nioBuffer(0, Math.toIntExact((long) Integer.BYTES * values.length)).order(ByteOrder.LITTLE_ENDIAN).asIntBuffer()
-          .put(values);
+      host.nioBuffer(0, Math.toIntExact((long) Integer.BYTES * values.length))
+          .order(ByteOrder.LITTLE_ENDIAN).asIntBuffer().put(values);
       return send(host, bytes);
     }
 

@@ -473,22 +473,21 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
 
   /** The word at {@code offset} of {@code descriptor} (.b64). */
   private String word(Descriptor descriptor, int offset) {
-    String r = b.b64();
-    if (descriptor.parameter()) {
-      b.op("ld.param.u64 %s, [%s+%d]", r, descriptor.address(), descriptor.offset() + offset);
-    } else {
-      b.op("ld.global.nc.u64 %s, [%s+%d]", r, descriptor.address(), offset);
-    }
-    return r;
+    return load(descriptor, offset, "u64", b.b64());
   }
 
   /** The signed low word of the 8-byte word at {@code offset} of {@code descriptor} (.b32). */
   private String lowWord(Descriptor descriptor, int offset) {
-    String r = b.b32();
+    return load(descriptor, offset, "s32", b.b32());
+  }
+
+  /** Loads the {@code type} value at {@code offset} of {@code descriptor} into {@code r}. */
+  private String load(Descriptor descriptor, int offset, String type, String r) {
     if (descriptor.parameter()) {
-      b.op("ld.param.s32 %s, [%s+%d]", r, descriptor.address(), descriptor.offset() + offset);
+      b.op("ld.param.%s %s, [%s+%d]", type, r, descriptor.address(),
+          descriptor.offset() + offset);
     } else {
-      b.op("ld.global.nc.s32 %s, [%s+%d]", r, descriptor.address(), offset);
+      b.op("ld.global.nc.%s %s, [%s+%d]", type, r, descriptor.address(), offset);
     }
     return r;
   }

@@ -347,18 +347,6 @@ final class RowEmitter {
     return p;
   }
 
-  /** A fresh .pred holding where {@code value} is zero. */
-  private String isZero(String value) {
-    String p = b.pred();
-    String truth = b.truth(value);
-    if (truth != null) {
-      b.op("not.pred %s, %s", p, truth);
-    } else {
-      b.op("setp.eq.s64 %s, %s, 0", p, value);
-    }
-    return p;
-  }
-
   /**
    * A BOOLEAN value: 1 where {@code p} holds ({@code when} true) or where it does not, else 0.
    * Its truth ({@link PtxBuilder#booleanOf}) is a copy of the predicate as it is here, since
@@ -962,7 +950,17 @@ final class RowEmitter {
 
   /** Where {@code x} is valid and equal to {@code stop} (AND's 0, OR's 1). */
   private String stops(Val x, long stop) {
-    String p = stop == 0 ? isZero(x.value()) : isNonZero(x.value());
+    String truth = b.truth(x.value());
+    String p;
+    if (truth == null) {
+      p = b.pred();
+      b.op("setp.eq.s64 %s, %s, %d", p, x.value(), stop);
+    } else if (stop == 0) {
+      p = b.pred();
+      b.op("not.pred %s, %s", p, truth);
+    } else {
+      p = truth;
+    }
     return andPred(p, x.valid());
   }
 

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
 /**
  * A global aggregate over GPU-FOR columns takes a thread's rows as one run of eight consecutive
  * rows in 1,024-row tiles, and reads each column's block header (and computes its values' mask)
- * once for the run, each row only its packed words. No GPU (the CUDA encoded-input and aggregate suites check the values).
+ * once for the run, each row only its packed words. No GPU (the CUDA encoded-input and aggregate
+ * suites check the values).
  */
 class RunsOfRowsTest {
   private static final int RUN_ROWS = 8;
