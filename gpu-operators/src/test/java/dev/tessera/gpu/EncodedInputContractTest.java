@@ -2,6 +2,7 @@ package dev.tessera.gpu;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateFunction.Kind;
@@ -16,11 +17,15 @@ import dev.tessera.gpu.column.ColumnTransfer;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.column.HostColumn;
+import dev.tessera.gpu.column.TestColumns;
 import dev.tessera.gpu.column.TypeId;
 import dev.tessera.gpu.expr.Comparison;
 import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
+import dev.tessera.gpu.expr.RowErrorException;
+import dev.tessera.gpu.join.JoinTable;
+import dev.tessera.gpu.join.JoinTableSchema;
 import dev.tessera.gpu.memory.DeviceBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -277,6 +282,157 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
       }
     } finally {
       copies.forEach(DeviceEncodedColumn::close);
+    }
+  }
+
+  /**
+   * A global aggregate whose filter probes a join table only for the rows its other conjuncts
+   * pass, SSB Q1.1's shape, in ANSI mode: the generated kernel holds those rows in its warps'
+   * stacks until 32 are there, then probes and aggregates 32 at once (PrefilteredRows). The rows
+   * carry a nullable INT (its NULLs pass, through COALESCE) and a 62-bit LONG to the aggregate;
+   * the probe's key, a SHORT checked only for NULLs before (Spark's IS NOT NULL of a join key),
+   * is loaded after; a product of a full-range INT and the probed payload is summed. Checked
+   * against the values the reference codec decodes, and with {@code errs}, every tenth key's
+   * payload 3, whose products may overflow: the error names the first such row the filter keeps.
+   */
+  @Test
+  void aGlobalAggregateProbesOnlyTheRowsItsOtherConjunctsPass() {
+    for (long seed = 1; seed <= 2; seed++) {
+      List<EncodedColumn> encoded = columns(seed, AGGREGATED_ROWS);
+      assertProbedGlobalAggregate(encoded, false, "seed " + seed);
+      assertProbedGlobalAggregate(encoded, true, "seed " + seed + ", overflowing");
+    }
+  }
+
+  /** The probe's table: the even SHORT keys of {@link #columns}' column 4, payload 1 (or 3). */
+  private static final int PROBED_KEYS = 100;
+  private static final long FIRST_KEY = -30000;
+
+  private static int payload(long key, boolean errs) {
+    return errs && (key - FIRST_KEY) / 2 % 10 == 0 ? 3 : 1;
+  }
+
+  protected void assertProbedGlobalAggregate(List<EncodedColumn> encoded, boolean errs,
+      String what) {
+    int rows = encoded.get(0).rowCount();
+    List<ColumnType> types = encoded.stream().map(EncodedColumn::type).toList();
+    JoinTableSchema schema = new JoinTableSchema(List.of(ColumnType.SHORT),
+        List.of(ColumnType.INT));
+    List<Object> keys = new ArrayList<>();
+    List<Object> payloads = new ArrayList<>();
+    for (int k = 0; k < PROBED_KEYS; k++) {
+      keys.add((short) (FIRST_KEY + 2 * k));
+      payloads.add(payload(FIRST_KEY + 2 * k, errs));
+    }
+    ProgramBuilder b = new ProgramBuilder(types, true);
+    int table = b.table(schema);
+    int small = b.loadColumn(0);
+    int wide = b.loadColumn(2);
+    int keyColumn = b.loadColumn(4);
+    int cheap = b.emitNew(Opcode.AND, b.emitNew(Opcode.IS_NOT_NULL, keyColumn, 0, 0),
+        b.emitNew(Opcode.CMP_INT, b.emitNew(Opcode.COALESCE, small, b.loadConstant(0), 0),
+            b.loadConstant(-250), Comparison.GT.code()), 0);
+    cheap = b.emitNew(Opcode.AND, cheap, b.emitNew(Opcode.CMP_INT, wide,
+        b.loadConstant(1L << 61), Comparison.GT.code()), 0);
+    int buildRow = b.emitNew(Opcode.PROBE, table, b.constant(b.loadColumn(4)), 1);
+    int keep = b.emitNew(Opcode.AND, cheap, b.emitNew(Opcode.IS_NOT_NULL, buildRow, 0, 0), 0);
+    int product = b.emitNew(Opcode.MUL_INT, b.loadColumn(9),
+        b.emitNew(Opcode.LOAD_BUILD, table, buildRow, 0), 32);
+    Program program = b.build(keep, List.of(new Program.Output(small, ColumnType.INT),
+        new Program.Output(wide, ColumnType.LONG), new Program.Output(product, ColumnType.INT)));
+    List<AggregateFunction> functions = List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM, 0, ColumnType.LONG),
+        new AggregateFunction(Kind.COUNT, 0, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, 0, ColumnType.INT),
+        new AggregateFunction(Kind.MAX, 1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM, 2, ColumnType.LONG));
+    AggregateSpec spec = new AggregateSpec(List.of(ColumnType.INT, ColumnType.LONG,
+        ColumnType.INT), 0, functions, true);
+
+    long count = 0;
+    long smallSum = 0;
+    long smallCount = 0;
+    long smallMin = Long.MAX_VALUE;
+    long wideMax = Long.MIN_VALUE;
+    long productSum = 0;
+    long firstError = -1;
+    EncodedColumn smallValues = encoded.get(0);
+    for (int row = 0; row < rows; row++) {
+      long key = encoded.get(4).fixedValue(row);
+      long coalesced = smallValues.isNull(row) ? 0 : smallValues.fixedValue(row);
+      boolean probed = key >= FIRST_KEY && key < FIRST_KEY + 2 * PROBED_KEYS
+          && (key - FIRST_KEY) % 2 == 0;
+      if (coalesced <= -250 || encoded.get(2).fixedValue(row) <= 1L << 61 || !probed) {
+        continue;
+      }
+      long exact = encoded.get(9).fixedValue(row) * payload(key, errs);
+      if (exact != (int) exact) {
+        firstError = firstError < 0 ? row : firstError;
+        continue;
+      }
+      count++;
+      if (!smallValues.isNull(row)) {
+        smallSum += smallValues.fixedValue(row);
+        smallCount++;
+        smallMin = Math.min(smallMin, smallValues.fixedValue(row));
+      }
+      wideMax = Math.max(wideMax, encoded.get(2).fixedValue(row));
+      productSum += exact;
+    }
+    assertEquals(errs, firstError >= 0, what + ": the data overflows only with payload 3");
+    List<Long> expected = List.of(count, smallSum, smallCount, smallMin, wideMax, productSum);
+
+    List<DeviceEncodedColumn> copies = new ArrayList<>();
+    JoinTable built = null;
+    try {
+      for (EncodedColumn c : encoded) {
+        copies.add(DeviceEncodedColumn.upload(c, backend.deviceMemory(),
+            backend.stagingAllocator(), stream));
+      }
+      built = buildTable(schema, keys, payloads);
+      try (HashAggregateKernel.Aggregation aggregation =
+          backend.hashAggregateKernel().open(spec, backend.deviceMemory(), stream)) {
+        try (ColumnBatch<DeviceColumn> batch = new ColumnBatch<>(borrowAll(copies), rows)) {
+          if (errs) {
+            JoinTable probed = built;
+            RowErrorException error = assertThrows(RowErrorException.class,
+                () -> aggregation.update(program, List.of(probed), batch), what);
+            assertEquals(firstError, error.row(), what + ": " + error.getMessage());
+            return;
+          }
+          aggregation.update(program, List.of(built), batch);
+        }
+        try (ColumnBatch<DeviceColumn> out = aggregation.finish();
+            ColumnBatch<HostColumn> host =
+                ColumnTransfer.toHost(out, backend.stagingAllocator(), stream)) {
+          assertEquals(1, host.rowCount(), what);
+          for (int f = 0; f < functions.size(); f++) {
+            HostColumn result = host.column(f);
+            long actual = result.type().id() == TypeId.LONG ? result.getLong(0)
+                : result.getInt(0);
+            assertEquals(expected.get(f), actual, what + ", function " + f + " "
+                + functions.get(f));
+          }
+        }
+      }
+    } finally {
+      if (built != null) {
+        built.close();
+      }
+      copies.forEach(DeviceEncodedColumn::close);
+    }
+  }
+
+  private JoinTable buildTable(JoinTableSchema schema, List<Object> keys, List<Object> payloads) {
+    List<HostColumn> columns = List.of(
+        TestColumns.build(ColumnType.SHORT, keys, backend.stagingAllocator()),
+        TestColumns.build(ColumnType.INT, payloads, backend.stagingAllocator()));
+    try (ColumnBatch<HostColumn> host = new ColumnBatch<>(columns, keys.size());
+        ColumnBatch<DeviceColumn> device =
+            ColumnTransfer.toDeviceAsync(host, backend.deviceMemory(), stream)) {
+      stream.synchronize();
+      return backend.hashJoinKernel().build(schema, device, backend.deviceMemory(), stream);
     }
   }
 

@@ -26,7 +26,9 @@ import java.util.List;
  *
  * <p>A global aggregate (no keys) of integral inputs makes no call at all: each thread keeps its
  * accumulators in registers across every tile it takes, and merges them once, at the end
- * ({@link RegisterAccumulators}, Crystal's way with SSB's first flight).
+ * ({@link RegisterAccumulators}, Crystal's way with SSB's first flight). Where its filter probes
+ * behind cheaper conjuncts, the rows those pass wait in their warp's stack, and the probe and
+ * the rest run for 32 of them at once ({@link PrefilteredRows}).
  */
 public final class AggregateUpdateGenerator {
   /** Prefix of the generated kernels' entry names; the rest is the key's hash. */
@@ -86,7 +88,7 @@ public final class AggregateUpdateGenerator {
   /** {@link #key(Program, List, AggregateSpec)} of the kernel for a device of {@code features}. */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features) {
-    StringBuilder key = new StringBuilder("aggregate-update v21;");
+    StringBuilder key = new StringBuilder("aggregate-update v22;");
     if (spec.ansi()) {
       key.append("ansi;"); // without it, integer sums to LONG wrap (AccumulatorArithmetic.wraps)
     }
@@ -209,7 +211,16 @@ public final class AggregateUpdateGenerator {
     private final List<InputSpec> inputs;
     /** The warps' queues of kept rows, where the update takes them (set by write()), or null. */
     private KeptRowQueue queue;
-    /** With a queue: the .pred, true in the pass after the last tile, which flushes it. */
+    /**
+     * Where the rows that reach the filter's first probe wait for it (set by write()), or null;
+     * with {@link #split}, the row's program in its two parts.
+     */
+    private PrefilteredRows prefiltered;
+    private ProgramEmitter.Split split;
+    /**
+     * With a queue or prefiltered rows: the .pred, true in the pass after the last tile, which
+     * takes the rows still waiting.
+     */
     private String flushing;
     /**
      * The block's threads (.b64, and .b32) and a tile's rows (.b32): registers, or immediates; set
@@ -244,6 +255,7 @@ public final class AggregateUpdateGenerator {
       BitSet needed = (BitSet) cone.clone();
       needed.or(rest);
 
+      split = prefiltersRows(needed, outputs);
       boolean runs = runsOfRows(needed);
       if (runs) {
         items = RUN_ITEMS;
@@ -255,6 +267,13 @@ public final class AggregateUpdateGenerator {
       blockShape();
       if (registers != null) {
         registers.begin();
+        if (split != null) {
+          prefiltered = new PrefilteredRows(b, entry + "_prefiltered", BLOCK_THREADS, items,
+              split.carried(), body.count());
+          prefiltered.begin(thread);
+          flushing = b.pred();
+          b.op("setp.ne.u32 %s, 0, 0", flushing);
+        }
       } else {
         localTableCall("tessera_agg_local_reset");
         b.op("bar.sync 0");
@@ -282,7 +301,8 @@ public final class AggregateUpdateGenerator {
       b.place(tileLoop);
       String past = b.pred();
       b.op("setp.ge.u32 %s, %s, %s", past, tileStart, rows32);
-      if (queue == null) {
+      String popping = prefiltered != null ? b.label("prefiltered") : null;
+      if (flushing == null) {
         b.op("@%s bra %s", past, tilesDone);
       } else {
         // One pass more after the last tile, every row of it outside, flushes the queues.
@@ -290,6 +310,10 @@ public final class AggregateUpdateGenerator {
         b.op("and.pred %s, %s, %s", flushed, past, flushing);
         b.op("@%s bra.uni %s", flushed, tilesDone);
         b.op("mov.pred %s, %s", flushing, past);
+        if (popping != null) {
+          // That pass has no items (a run's header would be read past the batch): only pops.
+          b.op("@%s bra.uni %s", past, popping);
+        }
       }
       String tileOffset = b.b64();
       b.op("cvt.u64.u32 %s, %s", tileOffset, tileStart);
@@ -334,7 +358,7 @@ public final class AggregateUpdateGenerator {
           // The run's items in the batch (item i is outside where there are at most i).
           String runItems = b.b32();
           b.op("sub.s32 %s, %s, %s", runItems, numTileItems, firstInTile);
-          body.beginRun(needed, headerRow);
+          body.beginRun(split != null ? split.first() : needed, headerRow);
           for (int item = 0; item < items; item++) {
             String outside = b.pred();
             b.op("setp.le.s32 %s, %s, %d", outside, runItems, item);
@@ -349,6 +373,10 @@ public final class AggregateUpdateGenerator {
             item(item, Long.toString((long) item * BLOCK_THREADS), thread, tileOffset, outside,
                 cone, rest, filter, outputs);
           }
+        }
+        if (popping != null) {
+          b.place(popping);
+          popPrefiltered(cone, rest, filter, outputs);
         }
       } else {
         // One copy of the item's code, run for each item: a quarter of the PTX to compile.
@@ -401,8 +429,22 @@ public final class AggregateUpdateGenerator {
      * items a block apart). Elsewhere a thread's items are a block's threads apart.
      */
     private boolean runsOfRows(BitSet needed) {
+      BitSet shared = split != null ? split.first() : needed;
       return registers != null && !body.loadsDfor(needed)
-          && !body.inlineDecodes(body.columnLoads(needed)).isEmpty();
+          && !body.inlineDecodes(body.columnLoads(shared)).isEmpty();
+    }
+
+    /**
+     * The row's program split at the filter's first probe, where the rows that reach it wait for
+     * it ({@link PrefilteredRows}): in a kernel of register accumulators that reads no GPU-DFOR
+     * tile (whose values are the thread's own items' registers), where the program splits
+     * ({@link ProgramEmitter#splitAtFirstProbe}); null elsewhere.
+     */
+    private ProgramEmitter.Split prefiltersRows(BitSet needed, int[] outputs) {
+      if (registers == null || body.loadsDfor(needed)) {
+        return null;
+      }
+      return body.splitAtFirstProbe(needed, outputs);
     }
 
     /**
@@ -457,22 +499,126 @@ public final class AggregateUpdateGenerator {
         String outside, BitSet cone, BitSet rest, int filter, int[] outputs)
         throws CodegenUnsupportedException {
       b.comment("item " + item);
+      if (split != null) {
+        prefilterItem(item, itemOffset, threadOffset, tileOffset, outside);
+        return;
+      }
       // Loaded per item: held from one item to the next, they would take registers through the
       // group's update.
       BitSet needed = (BitSet) cone.clone();
       needed.or(rest);
       body.loadPhaseValues(needed);
-      String row = b.b64();
-      String thread64 = b.b64();
-      b.op("cvt.u64.u32 %s, %s", thread64, threadOffset);
-      b.op("add.s64 %s, %s, %s", row, tileOffset, thread64);
-      b.op("add.s64 %s, %s, %s", row, row, itemOffset);
+      String row = row(itemOffset, threadOffset, tileOffset);
       RowEmitter.Item it = new RowEmitter.Item(item, row);
       String active = b.b32();
       b.op("mov.b32 %s, 0", active);
       String done = b.label("item" + item + "_done");
       b.op("@%s bra %s", outside, done);
       Val[] values = new Val[body.count()];
+      rowProgram(values, it, done, cone, rest, filter, outputs);
+      b.op("mov.b32 %s, 1", active);
+      if (queue != null) {
+        queue.push(values, outputs, update);
+      }
+      if (registers != null) {
+        registers.accumulate(values, outputs);
+      }
+      b.place(done);
+      if (queue != null) {
+        queue.arrived();
+        // Whole warps of kept rows go through the update; the flushing pass takes the rest.
+        String take = queue.full();
+        String last = b.pred();
+        b.op("and.pred %s, %s, %s", last, flushing, queue.pending());
+        b.op("or.pred %s, %s, %s", take, take, last);
+        String skip = b.label("queue_kept");
+        b.op("@!%s bra.uni %s", take, skip);
+        KeptRowQueue.Taken taken = queue.take();
+        update.item(taken.active(), taken.column(), queue.nullable());
+        queue.release();
+        b.place(skip);
+      } else if (update != null) {
+        update.item(active, values, outputs);
+      }
+    }
+
+    /** The item's row: the tile's, plus the thread's (.b32), plus the item's offset. */
+    private String row(String itemOffset, String threadOffset, String tileOffset) {
+      String row = b.b64();
+      String thread64 = b.b64();
+      b.op("cvt.u64.u32 %s, %s", thread64, threadOffset);
+      b.op("add.s64 %s, %s, %s", row, tileOffset, thread64);
+      b.op("add.s64 %s, %s, %s", row, row, itemOffset);
+      return row;
+    }
+
+    /**
+     * With prefiltered rows: the item's part of its program up to the filter's first probe, and
+     * its row onto the warp's stack where it reaches the probe ({@link #popPrefiltered} runs the
+     * rest). Parameters as {@link #item}'s.
+     */
+    private void prefilterItem(int item, String itemOffset, String threadOffset,
+        String tileOffset, String outside) throws CodegenUnsupportedException {
+      body.loadPhaseValues(split.first());
+      String row = row(itemOffset, threadOffset, tileOffset);
+      RowEmitter.Item it = new RowEmitter.Item(item, row);
+      String passes = b.pred();
+      b.op("setp.ne.u32 %s, 0, 0", passes);
+      String done = b.label("item" + item + "_prefiltered");
+      b.op("@%s bra %s", outside, done);
+      Val[] values = new Val[body.count()];
+      BitSet unread = split.unread();
+      for (int i = unread.nextSetBit(0); i >= 0; i = unread.nextSetBit(i + 1)) {
+        values[i] = ProgramEmitter.Split.UNREAD;
+      }
+      BitSet loads = body.columnLoads(split.first());
+      body.emitAll(loads, values, it);
+      BitSet others = (BitSet) split.first().clone();
+      others.andNot(loads);
+      body.emitAll(others, values, it);
+      b.op("not.pred %s, %s", passes, body.guardStops(split, values));
+      b.place(done);
+      prefiltered.push(passes, row, values);
+    }
+
+    /**
+     * With prefiltered rows, after a tile's items: while the warp's stack holds 32 rows (in the
+     * flushing pass, any), the rest of their program, from the filter's first probe, 32 rows at
+     * once, each lane's into the thread's accumulators.
+     */
+    private void popPrefiltered(BitSet cone, BitSet rest, int filter, int[] outputs)
+        throws CodegenUnsupportedException {
+      BitSet coneAfter = (BitSet) cone.clone();
+      coneAfter.and(split.after());
+      BitSet needed = (BitSet) coneAfter.clone();
+      needed.or(rest);
+      String pop = b.label("pop");
+      String popped = b.label("popped");
+      b.place(pop);
+      String pops = prefiltered.pops(flushing);
+      b.op("@!%s bra.uni %s", pops, popped);
+      String done = b.label("prefiltered_done");
+      PrefilteredRows.Taken taken = prefiltered.pop(done);
+      body.loadPhaseValues(needed);
+      Val[] values = taken.values();
+      values[split.left()] = body.alwaysTrue();
+      rowProgram(values, new RowEmitter.Item(0, taken.row()), done, coneAfter, rest, filter,
+          outputs);
+      registers.accumulate(values, outputs);
+      b.place(done);
+      b.op("bra.uni %s", pop);
+      b.place(popped);
+    }
+
+    /**
+     * A row's program from its column loads (of {@code cone}, the filter's instructions still to
+     * run, and {@code rest}, the outputs' others) to its outputs' errors, into {@code values}
+     * (holding those of the instructions run before); a row the filter drops or whose program
+     * fails branches to {@code done}, one that is aggregated goes on.
+     */
+    private void rowProgram(Val[] values, RowEmitter.Item it, String done, BitSet cone,
+        BitSet rest, int filter, int[] outputs) throws CodegenUnsupportedException {
+      String row = it.row();
       // The item's column loads first, every one issued before any is used: emitted where the
       // program reads them, a load in a guarded conjunct waited for memory after the left
       // operand's probes (StarJoinBench: the supplier's key after the part's probe and payload),
@@ -524,30 +670,6 @@ public final class AggregateUpdateGenerator {
         b.op("setp.ne.s32 %s, %s, 0", failed, outputError);
         reportError(outputError, row, failed);
         b.op("@%s bra %s", failed, done);
-      }
-      b.op("mov.b32 %s, 1", active);
-      if (queue != null) {
-        queue.push(values, outputs, update);
-      }
-      if (registers != null) {
-        registers.accumulate(values, outputs);
-      }
-      b.place(done);
-      if (queue != null) {
-        queue.arrived();
-        // Whole warps of kept rows go through the update; the flushing pass takes the rest.
-        String take = queue.full();
-        String last = b.pred();
-        b.op("and.pred %s, %s, %s", last, flushing, queue.pending());
-        b.op("or.pred %s, %s, %s", take, take, last);
-        String skip = b.label("queue_kept");
-        b.op("@!%s bra.uni %s", take, skip);
-        KeptRowQueue.Taken taken = queue.take();
-        update.item(taken.active(), taken.column(), queue.nullable());
-        queue.release();
-        b.place(skip);
-      } else if (update != null) {
-        update.item(active, values, outputs);
       }
     }
 

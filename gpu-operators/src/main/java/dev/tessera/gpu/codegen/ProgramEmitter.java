@@ -914,6 +914,162 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     }
   }
 
+  // ---- the filter split at its first probe (PrefilteredRows) -----------------------------------
+
+  /**
+   * A row's program in two parts, split where {@link #emitAll} puts the filter's first probe
+   * behind its guard: {@code first} decides whether a row reaches that probe, and every other
+   * instruction runs after it. A row that passes the first part may wait in a queue for the rest
+   * ({@link PrefilteredRows}), carrying the values of {@code carried} with it.
+   *
+   * @param guard the first conjunction whose right operand probes, in emitAll's order
+   * @param left the guard's left operand: true (valid, non-zero) for every row that passes
+   * @param first the guard's left operand and what it reads, but {@code unread}
+   * @param unread the column loads that {@code first} reads only for their NULLs, of columns
+   *     without any (Spark's IS NOT NULL of a join key): {@code first} reads no value of them,
+   *     so it does not load them; the rest does where it reads them (the probe's key)
+   * @param carried the instructions of {@code first} whose values the rest reads: every one but
+   *     the guard's left operand (true for every row that passes) and the constants (emitted
+   *     again, in {@code again})
+   * @param again the constants of {@code first} that the rest reads
+   * @param after what the rest runs: the instructions but {@code first}'s and the loads of
+   *     {@code unread} it does not read, and {@code again}
+   */
+  record Split(int guard, int left, BitSet first, BitSet unread, BitSet carried, BitSet again,
+      BitSet after) {
+    /**
+     * What the first part's instructions read of {@code unread}: a value that is never NULL and
+     * whose value is never read.
+     */
+    static final Val UNREAD = Val.of("0");
+  }
+
+  /**
+   * The filter of {@code which} (the instructions of the kernel's row) split at its first probe,
+   * with {@code outputs} (per output, its instruction) read after; null where nothing is split:
+   * no conjunction guards a probe, or a row's conjunctions decide more than whether the filter
+   * keeps it ({@link #keepOnly}: then a row dropped at the guard could still owe an error).
+   */
+  Split splitAtFirstProbe(BitSet which, int[] outputs) {
+    if (!program.hasFilter() || !keepOnly()) {
+      return null;
+    }
+    int guard = firstGuard(writerOf(program.filterRegister()), which, new BitSet());
+    if (guard < 0) {
+      return null;
+    }
+    BitSet first = new BitSet();
+    mark(sources[guard][0], first);
+    BitSet unread = nullCheckedOnly(first);
+    first.andNot(unread);
+    BitSet after = (BitSet) which.clone();
+    after.andNot(first);
+    after.andNot(unread);
+    BitSet carried = new BitSet();
+    BitSet before = (BitSet) first.clone();
+    before.or(unread);
+    for (int i = after.nextSetBit(0); i >= 0; i = after.nextSetBit(i + 1)) {
+      for (int s : sources[i]) {
+        if (before.get(s)) {
+          carried.set(s);
+        }
+      }
+    }
+    for (int o : outputs) {
+      if (before.get(o)) {
+        carried.set(o);
+      }
+    }
+    // An unread load that the rest reads, the rest loads.
+    BitSet loadedAfter = (BitSet) carried.clone();
+    loadedAfter.and(unread);
+    carried.andNot(unread);
+    after.or(loadedAfter);
+    BitSet again = new BitSet();
+    for (int i = carried.nextSetBit(0); i >= 0; i = carried.nextSetBit(i + 1)) {
+      if (isLoad(i) && op(i) != Opcode.LOAD_COLUMN.code()) {
+        again.set(i);
+      }
+    }
+    carried.andNot(again);
+    carried.clear(sources[guard][0]);
+    after.or(again);
+    return new Split(guard, sources[guard][0], first, unread, carried, again, after);
+  }
+
+  /**
+   * The column loads among {@code instructions} of columns without NULLs that only IS_NULL and
+   * IS_NOT_NULL of {@code instructions} read (neither reads the value of a value never NULL).
+   */
+  private BitSet nullCheckedOnly(BitSet instructions) {
+    BitSet loads = columnLoads(instructions);
+    for (int i = loads.nextSetBit(0); i >= 0; i = loads.nextSetBit(i + 1)) {
+      if (inputs.get(word(i, 2)).nullable()) {
+        loads.clear(i);
+      }
+    }
+    for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
+      boolean nullCheck = op(i) == Opcode.IS_NULL.code() || op(i) == Opcode.IS_NOT_NULL.code();
+      if (!nullCheck) {
+        for (int s : sources[i]) {
+          loads.clear(s);
+        }
+      }
+    }
+    return loads;
+  }
+
+  /**
+   * The first conjunction {@link Guarded} puts behind a guard for a probe, walking from {@code i}
+   * as it does ({@code done}: the instructions it has emitted before), or -1.
+   */
+  private int firstGuard(int i, BitSet which, BitSet done) {
+    if (!which.get(i) || done.get(i)) {
+      return -1;
+    }
+    int[] before = sources[i];
+    if (conjunctions().get(i)) {
+      // The left operand and a SELECT's constant, then the guard's test.
+      before = new int[sources[i].length - 1];
+      before[0] = sources[i][0];
+      System.arraycopy(sources[i], 2, before, 1, sources[i].length - 2);
+    }
+    for (int s : before) {
+      int guard = firstGuard(s, which, done);
+      if (guard >= 0) {
+        return guard;
+      }
+    }
+    if (conjunctions().get(i)) {
+      BitSet own = rightOnly(i, which);
+      own.andNot(done);
+      if (probes(own)) {
+        return i;
+      }
+      int guard = firstGuard(sources[i][1], which, done);
+      if (guard >= 0) {
+        return guard;
+      }
+    }
+    done.set(i);
+    return -1;
+  }
+
+  /**
+   * A .pred that holds where the guard of {@code split} stops the row ({@code values} holds its
+   * left operand): the row does not reach the probe, and the filter drops it.
+   */
+  String guardStops(Split split, Val[] values) {
+    return conjunctionStops(split.guard(), values[split.left()]);
+  }
+
+  /** The BOOLEAN value true, as {@link PtxBuilder#booleanOf} a predicate that always holds. */
+  Val alwaysTrue() {
+    String holds = b.pred();
+    b.op("setp.eq.s32 %s, 0, 0", holds);
+    return Val.of(b.booleanOf(holds));
+  }
+
   /** Whether an instruction of {@code instructions} reads one of {@code written}. */
   private boolean readsAny(BitSet instructions, BitSet written) {
     for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {

@@ -5,6 +5,7 @@ import dev.tessera.gpu.BackendKind;
 import dev.tessera.gpu.Backends;
 import dev.tessera.gpu.EncodedInputContractTest;
 import dev.tessera.gpu.RuntimeOptions;
+import dev.tessera.gpu.codec.EncodedColumn;
 import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -28,5 +29,18 @@ class CudaGeneratedEncodedInputTest extends EncodedInputContractTest {
   @ValueSource(ints = {3_749_128, 2_000_003, 1_081_345})
   void aGlobalAggregateOfSeveralRoundsReadsTheDecodedValues(int rows) {
     assertGlobalAggregate(columns(rows, rows), List.of(0, 2, 9, 10), rows + " rows, GPU-FOR");
+  }
+
+  /**
+   * The probed global aggregate over batches of several rounds: the rows waiting for the probe
+   * in a warp's stack carry over from one tile to the next, and the pass after the last tile
+   * takes those left (PrefilteredRows).
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {3_749_128, 1_081_345})
+  void aProbedGlobalAggregateOfSeveralRoundsProbesEveryRowItsConjunctsPass(int rows) {
+    List<EncodedColumn> encoded = columns(rows, rows);
+    assertProbedGlobalAggregate(encoded, false, rows + " rows");
+    assertProbedGlobalAggregate(encoded, true, rows + " rows, overflowing");
   }
 }

@@ -1,0 +1,153 @@
+package dev.tessera.gpu.codegen;
+
+import static dev.tessera.gpu.codegen.TestPtx.hits;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tessera.gpu.agg.AggregateFunction;
+import dev.tessera.gpu.agg.AggregateFunction.Kind;
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codec.Encoding;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.expr.Comparison;
+import dev.tessera.gpu.expr.Opcode;
+import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.expr.ProgramBuilder;
+import dev.tessera.gpu.join.JoinTableSchema;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * A global aggregate whose filter probes a join table behind cheaper conjuncts (SSB Q1.1: the
+ * date's probe behind the discount and quantity ranges) runs the cheap conjuncts for each of the
+ * thread's items, and the probe and the rest once for 32 rows that passed them, taken from the
+ * warp's stack in shared memory (PrefilteredRows). No GPU: the CUDA encoded-input suite checks
+ * the sums (EncodedInputContractTest's probed global aggregate).
+ */
+class PrefilteredRowsTest {
+  private static final String PUSH = "onto the warp's stack";
+  private static final String POP = "off the warp's stack";
+  private static final String PROBE = "// probe of join table 0";
+
+  /**
+   * SSB Q1.1's program: IS NOT NULL(date key) AND discount in [1, 3] AND quantity < 25 AND the
+   * date probe matched; SUM(price * discount). With {@code ansi} and {@code riskyFilter}, the
+   * quantity's conjunct is quantity + 1 < 26, which can overflow.
+   */
+  private static Program q11(boolean ansi, boolean riskyFilter) {
+    ColumnType i = ColumnType.INT;
+    ProgramBuilder b = new ProgramBuilder(List.of(i, i, i, i), ansi);
+    int dates = b.table(new JoinTableSchema(List.of(i), List.of(i)));
+    int dateKey = b.loadColumn(0);
+    int discount = b.loadColumn(1);
+    int quantity = b.loadColumn(2);
+    int keep = b.emitNew(Opcode.AND, b.emitNew(Opcode.IS_NOT_NULL, dateKey, 0, 0),
+        compare(b, discount, 1, Comparison.GE), 0);
+    keep = b.emitNew(Opcode.AND, keep, compare(b, discount, 3, Comparison.LE), 0);
+    int small = riskyFilter
+        ? compare(b, b.emitNew(Opcode.ADD_INT, quantity, b.loadConstant(1), 32), 26,
+            Comparison.LT)
+        : compare(b, quantity, 25, Comparison.LT);
+    keep = b.emitNew(Opcode.AND, keep, small, 0);
+    int found = b.emitNew(Opcode.IS_NOT_NULL,
+        b.emitNew(Opcode.PROBE, dates, b.constant(b.loadColumn(0)), 1), 0, 0);
+    keep = b.emitNew(Opcode.AND, keep, found, 0);
+    int revenue = b.emitNew(Opcode.MUL_INT, b.loadColumn(3), discount, 32);
+    return b.build(keep, List.of(new Program.Output(revenue, ColumnType.INT)));
+  }
+
+  private static int compare(ProgramBuilder b, int register, long constant, Comparison c) {
+    return b.emitNew(Opcode.CMP_INT, register, b.loadConstant(constant), c.code());
+  }
+
+  private static List<InputSpec> inputs(Encoding encoding) {
+    InputSpec column = new InputSpec(ColumnType.INT, encoding, false);
+    return List.of(column, column, column, column);
+  }
+
+  private static final AggregateSpec SUM = new AggregateSpec(List.of(ColumnType.INT), 0,
+      List.of(new AggregateFunction(Kind.SUM, 0, ColumnType.LONG)), true);
+
+  private static String ptx(Program program, Encoding encoding, AggregateSpec spec)
+      throws CodegenUnsupportedException {
+    return AggregateUpdateGenerator.generate(program, inputs(encoding), spec,
+        KernelFeatures.forArch("sm_90")).ptx();
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = Encoding.class, names = {"FOR", "PLAIN"})
+  void theProbeRunsOnceForTheRowsItsConjunctsPassed(Encoding encoding) throws Exception {
+    String ptx = ptx(q11(true, false), encoding, SUM);
+    int items = encoding == Encoding.FOR ? 8 : 4;
+    assertEquals(items, hits(ptx, PUSH), "a push an item");
+    assertEquals(1, hits(ptx, POP), "one pop");
+    assertEquals(1, hits(ptx, PROBE), "one probe, after the pop");
+    assertTrue(ptx.indexOf(PROBE) > ptx.indexOf(POP), "the probe after the pop");
+    assertEquals(items, hits(ptx, "vote\\.sync\\.ballot\\.b32"), "a ballot an item");
+    // Each passing row carries its discount (a 32-bit value) with it, not the date key, which
+    // the cheap conjuncts only check for NULLs (it has none).
+    assertEquals(2, hits(ptx, "\\.shared \\.align 4 \\.b32 \\w+_prefiltered_(rows|v\\d+)\\["),
+        "the row and the discount");
+    assertEquals(0, hits(ptx, "\\.shared \\.align 8 \\.b64 \\w+_prefiltered_"), "64-bit values");
+  }
+
+  @Test
+  void aRunReadsTheHeadersOfTheConjunctsColumnsOnly() throws Exception {
+    String ptx = ptx(q11(true, false), Encoding.FOR, SUM);
+    assertTrue(ptx.contains(AggregateUpdateGenerator.RUN_MARK), "not one run of rows");
+    String items = ptx.substring(0, ptx.indexOf(POP));
+    // The discount's and the quantity's widths words, once a run; the date key and the price
+    // are decoded where a popped row reads them.
+    assertEquals(2, hits(items, "ld\\.global\\.nc\\.u32 %r\\d+, \\[%rd\\d+\\+4\\];"),
+        "widths words read by the items");
+    assertEquals(2, hits(ptx.substring(ptx.indexOf(POP)),
+        "ld\\.global\\.nc\\.u32 %r\\d+, \\[%rd\\d+\\+4\\];"), "widths words read after the pop");
+  }
+
+  @Test
+  void notWhereADroppedRowCouldOweAnErrorNorWithoutAProbeOrWithGroups() throws Exception {
+    assertFalse(ptx(q11(true, true), Encoding.FOR, SUM).contains(PUSH),
+        "the filter's ANSI add can fail: a row the cheap conjuncts drop still reports it");
+    assertTrue(ptx(q11(false, true), Encoding.FOR, SUM).contains(PUSH),
+        "without ANSI the add wraps");
+    ProgramBuilder b = new ProgramBuilder(List.of(ColumnType.INT, ColumnType.INT), false);
+    int keep = compare(b, b.loadColumn(0), 3, Comparison.LT);
+    Program noProbe = b.build(keep, List.of(new Program.Output(b.loadColumn(1), ColumnType.INT)));
+    AggregateSpec sum = new AggregateSpec(List.of(ColumnType.INT), 0,
+        List.of(new AggregateFunction(Kind.SUM, 0, ColumnType.LONG)), false);
+    assertFalse(AggregateUpdateGenerator.generate(noProbe, inputs(Encoding.FOR).subList(0, 2),
+        sum, KernelFeatures.forArch("sm_90")).ptx().contains(PUSH), "no probe");
+    AggregateSpec grouped = new AggregateSpec(List.of(ColumnType.INT, ColumnType.INT), 1,
+        List.of(new AggregateFunction(Kind.SUM, 1, ColumnType.LONG)), true);
+    Program keyed = q11Keyed();
+    assertFalse(ptx(keyed, Encoding.FOR, grouped).contains(PUSH), "grouped");
+  }
+
+  /** {@link #q11} with the discount as a group key. */
+  private static Program q11Keyed() {
+    Program q11 = q11(true, false);
+    int discount = 1;
+    ProgramBuilder b = new ProgramBuilder(q11.inputTypes(), true);
+    int dates = b.table(q11.tables().get(0));
+    int keep = b.emitNew(Opcode.AND, compare(b, b.loadColumn(discount), 1, Comparison.GE),
+        b.emitNew(Opcode.IS_NOT_NULL,
+            b.emitNew(Opcode.PROBE, dates, b.constant(b.loadColumn(0)), 1), 0, 0), 0);
+    return b.build(keep, List.of(new Program.Output(b.loadColumn(discount), ColumnType.INT),
+        new Program.Output(b.loadColumn(3), ColumnType.INT)));
+  }
+
+  @ParameterizedTest
+  @EnumSource(value = Encoding.class, names = {"FOR", "PLAIN"})
+  @RequiresPtxCompiler
+  void theKernelCompilesClean(Encoding encoding) throws Exception {
+    GeneratedKernel kernel = AggregateUpdateGenerator.generate(q11(true, false),
+        inputs(encoding), SUM, KernelFeatures.forArch("sm_90"));
+    CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
+    assertNull(GeneratedModule.rejection(report), report.summary());
+    assertEquals(0, report.stackFrameBytes());
+  }
+}
