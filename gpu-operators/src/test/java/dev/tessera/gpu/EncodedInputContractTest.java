@@ -424,10 +424,160 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
     }
   }
 
+  /**
+   * A grouped aggregate whose filter probes two join tables, SSB Q2.1's shape, in ANSI mode:
+   * the first probe behind NULL checks of keys without NULLs, the second behind a comparison.
+   * The generated kernel runs the first probe and the comparison for every row, and the second
+   * probe, the groups' lookup and the update for 32 rows at once, taken from the warps' stacks
+   * (PrefilteredRows), the kept ones through the kept-row queue. The rows carry the first
+   * probe's build row (the group's STRING key, empty strings among them, is loaded after) and a
+   * 62-bit LONG; the second probe's key is a nullable INT. With {@code errs}, products of the
+   * second table's payload 3 may overflow: the error names the first such row the filter keeps.
+   */
+  @Test
+  void aGroupedAggregateProbesItsSecondTableOnlyForTheRowsTheFirstKeeps() {
+    for (long seed = 1; seed <= 2; seed++) {
+      List<EncodedColumn> encoded = columns(seed, AGGREGATED_ROWS);
+      assertProbedGroupedAggregate(encoded, false, "seed " + seed);
+      assertProbedGroupedAggregate(encoded, true, "seed " + seed + ", overflowing");
+    }
+  }
+
+  /** The first table's group names: 6, one of them empty. */
+  private static String groupName(long key) {
+    long k = (key - FIRST_KEY) / 2 % 6;
+    return k == 5 ? "" : "g" + k;
+  }
+
+  /** The second table's keys: those of {@link #columns}' column 0 not divisible by 3. */
+  private static boolean inSecondTable(long key) {
+    return key >= -500 && key < 500 && key % 3 != 0;
+  }
+
+  protected void assertProbedGroupedAggregate(List<EncodedColumn> encoded, boolean errs,
+      String what) {
+    int rows = encoded.get(0).rowCount();
+    List<ColumnType> types = encoded.stream().map(EncodedColumn::type).toList();
+    JoinTableSchema names = new JoinTableSchema(List.of(ColumnType.SHORT),
+        List.of(ColumnType.STRING));
+    JoinTableSchema factors = new JoinTableSchema(List.of(ColumnType.INT),
+        List.of(ColumnType.INT));
+    List<Object> nameKeys = new ArrayList<>();
+    List<Object> nameValues = new ArrayList<>();
+    for (int k = 0; k < PROBED_KEYS; k++) {
+      nameKeys.add((short) (FIRST_KEY + 2 * k));
+      nameValues.add(groupName(FIRST_KEY + 2 * k));
+    }
+    List<Object> factorKeys = new ArrayList<>();
+    List<Object> factorValues = new ArrayList<>();
+    for (int k = -500; k < 500; k++) {
+      if (inSecondTable(k)) {
+        factorKeys.add(k);
+        factorValues.add(errs && k % 10 == 0 ? 3 : 1);
+      }
+    }
+    ProgramBuilder b = new ProgramBuilder(types, true);
+    int nameTable = b.table(names);
+    int factorTable = b.table(factors);
+    int nameRow = b.emitNew(Opcode.PROBE, nameTable, b.constant(b.loadColumn(4)), 1);
+    int keep = b.emitNew(Opcode.AND,
+        b.emitNew(Opcode.IS_NOT_NULL, b.loadColumn(4), 0, 0),
+        b.emitNew(Opcode.IS_NOT_NULL, nameRow, 0, 0), 0);
+    int wide = b.loadColumn(2);
+    keep = b.emitNew(Opcode.AND, keep, b.emitNew(Opcode.CMP_INT, wide,
+        b.loadConstant(1L << 61), Comparison.GT.code()), 0);
+    int factorRow = b.emitNew(Opcode.PROBE, factorTable, b.constant(b.loadColumn(0)), 1);
+    keep = b.emitNew(Opcode.AND, keep, b.emitNew(Opcode.IS_NOT_NULL, factorRow, 0, 0), 0);
+    int product = b.emitNew(Opcode.MUL_INT, b.loadColumn(9),
+        b.emitNew(Opcode.LOAD_BUILD, factorTable, factorRow, 0), 32);
+    Program program = b.build(keep, List.of(
+        new Program.Output(b.emitNew(Opcode.LOAD_BUILD, nameTable, nameRow, 0),
+            ColumnType.STRING),
+        new Program.Output(product, ColumnType.INT), new Program.Output(wide, ColumnType.LONG)));
+    List<AggregateFunction> functions = List.of(
+        new AggregateFunction(Kind.SUM, 1, ColumnType.LONG),
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.MAX, 2, ColumnType.LONG));
+    AggregateSpec spec = new AggregateSpec(List.of(ColumnType.STRING, ColumnType.INT,
+        ColumnType.LONG), 1, functions, true);
+
+    java.util.TreeMap<String, long[]> groups = new java.util.TreeMap<>();
+    long firstError = -1;
+    for (int row = 0; row < rows; row++) {
+      long key = encoded.get(4).fixedValue(row);
+      boolean named = key >= FIRST_KEY && key < FIRST_KEY + 2 * PROBED_KEYS
+          && (key - FIRST_KEY) % 2 == 0;
+      EncodedColumn factorKey = encoded.get(0);
+      if (!named || encoded.get(2).fixedValue(row) <= 1L << 61 || factorKey.isNull(row)
+          || !inSecondTable(factorKey.fixedValue(row))) {
+        continue;
+      }
+      long factor = errs && factorKey.fixedValue(row) % 10 == 0 ? 3 : 1;
+      long exact = encoded.get(9).fixedValue(row) * factor;
+      if (exact != (int) exact) {
+        firstError = firstError < 0 ? row : firstError;
+        continue;
+      }
+      long[] group = groups.computeIfAbsent(groupName(key), g -> new long[] {0, 0, Long.MIN_VALUE});
+      group[0] += exact;
+      group[1]++;
+      group[2] = Math.max(group[2], encoded.get(2).fixedValue(row));
+    }
+    assertEquals(errs, firstError >= 0, what + ": the data overflows only with payload 3");
+    assertEquals(6, groups.size(), what + ": every group keeps rows");
+    List<List<Object>> expected = new ArrayList<>();
+    groups.forEach((name, g) -> expected.add(List.of(name, g[0], g[1], g[2])));
+
+    List<DeviceEncodedColumn> copies = new ArrayList<>();
+    List<JoinTable> tables = new ArrayList<>();
+    try {
+      for (EncodedColumn c : encoded) {
+        copies.add(DeviceEncodedColumn.upload(c, backend.deviceMemory(),
+            backend.stagingAllocator(), stream));
+      }
+      tables.add(buildTable(names, nameKeys, nameValues));
+      tables.add(buildTable(factors, factorKeys, factorValues));
+      try (HashAggregateKernel.Aggregation aggregation =
+          backend.hashAggregateKernel().open(spec, backend.deviceMemory(), stream)) {
+        try (ColumnBatch<DeviceColumn> batch = new ColumnBatch<>(borrowAll(copies), rows)) {
+          if (errs) {
+            RowErrorException error = assertThrows(RowErrorException.class,
+                () -> aggregation.update(program, tables, batch), what);
+            assertEquals(firstError, error.row(), what + ": " + error.getMessage());
+            return;
+          }
+          aggregation.update(program, tables, batch);
+        }
+        try (ColumnBatch<DeviceColumn> out = aggregation.finish();
+            ColumnBatch<HostColumn> host =
+                ColumnTransfer.toHost(out, backend.stagingAllocator(), stream)) {
+          List<List<Object>> actual = new ArrayList<>();
+          for (int r = 0; r < host.rowCount(); r++) {
+            actual.add(new ArrayList<>());
+          }
+          List<ColumnType> outTypes = List.of(ColumnType.STRING, ColumnType.LONG,
+              ColumnType.LONG, ColumnType.LONG);
+          for (int c = 0; c < outTypes.size(); c++) {
+            List<Object> values = TestColumns.values(outTypes.get(c), host.column(c));
+            for (int r = 0; r < host.rowCount(); r++) {
+              actual.get(r).add(values.get(r));
+            }
+          }
+          actual.sort(java.util.Comparator.comparing(r -> (String) r.get(0)));
+          assertEquals(expected, actual, what);
+        }
+      }
+    } finally {
+      tables.forEach(JoinTable::close);
+      copies.forEach(DeviceEncodedColumn::close);
+    }
+  }
+
+  /** A join table of {@code schema}: one key and one payload column. */
   private JoinTable buildTable(JoinTableSchema schema, List<Object> keys, List<Object> payloads) {
     List<HostColumn> columns = List.of(
-        TestColumns.build(ColumnType.SHORT, keys, backend.stagingAllocator()),
-        TestColumns.build(ColumnType.INT, payloads, backend.stagingAllocator()));
+        TestColumns.build(schema.keyTypes().get(0), keys, backend.stagingAllocator()),
+        TestColumns.build(schema.payloadTypes().get(0), payloads, backend.stagingAllocator()));
     try (ColumnBatch<HostColumn> host = new ColumnBatch<>(columns, keys.size());
         ColumnBatch<DeviceColumn> device =
             ColumnTransfer.toDeviceAsync(host, backend.deviceMemory(), stream)) {

@@ -26,9 +26,11 @@ import java.util.List;
  *
  * <p>A global aggregate (no keys) of integral inputs makes no call at all: each thread keeps its
  * accumulators in registers across every tile it takes, and merges them once, at the end
- * ({@link RegisterAccumulators}, Crystal's way with SSB's first flight). Where its filter probes
- * behind cheaper conjuncts, the rows those pass wait in their warp's stack, and the probe and
- * the rest run for 32 of them at once ({@link PrefilteredRows}).
+ * ({@link RegisterAccumulators}, Crystal's way with SSB's first flight).
+ *
+ * <p>Where the filter probes behind conjuncts that read a value (cheap comparisons, or a first
+ * probe), the rows those pass wait in their warp's stack, and the probe and the rest run for 32
+ * of them at once ({@link PrefilteredRows}); not in a kernel that {@link #fillsMultiprocessor}.
  */
 public final class AggregateUpdateGenerator {
   /** Prefix of the generated kernels' entry names; the rest is the key's hash. */
@@ -88,7 +90,7 @@ public final class AggregateUpdateGenerator {
   /** {@link #key(Program, List, AggregateSpec)} of the kernel for a device of {@code features}. */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features) {
-    StringBuilder key = new StringBuilder("aggregate-update v22;");
+    StringBuilder key = new StringBuilder("aggregate-update v23;");
     if (spec.ansi()) {
       key.append("ansi;"); // without it, integer sums to LONG wrap (AccumulatorArithmetic.wraps)
     }
@@ -267,13 +269,6 @@ public final class AggregateUpdateGenerator {
       blockShape();
       if (registers != null) {
         registers.begin();
-        if (split != null) {
-          prefiltered = new PrefilteredRows(b, entry + "_prefiltered", BLOCK_THREADS, items,
-              split.carried(), body.count());
-          prefiltered.begin(thread);
-          flushing = b.pred();
-          b.op("setp.ne.u32 %s, 0, 0", flushing);
-        }
       } else {
         localTableCall("tessera_agg_local_reset");
         b.op("bar.sync 0");
@@ -281,6 +276,18 @@ public final class AggregateUpdateGenerator {
         if (queuesKeptRows(filter)) {
           queue = new KeptRowQueue(b, spec, entry + "_kept", BLOCK_THREADS);
           queue.begin(thread);
+          flushing = b.pred();
+          b.op("setp.ne.u32 %s, 0, 0", flushing);
+        }
+      }
+      if (split != null) {
+        // A kernel of one copy per item (register accumulators) pops after the tile's items,
+        // one of one copy for all after each item.
+        int pushes = registers != null ? items : 1;
+        prefiltered = new PrefilteredRows(b, entry + "_prefiltered", BLOCK_THREADS, pushes,
+            split.carried(), body.count());
+        prefiltered.begin(thread);
+        if (flushing == null) {
           flushing = b.pred();
           b.op("setp.ne.u32 %s, 0, 0", flushing);
         }
@@ -301,7 +308,8 @@ public final class AggregateUpdateGenerator {
       b.place(tileLoop);
       String past = b.pred();
       b.op("setp.ge.u32 %s, %s, %s", past, tileStart, rows32);
-      String popping = prefiltered != null ? b.label("prefiltered") : null;
+      // Where a kernel of one copy per item pops its prefiltered rows, after the tile's items.
+      String popping = prefiltered != null && registers != null ? b.label("prefiltered") : null;
       if (flushing == null) {
         b.op("@%s bra %s", past, tilesDone);
       } else {
@@ -311,7 +319,7 @@ public final class AggregateUpdateGenerator {
         b.op("@%s bra.uni %s", flushed, tilesDone);
         b.op("mov.pred %s, %s", flushing, past);
         if (popping != null) {
-          // That pass has no items (a run's header would be read past the batch): only pops.
+          // That pass has no items there (a run's header would be read past the batch): pops.
           b.op("@%s bra.uni %s", past, popping);
         }
       }
@@ -388,6 +396,9 @@ public final class AggregateUpdateGenerator {
         String itemOffset64 = b.b64();
         b.op("cvt.u64.u32 %s, %s", itemOffset64, itemOffset);
         item(0, itemOffset64, thread, tileOffset, outside, cone, rest, filter, outputs);
+        if (prefiltered != null) {
+          popPrefiltered(cone, rest, filter, outputs);
+        }
         b.op("add.u32 %s, %s, %s", itemOffset, itemOffset, blockThreads32);
         String more = b.pred();
         b.op("setp.lt.u32 %s, %s, %s", more, itemOffset, tileItems);
@@ -436,12 +447,13 @@ public final class AggregateUpdateGenerator {
 
     /**
      * The row's program split at the filter's first probe, where the rows that reach it wait for
-     * it ({@link PrefilteredRows}): in a kernel of register accumulators that reads no GPU-DFOR
-     * tile (whose values are the thread's own items' registers), where the program splits
-     * ({@link ProgramEmitter#splitAtFirstProbe}); null elsewhere.
+     * it ({@link PrefilteredRows}): in a kernel whose blocks are {@link #BLOCK_THREADS} (the
+     * stacks' arrays are sized for them) that reads no GPU-DFOR tile (whose values are the
+     * thread's own items' registers), where the program splits ({@link
+     * ProgramEmitter#splitAtFirstProbe}); null elsewhere.
      */
     private ProgramEmitter.Split prefiltersRows(BitSet needed, int[] outputs) {
-      if (registers == null || body.loadsDfor(needed)) {
+      if (anyBlockSize || body.loadsDfor(needed)) {
         return null;
       }
       return body.splitAtFirstProbe(needed, outputs);
@@ -516,6 +528,13 @@ public final class AggregateUpdateGenerator {
       b.op("@%s bra %s", outside, done);
       Val[] values = new Val[body.count()];
       rowProgram(values, it, done, cone, rest, filter, outputs);
+      aggregate(active, values, outputs);
+      b.place(done);
+      update(active, values, outputs);
+    }
+
+    /** A row the program kept (its lane's {@code active} then 1): queued, or accumulated. */
+    private void aggregate(String active, Val[] values, int[] outputs) {
       b.op("mov.b32 %s, 1", active);
       if (queue != null) {
         queue.push(values, outputs, update);
@@ -523,7 +542,13 @@ public final class AggregateUpdateGenerator {
       if (registers != null) {
         registers.accumulate(values, outputs);
       }
-      b.place(done);
+    }
+
+    /**
+     * Where the warp's lanes meet again after a row each ({@code active} where it was kept): the
+     * groups' update of the kept rows, or of whole warps of them from the queue.
+     */
+    private void update(String active, Val[] values, int[] outputs) {
       if (queue != null) {
         queue.arrived();
         // Whole warps of kept rows go through the update; the flushing pass takes the rest.
@@ -582,9 +607,9 @@ public final class AggregateUpdateGenerator {
     }
 
     /**
-     * With prefiltered rows, after a tile's items: while the warp's stack holds 32 rows (in the
-     * flushing pass, any), the rest of their program, from the filter's first probe, 32 rows at
-     * once, each lane's into the thread's accumulators.
+     * With prefiltered rows, after the items that pushed them: while the warp's stack holds 32
+     * rows (in the flushing pass, any; and with a queue, until the queue is empty too), the rest
+     * of their program from the filter's first probe, 32 rows at once, and their aggregation.
      */
     private void popPrefiltered(BitSet cone, BitSet rest, int filter, int[] outputs)
         throws CodegenUnsupportedException {
@@ -596,7 +621,16 @@ public final class AggregateUpdateGenerator {
       String popped = b.label("popped");
       b.place(pop);
       String pops = prefiltered.pops(flushing);
+      if (queue != null) {
+        // In the flushing pass the queue's last rows go through the update here: no item's
+        // pass takes them after the pops.
+        String queued = b.pred();
+        b.op("and.pred %s, %s, %s", queued, flushing, queue.pending());
+        b.op("or.pred %s, %s, %s", pops, pops, queued);
+      }
       b.op("@!%s bra.uni %s", pops, popped);
+      String active = b.b32();
+      b.op("mov.b32 %s, 0", active);
       String done = b.label("prefiltered_done");
       PrefilteredRows.Taken taken = prefiltered.pop(done);
       body.loadPhaseValues(needed);
@@ -604,8 +638,9 @@ public final class AggregateUpdateGenerator {
       values[split.left()] = body.alwaysTrue();
       rowProgram(values, new RowEmitter.Item(0, taken.row()), done, coneAfter, rest, filter,
           outputs);
-      registers.accumulate(values, outputs);
+      aggregate(active, values, outputs);
       b.place(done);
+      update(active, values, outputs);
       b.op("bra.uni %s", pop);
       b.place(popped);
     }

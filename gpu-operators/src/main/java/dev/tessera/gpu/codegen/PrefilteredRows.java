@@ -9,18 +9,23 @@ import java.util.BitSet;
  * item wherever any of its 32 rows reaches it: SSB's Q1.1 passes 13% of its rows to the date's
  * probe, so nearly every warp probes for every item, with about 4 lanes busy, and then runs the
  * kept rows' decode and sum for about one. With it, the warp runs the rest for 32 rows at once,
- * and the cheap conjuncts' columns are the only ones a thread decodes for every row. This is the
- * register accumulators' counterpart of {@link KeptRowQueue}: its rows need no update of a group,
- * but still their probe. SSB SF10 on an H200 (ncu, 32 launches a query): Q1.1 953.5 to 803.9 µs
- * (-15.7%, 60 to 55 registers), Q1.2 and Q1.3 1,445.0 to 1,379.4 (-4.5%: they pass 5.5%
- * of their rows to the probe, against Q1.1's 13%, so fewer of their items probed before).
+ * and the cheap conjuncts' columns are the only ones a thread decodes for every row. Where the
+ * filter is a chain of probes (SSB's Q2-Q4: the first keeps one row in 5 to 25) the split comes
+ * after the first probe, and the later probes, their keys' decodes, the group's lookup and the
+ * kept-row queue's push ({@link KeptRowQueue}) run for 32 rows at once.
+ *
+ * <p>SSB SF10 on an H200 (ncu, 32 launches a query, against the kernels before): Q1.1 953.5 to
+ * 803.9 µs (-15.7%, 60 to 55 registers), Q1.2 and Q1.3 1,445.0 to 1,379.4 (-4.5%: they pass 5.5%
+ * of their rows to the probe); Q2.1 2,194.0 to 2,050.8 (-6.5%, 48 to 52 registers), Q3.1 3,627.7
+ * to 3,119.7 (-14.0%), Q4.1 2,892.8 to 2,492.6 (-13.8%).
  *
  * <p>An item's lanes push together: a ballot gives each passing lane its place above the stack's
  * top (how many passing lanes are below it), and the top, a register the same in every lane,
- * grows by the ballot's count. After a tile's items the warp pops 32 rows from the top while 32 are
- * there, and, in the kernel's last pass, what is left. Rows leave in another order than they
- * came, which no function of the register accumulators depends on (sums are exact; counts, MIN
- * and MAX commute; the first error is the least row's, whatever the order it is reported in).
+ * grows by the ballot's count. After the items that push (a tile's, where each item has its own
+ * copy of the code; else each one) the warp pops 32 rows from the top while 32 are there, and, in
+ * the kernel's last pass, what is left. Rows leave in another order than they came, which no
+ * aggregate function depends on (sums are exact; counts, MIN and MAX commute; the first error is
+ * the least row's, whatever the order it is reported in; the kept-row queue reorders rows too).
  *
  * <p>Per slot: the row (.u32), then per carried value its .b64 (.b32 where it is a sign-extended
  * 32-bit value: {@link PtxBuilder#narrow}) and a string's length (.b32), then a word of NULL

@@ -917,12 +917,13 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   // ---- the filter split at its first probe (PrefilteredRows) -----------------------------------
 
   /**
-   * A row's program in two parts, split where {@link #emitAll} puts the filter's first probe
-   * behind its guard: {@code first} decides whether a row reaches that probe, and every other
-   * instruction runs after it. A row that passes the first part may wait in a queue for the rest
-   * ({@link PrefilteredRows}), carrying the values of {@code carried} with it.
+   * A row's program in two parts, split where {@link #emitAll} puts a probe of the filter
+   * behind its guard, the first whose guard reads a value ({@link #firstGuard}): {@code first}
+   * decides whether a row reaches that probe, and every other instruction runs after it. A row
+   * that passes the first part may wait in a queue for the rest ({@link PrefilteredRows}),
+   * carrying the values of {@code carried} with it.
    *
-   * @param guard the first conjunction whose right operand probes, in emitAll's order
+   * @param guard that conjunction, whose right operand probes
    * @param left the guard's left operand: true (valid, non-zero) for every row that passes
    * @param first the guard's left operand and what it reads, but {@code unread}
    * @param unread the column loads that {@code first} reads only for their NULLs, of columns
@@ -945,10 +946,11 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   }
 
   /**
-   * The filter of {@code which} (the instructions of the kernel's row) split at its first probe,
-   * with {@code outputs} (per output, its instruction) read after; null where nothing is split:
-   * no conjunction guards a probe, or a row's conjunctions decide more than whether the filter
-   * keeps it ({@link #keepOnly}: then a row dropped at the guard could still owe an error).
+   * The program of {@code which} (the instructions of the kernel's row) split at its filter's
+   * first probe behind a guard that reads a value ({@link Split}), with {@code outputs} (per
+   * output, its instruction) read after; null where nothing is split: no such guard, or a row's
+   * conjunctions decide more than whether the filter keeps it ({@link #keepOnly}: then a row
+   * dropped at the guard could still owe an error).
    */
   Split splitAtFirstProbe(BitSet which, int[] outputs) {
     if (!program.hasFilter() || !keepOnly()) {
@@ -1020,8 +1022,10 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   }
 
   /**
-   * The first conjunction {@link Guarded} puts behind a guard for a probe, walking from {@code i}
-   * as it does ({@code done}: the instructions it has emitted before), or -1.
+   * The first conjunction {@link Guarded} puts behind a guard for a probe whose left operand
+   * reads a value (a guard behind NULL checks of columns without NULLs, Spark's IS NOT NULL of
+   * the join keys, passes every row), walking from {@code i} as it does ({@code done}: the
+   * instructions it has emitted before), or -1.
    */
   private int firstGuard(int i, BitSet which, BitSet done) {
     if (!which.get(i) || done.get(i)) {
@@ -1043,7 +1047,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     if (conjunctions().get(i)) {
       BitSet own = rightOnly(i, which);
       own.andNot(done);
-      if (probes(own)) {
+      if (probes(own) && readsAValue(sources[i][0])) {
         return i;
       }
       int guard = firstGuard(sources[i][1], which, done);
@@ -1053,6 +1057,24 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     }
     done.set(i);
     return -1;
+  }
+
+  /**
+   * Whether instruction {@code i}'s value depends on a value of the row: not where it and what it
+   * reads are only constants, conjunctions, and NULL checks of columns without NULLs.
+   */
+  private boolean readsAValue(int i) {
+    BitSet cone = new BitSet();
+    mark(i, cone);
+    BitSet unread = nullCheckedOnly(cone);
+    for (int c = cone.nextSetBit(0); c >= 0; c = cone.nextSetBit(c + 1)) {
+      boolean constant = isLoad(c) && op(c) != Opcode.LOAD_COLUMN.code();
+      boolean nullCheck = op(c) == Opcode.IS_NULL.code() || op(c) == Opcode.IS_NOT_NULL.code();
+      if (!constant && !unread.get(c) && !nullCheck && !conjunctions().get(c)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

@@ -22,11 +22,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * A global aggregate whose filter probes a join table behind cheaper conjuncts (SSB Q1.1: the
- * date's probe behind the discount and quantity ranges) runs the cheap conjuncts for each of the
- * thread's items, and the probe and the rest once for 32 rows that passed them, taken from the
- * warp's stack in shared memory (PrefilteredRows). No GPU: the CUDA encoded-input suite checks
- * the sums (EncodedInputContractTest's probed global aggregate).
+ * An aggregate whose filter probes a join table behind conjuncts that read a value (SSB Q1.1:
+ * the date's probe behind the discount and quantity ranges; Q2.1: the supplier's behind the
+ * part's) runs those conjuncts for each of the thread's items, and the probe and the rest once
+ * for 32 rows that passed them, taken from the warp's stack in shared memory (PrefilteredRows).
+ * No GPU: the CUDA encoded-input suite checks the results (EncodedInputContractTest's probed
+ * global and grouped aggregates).
  */
 class PrefilteredRowsTest {
   private static final String PUSH = "onto the warp's stack";
@@ -109,7 +110,7 @@ class PrefilteredRowsTest {
   }
 
   @Test
-  void notWhereADroppedRowCouldOweAnErrorNorWithoutAProbeOrWithGroups() throws Exception {
+  void notWhereADroppedRowCouldOweAnErrorNorWithoutAProbe() throws Exception {
     assertFalse(ptx(q11(true, true), Encoding.FOR, SUM).contains(PUSH),
         "the filter's ANSI add can fail: a row the cheap conjuncts drop still reports it");
     assertTrue(ptx(q11(false, true), Encoding.FOR, SUM).contains(PUSH),
@@ -121,23 +122,50 @@ class PrefilteredRowsTest {
         List.of(new AggregateFunction(Kind.SUM, 0, ColumnType.LONG)), false);
     assertFalse(AggregateUpdateGenerator.generate(noProbe, inputs(Encoding.FOR).subList(0, 2),
         sum, KernelFeatures.forArch("sm_90")).ptx().contains(PUSH), "no probe");
-    AggregateSpec grouped = new AggregateSpec(List.of(ColumnType.INT, ColumnType.INT), 1,
-        List.of(new AggregateFunction(Kind.SUM, 1, ColumnType.LONG)), true);
-    Program keyed = q11Keyed();
-    assertFalse(ptx(keyed, Encoding.FOR, grouped).contains(PUSH), "grouped");
   }
 
-  /** {@link #q11} with the discount as a group key. */
-  private static Program q11Keyed() {
-    Program q11 = q11(true, false);
-    int discount = 1;
-    ProgramBuilder b = new ProgramBuilder(q11.inputTypes(), true);
-    int dates = b.table(q11.tables().get(0));
-    int keep = b.emitNew(Opcode.AND, compare(b, b.loadColumn(discount), 1, Comparison.GE),
-        b.emitNew(Opcode.IS_NOT_NULL,
-            b.emitNew(Opcode.PROBE, dates, b.constant(b.loadColumn(0)), 1), 0, 0), 0);
-    return b.build(keep, List.of(new Program.Output(b.loadColumn(discount), ColumnType.INT),
-        new Program.Output(b.loadColumn(3), ColumnType.INT)));
+  /**
+   * SSB Q2.1's shape: NULL checks of the join keys (which have no NULLs), then a probe of the
+   * part table, then one of the supplier table, grouped by a STRING payload of the first: the
+   * first probe runs for every row; the second, the group's lookup and the kept-row queue's push
+   * for the rows it found, popped after each item. Grouped by an INT instead, the kernel fills
+   * the multiprocessor with blocks of a size known at launch, which the stacks do not serve.
+   */
+  @Test
+  void aGroupedAggregateSplitsAfterItsFirstProbe() throws Exception {
+    ColumnType i = ColumnType.INT;
+    ProgramBuilder b = new ProgramBuilder(List.of(i, i, i), true);
+    int parts = b.table(new JoinTableSchema(List.of(i), List.of(ColumnType.STRING, i)));
+    int suppliers = b.table(new JoinTableSchema(List.of(i), List.of(i)));
+    int keep = b.emitNew(Opcode.AND, b.emitNew(Opcode.IS_NOT_NULL, b.loadColumn(0), 0, 0),
+        b.emitNew(Opcode.IS_NOT_NULL, b.loadColumn(1), 0, 0), 0);
+    int part = b.emitNew(Opcode.PROBE, parts, b.constant(b.loadColumn(0)), 1);
+    keep = b.emitNew(Opcode.AND, keep, b.emitNew(Opcode.IS_NOT_NULL, part, 0, 0), 0);
+    int supplier = b.emitNew(Opcode.PROBE, suppliers, b.constant(b.loadColumn(1)), 1);
+    keep = b.emitNew(Opcode.AND, keep, b.emitNew(Opcode.IS_NOT_NULL, supplier, 0, 0), 0);
+    for (boolean stringKey : new boolean[] {true, false}) {
+      Program program = b.build(keep, List.of(
+          new Program.Output(b.emitNew(Opcode.LOAD_BUILD, parts, part, stringKey ? 0 : 1),
+              stringKey ? ColumnType.STRING : i),
+          new Program.Output(b.loadColumn(2), i)));
+      AggregateSpec grouped = new AggregateSpec(List.of(stringKey ? ColumnType.STRING : i, i),
+          1, List.of(new AggregateFunction(Kind.SUM, 1, ColumnType.LONG)), true);
+      String ptx = AggregateUpdateGenerator.generate(program, inputs(Encoding.FOR).subList(0, 3),
+          grouped, KernelFeatures.forArch("sm_90")).ptx();
+      if (!stringKey) {
+        assertFalse(ptx.contains(PUSH), "a kernel of any block size");
+        continue;
+      }
+      assertEquals(1, hits(ptx, PUSH), "one push, in the item loop");
+      assertEquals(1, hits(ptx, POP), "one pop");
+      String beforePop = ptx.substring(0, ptx.indexOf(POP));
+      assertEquals(1, hits(beforePop, "// probe of join table"), "the first probe, per item");
+      assertEquals(2, hits(ptx, "// probe of join table"), "the second after the pop");
+      assertTrue(ptx.indexOf("KeptRowQueue") > ptx.indexOf(POP), "the queue after the pop");
+      // A row carries the part's build row (its name loaded after) and nothing else.
+      assertEquals(1, hits(ptx, "\\.shared \\.align 8 \\.b64 \\w+_prefiltered_v\\d+\\["),
+          "the build row");
+    }
   }
 
   @ParameterizedTest

@@ -32,15 +32,17 @@ class CudaGeneratedEncodedInputTest extends EncodedInputContractTest {
   }
 
   /**
-   * The probed global aggregate over batches of several rounds: the rows waiting for the probe
-   * in a warp's stack carry over from one tile to the next, and the pass after the last tile
-   * takes those left (PrefilteredRows).
+   * The probed global and grouped aggregates over batches of several rounds: the rows waiting for
+   * the probe in a warp's stack carry over from one tile to the next, and the pass after the
+   * last tile takes those left (PrefilteredRows), and, grouped, what the kept-row queue holds.
    */
   @ParameterizedTest
   @ValueSource(ints = {3_749_128, 1_081_345})
-  void aProbedGlobalAggregateOfSeveralRoundsProbesEveryRowItsConjunctsPass(int rows) {
+  void probedAggregatesOfSeveralRoundsProbeEveryRowTheirConjunctsPass(int rows) {
     List<EncodedColumn> encoded = columns(rows, rows);
     assertProbedGlobalAggregate(encoded, false, rows + " rows");
     assertProbedGlobalAggregate(encoded, true, rows + " rows, overflowing");
+    assertProbedGroupedAggregate(encoded, false, rows + " rows, grouped");
+    assertProbedGroupedAggregate(encoded, true, rows + " rows, grouped, overflowing");
   }
 }
