@@ -15,7 +15,7 @@
 # during the generation has crashed the JVM).
 # Environment: SCALE (1), QUERIES (1.1,2.1,3.1,4.1), ROUNDS, VARIANTS, NCU_FLAGS,
 # TESSERA_SSB_HEAP (16g; 48g at SCALE 10). Prints one line per kernel, variant and setting
-# (ncu_tables.py times).
+# (ncu_tables.py times), and per variant and setting the queries' results against Spark's CPU.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 app=/opt/tessera/app
@@ -50,6 +50,10 @@ for round in $(seq "${ROUNDS:-1}"); do
         -k regex:tessera_gen "${ssb[@]}" --queries "$queries" --out "$work/run" \
         > "$work/times.csv" 2> "$work/times.log"
       python3 "$here/ncu_tables.py" times "$work/times.csv" "[$label$setting round $round]"
+      # Whether each query's result under ncu was Spark's: a kernel change can be wrong too.
+      echo "[$label$setting round $round] results: $(python3 -c 'import csv, sys
+print(" ".join(r["query"] + " " + r["result"] for r in csv.DictReader(open(sys.argv[1]))))' \
+        "$work/run/ssb.csv" 2>&1)"
     done
   done
 done
