@@ -29,8 +29,10 @@ import dev.tessera.gpu.join.JoinTableSchema;
 import dev.tessera.gpu.memory.DeviceBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Random;
+import java.util.TreeMap;
 import org.apache.arrow.memory.ArrowBuf;
 import org.junit.jupiter.api.Test;
 
@@ -257,28 +259,14 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
         outputs.stream().map(Program.Output::type).toList(), 0, functions, false);
     List<DeviceEncodedColumn> copies = new ArrayList<>();
     try {
-      for (EncodedColumn c : encoded) {
-        copies.add(DeviceEncodedColumn.upload(c, backend.deviceMemory(),
-            backend.stagingAllocator(), stream));
-      }
+      uploadAll(encoded, copies);
       try (HashAggregateKernel.Aggregation aggregation =
           backend.hashAggregateKernel().open(spec, backend.deviceMemory(), stream)) {
         try (ColumnBatch<DeviceColumn> batch =
             new ColumnBatch<>(borrowAll(copies), rows)) {
           aggregation.update(program.build(keep, outputs), batch);
         }
-        try (ColumnBatch<DeviceColumn> out = aggregation.finish();
-            ColumnBatch<HostColumn> host =
-                ColumnTransfer.toHost(out, backend.stagingAllocator(), stream)) {
-          assertEquals(1, host.rowCount(), what);
-          for (int f = 0; f < functions.size(); f++) {
-            HostColumn result = host.column(f);
-            long actual = result.type().id() == TypeId.LONG ? result.getLong(0)
-                : result.getInt(0);
-            assertEquals(expected.get(f), actual, what + ", function " + f + " "
-                + functions.get(f));
-          }
-        }
+        assertOneRow(aggregation, functions, expected, what);
       }
     } finally {
       copies.forEach(DeviceEncodedColumn::close);
@@ -386,10 +374,7 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
     List<DeviceEncodedColumn> copies = new ArrayList<>();
     JoinTable built = null;
     try {
-      for (EncodedColumn c : encoded) {
-        copies.add(DeviceEncodedColumn.upload(c, backend.deviceMemory(),
-            backend.stagingAllocator(), stream));
-      }
+      uploadAll(encoded, copies);
       built = buildTable(schema, keys, payloads);
       try (HashAggregateKernel.Aggregation aggregation =
           backend.hashAggregateKernel().open(spec, backend.deviceMemory(), stream)) {
@@ -403,18 +388,7 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
           }
           aggregation.update(program, List.of(built), batch);
         }
-        try (ColumnBatch<DeviceColumn> out = aggregation.finish();
-            ColumnBatch<HostColumn> host =
-                ColumnTransfer.toHost(out, backend.stagingAllocator(), stream)) {
-          assertEquals(1, host.rowCount(), what);
-          for (int f = 0; f < functions.size(); f++) {
-            HostColumn result = host.column(f);
-            long actual = result.type().id() == TypeId.LONG ? result.getLong(0)
-                : result.getInt(0);
-            assertEquals(expected.get(f), actual, what + ", function " + f + " "
-                + functions.get(f));
-          }
-        }
+        assertOneRow(aggregation, functions, expected, what);
       }
     } finally {
       if (built != null) {
@@ -501,7 +475,7 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
     AggregateSpec spec = new AggregateSpec(List.of(ColumnType.STRING, ColumnType.INT,
         ColumnType.LONG), 1, functions, true);
 
-    java.util.TreeMap<String, long[]> groups = new java.util.TreeMap<>();
+    TreeMap<String, long[]> groups = new TreeMap<>();
     long firstError = -1;
     for (int row = 0; row < rows; row++) {
       long key = encoded.get(4).fixedValue(row);
@@ -531,10 +505,7 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
     List<DeviceEncodedColumn> copies = new ArrayList<>();
     List<JoinTable> tables = new ArrayList<>();
     try {
-      for (EncodedColumn c : encoded) {
-        copies.add(DeviceEncodedColumn.upload(c, backend.deviceMemory(),
-            backend.stagingAllocator(), stream));
-      }
+      uploadAll(encoded, copies);
       tables.add(buildTable(names, nameKeys, nameValues));
       tables.add(buildTable(factors, factorKeys, factorValues));
       try (HashAggregateKernel.Aggregation aggregation =
@@ -563,13 +534,36 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
               actual.get(r).add(values.get(r));
             }
           }
-          actual.sort(java.util.Comparator.comparing(r -> (String) r.get(0)));
+          actual.sort(Comparator.comparing(r -> (String) r.get(0)));
           assertEquals(expected, actual, what);
         }
       }
     } finally {
       tables.forEach(JoinTable::close);
       copies.forEach(DeviceEncodedColumn::close);
+    }
+  }
+
+  /** Device copies of {@code encoded}, added to {@code copies} (which the caller closes). */
+  private void uploadAll(List<EncodedColumn> encoded, List<DeviceEncodedColumn> copies) {
+    for (EncodedColumn c : encoded) {
+      copies.add(DeviceEncodedColumn.upload(c, backend.deviceMemory(),
+          backend.stagingAllocator(), stream));
+    }
+  }
+
+  /** A global aggregate's result: one row, each function's value the {@code expected} one. */
+  private void assertOneRow(HashAggregateKernel.Aggregation aggregation,
+      List<AggregateFunction> functions, List<Long> expected, String what) {
+    try (ColumnBatch<DeviceColumn> out = aggregation.finish();
+        ColumnBatch<HostColumn> host =
+            ColumnTransfer.toHost(out, backend.stagingAllocator(), stream)) {
+      assertEquals(1, host.rowCount(), what);
+      for (int f = 0; f < functions.size(); f++) {
+        HostColumn result = host.column(f);
+        long actual = result.type().id() == TypeId.LONG ? result.getLong(0) : result.getInt(0);
+        assertEquals(expected.get(f), actual, what + ", function " + f + " " + functions.get(f));
+      }
     }
   }
 

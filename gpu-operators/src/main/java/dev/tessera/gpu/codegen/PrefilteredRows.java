@@ -1,5 +1,6 @@
 package dev.tessera.gpu.codegen;
 
+import java.util.Arrays;
 import java.util.BitSet;
 
 /**
@@ -58,7 +59,7 @@ final class PrefilteredRows {
    * @param symbol the prefix of the stack's shared arrays
    * @param blockThreads the block's threads (fixed at generation: the arrays' size)
    * @param pushes how many items push between two pops: the stack holds the 31 rows a pop may
-   *     leave and 32 a push
+   *     leave and 32 for each push
    * @param carried the instructions whose values a row carries (by instruction, out of {@code
    *     count})
    */
@@ -91,7 +92,7 @@ final class PrefilteredRows {
     if (layout == null) {
       layout = now;
       declare();
-    } else if (!java.util.Arrays.equals(layout.kept(), now.kept())) {
+    } else if (!Arrays.equals(layout.kept(), now.kept())) {
       throw new IllegalStateException("an item carries its values otherwise than the first");
     }
     b.comment("the rows that reach the probe onto the warp's stack (PrefilteredRows)");
