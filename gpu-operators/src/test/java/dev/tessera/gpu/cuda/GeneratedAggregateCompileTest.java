@@ -62,6 +62,7 @@ class GeneratedAggregateCompileTest {
     AtomicInteger inRegisters = new AtomicInteger();
     AtomicInteger inRuns = new AtomicInteger();
     AtomicInteger inline = new AtomicInteger();
+    AtomicInteger prefiltered = new AtomicInteger();
     IntStream.range(0, PIPELINES).parallel().forEach(seed -> {
       Random random = new Random(seed);
       List<ColumnType> types = RandomBatches.randomTypes(random, 1 + random.nextInt(
@@ -100,6 +101,9 @@ class GeneratedAggregateCompileTest {
       assertNull(rejection, () -> "seed " + seed + " " + inputs + " " + spec + "\n"
           + program.disassemble());
       generated.incrementAndGet();
+      if (kernel.ptx().contains("onto the warp's stack")) {
+        prefiltered.incrementAndGet(); // rows wait for a probe in their warp's stack
+      }
       if (kernel.ptx().contains("the thread's accumulators")) {
         inRegisters.incrementAndGet(); // a global aggregate accumulating in registers
         if (kernel.ptx().contains(AggregateUpdateGenerator.RUN_MARK)) {
@@ -119,10 +123,11 @@ class GeneratedAggregateCompileTest {
       mostRegisters.accumulateAndGet(report.registers(), Math::max);
     });
     System.out.printf("generated aggregate kernels: %d compiled cleanly (%d accumulating in"
-        + " registers, %d of them over runs of GPU-FOR rows, %d updating groups inline; at most"
-        + " %d registers, slowest compile %.0f ms), %d declined, %d rejected for a few bytes of"
-        + " spills%n", generated.get(), inRegisters.get(), inRuns.get(), inline.get(),
-        mostRegisters.get(), slowest.get() / 1e6, declined.get(), rejected.get());
+        + " registers, %d of them over runs of GPU-FOR rows, %d updating groups inline, %d with"
+        + " prefiltered rows; at most %d registers, slowest compile %.0f ms), %d declined, %d"
+        + " rejected for a few bytes of spills%n", generated.get(), inRegisters.get(),
+        inRuns.get(), inline.get(), prefiltered.get(), mostRegisters.get(),
+        slowest.get() / 1e6, declined.get(), rejected.get());
     assertEquals(PIPELINES, generated.get() + declined.get() + rejected.get());
     assertTrue(rejected.get() <= PIPELINES / 10, rejected.get() + " kernels spilled");
     assertTrue(generated.get() >= PIPELINES / 4, "too few pipelines were generated: "
@@ -130,6 +135,7 @@ class GeneratedAggregateCompileTest {
     assertTrue(inRegisters.get() > 0, "no global aggregate accumulated in registers");
     assertTrue(inRuns.get() > 0, "no global aggregate read runs of GPU-FOR rows");
     assertTrue(inline.get() > 0, "no kernel updated its groups inline");
+    assertTrue(prefiltered.get() > 0, "no kernel held rows for a probe (PrefilteredRows)");
   }
 
   /**

@@ -106,7 +106,8 @@ final class RandomPrograms {
       -3e9, 9.3e18, -9.3e18, 9.223372036854775807e18, 32767.5, -32768.9, 2.5};
   /**
    * Registers the main steps may fill. A step adds at most 4 registers, the closing ANSI steps at
-   * most 9 and the filter at most 3, so every program stays within Program.MAX_REGISTERS.
+   * most 9 and the filter at most 3, and a join's conjunct 6 more (a probe, 3 payloads, its NULL
+   * test and the AND), so every program stays within Program.MAX_REGISTERS.
    */
   private static final int REGISTER_BUDGET = Program.MAX_REGISTERS - 20;
   private static final int MAX_OUTPUTS = 6;
@@ -168,6 +169,15 @@ final class RandomPrograms {
       int filter = -1;
       if (random.nextInt(4) != 0) {
         filter = random.nextInt(3) == 0 ? comparison() : operand(ColumnType.BOOLEAN);
+      }
+      if (probes && filter >= 0 && random.nextInt(3) == 0) {
+        // A join's conjunct, as Spark's inner joins compile: a probe that only the filter's last
+        // AND reads (the generated kernels guard it, and may hold the rows that reach it).
+        int row = probe();
+        if (row >= 0) {
+          filter = builder.emitNew(Opcode.AND, filter,
+              typed(builder.emitNew(Opcode.IS_NOT_NULL, row, 0, 0), ColumnType.BOOLEAN), 0);
+        }
       }
       int outputCount = random.nextInt(10) == 0 ? 0 : 1 + random.nextInt(MAX_OUTPUTS);
       for (int o = 0; o < outputCount && !types.isEmpty(); o++) {
@@ -501,9 +511,10 @@ final class RandomPrograms {
 
     /**
      * PROBE of a table (a fresh one, or one probed before with the same key types) with one or
-     * two key registers, then LOAD_BUILD of some of its payload columns.
+     * two key registers, then LOAD_BUILD of some of its payload columns: the probe's register,
+     * or -1 where no table could be probed (a NULL test instead).
      */
-    private void probe() {
+    private int probe() {
       int keyCount = random.nextInt(3) == 0 ? 2 : 1;
       int[] keys = new int[keyCount];
       List<ColumnType> keyTypes = new ArrayList<>();
@@ -525,7 +536,7 @@ final class RandomPrograms {
       }
       if (table < 0) {
         nullTest();
-        return;
+        return -1;
       }
       int first = builder.constant(keys[0]);
       for (int k = 1; k < keyCount; k++) {
@@ -538,6 +549,7 @@ final class RandomPrograms {
           typed(builder.emitNew(Opcode.LOAD_BUILD, table, row, c), payload.get(c));
         }
       }
+      return row;
     }
 
     /** A new table's build side: random rows, repeated and NULL keys included; none sometimes. */
