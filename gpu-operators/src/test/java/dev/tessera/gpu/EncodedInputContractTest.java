@@ -522,18 +522,7 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
         try (ColumnBatch<DeviceColumn> out = aggregation.finish();
             ColumnBatch<HostColumn> host =
                 ColumnTransfer.toHost(out, backend.stagingAllocator(), stream)) {
-          List<List<Object>> actual = new ArrayList<>();
-          for (int r = 0; r < host.rowCount(); r++) {
-            actual.add(new ArrayList<>());
-          }
-          List<ColumnType> outTypes = List.of(ColumnType.STRING, ColumnType.LONG,
-              ColumnType.LONG, ColumnType.LONG);
-          for (int c = 0; c < outTypes.size(); c++) {
-            List<Object> values = TestColumns.values(outTypes.get(c), host.column(c));
-            for (int r = 0; r < host.rowCount(); r++) {
-              actual.get(r).add(values.get(r));
-            }
-          }
+          List<List<Object>> actual = TestColumns.rows(host);
           actual.sort(Comparator.comparing(r -> (String) r.get(0)));
           assertEquals(expected, actual, what);
         }

@@ -33,6 +33,21 @@ public final class TestColumns {
     }
   }
 
+  /** {@code batch}'s rows, each a list of its columns' Java values ({@link #values}). */
+  public static List<List<Object>> rows(ColumnBatch<HostColumn> batch) {
+    List<List<Object>> rows = new ArrayList<>();
+    for (int r = 0; r < batch.rowCount(); r++) {
+      rows.add(new ArrayList<>());
+    }
+    for (HostColumn column : batch.columns()) {
+      List<Object> values = values(column.type(), column);
+      for (int r = 0; r < batch.rowCount(); r++) {
+        rows.get(r).add(values.get(r));
+      }
+    }
+    return rows;
+  }
+
   /** One column type of each kind the device supports. */
   public static final List<ColumnType> ALL_TYPES = List.of(ColumnType.BOOLEAN, ColumnType.BYTE,
       ColumnType.SHORT, ColumnType.INT, ColumnType.LONG, ColumnType.FLOAT, ColumnType.DOUBLE,

@@ -18,7 +18,6 @@ import dev.tessera.gpu.column.TestColumns;
 import dev.tessera.gpu.expr.RowErrorException;
 import dev.tessera.gpu.join.JoinTable;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.AfterAll;
@@ -108,17 +107,8 @@ class CudaRandomAggregateTest extends CudaVersusHostTest {
       try (ColumnBatch<DeviceColumn> out = aggregation.finish();
           ColumnBatch<HostColumn> back =
               ColumnTransfer.toHost(out, backend.stagingAllocator(), stream)) {
-        List<List<Object>> groups = new ArrayList<>();
-        for (int r = 0; r < back.rowCount(); r++) {
-          groups.add(new ArrayList<>());
-        }
-        for (HostColumn column : back.columns()) {
-          List<Object> values = TestColumns.values(column.type(), column);
-          for (int r = 0; r < back.rowCount(); r++) {
-            groups.get(r).add(values.get(r));
-          }
-        }
-        groups.sort(Comparator.comparing(List::toString));
+        List<List<Object>> groups = TestColumns.rows(back);
+        TestColumns.sortByText(groups);
         return groups;
       }
     } finally {
