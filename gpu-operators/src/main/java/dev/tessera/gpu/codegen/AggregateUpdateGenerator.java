@@ -591,11 +591,7 @@ public final class AggregateUpdateGenerator {
       b.op("setp.ne.u32 %s, 0, 0", passes);
       String done = b.label("item" + item + "_prefiltered");
       b.op("@%s bra %s", outside, done);
-      Val[] values = new Val[body.count()];
-      BitSet unread = split.unread();
-      for (int i = unread.nextSetBit(0); i >= 0; i = unread.nextSetBit(i + 1)) {
-        values[i] = ProgramEmitter.Split.UNREAD;
-      }
+      Val[] values = split.valuesBeforeFirst(body.count());
       BitSet loads = body.columnLoads(split.first());
       body.emitAll(loads, values, it);
       BitSet others = (BitSet) split.first().clone();

@@ -930,19 +930,23 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    *     without any (Spark's IS NOT NULL of a join key): {@code first} reads no value of them,
    *     so it does not load them; the rest does where it reads them (the probe's key)
    * @param carried the instructions of {@code first} whose values the rest reads: every one but
-   *     the guard's left operand (true for every row that passes) and the constants (emitted
-   *     again, in {@code again})
-   * @param again the constants of {@code first} that the rest reads
+   *     the guard's left operand (true for every row that passes) and the constants (which the
+   *     rest emits again)
    * @param after what the rest runs: the instructions but {@code first}'s and the loads of
-   *     {@code unread} it does not read, and {@code again}
+   *     {@code unread} it does not read, and the constants of {@code first} it reads
    */
-  record Split(int guard, int left, BitSet first, BitSet unread, BitSet carried, BitSet again,
-      BitSet after) {
+  record Split(int guard, int left, BitSet first, BitSet unread, BitSet carried, BitSet after) {
     /**
-     * What the first part's instructions read of {@code unread}: a value that is never NULL and
-     * whose value is never read.
+     * A row's values (by instruction, of {@code count}) before the first part runs: what its
+     * instructions read of {@code unread}, a value that is never NULL and never read.
      */
-    static final Val UNREAD = Val.of("0");
+    Val[] valuesBeforeFirst(int count) {
+      Val[] values = new Val[count];
+      for (int i = unread.nextSetBit(0); i >= 0; i = unread.nextSetBit(i + 1)) {
+        values[i] = Val.of("0");
+      }
+      return values;
+    }
   }
 
   /**
@@ -996,7 +1000,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     carried.andNot(again);
     carried.clear(sources[guard][0]);
     after.or(again);
-    return new Split(guard, sources[guard][0], first, unread, carried, again, after);
+    return new Split(guard, sources[guard][0], first, unread, carried, after);
   }
 
   /**
@@ -1011,8 +1015,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       }
     }
     for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
-      boolean nullCheck = op(i) == Opcode.IS_NULL.code() || op(i) == Opcode.IS_NOT_NULL.code();
-      if (!nullCheck) {
+      if (!isNullCheck(i)) {
         for (int s : sources[i]) {
           loads.clear(s);
         }
@@ -1059,6 +1062,11 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     return -1;
   }
 
+  /** Whether instruction {@code i} is IS_NULL or IS_NOT_NULL (which read only validity). */
+  private boolean isNullCheck(int i) {
+    return op(i) == Opcode.IS_NULL.code() || op(i) == Opcode.IS_NOT_NULL.code();
+  }
+
   /**
    * Whether instruction {@code i}'s value depends on a value of the row: not where it and what it
    * reads are only constants, conjunctions, and NULL checks of columns without NULLs.
@@ -1069,8 +1077,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     BitSet unread = nullCheckedOnly(cone);
     for (int c = cone.nextSetBit(0); c >= 0; c = cone.nextSetBit(c + 1)) {
       boolean constant = isLoad(c) && op(c) != Opcode.LOAD_COLUMN.code();
-      boolean nullCheck = op(c) == Opcode.IS_NULL.code() || op(c) == Opcode.IS_NOT_NULL.code();
-      if (!constant && !unread.get(c) && !nullCheck && !conjunctions().get(c)) {
+      if (!constant && !unread.get(c) && !isNullCheck(c) && !conjunctions().get(c)) {
         return true;
       }
     }

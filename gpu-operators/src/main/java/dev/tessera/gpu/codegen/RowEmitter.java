@@ -1033,24 +1033,20 @@ final class RowEmitter {
     PreludeCall.call(b, "tessera_utf8_match", List.of(r), List.of(PreludeCall.b32(
         Integer.toString(kind)), PreludeCall.b64(s.value()), PreludeCall.b32(s.length()),
         PreludeCall.b64(p.value()), PreludeCall.b32(p.length())));
-    return widen(r);
+    return b.signExtend(r);
   }
 
   private String utf8Length(Val s) {
     String r = b.b32();
     PreludeCall.call(b, "tessera_utf8_length", List.of(r), List.of(PreludeCall.b64(s.value()),
         PreludeCall.b32(s.length())));
-    return widen(r);
+    return b.signExtend(r);
   }
 
   private String civilPart(String days, int part) {
     String r = b.b32();
     PreludeCall.call(b, "tessera_civil_part", List.of(r), List.of(PreludeCall.b64(days),
         PreludeCall.b32(Integer.toString(part))));
-    return widen(r);
-  }
-
-  private String widen(String int32) {
-    return b.signExtend(int32);
+    return b.signExtend(r);
   }
 }
