@@ -176,8 +176,11 @@ class GeneratedAggregateCompileTest {
             ColumnType.decimal(Math.min(18, t.precision() + 1), t.scale())));
       } else if (id == TypeId.BYTE || id == TypeId.SHORT || id == TypeId.INT
           || id == TypeId.LONG) {
-        functions.add(new AggregateFunction(random.nextBoolean() ? Kind.SUM : Kind.MAX, c,
-            random.nextBoolean() ? ColumnType.LONG : t));
+        // SUM into LONG, as Spark's integral sums; MAX into its own type or a LONG.
+        Kind kind = random.nextBoolean() ? Kind.SUM : Kind.MAX;
+        boolean wide = random.nextBoolean();
+        functions.add(new AggregateFunction(kind, c,
+            kind == Kind.SUM || wide ? ColumnType.LONG : t));
       } else {
         functions.add(new AggregateFunction(random.nextBoolean() ? Kind.MIN : Kind.MAX, c, t));
       }
