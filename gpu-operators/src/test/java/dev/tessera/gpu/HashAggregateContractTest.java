@@ -26,6 +26,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 
@@ -280,6 +281,74 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
     int five = b.emitNew(Opcode.CMP_INT, x, b.loadConstant(5), Comparison.EQ.code());
     int keep = b.emitNew(Opcode.NOT, five, 0, 0);
     return b.build(keep, List.of(new Program.Output(key, LONG), new Program.Output(doubled, LONG)));
+  }
+
+  /**
+   * Rows that a warp's lanes take in turns, then together: each 32 consecutive rows are one
+   * warp's item in a kernel of blocks of any multiple of 32 threads, and each such group of rows
+   * keeps the first half of its lanes (key 7), the second half (key -3), or all of them (each
+   * half its key), at random; a row in 64 has a key of its own. Where a kernel keeps a lane's rows
+   * of one group in registers (a run: CUDA's generated kernels, one fixed-width key and integral
+   * functions), a warp whose lanes hold runs of two groups adds its rows to them without a lookup;
+   * the odd keys end runs. Over 2,200,017 rows, enough for several items per warp.
+   */
+  @Test
+  void lanesKeepRowsOfTheirOwnGroupWhileTheirWarpHasSeveral() {
+    ColumnType intType = ColumnType.INT;
+    AggregateSpec spec = new AggregateSpec(List.of(intType, intType), 1, List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, LONG),
+        new AggregateFunction(Kind.COUNT, 1, LONG),
+        new AggregateFunction(Kind.SUM, 1, LONG),
+        new AggregateFunction(Kind.MIN, 1, intType),
+        new AggregateFunction(Kind.MAX, 1, intType)), false);
+    ProgramBuilder b = new ProgramBuilder(List.of(intType, intType, intType), false);
+    int key = b.loadColumn(0);
+    int v = b.loadColumn(1);
+    int keep = b.emitNew(Opcode.CMP_INT, b.loadColumn(2), b.loadConstant(1),
+        Comparison.EQ.code());
+    Program program = b.build(keep,
+        List.of(new Program.Output(key, intType), new Program.Output(v, intType)));
+
+    int rows = 2_200_017;
+    List<Object> keys = new ArrayList<>(rows);
+    List<Object> values = new ArrayList<>(rows);
+    List<Object> kept = new ArrayList<>(rows);
+    Map<Integer, long[]> expected = new TreeMap<>(); // rows, count, sum, min, max
+    Random random = new Random(42);
+    int phase = 0;
+    for (int r = 0; r < rows; r++) {
+      int lane = r % 32;
+      if (lane == 0) {
+        phase = random.nextInt(3); // 0: lanes 0-15 kept, 1: lanes 16-31, 2: every lane
+      }
+      boolean keeps = phase == 2 || (phase == 0) == (lane < 16);
+      int k = random.nextInt(64) == 0 ? 100 + r % 5 : lane < 16 ? 7 : -3;
+      Integer value = r % 11 == 0 ? null : (int) ((r * 7919L) % 201) - 100;
+      keys.add(k);
+      values.add(value);
+      kept.add(keeps ? 1 : 0);
+      if (keeps) {
+        long[] e = expected.computeIfAbsent(k, x -> new long[] {0, 0, 0, Long.MAX_VALUE,
+            Long.MIN_VALUE});
+        e[0]++;
+        if (value != null) {
+          e[1]++;
+          e[2] += value;
+          e[3] = Math.min(e[3], value);
+          e[4] = Math.max(e[4], value);
+        }
+      }
+    }
+    List<List<Object>> want = new ArrayList<>();
+    for (Map.Entry<Integer, long[]> e : expected.entrySet()) {
+      long[] a = e.getValue();
+      boolean any = a[1] > 0;
+      want.add(Arrays.asList(e.getKey(), a[0], a[1], any ? a[2] : null,
+          any ? (int) a[3] : null, any ? (int) a[4] : null));
+    }
+    TestColumns.sortByText(want);
+    assertEquals(want, aggregate(spec, program, List.of(intType, intType, intType),
+        List.of(List.of(keys, values, kept))));
   }
 
   private static AggregateSpec filteredSpec(boolean ansi) {

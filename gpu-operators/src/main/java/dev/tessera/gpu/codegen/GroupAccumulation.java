@@ -98,6 +98,42 @@ final class GroupAccumulation {
     run.begin();
   }
 
+  /** Whether the kernel accumulates runs ({@link #beginRuns}). */
+  boolean accumulatesRuns() {
+    return run != null;
+  }
+
+  /**
+   * Where the kernel accumulates runs: whether every lane whose row is aggregated ({@code act})
+   * recalled its last group ({@code looks} false: GroupLookup.recall put it in {@code group}) and
+   * holds a run of that group. A new .pred, the same in every lane of the warp (every lane must
+   * be here); where it holds, {@link #addToRuns} is the item's whole update.
+   */
+  String allInRuns(String act, String looks, String group) {
+    String inRun = b.pred();
+    b.op("setp.eq.u32 %s, %s, %s", inRun, group, run.group);
+    b.op("and.pred %s, %s, %s", inRun, inRun, run.held);
+    String recalled = b.pred();
+    b.op("not.pred %s, %s", recalled, looks);
+    b.op("and.pred %s, %s, %s", inRun, inRun, recalled);
+    String idle = b.pred();
+    b.op("not.pred %s, %s", idle, act);
+    b.op("or.pred %s, %s, %s", inRun, inRun, idle);
+    String all = b.pred();
+    b.op("vote.sync.all.pred %s, %s, -1", all, inRun);
+    return all;
+  }
+
+  /**
+   * Where {@link #allInRuns} holds: the rows of {@code act} (entry {@code entry}, the recalled
+   * one) added to their lanes' runs, as {@link #runItem} adds a row of the run's group.
+   */
+  void addToRuns(String act, String entry, AggregateValue[] inputs) {
+    b.comment("every aggregated row of the warp is of its lane's run: into the run, no lookup");
+    run.takeEntry(act, entry);
+    run.add(act, inputs);
+  }
+
   /**
    * After the tile loop, before the block's last barrier (every lane): where the kernel
    * accumulates runs, the lane's last run merged. {@code local}, {@code entries} and {@code

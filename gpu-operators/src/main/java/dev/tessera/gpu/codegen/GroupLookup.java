@@ -82,6 +82,32 @@ final class GroupLookup {
    */
   String findGroup(String act, AggregateValue[] keys, boolean[] seenAtInsert, String group,
       LocalKeyTable.View table, String entry) {
+    return findGroup(act, keys, seenAtInsert, group, table, entry,
+        keyTable == null ? null : recall(act, keys, group, entry));
+  }
+
+  /**
+   * Where the per-block table is found by key: for the lanes of {@code act} whose keys are their
+   * last group's, that group into {@code group} and its entry into {@code entry} (-1 for the
+   * other lanes). Returns a new .pred: the lanes of {@code act} that must look their group up,
+   * for {@link #findGroup(String, AggregateValue[], boolean[], String, LocalKeyTable.View,
+   * String, String)}.
+   */
+  String recall(String act, AggregateValue[] keys, String group, String entry) {
+    StoredKey[] stored = new StoredKey[keys.length];
+    for (int k = 0; k < keys.length; k++) {
+      stored[k] = storedForm(keys[k]);
+    }
+    return last.recall(b, act, keys, stored, group, entry);
+  }
+
+  /**
+   * {@link #findGroup(String, AggregateValue[], boolean[], String, LocalKeyTable.View, String)}
+   * where {@link #recall} has run: {@code looks} is what it returned (null where the table is
+   * not found by key).
+   */
+  String findGroup(String act, AggregateValue[] keys, boolean[] seenAtInsert, String group,
+      LocalKeyTable.View table, String entry, String looks) {
     this.seenAtInsert = seenAtInsert;
     if (Arrays.stream(keys).anyMatch(AggregateValue::isString)) {
       findGroupOf(act, keys, null, group);
@@ -113,7 +139,6 @@ final class GroupLookup {
       b.op("and.pred %s, %s, %s", leads, leads, act);
       findGroupOf(leads, keys, null, group);
     } else {
-      String looks = last.recall(b, act, keys, stored, group, entry);
       b.comment("the block's table by key, then (not held there) the global table");
       // The keys' hash (some 46 SASS instructions of 64-bit multiplies and shifts) only for a
       // lane that looks: a lane whose keys are its last group's uses none (with one group, or

@@ -108,21 +108,51 @@ final class GroupedAggregateEmitter {
    */
   void item(String active, IntFunction<AggregateValue> column, boolean[] nullable) {
     b.comment("the row's group and its accumulation (hash_aggregate.cuh AggregateItem, inline)");
-    LocalKeyTable.View table = localTable();
     String act = b.pred();
     b.op("setp.ne.u32 %s, %s, 0", act, active);
     String group = b.b32();
     b.op("mov.u32 %s, 0", group);
     String entry = keyTable == null ? null : b.b32();
     String claimed = null;
+    String done = null;
+    LocalKeyTable.View table = null; // emitted where it is read, after the runs' test
     if (spec.keyCount() > 0) {
       AggregateValue[] keys = new AggregateValue[spec.keyCount()];
       for (int k = 0; k < keys.length; k++) {
         keys[k] = column.apply(k);
       }
-      claimed = lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry);
+      if (accumulation.accumulatesRuns()) {
+        // Where every aggregated row of the warp is of its lane's run (one group, or keys
+        // clustered in the data: every item after a lane's first), the rows go into the runs
+        // and the item skips the lookup's and the warp path's tests and shuffles.
+        String looks = lookup.recall(act, keys, group, entry);
+        String looking = b.label("item_looks");
+        done = b.label("item_in_runs");
+        b.op("@!%s bra.uni %s", accumulation.allInRuns(act, looks, group), looking);
+        accumulation.addToRuns(act, entry, inputs(column));
+        b.op("bra.uni %s", done);
+        b.place(looking);
+        table = localTable();
+        claimed = lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry,
+            looks);
+      } else {
+        table = localTable();
+        claimed = lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry);
+      }
+    }
+    if (table == null) {
+      table = localTable();
     }
     // The inputs after the lookup: widened before it, they would hold registers through it.
+    accumulation.accumulate(table.local(), table.entries(), table.entries64(), act, group,
+        inputs(column), entry, claimed);
+    if (done != null) {
+      b.place(done);
+    }
+  }
+
+  /** The functions' inputs from {@code column} (null for COUNT_ROWS), emitted here. */
+  private AggregateValue[] inputs(IntFunction<AggregateValue> column) {
     AggregateValue[] inputs = new AggregateValue[spec.functions().size()];
     for (int f = 0; f < inputs.length; f++) {
       AggregateFunction fn = spec.functions().get(f);
@@ -130,8 +160,7 @@ final class GroupedAggregateEmitter {
         inputs[f] = column.apply(fn.input());
       }
     }
-    accumulation.accumulate(table.local(), table.entries(), table.entries64(), act, group, inputs,
-        entry, claimed);
+    return inputs;
   }
 
   /**
