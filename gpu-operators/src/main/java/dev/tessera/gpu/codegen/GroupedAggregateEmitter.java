@@ -128,7 +128,7 @@ final class GroupedAggregateEmitter {
         String looks = lookup.recall(act, keys, group, entry);
         String looking = b.label("item_looks");
         done = b.label("item_in_runs");
-        b.op("@!%s bra.uni %s", accumulation.allInRuns(act, looks, group), looking);
+        b.op("@!%s bra.uni %s", accumulation.allInRuns(act, looks, group, looking), looking);
         accumulation.addToRuns(act, entry, inputs(column));
         b.op("bra.uni %s", done);
         b.place(looking);

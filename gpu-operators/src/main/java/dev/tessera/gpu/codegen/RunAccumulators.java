@@ -25,6 +25,11 @@ final class RunAccumulators {
   private final AggregateSpec spec;
   /** Whether the lane holds a run (.pred), its group (.b32) and per-block entry (.b32, or -1). */
   final String held;
+  /**
+   * Whether the warp's last item with aggregated rows added them to runs (.pred, the same in every
+   * lane): only then does the next item test whether its rows are all of their lanes' runs.
+   */
+  final String lastItemInRuns;
   final String group;
   final String entry;
   /** Per function: the count, the sum's low word or the minimum/maximum (.b64). */
@@ -39,6 +44,7 @@ final class RunAccumulators {
     this.spec = spec;
     int n = spec.functions().size();
     this.held = b.pred();
+    this.lastItemInRuns = b.pred();
     this.group = b.b32();
     this.entry = b.b32();
     this.value = new String[n];
@@ -79,6 +85,7 @@ final class RunAccumulators {
   void begin() {
     b.comment("the lane's run: none yet");
     b.op("setp.ne.u32 %s, 0, 0", held);
+    b.op("setp.ne.u32 %s, 0, 0", lastItemInRuns);
     b.op("mov.u32 %s, -1", group);
     b.op("mov.u32 %s, -1", entry);
   }
