@@ -113,35 +113,30 @@ final class GroupedAggregateEmitter {
     String group = b.b32();
     b.op("mov.u32 %s, 0", group);
     String entry = keyTable == null ? null : b.b32();
-    String claimed = null;
-    String done = null;
-    LocalKeyTable.View table = null; // emitted where it is read, after the runs' test
-    if (spec.keyCount() > 0) {
-      AggregateValue[] keys = new AggregateValue[spec.keyCount()];
-      for (int k = 0; k < keys.length; k++) {
-        keys[k] = column.apply(k);
-      }
-      if (accumulation.accumulatesRuns()) {
-        // Where every aggregated row of the warp is of its lane's run (one group, or keys
-        // clustered in the data: every item after a lane's first), the rows go into the runs
-        // and the item skips the lookup's and the warp path's tests and shuffles.
-        String looks = lookup.recall(act, keys, group, entry);
-        String looking = b.label("item_looks");
-        done = b.label("item_in_runs");
-        b.op("@!%s bra.uni %s", accumulation.allInRuns(act, looks, group, looking), looking);
-        accumulation.addToRuns(act, entry, inputs(column));
-        b.op("bra.uni %s", done);
-        b.place(looking);
-        table = localTable();
-        claimed = lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry,
-            looks);
-      } else {
-        table = localTable();
-        claimed = lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry);
-      }
+    AggregateValue[] keys = new AggregateValue[spec.keyCount()];
+    for (int k = 0; k < keys.length; k++) {
+      keys[k] = column.apply(k);
     }
-    if (table == null) {
-      table = localTable();
+    String looks = null;
+    String done = null;
+    if (accumulation.accumulatesRuns()) { // one fixed-width key: the table is found by key
+      // Where every aggregated row of the warp is of its lane's run (one group, or keys
+      // clustered in the data: every item after a lane's first), the rows go into the runs and
+      // the item skips the lookup's and the warp path's tests and shuffles.
+      looks = lookup.recall(act, keys, group, entry);
+      String looking = b.label("item_looks");
+      done = b.label("item_in_runs");
+      b.op("@!%s bra.uni %s", accumulation.allInRuns(act, looks, group, looking), looking);
+      accumulation.addToRuns(act, entry, inputs(column));
+      b.op("bra.uni %s", done);
+      b.place(looking);
+    }
+    LocalKeyTable.View table = localTable(); // after the runs' test, which reads none of it
+    String claimed = null;
+    if (looks != null) {
+      claimed = lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry, looks);
+    } else if (keys.length > 0) {
+      claimed = lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry);
     }
     // The inputs after the lookup: widened before it, they would hold registers through it.
     accumulation.accumulate(table.local(), table.entries(), table.entries64(), act, group,

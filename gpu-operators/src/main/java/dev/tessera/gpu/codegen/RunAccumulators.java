@@ -25,13 +25,13 @@ final class RunAccumulators {
   private final AggregateSpec spec;
   /** Whether the lane holds a run (.pred), its group (.b32) and per-block entry (.b32, or -1). */
   final String held;
+  final String group;
+  final String entry;
   /**
    * Whether the warp's last item with aggregated rows added them to runs (.pred, the same in every
    * lane): only then does the next item test whether its rows are all of their lanes' runs.
    */
   final String lastItemInRuns;
-  final String group;
-  final String entry;
   /** Per function: the count, the sum's low word or the minimum/maximum (.b64). */
   final String[] value;
   /** Per function: the sum's high word (.b64; null for other kinds). */
@@ -44,9 +44,9 @@ final class RunAccumulators {
     this.spec = spec;
     int n = spec.functions().size();
     this.held = b.pred();
-    this.lastItemInRuns = b.pred();
     this.group = b.b32();
     this.entry = b.b32();
+    this.lastItemInRuns = b.pred();
     this.value = new String[n];
     this.high = new String[n];
     this.seen = new String[n];
