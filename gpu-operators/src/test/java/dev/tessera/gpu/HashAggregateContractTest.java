@@ -23,7 +23,6 @@ import dev.tessera.gpu.expr.RowErrorException;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -99,8 +98,7 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
         new AggregateFunction(Kind.SUM, 1, LONG),
         new AggregateFunction(Kind.MIN, 1, ColumnType.INT),
         new AggregateFunction(Kind.MAX, 1, ColumnType.INT)), false);
-    Map<Long, long[]> expected = new TreeMap<>(); // rows, count, sum, min, max
-    Map<Long, Boolean> seen = new HashMap<>();
+    Map<Long, long[]> expected = new TreeMap<>(); // newGroup()'s
     List<List<List<Object>>> batches = new ArrayList<>();
     int n = 0;
     for (int b = 0; b < 5; b++) {
@@ -112,25 +110,13 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
         keys.add(key);
         values.add(v);
         long k = key == null ? Long.MIN_VALUE : key;
-        long[] e = expected.computeIfAbsent(k, x -> new long[] {0, 0, 0, Long.MAX_VALUE,
-            Long.MIN_VALUE});
-        e[0]++;
-        if (v != null) {
-          e[1]++;
-          e[2] += v;
-          e[3] = Math.min(e[3], v);
-          e[4] = Math.max(e[4], v);
-          seen.put(k, true);
-        }
+        addRow(expected.computeIfAbsent(k, x -> newGroup()), v);
       }
       batches.add(List.of(keys, values));
     }
     List<List<Object>> want = new ArrayList<>();
     for (Map.Entry<Long, long[]> e : expected.entrySet()) {
-      long[] a = e.getValue();
-      boolean any = seen.getOrDefault(e.getKey(), false);
-      want.add(Arrays.asList(e.getKey() == Long.MIN_VALUE ? null : e.getKey(), a[0], a[1],
-          any ? a[2] : null, any ? (int) a[3] : null, any ? (int) a[4] : null));
+      want.add(groupRow(e.getKey() == Long.MIN_VALUE ? null : e.getKey(), e.getValue()));
     }
     TestColumns.sortByText(want);
     assertEquals(want, aggregate(spec, batches));
@@ -313,7 +299,7 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
     List<Object> keys = new ArrayList<>(rows);
     List<Object> values = new ArrayList<>(rows);
     List<Object> kept = new ArrayList<>(rows);
-    Map<Integer, long[]> expected = new TreeMap<>(); // rows, count, sum, min, max
+    Map<Integer, long[]> expected = new TreeMap<>(); // newGroup()'s
     Random random = new Random(42);
     int phase = 0;
     for (int r = 0; r < rows; r++) {
@@ -328,27 +314,42 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
       values.add(value);
       kept.add(keeps ? 1 : 0);
       if (keeps) {
-        long[] e = expected.computeIfAbsent(k, x -> new long[] {0, 0, 0, Long.MAX_VALUE,
-            Long.MIN_VALUE});
-        e[0]++;
-        if (value != null) {
-          e[1]++;
-          e[2] += value;
-          e[3] = Math.min(e[3], value);
-          e[4] = Math.max(e[4], value);
-        }
+        addRow(expected.computeIfAbsent(k, x -> newGroup()), value);
       }
     }
     List<List<Object>> want = new ArrayList<>();
     for (Map.Entry<Integer, long[]> e : expected.entrySet()) {
-      long[] a = e.getValue();
-      boolean any = a[1] > 0;
-      want.add(Arrays.asList(e.getKey(), a[0], a[1], any ? a[2] : null,
-          any ? (int) a[3] : null, any ? (int) a[4] : null));
+      want.add(groupRow(e.getKey(), e.getValue()));
     }
     TestColumns.sortByText(want);
     assertEquals(want, aggregate(spec, program, List.of(intType, intType, intType),
         List.of(List.of(keys, values, kept))));
+  }
+
+  /** A group's expected rows, count, sum, minimum and maximum of an INT value, before any row. */
+  private static long[] newGroup() {
+    return new long[] {0, 0, 0, Long.MAX_VALUE, Long.MIN_VALUE};
+  }
+
+  /** A row of the group, its value {@code v} or NULL. */
+  private static void addRow(long[] group, Integer v) {
+    group[0]++;
+    if (v != null) {
+      group[1]++;
+      group[2] += v;
+      group[3] = Math.min(group[3], v);
+      group[4] = Math.max(group[4], v);
+    }
+  }
+
+  /**
+   * The result row of {@code key}'s group: COUNT(*), COUNT(v), then SUM, MIN and MAX of v (NULL
+   * where no row had a value).
+   */
+  private static List<Object> groupRow(Object key, long[] group) {
+    boolean any = group[1] > 0;
+    return Arrays.asList(key, group[0], group[1], any ? group[2] : null,
+        any ? (int) group[3] : null, any ? (int) group[4] : null);
   }
 
   private static AggregateSpec filteredSpec(boolean ansi) {

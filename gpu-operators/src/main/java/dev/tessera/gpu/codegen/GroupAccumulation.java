@@ -114,9 +114,7 @@ final class GroupAccumulation {
    */
   String allInRuns(String act, String looks, String group, String elsewhere) {
     b.op("@!%s bra.uni %s", run.lastItemInRuns, elsewhere);
-    String inRun = b.pred();
-    b.op("setp.eq.u32 %s, %s, %s", inRun, group, run.group);
-    b.op("and.pred %s, %s, %s", inRun, inRun, run.held);
+    String inRun = run.isOf(group);
     String recalled = b.pred();
     b.op("not.pred %s, %s", recalled, looks);
     b.op("and.pred %s, %s, %s", inRun, inRun, recalled);
@@ -162,9 +160,7 @@ final class GroupAccumulation {
   private void runItem(String act, String group, String entry) {
     b.comment("the row into the lane's run (RunAccumulators)");
     b.op("setp.eq.u32 %s, 0, 0", run.lastItemInRuns);
-    String same = b.pred();
-    b.op("setp.eq.u32 %s, %s, %s", same, group, run.group);
-    b.op("and.pred %s, %s, %s", same, same, run.held);
+    String same = run.isOf(group);
     String change = b.pred();
     b.op("not.pred %s, %s", change, same);
     b.op("and.pred %s, %s, %s", change, change, act);

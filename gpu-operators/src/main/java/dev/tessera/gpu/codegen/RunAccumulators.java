@@ -90,6 +90,14 @@ final class RunAccumulators {
     b.op("mov.u32 %s, -1", entry);
   }
 
+  /** A new .pred: whether the lane holds a run of {@code group} (.b32). */
+  String isOf(String group) {
+    String same = b.pred();
+    b.op("setp.eq.u32 %s, %s, %s", same, group, this.group);
+    b.op("and.pred %s, %s, %s", same, same, held);
+    return same;
+  }
+
   /**
    * Where {@code start} holds: a new run of {@code group}'s rows (its entry {@code entry}), every
    * accumulator at its identity.
