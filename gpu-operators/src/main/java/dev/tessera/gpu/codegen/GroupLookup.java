@@ -140,25 +140,18 @@ final class GroupLookup {
       findGroupOf(leads, keys, null, group);
     } else {
       b.comment("the block's table by key, then (not held there) the global table");
-      // The keys' hash (some 46 SASS instructions of 64-bit multiplies and shifts) only for a
-      // lane that looks: a lane whose keys are its last group's uses none (with one group, or
-      // runs of a key, every lane after its first row). HashAggregateBench on an H200 (ncu):
-      // one group -17% (long keys) and -20% ("filter v > 0"); 10 to 10^5 groups +0.2 to +1.6%.
-      String h = b.b64();
-      b.op("mov.b64 %s, 0", h);
-      String hashed = b.label("keys_hashed");
-      b.op("@!%s bra %s", looks, hashed);
-      b.op("mov.b64 %s, %s", h, hash(keys));
-      b.place(hashed);
       boolean[] nullable = new boolean[keys.length];
       for (int k = 0; k < keys.length; k++) {
         nullable[k] = keys[k].valid() != null;
       }
-      LocalKeyTable.Found found = keyTable.find(table, looks, stored, nullable, h, entry, group);
+      LocalKeyTable.Found found = keyTable.find(table, looks, stored, nullable, entry, group);
       String global = b.pred();
       b.op("not.pred %s, %s", global, found.hit());
       b.op("and.pred %s, %s, %s", global, global, looks);
-      findGroupOf(global, keys, h, group);
+      // The keys' hash only for a lane that takes the global table, where it needs it (not
+      // where the direct map holds its keys): the block's table has a slot hash of its own
+      // (LocalKeyTable.firstSlot), and a lane whose keys are its last group's looks nowhere.
+      findGroupOf(global, keys, null, group);
       keyTable.publish(table, found, entry, group);
       claimed = found.claimed();
       // Only where the table holds the keys: a lane sent to the global table (a BUSY entry, a

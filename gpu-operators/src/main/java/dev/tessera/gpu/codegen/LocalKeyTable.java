@@ -31,8 +31,12 @@ final class LocalKeyTable {
    * 64 registers and from 1.03 to 1.16 ms (sparse: 1.76 to 2.11 ms; H100).
    */
   static final int MAX_KEYS = 1;
-  /** Slots a lane looks at, from the one its keys' hash names. */
+  /** Slots a lane looks at, from the one {@link #firstSlot} names. */
   private static final int PROBES = GroupAccumulation.LOCAL_PROBES;
+  /**
+   * The odd multiplier of the slot's hash (2^64 divided by the golden ratio, Fibonacci hashing).
+   */
+  private static final long SLOT_MULTIPLIER = 0x9e3779b97f4a7c15L;
   private static final int EMPTY = GroupLookup.EMPTY;
   private static final int BUSY = GroupLookup.BUSY;
 
@@ -70,11 +74,11 @@ final class LocalKeyTable {
   /**
    * For the lanes of {@code looks}: the entry holding keys {@code keys} (their stored forms;
    * {@code nullable}: whether each can be NULL) into {@code entry} and its group into {@code
-   * group}, or an empty entry claimed for them, by the keys' hash {@code hash} (.b64). {@code
+   * group}, or an empty entry claimed for them, from the slot {@link #firstSlot} names. {@code
    * entry} must be -1 on entry for the lanes of {@code looks}; it is left alone for the others.
    */
   Found find(View table, String looks, GroupLookup.StoredKey[] keys, boolean[] nullable,
-      String hash, String entry, String group) {
+      String entry, String group) {
     String hit = b.pred();
     String claimed = b.pred();
     b.op("setp.ne.s32 %s, 0, 0", hit);
@@ -87,8 +91,7 @@ final class LocalKeyTable {
     Addresses at = addresses(table);
     String lastEntry = b.b32();
     b.op("sub.u32 %s, %s, 1", lastEntry, table.entries());
-    String first = b.b32();
-    b.op("mov.b64 {%s, %s}, %s", b.b32(), first, hash); // the high word: the global slot is low
+    String first = firstSlot(keys, table.entries());
     String[] slot = new String[PROBES];
     String[] held = new String[PROBES];
     for (int probe = 0; probe < PROBES; probe++) {
@@ -147,6 +150,28 @@ final class LocalKeyTable {
     }
     b.place(done);
     return new Found(hit, claimed);
+  }
+
+  /**
+   * The first slot a lane looks at (.b32, below {@code entries}): the top bits of the key values'
+   * product with {@link #SLOT_MULTIPLIER}, scaled to the entries (a multiply-high). Only this
+   * table reads it (its keys are compared, and the merge walks every entry), so it need not be
+   * the global table's hash: that hash, two rounds of a 64-bit mixer (some 46 SASS
+   * instructions), is then computed only by the lanes that take the global table, where the table
+   * here holds their groups few are. A NULL key's stored value is 0, so it shares 0's slots.
+   */
+  private String firstSlot(GroupLookup.StoredKey[] keys, String entries) {
+    String mixed = b.b64();
+    b.op("mul.lo.s64 %s, %s, %d", mixed, keys[0].value(), SLOT_MULTIPLIER);
+    for (int k = 1; k < keys.length; k++) {
+      b.op("xor.b64 %s, %s, %s", mixed, mixed, keys[k].value());
+      b.op("mul.lo.s64 %s, %s, %d", mixed, mixed, SLOT_MULTIPLIER);
+    }
+    String high = b.b32();
+    b.op("mov.b64 {%s, %s}, %s", b.b32(), high, mixed);
+    String first = b.b32();
+    b.op("mul.hi.u32 %s, %s, %s", first, high, entries);
+    return first;
   }
 
   /**
