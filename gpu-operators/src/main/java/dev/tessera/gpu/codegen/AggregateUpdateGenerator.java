@@ -90,7 +90,7 @@ public final class AggregateUpdateGenerator {
   /** {@link #key(Program, List, AggregateSpec)} of the kernel for a device of {@code features}. */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features) {
-    StringBuilder key = new StringBuilder("aggregate-update v29;");
+    StringBuilder key = new StringBuilder("aggregate-update v30;");
     if (spec.ansi()) {
       key.append("ansi;"); // without it, integer sums to LONG wrap (AccumulatorArithmetic.wraps)
     }
@@ -271,6 +271,7 @@ public final class AggregateUpdateGenerator {
         registers.begin();
       } else {
         localTableCall("tessera_agg_local_reset");
+        update.reset();
         b.op("bar.sync 0");
         update.begin();
         if (queuesKeptRows(filter)) {

@@ -47,6 +47,16 @@ final class GroupedAggregateEmitter {
   }
 
   /**
+   * At the kernel's start, after LocalTable's reset and before the barrier after it: the per-block
+   * table's keys, where it is found by key ({@link LocalKeyTable#reset}).
+   */
+  void reset() {
+    if (keyTable != null) {
+      keyTable.reset(localTable());
+    }
+  }
+
+  /**
    * At the kernel's start, before the tile loop: the registers that live through the launch, a
    * lane's last group and its per-block entry. Only where a lane's next group is likely its last
    * and the registers are few: one fixed-width key ({@link GroupLookup#begin}, with the table

@@ -16,10 +16,12 @@ import dev.tessera.gpu.agg.AggregateSpec;
  *
  * <p>An entry's group word (LocalTable's {@code keys[E]}) goes from EMPTY to BUSY (the claiming
  * lane's compare-and-swap), and, once the claiming lane has stored the keys and found the group in
- * the global table, to the group, released (a fence, then the store). Nothing is written to an
+ * the global table, to the group, released (a fence, then the store). Its keys are 0 from the
+ * launch's start ({@link #reset}) until the claiming lane stores them. Nothing is written to an
  * entry again during the launch. A lane reads its slots' group words and keys together, relaxed;
- * where they seem to hold its keys, it reads the group word again, acquiring, and the keys after
- * it, so a hit never rests on keys read stale. A lane that finds a BUSY entry, or loses the
+ * where they seem to hold its keys and a key's stored value is 0 (which reset also wrote), it
+ * reads the group word again, acquiring, and the keys after it, so a hit never rests on keys read
+ * stale. A lane that finds a BUSY entry, or loses the
  * race for an empty one, or finds the slots it looks at held by other keys, takes the global
  * table and accumulators: the table can only skip work. The merge at the block's end (LocalTable's
  * own) reads the group words after a barrier, as before.
@@ -110,19 +112,26 @@ final class LocalKeyTable {
       values[probe] = loadKeys(at, table, slot[probe], keys.length);
       nulls[probe] = myNulls == null ? null : loadNulls(at, slot[probe]);
     }
+    String settled = nonzero(keys);
     String p = b.pred();
     for (int probe = 0; probe < PROBES; probe++) {
       String next = b.label("local_key_next");
       String busyOrEmpty = b.label("local_key_free");
+      String same = b.label("local_key_same");
       b.op("setp.lt.s32 %s, %s, 0", p, held[probe]);
       b.op("@%s bra %s", p, busyOrEmpty);
       branchUnlessEqual(values[probe], nulls[probe], keys, myNulls, next);
-      // They look equal; but keys read before the group word's store was seen may be stale. Read
-      // again after an acquire of the group word (its writer stored the keys, then released it).
+      // They look equal. A group word of 0 or more is the entry's last; the keys read with it
+      // are either the claimer's or the 0s of reset: where no key's stored value is 0 they are
+      // the claimer's (and then no key is NULL either: NULL is stored as 0).
+      b.op("@%s bra %s", settled, same);
+      // Else they may be reset's 0s, read before the claimer's store. Read again after an
+      // acquire of the group word (its writer stored the keys, then released it).
       String again = b.b32();
       b.op("ld.acquire.cta.shared.s32 %s, [%s]", again, groupWord(at, slot[probe]));
       branchUnlessEqual(loadKeys(at, table, slot[probe], keys.length),
           myNulls == null ? null : loadNulls(at, slot[probe]), keys, myNulls, next);
+      b.place(same);
       b.op("mov.u32 %s, %s", entry, slot[probe]);
       b.op("mov.u32 %s, %s", group, held[probe]);
       b.op("setp.eq.s32 %s, 0, 0", hit);
@@ -150,6 +159,45 @@ final class LocalKeyTable {
     }
     b.place(done);
     return new Found(hit, claimed);
+  }
+
+  /**
+   * At the kernel's start, after LocalTable's reset (which empties the group words) and before
+   * the barrier after it: every entry's key values and null words 0, so that a key read before
+   * its claimer's store is 0, never a value left in shared memory by an earlier kernel ({@link
+   * #find} relies on it). Each thread of the block takes every {@code %ntid.x}-th entry.
+   */
+  void reset(View table) {
+    Addresses at = addresses(table);
+    String slot = b.b32();
+    b.op("mov.u32 %s, %%tid.x", slot);
+    String step = b.b32();
+    b.op("mov.u32 %s, %%ntid.x", step);
+    String loop = b.label("local_key_reset");
+    String done = b.label("local_key_reset_done");
+    String p = b.pred();
+    b.place(loop);
+    b.op("setp.ge.u32 %s, %s, %s", p, slot, table.entries());
+    b.op("@%s bra %s", p, done);
+    for (int k = 0; k < spec.keyCount(); k++) {
+      b.op("st.shared.u64 [%s], 0", keyValue(at, table, k, slot));
+    }
+    b.op("st.shared.u32 [%s], 0", nullWord(at, slot));
+    b.op("add.u32 %s, %s, %s", slot, slot, step);
+    b.op("bra %s", loop);
+    b.place(done);
+  }
+
+  /** A new .pred: whether every key's stored value is nonzero (then none is NULL). */
+  private String nonzero(GroupLookup.StoredKey[] keys) {
+    String all = b.pred();
+    b.op("setp.ne.u64 %s, %s, 0", all, keys[0].value());
+    for (int k = 1; k < keys.length; k++) {
+      String p = b.pred();
+      b.op("setp.ne.u64 %s, %s, 0", p, keys[k].value());
+      b.op("and.pred %s, %s, %s", all, all, p);
+    }
+    return all;
   }
 
   /**

@@ -71,6 +71,13 @@ class LocalKeyTableTest {
         "(?s).*fence\\.acq_rel\\.cta;(\n[^\n]*){0,4}\n\tst\\.relaxed\\.cta\\.shared\\.s32.*"),
         "no release");
     assertTrue(ptx.contains("ld.acquire.cta.shared.s32"));
+    // The keys are 0 before the block's first barrier, so that a match of a nonzero key is the
+    // claimer's store and needs no acquire.
+    String start = ptx.substring(0, ptx.indexOf("bar.sync 0"));
+    assertTrue(start.matches("(?s).*\tst\\.shared\\.u64 \\[%rd\\d+\\], 0;.*"), "no reset of the keys");
+    assertTrue(ptx.matches("(?s).*\tsetp\\.ne\\.u64 (%p\\d+), %rd\\d+, 0;\n.*\t@\\1 bra "
+        + "\\$L_local_key_same_\\d+;\n\tmul\\.wide\\.u32 %rd\\d+, %r\\d+, 4;\n[^\n]*\n"
+        + "\tld\\.acquire\\.cta\\.shared\\.s32.*"), "no hit without the acquire");
     assertTrue(AggregateUpdateGenerator.key(ProgramBuilder.identity(held.inputTypes(), false),
         List.of(), held).contains("keyed;"));
 
