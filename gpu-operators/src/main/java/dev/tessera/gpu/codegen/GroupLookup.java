@@ -454,6 +454,7 @@ final class GroupLookup {
     String mask = plan.word(AggregatePlan.headerField(AggregatePlan.H_TABLE_MASK));
     String slot = b.b64();
     b.op("and.b64 %s, %s, %s", slot, h, mask);
+    StoredKey[] mine = storedForms(keys);
     String probe = b.label("group_probe");
     String occupied = b.label("group_occupied");
     String next = b.label("group_next");
@@ -530,7 +531,7 @@ final class GroupLookup {
       b.op("setp.ne.u64 %s, %s, %s", p, candidateHash, h);
       b.op("@%s bra %s", p, next);
     }
-    keysEqual(keys, groupKeys, next);
+    keysEqual(keys, mine, groupKeys, candidate, next);
     b.op("mov.u32 %s, %s", group, s);
     b.op("bra %s", stored);
     b.place(next);
@@ -591,6 +592,15 @@ final class GroupLookup {
     String isNull = b.b32();
     b.op("selp.u32 %s, 0, 1, %s", isNull, key.valid());
     return new StoredKey(isNull, value);
+  }
+
+  /** Each fixed-width key's {@link #storedForm} (null for a string key). */
+  private StoredKey[] storedForms(AggregateValue[] keys) {
+    StoredKey[] forms = new StoredKey[keys.length];
+    for (int k = 0; k < keys.length; k++) {
+      forms[k] = keys[k].isString() ? null : storedForm(keys[k]);
+    }
+    return forms;
   }
 
   private void writeStringKey(int k, AggregateValue key, String index) {
@@ -668,15 +678,18 @@ final class GroupLookup {
   }
 
   /**
-   * Loads group {@code candidate}'s keys: null flags, values and strings' lengths, together
-   * (through L2: another block may have written them).
+   * Loads group {@code candidate}'s keys: values, strings' null flags and lengths, together
+   * (through L2: another block may have written them). A fixed-width key's null flag is left
+   * for {@link #keysEqual} (null here): it reads it only where the values are both 0.
    */
   private StoredKey[] loadKeys(AggregateValue[] keys, String candidate) {
     StoredKey[] stored = new StoredKey[keys.length];
     for (int k = 0; k < keys.length; k++) {
-      String nullAt = keyElement(k, AggregatePlan.K_NULLS, candidate, 1);
-      String flag = b.b32();
-      b.op("ld.global.cg.u8 %s, [%s]", flag, nullAt);
+      String flag = null;
+      if (keys[k].isString()) {
+        flag = b.b32();
+        b.op("ld.global.cg.u8 %s, [%s]", flag, keyElement(k, AggregatePlan.K_NULLS, candidate, 1));
+      }
       String at = keyElement(k, AggregatePlan.K_VALUES, candidate, 8);
       String value = b.b64();
       b.op("ld.global.cg.u64 %s, [%s]", value, at);
@@ -692,11 +705,17 @@ final class GroupLookup {
   }
 
   /**
-   * hash_aggregate.cuh KeysEqual: on to {@code differ} unless a group's keys, {@code stored},
-   * are the row's.
+   * hash_aggregate.cuh KeysEqual: on to {@code differ} unless group {@code candidate}'s keys,
+   * {@code stored} ({@link #loadKeys}), are the row's, {@code keys} (fixed-width ones in their
+   * stored forms {@code mine}, {@link #storedForms}).
    */
-  private void keysEqual(AggregateValue[] keys, StoredKey[] stored, String differ) {
+  private void keysEqual(AggregateValue[] keys, StoredKey[] mine, StoredKey[] stored,
+      String candidate, String differ) {
     for (int k = 0; k < keys.length; k++) {
+      if (!keys[k].isString()) {
+        fixedWidthEqual(k, mine[k], stored[k].value(), candidate, differ);
+        continue;
+      }
       String groupNull = b.pred();
       b.op("setp.ne.u32 %s, %s, 0", groupNull, stored[k].isNull());
       String keyDone = b.label("key" + k + "_equal");
@@ -709,15 +728,31 @@ final class GroupLookup {
         b.op("@!%s bra %s", agree, differ);
         b.op("@%s bra %s", groupNull, keyDone);
       }
-      if (keys[k].isString()) {
-        stringEqual(k, keys[k], stored[k], differ);
-      } else {
-        String p = b.pred();
-        b.op("setp.ne.u64 %s, %s, %s", p, stored[k].value(), keys[k].value());
-        b.op("@%s bra %s", p, differ);
-      }
+      stringEqual(k, keys[k], stored[k], differ);
       b.place(keyDone);
     }
+  }
+
+  /**
+   * Key k, fixed-width, of group {@code candidate} (its stored value {@code value}) against the
+   * row's ({@code mine}): their stored values first (0 when NULL, {@link #storedForm}). Values that differ
+   * differ; equal values other than 0 are equal and neither NULL; only where both are 0 does
+   * the group's null flag decide, read then (a round trip to L2 that most probes skip: the flag
+   * was one more read at L2 for each of them).
+   */
+  private void fixedWidthEqual(int k, StoredKey mine, String value, String candidate,
+      String differ) {
+    String p = b.pred();
+    b.op("setp.ne.u64 %s, %s, %s", p, value, mine.value());
+    b.op("@%s bra %s", p, differ);
+    String equal = b.label("key" + k + "_equal");
+    b.op("setp.ne.u64 %s, %s, 0", p, value);
+    b.op("@%s bra %s", p, equal);
+    String flag = b.b32();
+    b.op("ld.global.cg.u8 %s, [%s]", flag, keyElement(k, AggregatePlan.K_NULLS, candidate, 1));
+    b.op("setp.ne.u32 %s, %s, %s", p, flag, mine.isNull());
+    b.op("@%s bra %s", p, differ);
+    b.place(equal);
   }
 
   /**
