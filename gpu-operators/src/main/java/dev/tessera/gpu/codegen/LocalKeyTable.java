@@ -16,12 +16,12 @@ import dev.tessera.gpu.agg.AggregateSpec;
  *
  * <p>An entry's group word (LocalTable's {@code keys[E]}) goes from EMPTY to BUSY (the claiming
  * lane's compare-and-swap), and, once the claiming lane has stored the keys and found the group in
- * the global table, to the group, released (a fence, then the store). Its keys are 0 from the
- * launch's start ({@link #reset}) until the claiming lane stores them. Nothing is written to an
- * entry again during the launch. A lane reads its slots' group words and keys together, relaxed;
- * where they seem to hold its keys and a key's stored value is 0 (which reset also wrote), it
- * reads the group word again, acquiring, and the keys after it, so a hit never rests on keys read
- * stale. A lane that finds a BUSY entry, or loses the
+ * the global table, to the group, released (a fence, then the store). Its keys are {@link
+ * #RESET_KEY} and its null word 0 from the launch's start ({@link #reset}) until the claiming
+ * lane stores them. Nothing is written to an entry again during the launch. A lane reads its
+ * slots' group words and keys together, relaxed; where they seem to hold its keys and a key is
+ * RESET_KEY, or 0 and nullable (a stale null word would pass), it reads the group word again,
+ * acquiring, and the keys after it, so a hit never rests on keys read stale. A lane that finds a BUSY entry, or loses the
  * race for an empty one, or finds the slots it looks at held by other keys, takes the global
  * table and accumulators: the table can only skip work. The merge at the block's end (LocalTable's
  * own) reads the group words after a barrier, as before.
@@ -39,6 +39,14 @@ final class LocalKeyTable {
    * The odd multiplier of the slot's hash (2^64 divided by the golden ratio, Fibonacci hashing).
    */
   private static final long SLOT_MULTIPLIER = 0x9e3779b97f4a7c15L;
+  /**
+   * An entry's key values from the block's start until its claimer stores them: a value no
+   * sign-extended narrower integer has and few LONG keys do, so that few hits need {@link
+   * #find}'s second read.
+   */
+  private static final long RESET_KEY = Long.MIN_VALUE;
+  /** {@link #RESET_KEY} as a PTX literal. */
+  private static final String RESET_KEY_PTX = "0x" + Long.toHexString(RESET_KEY);
   private static final int EMPTY = GroupLookup.EMPTY;
   private static final int BUSY = GroupLookup.BUSY;
 
@@ -112,7 +120,6 @@ final class LocalKeyTable {
       values[probe] = loadKeys(at, table, slot[probe], keys.length);
       nulls[probe] = myNulls == null ? null : loadNulls(at, slot[probe]);
     }
-    String settled = nonzero(keys);
     String p = b.pred();
     for (int probe = 0; probe < PROBES; probe++) {
       String next = b.label("local_key_next");
@@ -122,11 +129,12 @@ final class LocalKeyTable {
       b.op("@%s bra %s", p, busyOrEmpty);
       branchUnlessEqual(values[probe], nulls[probe], keys, myNulls, next);
       // They look equal. A group word of 0 or more is the entry's last; the keys read with it
-      // are either the claimer's or the 0s of reset: where no key's stored value is 0 they are
-      // the claimer's (and then no key is NULL either: NULL is stored as 0).
-      b.op("@%s bra %s", settled, same);
-      // Else they may be reset's 0s, read before the claimer's store. Read again after an
-      // acquire of the group word (its writer stored the keys, then released it).
+      // are either the claimer's or reset's: where they are not RESET_KEY they are the
+      // claimer's, and where they are not 0 either the claimer's keys are not NULL (stored as
+      // 0), so the null word is the claimer's 0 or reset's 0.
+      b.op("@%s bra %s", settled(keys, nullable), same); // here, not held through the probes
+      // Else they may be reset's, read before the claimer's store. Read again after an acquire
+      // of the group word (its writer stored the keys, then released it).
       String again = b.b32();
       b.op("ld.acquire.cta.shared.s32 %s, [%s]", again, groupWord(at, slot[probe]));
       branchUnlessEqual(loadKeys(at, table, slot[probe], keys.length),
@@ -163,9 +171,10 @@ final class LocalKeyTable {
 
   /**
    * At the kernel's start, after LocalTable's reset (which empties the group words) and before
-   * the barrier after it: every entry's key values and null words 0, so that a key read before
-   * its claimer's store is 0, never a value left in shared memory by an earlier kernel ({@link
-   * #find} relies on it). Each thread of the block takes every {@code %ntid.x}-th entry.
+   * the barrier after it: every entry's key values {@link #RESET_KEY} and its null word 0, so
+   * that keys read before their claimer's store are these, never values left in shared memory
+   * by an earlier kernel ({@link #find} relies on it). Each thread of the block takes every
+   * {@code %ntid.x}-th entry.
    */
   void reset(View table) {
     Addresses at = addresses(table);
@@ -180,7 +189,7 @@ final class LocalKeyTable {
     b.op("setp.ge.u32 %s, %s, %s", p, slot, table.entries());
     b.op("@%s bra %s", p, done);
     for (int k = 0; k < spec.keyCount(); k++) {
-      b.op("st.shared.u64 [%s], 0", keyValue(at, table, k, slot));
+      b.op("st.shared.u64 [%s], %s", keyValue(at, table, k, slot), RESET_KEY_PTX);
     }
     b.op("st.shared.u32 [%s], 0", nullWord(at, slot));
     b.op("add.u32 %s, %s, %s", slot, slot, step);
@@ -188,14 +197,21 @@ final class LocalKeyTable {
     b.place(done);
   }
 
-  /** A new .pred: whether every key's stored value is nonzero (then none is NULL). */
-  private String nonzero(GroupLookup.StoredKey[] keys) {
+  /**
+   * A new .pred: whether a match of the lane's keys ({@code keys}, stored forms) read relaxed
+   * is its claimer's: no key is {@link #RESET_KEY}, and none that can be NULL is 0.
+   */
+  private String settled(GroupLookup.StoredKey[] keys, boolean[] nullable) {
     String all = b.pred();
-    b.op("setp.ne.u64 %s, %s, 0", all, keys[0].value());
-    for (int k = 1; k < keys.length; k++) {
-      String p = b.pred();
-      b.op("setp.ne.u64 %s, %s, 0", p, keys[k].value());
+    b.op("setp.eq.u32 %s, 0, 0", all);
+    String p = b.pred();
+    for (int k = 0; k < keys.length; k++) {
+      b.op("setp.ne.u64 %s, %s, %s", p, keys[k].value(), RESET_KEY_PTX);
       b.op("and.pred %s, %s, %s", all, all, p);
+      if (nullable[k]) {
+        b.op("setp.ne.u64 %s, %s, 0", p, keys[k].value());
+        b.op("and.pred %s, %s, %s", all, all, p);
+      }
     }
     return all;
   }
