@@ -524,8 +524,8 @@ final class GroupLookup {
       candidateHash = b.b64();
       b.op("ld.global.cg.u64 %s, [%s]", candidateHash, hashAddress);
     }
-    // The group's null flags and values are loaded with its hash (where compared), not after
-    // comparing it: one round trip to L2 instead of one per word.
+    // The group's key values (and strings' null flags and lengths) are loaded with its hash
+    // (where compared), not after comparing it: one round trip to L2 instead of one per word.
     StoredKey[] groupKeys = loadKeys(keys, candidate);
     if (byHash) {
       b.op("setp.ne.u64 %s, %s, %s", p, candidateHash, h);
@@ -735,10 +735,12 @@ final class GroupLookup {
 
   /**
    * Key k, fixed-width, of group {@code candidate} (its stored value {@code value}) against the
-   * row's ({@code mine}): their stored values first (0 when NULL, {@link #storedForm}). Values that differ
-   * differ; equal values other than 0 are equal and neither NULL; only where both are 0 does
-   * the group's null flag decide, read then (a round trip to L2 that most probes skip: the flag
-   * was one more read at L2 for each of them).
+   * row's ({@code mine}): their stored values first (0 when NULL, {@link #storedForm}). Values
+   * that differ differ; equal values other than 0 are equal and neither NULL; only where both
+   * are 0 does the group's null flag decide, read then: a round trip to L2 that most probes
+   * skip, where the flag read with the value was one more read at L2 for each of them
+   * (HashAggregateBench's long keys on an H200, ncu: 10^4 groups 2,158 -> 1,820 µs, 10^5
+   * 1,943 -> 1,677 µs).
    */
   private void fixedWidthEqual(int k, StoredKey mine, String value, String candidate,
       String differ) {

@@ -60,8 +60,8 @@ final class GroupedAggregateEmitter {
    * At the kernel's start, before the tile loop: the registers that live through the launch, a
    * lane's last group and its per-block entry. Only where a lane's next group is likely its last
    * and the registers are few: one fixed-width key ({@link GroupLookup#begin}, with the table
-   * found by key) or none (one group). With string keys (SSB's) most kernels have hundreds of groups; the registers would
-   * cost them occupancy and rarely save a lookup.
+   * found by key) or none (one group). With string keys (SSB's) most kernels have hundreds of
+   * groups; the registers would cost them occupancy and rarely save a lookup.
    */
   void begin() {
     lookup.begin(); // one fixed-width key: the lookup remembers the group and its entry
