@@ -23,6 +23,7 @@ import dev.tessera.gpu.expr.RowErrorException;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -324,6 +325,47 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
     TestColumns.sortByText(want);
     assertEquals(want, aggregate(spec, program, List.of(intType, intType, intType),
         List.of(List.of(keys, values, kept))));
+  }
+
+  /**
+   * Keys a kernel's tables store in a way of their own are groups like any other: NULL and 0
+   * (both stored as the value 0, told apart by a null flag that CUDA's generated kernels read
+   * only where the values are 0) and Long.MIN_VALUE (the value their per-block entries hold
+   * until a key is stored there), with their neighbours, among 6,000 ordinary keys: more than a
+   * block's per-block table holds, so rows of every key also take the global table. Two batches
+   * of 300,000 rows.
+   */
+  @Test
+  void keysTheTablesStoreAsMarkersAreGroupsLikeAnyOther() {
+    AggregateSpec spec = new AggregateSpec(List.of(LONG, ColumnType.INT), 1, List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, LONG),
+        new AggregateFunction(Kind.COUNT, 1, LONG),
+        new AggregateFunction(Kind.SUM, 1, LONG),
+        new AggregateFunction(Kind.MIN, 1, ColumnType.INT),
+        new AggregateFunction(Kind.MAX, 1, ColumnType.INT)), false);
+    Long[] markers = {null, 0L, Long.MIN_VALUE, Long.MIN_VALUE + 1, -1L, 1L, Long.MAX_VALUE};
+    Map<Long, long[]> expected = new HashMap<>(); // newGroup()'s; the NULL key's under null
+    Random random = new Random(7);
+    List<List<List<Object>>> batches = new ArrayList<>();
+    for (int batch = 0; batch < 2; batch++) {
+      List<Object> keys = new ArrayList<>();
+      List<Object> values = new ArrayList<>();
+      for (int r = 0; r < 300_000; r++) {
+        Long key = random.nextBoolean() ? markers[random.nextInt(markers.length)]
+            : Long.valueOf(1_000_003L * (1 + random.nextInt(6_000)));
+        Integer value = random.nextInt(13) == 0 ? null : random.nextInt(2_001) - 1_000;
+        keys.add(key);
+        values.add(value);
+        addRow(expected.computeIfAbsent(key, x -> newGroup()), value);
+      }
+      batches.add(List.of(keys, values));
+    }
+    List<List<Object>> want = new ArrayList<>();
+    for (Map.Entry<Long, long[]> e : expected.entrySet()) {
+      want.add(groupRow(e.getKey(), e.getValue()));
+    }
+    TestColumns.sortByText(want);
+    assertEquals(want, aggregate(spec, batches));
   }
 
   /** A group's expected rows, count, sum, minimum and maximum of an INT value, before any row. */
