@@ -100,6 +100,22 @@ class GlobalRowUpdateTest {
   }
 
   @Test
+  void aFixedWidthKeysNullFlagIsReadOnlyWhereTheValuesAreBothZero() throws Exception {
+    // Two nullable INT keys: each probe reads the group's two values; each key's null flag
+    // only after its value equals the row's stored value (0 when NULL) and is 0.
+    String ptx = kernel(spec(List.of(ColumnType.INT, ColumnType.INT), Kind.SUM), true).ptx();
+    assertEquals(2, count(ptx, "ld.global.cg.u8"));
+    String flagRead = "(?s).*\tld\\.global\\.cg\\.u64 (%rd\\d+), \\[%rd\\d+\\];\n.*"
+        + "\tsetp\\.ne\\.u64 %p\\d+, \\1, %rd\\d+;\n\t@%p\\d+ bra \\$L_group_next_\\d+;\n"
+        + "\tsetp\\.ne\\.u64 (%p\\d+), \\1, 0;\n\t@\\2 bra \\$L_key\\d_equal_\\d+;\n"
+        + "(\t[^\n]*\n){0,4}\tld\\.global\\.cg\\.u8 .*";
+    assertTrue(ptx.matches(flagRead), "no flag read behind the value's compares");
+    // A string key's flag is read with its value and length (its value is a heap offset).
+    assertEquals(1, count(kernel(spec(List.of(ColumnType.STRING), Kind.SUM), true).ptx(),
+        "ld.global.cg.u8"));
+  }
+
+  @Test
   @RequiresPtxCompiler
   void theKernelsCompileClean() throws Exception {
     for (boolean nullable : new boolean[] {false, true}) {
