@@ -19,8 +19,9 @@ import org.junit.jupiter.api.Test;
  * How a generated aggregate kernel updates a group's global accumulators and finds a group in
  * the global table, where the per-block table does not hold the row's: a keyed kernel's integer
  * MIN/MAX read first, the waits issued after every function's atomic (at most three such
- * functions), and only string keys compared by the group's hash. No GPU (the CUDA differential
- * suites run these kernels against the host reference).
+ * functions), only string keys compared by the group's hash, and a fixed-width key's null flag
+ * read only where the values are 0. No GPU (the CUDA differential suites run these kernels
+ * against the host reference).
  */
 class GlobalRowUpdateTest {
   /** COUNT(*) and the {@code kinds} of one LONG value, grouped by {@code keys}, in ANSI mode. */
