@@ -93,13 +93,8 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
 
   @Test
   void groupsByALongKeyOverManyBatchesWithNulls() {
-    AggregateSpec spec = new AggregateSpec(List.of(LONG, ColumnType.INT), 1, List.of(
-        new AggregateFunction(Kind.COUNT_ROWS, -1, LONG),
-        new AggregateFunction(Kind.COUNT, 1, LONG),
-        new AggregateFunction(Kind.SUM, 1, LONG),
-        new AggregateFunction(Kind.MIN, 1, ColumnType.INT),
-        new AggregateFunction(Kind.MAX, 1, ColumnType.INT)), false);
-    Map<Long, long[]> expected = new TreeMap<>(); // newGroup()'s
+    AggregateSpec spec = countSumMinMax(LONG);
+    Map<Long, long[]> expected = new HashMap<>(); // newGroup()'s; the NULL key's under null
     List<List<List<Object>>> batches = new ArrayList<>();
     int n = 0;
     for (int b = 0; b < 5; b++) {
@@ -110,17 +105,11 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
         Integer v = n % 5 == 0 ? null : (n * 7919) % 10007 - 5000;
         keys.add(key);
         values.add(v);
-        long k = key == null ? Long.MIN_VALUE : key;
-        addRow(expected.computeIfAbsent(k, x -> newGroup()), v);
+        addRow(expected.computeIfAbsent(key, x -> newGroup()), v);
       }
       batches.add(List.of(keys, values));
     }
-    List<List<Object>> want = new ArrayList<>();
-    for (Map.Entry<Long, long[]> e : expected.entrySet()) {
-      want.add(groupRow(e.getKey() == Long.MIN_VALUE ? null : e.getKey(), e.getValue()));
-    }
-    TestColumns.sortByText(want);
-    assertEquals(want, aggregate(spec, batches));
+    assertEquals(expectedRows(expected), aggregate(spec, batches));
   }
 
   @Test
@@ -282,12 +271,7 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
   @Test
   void lanesKeepRowsOfTheirOwnGroupWhileTheirWarpHasSeveral() {
     ColumnType intType = ColumnType.INT;
-    AggregateSpec spec = new AggregateSpec(List.of(intType, intType), 1, List.of(
-        new AggregateFunction(Kind.COUNT_ROWS, -1, LONG),
-        new AggregateFunction(Kind.COUNT, 1, LONG),
-        new AggregateFunction(Kind.SUM, 1, LONG),
-        new AggregateFunction(Kind.MIN, 1, intType),
-        new AggregateFunction(Kind.MAX, 1, intType)), false);
+    AggregateSpec spec = countSumMinMax(intType);
     ProgramBuilder b = new ProgramBuilder(List.of(intType, intType, intType), false);
     int key = b.loadColumn(0);
     int v = b.loadColumn(1);
@@ -318,13 +302,8 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
         addRow(expected.computeIfAbsent(k, x -> newGroup()), value);
       }
     }
-    List<List<Object>> want = new ArrayList<>();
-    for (Map.Entry<Integer, long[]> e : expected.entrySet()) {
-      want.add(groupRow(e.getKey(), e.getValue()));
-    }
-    TestColumns.sortByText(want);
-    assertEquals(want, aggregate(spec, program, List.of(intType, intType, intType),
-        List.of(List.of(keys, values, kept))));
+    assertEquals(expectedRows(expected), aggregate(spec, program,
+        List.of(intType, intType, intType), List.of(List.of(keys, values, kept))));
   }
 
   /**
@@ -337,12 +316,7 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
    */
   @Test
   void keysTheTablesStoreAsMarkersAreGroupsLikeAnyOther() {
-    AggregateSpec spec = new AggregateSpec(List.of(LONG, ColumnType.INT), 1, List.of(
-        new AggregateFunction(Kind.COUNT_ROWS, -1, LONG),
-        new AggregateFunction(Kind.COUNT, 1, LONG),
-        new AggregateFunction(Kind.SUM, 1, LONG),
-        new AggregateFunction(Kind.MIN, 1, ColumnType.INT),
-        new AggregateFunction(Kind.MAX, 1, ColumnType.INT)), false);
+    AggregateSpec spec = countSumMinMax(LONG);
     Long[] markers = {null, 0L, Long.MIN_VALUE, Long.MIN_VALUE + 1, -1L, 1L, Long.MAX_VALUE};
     Map<Long, long[]> expected = new HashMap<>(); // newGroup()'s; the NULL key's under null
     Random random = new Random(7);
@@ -360,12 +334,31 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
       }
       batches.add(List.of(keys, values));
     }
-    List<List<Object>> want = new ArrayList<>();
-    for (Map.Entry<Long, long[]> e : expected.entrySet()) {
-      want.add(groupRow(e.getKey(), e.getValue()));
+    assertEquals(expectedRows(expected), aggregate(spec, batches));
+  }
+
+  /**
+   * GROUP BY one key of {@code keyType}, column 0: COUNT(*), then COUNT, SUM, MIN and MAX of the
+   * INT value in column 1 (the functions of {@link #newGroup} and {@link #groupRow}).
+   */
+  private static AggregateSpec countSumMinMax(ColumnType keyType) {
+    ColumnType intType = ColumnType.INT;
+    return new AggregateSpec(List.of(keyType, intType), 1, List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, LONG),
+        new AggregateFunction(Kind.COUNT, 1, LONG),
+        new AggregateFunction(Kind.SUM, 1, LONG),
+        new AggregateFunction(Kind.MIN, 1, intType),
+        new AggregateFunction(Kind.MAX, 1, intType)), false);
+  }
+
+  /** The result rows of {@code groups} (each key's {@link #newGroup}), sorted as aggregate's. */
+  private static List<List<Object>> expectedRows(Map<?, long[]> groups) {
+    List<List<Object>> rows = new ArrayList<>();
+    for (Map.Entry<?, long[]> e : groups.entrySet()) {
+      rows.add(groupRow(e.getKey(), e.getValue()));
     }
-    TestColumns.sortByText(want);
-    assertEquals(want, aggregate(spec, batches));
+    TestColumns.sortByText(rows);
+    return rows;
   }
 
   /** A group's expected rows, count, sum, minimum and maximum of an INT value, before any row. */
