@@ -94,11 +94,7 @@ final class GroupLookup {
    * String, String)}.
    */
   String recall(String act, AggregateValue[] keys, String group, String entry) {
-    StoredKey[] stored = new StoredKey[keys.length];
-    for (int k = 0; k < keys.length; k++) {
-      stored[k] = storedForm(keys[k]);
-    }
-    return last.recall(b, act, keys, stored, group, entry);
+    return last.recall(b, act, keys, storedForms(keys), group, entry);
   }
 
   /**
@@ -113,10 +109,7 @@ final class GroupLookup {
       findGroupOf(act, keys, null, group);
       return null;
     }
-    StoredKey[] stored = new StoredKey[keys.length];
-    for (int k = 0; k < keys.length; k++) {
-      stored[k] = storedForm(keys[k]);
-    }
+    StoredKey[] stored = storedForms(keys);
     // Not in hash_aggregate.cuh: where the table is found by group, of the warp's rows with the
     // same keys only the first looks the group up (a probe is a chain of L2 round trips; with few
     // groups most rows repeat a key). Where it is found by key, each row looks on its own: its
@@ -496,7 +489,7 @@ final class GroupLookup {
     String index = b.b64();
     b.op("atom.global.add.u64 %s, [%s], 1", index, counter);
     b.op("cvt.u32.u64 %s, %s", group, index);
-    writeKey(keys, index);
+    writeKey(keys, mine, index);
     initAccumulators(index);
     String hashAddress = b.b64();
     b.op("mad.lo.s64 %s, %s, 8, %s", hashAddress, index, hashes);
@@ -561,11 +554,12 @@ final class GroupLookup {
   }
 
   /**
-   * hash_aggregate.cuh WriteKey: value (0 when NULL) and null flag; a string's bytes copied into
-   * the key heap, its value their offset there, and its length (should the heap be full, which
-   * the host's bound rules out, the key is stored empty and *heap_overflow set).
+   * hash_aggregate.cuh WriteKey: value (0 when NULL) and null flag ({@code mine}, the fixed-width
+   * keys' {@link #storedForms}); a string's bytes copied into the key heap, its value their offset
+   * there, and its length (should the heap be full, which the host's bound rules out, the key is
+   * stored empty and *heap_overflow set).
    */
-  private void writeKey(AggregateValue[] keys, String index) {
+  private void writeKey(AggregateValue[] keys, StoredKey[] mine, String index) {
     for (int k = 0; k < keys.length; k++) {
       if (keys[k].isString()) {
         writeStringKey(k, keys[k], index);
@@ -573,9 +567,8 @@ final class GroupLookup {
       }
       String at = keyElement(k, AggregatePlan.K_VALUES, index, 8);
       String nullAt = keyElement(k, AggregatePlan.K_NULLS, index, 1);
-      StoredKey stored = storedForm(keys[k]);
-      b.op("st.global.u64 [%s], %s", at, stored.value());
-      b.op("st.global.u8 [%s], %s", nullAt, stored.isNull());
+      b.op("st.global.u64 [%s], %s", at, mine[k].value());
+      b.op("st.global.u8 [%s], %s", nullAt, mine[k].isNull());
     }
   }
 
