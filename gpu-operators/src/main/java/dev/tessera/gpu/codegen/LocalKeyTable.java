@@ -36,6 +36,8 @@ final class LocalKeyTable {
   static final int MAX_KEYS = 1;
   /** Slots a lane looks at, from the one {@link #firstSlot} names. */
   private static final int PROBES = GroupAccumulation.LOCAL_PROBES;
+  /** Of them, those read before the first is compared ({@link #find}): the rest on a miss. */
+  private static final int FIRST_READS = 1;
   /**
    * The odd multiplier of the slot's hash (2^64 divided by the golden ratio, Fibonacci hashing).
    */
@@ -105,32 +107,23 @@ final class LocalKeyTable {
     String lastEntry = b.b32();
     b.op("sub.u32 %s, %s, 1", lastEntry, table.entries());
     String first = firstSlot(keys, table.entries());
-    String[] slot = new String[PROBES];
-    String[] held = new String[PROBES];
-    for (int probe = 0; probe < PROBES; probe++) {
-      slot[probe] = b.b32();
-      b.op("add.u32 %s, %s, %d", slot[probe], first, probe);
-      b.op("and.b32 %s, %s, %s", slot[probe], slot[probe], lastEntry);
-      held[probe] = b.b32();
-      b.op("ld.relaxed.cta.shared.s32 %s, [%s]", held[probe], groupWord(at, slot[probe]));
-    }
-    // Every slot's keys too, relaxed, with the group words: one wait for shared memory, not one
-    // per slot, and no fence (which would wait for the thread's global atomics as well).
     String myNulls = nullBits(keys, nullable);
-    String[][] values = new String[PROBES][];
-    String[] nulls = new String[PROBES];
-    for (int probe = 0; probe < PROBES; probe++) {
-      values[probe] = loadKeys(at, table, slot[probe], keys.length);
-      nulls[probe] = myNulls == null ? null : loadNulls(at, slot[probe]);
-    }
+    Slots slots = new Slots(at, table, first, lastEntry, keys.length, myNulls != null);
+    // The first slot's group word and keys, relaxed: the rest only where it is not the lane's
+    // (below 10^4 groups nearly every lane finds its keys there, or claims it), so most rows
+    // read one entry, not four. No fence (it would wait for the thread's global atomics too).
+    slots.load(0, FIRST_READS);
     String p = b.pred();
     for (int probe = 0; probe < PROBES; probe++) {
+      if (probe == FIRST_READS) {
+        slots.load(FIRST_READS, PROBES); // the others' together: one wait, not one a slot
+      }
       String next = b.label("local_key_next");
       String busyOrEmpty = b.label("local_key_free");
       String same = b.label("local_key_same");
-      b.op("setp.lt.s32 %s, %s, 0", p, held[probe]);
+      b.op("setp.lt.s32 %s, %s, 0", p, slots.held[probe]);
       b.op("@%s bra %s", p, busyOrEmpty);
-      branchUnlessEqual(values[probe], nulls[probe], keys, myNulls, next);
+      branchUnlessEqual(slots.values[probe], slots.nulls[probe], keys, myNulls, next);
       // They look equal. A group word of 0 or more is the entry's last; the keys read with it
       // are either the claimer's or reset's: where they are not RESET_KEY they are the
       // claimer's, and where they are not 0 either the claimer's keys are not NULL (stored as
@@ -139,37 +132,76 @@ final class LocalKeyTable {
       // Else they may be reset's, read before the claimer's store. Read again after an acquire
       // of the group word (its writer stored the keys, then released it).
       String again = b.b32();
-      b.op("ld.acquire.cta.shared.s32 %s, [%s]", again, groupWord(at, slot[probe]));
-      branchUnlessEqual(loadKeys(at, table, slot[probe], keys.length),
-          myNulls == null ? null : loadNulls(at, slot[probe]), keys, myNulls, next);
+      b.op("ld.acquire.cta.shared.s32 %s, [%s]", again, groupWord(at, slots.slot[probe]));
+      branchUnlessEqual(loadKeys(at, table, slots.slot[probe], keys.length),
+          myNulls == null ? null : loadNulls(at, slots.slot[probe]), keys, myNulls, next);
       b.place(same);
-      b.op("mov.u32 %s, %s", entry, slot[probe]);
-      b.op("mov.u32 %s, %s", group, held[probe]);
+      b.op("mov.u32 %s, %s", entry, slots.slot[probe]);
+      b.op("mov.u32 %s, %s", group, slots.held[probe]);
       b.op("setp.eq.s32 %s, 0, 0", hit);
       b.op("bra %s", done);
       b.place(busyOrEmpty);
       // BUSY: another lane is finding the group; take the global table rather than wait.
-      b.op("setp.ne.s32 %s, %s, %d", p, held[probe], EMPTY);
+      b.op("setp.ne.s32 %s, %s, %d", p, slots.held[probe], EMPTY);
       b.op("@%s bra %s", p, done);
       String before = b.b32();
-      b.op("atom.shared.cas.b32 %s, [%s], %d, %d", before, groupWord(at, slot[probe]), EMPTY,
+      b.op("atom.shared.cas.b32 %s, [%s], %d, %d", before, groupWord(at, slots.slot[probe]), EMPTY,
           BUSY);
       b.op("setp.ne.s32 %s, %s, %d", p, before, EMPTY);
       b.op("@%s bra %s", p, done); // lost the race for it
       b.op("setp.eq.s32 %s, 0, 0", claimed);
-      b.op("mov.u32 %s, %s", entry, slot[probe]);
+      b.op("mov.u32 %s, %s", entry, slots.slot[probe]);
       for (int k = 0; k < keys.length; k++) {
-        b.op("st.relaxed.cta.shared.u64 [%s], %s", keyValue(at, table, k, slot[probe]),
+        b.op("st.relaxed.cta.shared.u64 [%s], %s", keyValue(at, table, k, slots.slot[probe]),
             keys[k].value());
       }
       if (myNulls != null) {
-        b.op("st.relaxed.cta.shared.u32 [%s], %s", nullWord(at, slot[probe]), myNulls);
+        b.op("st.relaxed.cta.shared.u32 [%s], %s", nullWord(at, slots.slot[probe]), myNulls);
       }
       b.op("bra %s", done);
       b.place(next);
     }
     b.place(done);
     return new Found(hit, claimed);
+  }
+
+  /** A lane's slots, by probe: each slot, its group word, key values and null word (or null). */
+  private final class Slots {
+    final String[] slot = new String[PROBES];
+    final String[] held = new String[PROBES];
+    final String[][] values = new String[PROBES][];
+    final String[] nulls = new String[PROBES];
+    private final Addresses at;
+    private final View table;
+    private final String first;
+    private final String lastEntry;
+    private final int keyCount;
+    private final boolean withNulls;
+
+    Slots(Addresses at, View table, String first, String lastEntry, int keyCount,
+        boolean withNulls) {
+      this.at = at;
+      this.table = table;
+      this.first = first;
+      this.lastEntry = lastEntry;
+      this.keyCount = keyCount;
+      this.withNulls = withNulls;
+    }
+
+    /** Probes [from, to): their slots, then their group words, then their keys, relaxed. */
+    void load(int from, int to) {
+      for (int probe = from; probe < to; probe++) {
+        slot[probe] = b.b32();
+        b.op("add.u32 %s, %s, %d", slot[probe], first, probe);
+        b.op("and.b32 %s, %s, %s", slot[probe], slot[probe], lastEntry);
+        held[probe] = b.b32();
+        b.op("ld.relaxed.cta.shared.s32 %s, [%s]", held[probe], groupWord(at, slot[probe]));
+      }
+      for (int probe = from; probe < to; probe++) {
+        values[probe] = loadKeys(at, table, slot[probe], keyCount);
+        nulls[probe] = withNulls ? loadNulls(at, slot[probe]) : null;
+      }
+    }
   }
 
   /**
