@@ -41,7 +41,8 @@ final class GroupedAggregateEmitter {
     this.body = body;
     this.localSymbol = localSymbol;
     this.plan = new PlanWords(b, body, spec);
-    this.keyTable = LocalKeyTable.holds(spec) ? new LocalKeyTable(b, spec) : null;
+    this.keyTable =
+        LocalKeyTable.holds(spec) ? new LocalKeyTable(b, spec, localSymbol + "_claims") : null;
     this.lookup = new GroupLookup(b, spec, body, plan, keyTable);
     this.accumulation = new GroupAccumulation(b, spec, plan, features);
   }
@@ -71,6 +72,14 @@ final class GroupedAggregateEmitter {
     if (RunAccumulators.admits(spec)) {
       accumulation.beginRuns();
     }
+  }
+
+  /**
+   * A new .pred: whether the per-block table found by key has room for more groups ({@link
+   * LocalKeyTable#hasRoom}); null (no test) where the table is found by group.
+   */
+  String tableHasRoom() {
+    return keyTable == null ? null : keyTable.hasRoom(localTable());
   }
 
   /** After the tile loop, before the block's last barrier: what the lanes still hold, merged. */

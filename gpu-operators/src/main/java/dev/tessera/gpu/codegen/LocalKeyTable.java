@@ -57,10 +57,15 @@ final class LocalKeyTable {
 
   private final PtxBuilder b;
   private final AggregateSpec spec;
+  /** The block's count of entries claimed so far (.shared .u32): its symbol. */
+  private final String claims;
 
-  LocalKeyTable(PtxBuilder b, AggregateSpec spec) {
+  /** {@code claims}: the name of the block's count of claimed entries, declared here. */
+  LocalKeyTable(PtxBuilder b, AggregateSpec spec, String claims) {
     this.b = b;
     this.spec = spec;
+    this.claims = claims;
+    b.declare(".shared .align 4 .u32 " + claims);
   }
 
   /** Whether the kernel of {@code spec} finds per-block entries by key. */
@@ -150,6 +155,7 @@ final class LocalKeyTable {
       b.op("setp.ne.s32 %s, %s, %d", p, before, EMPTY);
       b.op("@%s bra %s", p, done); // lost the race for it
       b.op("setp.eq.s32 %s, 0, 0", claimed);
+      b.op("red.shared.add.u32 [%s], 1", claims);
       b.op("mov.u32 %s, %s", entry, slots.slot[probe]);
       for (int k = 0; k < keys.length; k++) {
         b.op("st.relaxed.cta.shared.u64 [%s], %s", keyValue(at, table, k, slots.slot[probe]),
@@ -209,12 +215,15 @@ final class LocalKeyTable {
    * the barrier after it: every entry's key values {@link #RESET_KEY} and its null word 0, so
    * that keys read before their claimer's store are these, never values left in shared memory
    * by an earlier kernel ({@link #find} relies on it). Each thread of the block takes every
-   * {@code %ntid.x}-th entry.
+   * {@code %ntid.x}-th entry. And the count of claimed entries ({@link #hasRoom}) 0.
    */
   void reset(View table) {
     Addresses at = addresses(table);
     String slot = b.b32();
     b.op("mov.u32 %s, %%tid.x", slot);
+    String first = b.pred();
+    b.op("setp.eq.u32 %s, %s, 0", first, slot);
+    b.op("@%s st.shared.u32 [%s], 0", first, claims);
     String step = b.b32();
     b.op("mov.u32 %s, %%ntid.x", step);
     String loop = b.label("local_key_reset");
@@ -230,6 +239,22 @@ final class LocalKeyTable {
     b.op("add.u32 %s, %s, %s", slot, slot, step);
     b.op("bra %s", loop);
     b.place(done);
+  }
+
+  /**
+   * A new .pred: whether the block has claimed fewer than half of the table's entries so far,
+   * read relaxed (a hint: a claim may land just after). With fewer groups than that the table
+   * holds nearly every row's; once it is half full, rows start to find their slots held by other
+   * keys and go to the global accumulators.
+   */
+  String hasRoom(View table) {
+    String claimed = b.b32();
+    b.op("ld.relaxed.cta.shared.u32 %s, [%s]", claimed, claims);
+    String half = b.b32();
+    b.op("shr.u32 %s, %s, 1", half, table.entries());
+    String room = b.pred();
+    b.op("setp.lt.u32 %s, %s, %s", room, claimed, half);
+    return room;
   }
 
   /**

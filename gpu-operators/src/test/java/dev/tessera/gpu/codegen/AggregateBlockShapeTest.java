@@ -74,11 +74,20 @@ class AggregateBlockShapeTest {
   }
 
   @Test
-  void onlyAFilteredKernelOfTheLaunchsBlockAsksL2ForItsTiles() throws Exception {
+  void onlyAKernelOfTheLaunchsBlockAsksL2ForTiles() throws Exception {
     AggregateSpec keyed = spec(List.of(ColumnType.LONG));
-    // One request a thread for each of the key and the value: a tile is 4 rows a thread.
-    assertEquals(2, count(ptx(keyed, true, Encoding.PLAIN), "prefetch.global.L2"));
-    assertEquals(0, count(ptx(keyed, false, Encoding.PLAIN), "prefetch.global.L2"));
+    // One request a thread for each of the key and the value: a tile is 4 rows a thread. With
+    // a filter for the tile itself, without one for the block's next tile.
+    String filtered = ptx(keyed, true, Encoding.PLAIN);
+    assertEquals(2, count(filtered, "prefetch.global.L2"));
+    assertEquals(0, count(filtered, "nctaid.x") - 1, "the next tile's start in a filtered kernel");
+    String all = ptx(keyed, false, Encoding.PLAIN);
+    assertEquals(2, count(all, "prefetch.global.L2"));
+    assertEquals(2, count(all, "nctaid.x"), "the next tile's start, then the tile loop's");
+    // Only while the block's table has room: its count of claimed entries is read first.
+    int read = all.indexOf("ld.relaxed.cta.shared.u32");
+    assertTrue(read >= 0 && read < all.indexOf("prefetch.global.L2"));
+    assertTrue(all.substring(read, all.indexOf('\n', read)).contains("_claims]"));
     AggregateSpec twoKeys = spec(List.of(ColumnType.INT, ColumnType.INT));
     assertEquals(0, count(ptx(twoKeys, true, Encoding.PLAIN), "prefetch.global.L2"));
   }
