@@ -17,6 +17,9 @@ public final class GeneratedModule {
   public static final String PRELUDE_RESOURCE = "/dev/tessera/kernels/prelude.ptx";
   /** The most registers a generated kernel may use: 128 threads x 4 blocks an SM at 65536. */
   public static final int MAX_REGISTERS = 128;
+  /** A {@code .maxnreg} directive of a kernel's text, with its count. */
+  private static final Pattern MAX_REGISTERS_DIRECTIVE =
+      Pattern.compile("(?m)^\\.maxnreg (\\d+)$");
 
   /**
    * Further option sets to compile a rejected kernel with ({@link #compileAgain}), in order: the
@@ -97,7 +100,28 @@ public final class GeneratedModule {
    * the process's {@link KernelDiskCache}.
    */
   public static CompiledKernel compile(GeneratedKernel kernel, String arch) {
-    return KernelDiskCache.current().compile(text(kernel), arch, options(kernel, List.of()));
+    String text = text(kernel);
+    List<String> options = options(kernel, List.of());
+    CompiledKernel compiled = KernelDiskCache.current().compile(text, arch, options);
+    String lifted = withMaxRegisters(text);
+    if (lifted.equals(text) || rejection(compiled.report(kernel.entry())) == null) {
+      return compiled;
+    }
+    CompiledKernel again = KernelDiskCache.current().compile(lifted, arch, options);
+    return new CompiledKernel(again.arch(), again.cubin(), again.reports(),
+        compiled.compileNanos() + again.compileNanos(), again.infoLog());
+  }
+
+  /**
+   * {@code text} with every {@code .maxnreg} below {@link #MAX_REGISTERS} raised to it. A kernel
+   * may ask for fewer registers than that (one whose launch takes as many threads as its
+   * registers allow asks for a block of 1,024 threads' worth); where ptxas needs more for it
+   * (stack or spills), {@link #compile} compiles it again with these, as do {@link
+   * #compileAgain} and the driver's compiler after them.
+   */
+  public static String withMaxRegisters(String text) {
+    return MAX_REGISTERS_DIRECTIVE.matcher(text).replaceAll(m ->
+        Integer.parseInt(m.group(1)) < MAX_REGISTERS ? ".maxnreg " + MAX_REGISTERS : m.group());
   }
 
   /** Whether {@code kernel} decodes GPU-DFOR tiles (TilePrimitives.dforTile). */
@@ -121,7 +145,7 @@ public final class GeneratedModule {
    * {@link CompiledKernel#compileNanos} counts only itself.
    */
   public static CompiledKernel compileAgain(GeneratedKernel kernel, String arch) {
-    String text = text(kernel);
+    String text = withMaxRegisters(text(kernel));
     for (List<String> options : AGAIN) {
       CompiledKernel again = KernelDiskCache.current().compile(text, arch,
           options(kernel, options));

@@ -79,6 +79,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private String alwaysFalse;
   private final Map<Integer, String> constantRegisters = new LinkedHashMap<>();
   private final Map<Integer, ColumnRegisters> columns = new LinkedHashMap<>();
+  /** The item's columns loaded ahead of it ({@link #takeLoadedAhead}), by column. */
+  private Map<Integer, LookaheadColumns.Raw> loadedAhead = Map.of();
   private final Map<Integer, String[]> dforValues = new LinkedHashMap<>();
   /** Per GPU-FOR column, the miniblock of the thread's run of rows ({@link #beginRun}). */
   private final Map<Integer, ColumnLoads.ForMiniblock> runMiniblocks = new LinkedHashMap<>();
@@ -1506,8 +1508,25 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     return alwaysFalse;
   }
 
+  /**
+   * The next item's columns loaded ahead of it ({@link LookaheadColumns#take}): its LOAD_COLUMNs
+   * of them take these instead of loading. An empty map ends it.
+   */
+  void takeLoadedAhead(Map<Integer, LookaheadColumns.Raw> raw) {
+    loadedAhead = raw;
+  }
+
+  /** Plain column c's data (.b64, global). */
+  String columnData(int c) {
+    return columnRegisters(c).data();
+  }
+
   @Override
   public Val loadColumn(int column, RowEmitter.Item item) {
+    LookaheadColumns.Raw ahead = loadedAhead.get(column);
+    if (ahead != null) {
+      return LookaheadColumns.value(b, ahead);
+    }
     ColumnRegisters c = columnRegisters(column);
     return ColumnLoads.load(b, inputs.get(column), c.data(), c.validity(), c.offsets(),
         c.words(), c.blockStarts(), dforValues.get(column), runMiniblocks.get(column), item);

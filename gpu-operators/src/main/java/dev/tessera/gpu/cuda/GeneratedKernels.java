@@ -177,7 +177,8 @@ final class GeneratedKernels {
       return new Kernel(null, kernel.entry(), reason, 0);
     } else {
       // The driver's JIT: the PTX text, NUL-terminated.
-      byte[] text = GeneratedModule.text(kernel).getBytes(StandardCharsets.US_ASCII);
+      byte[] text = GeneratedModule.withMaxRegisters(GeneratedModule.text(kernel))
+          .getBytes(StandardCharsets.US_ASCII);
       image = java.util.Arrays.copyOf(text, text.length + 1);
     }
     Loaded loaded = loadImage(kernel, image);
@@ -216,7 +217,8 @@ final class GeneratedKernels {
   private Kernel loadThroughTheDriver(GeneratedKernel kernel, CompileReport inJar,
       long inJarNanos) {
     long started = System.nanoTime();
-    byte[] text = GeneratedModule.text(kernel).getBytes(StandardCharsets.US_ASCII);
+    byte[] text = GeneratedModule.withMaxRegisters(GeneratedModule.text(kernel))
+        .getBytes(StandardCharsets.US_ASCII);
     Loaded loaded = loadImage(kernel, java.util.Arrays.copyOf(text, text.length + 1));
     int[] local = new int[1];
     int[] registers = new int[1];

@@ -14,6 +14,8 @@ import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -23,6 +25,11 @@ import org.junit.jupiter.api.Test;
  */
 class AggregateBlockShapeTest {
   private static final String FIXED_BLOCK = ".maxntid 128, 1, 1";
+  /** The read of the block's count of claimed entries (LocalKeyTable.hasRoom). */
+  private static final Pattern READS_CLAIMS =
+      Pattern.compile("ld\\.relaxed\\.cta\\.shared\\.u32 %r\\d+, \\[\\w+_claims\\]");
+  /** A load of a row's word ahead of its item (LookaheadColumns.load: where in the batch). */
+  private static final Pattern AHEAD = Pattern.compile("@%p\\d+ ld\\.global\\.nc\\.u64");
 
   private static AggregateSpec spec(List<ColumnType> keys) {
     return LocalKeyTableTest.spec(keys);
@@ -78,18 +85,47 @@ class AggregateBlockShapeTest {
     AggregateSpec keyed = spec(List.of(ColumnType.LONG));
     // One request a thread for each of the key and the value: a tile is 4 rows a thread. With
     // a filter for the tile itself, without one for the block's next tile.
+    // The next tile's only while the block's table has room: its count of claimed entries is
+    // read first.
     String filtered = ptx(keyed, true, Encoding.PLAIN);
     assertEquals(2, count(filtered, "prefetch.global.L2"));
-    assertEquals(0, count(filtered, "nctaid.x") - 1, "the next tile's start in a filtered kernel");
+    assertFalse(READS_CLAIMS.matcher(filtered).find(), "the next tile's in a filtered kernel");
     String all = ptx(keyed, false, Encoding.PLAIN);
     assertEquals(2, count(all, "prefetch.global.L2"));
-    assertEquals(2, count(all, "nctaid.x"), "the next tile's start, then the tile loop's");
-    // Only while the block's table has room: its count of claimed entries is read first.
-    int read = all.indexOf("ld.relaxed.cta.shared.u32");
-    assertTrue(read >= 0 && read < all.indexOf("prefetch.global.L2"));
-    assertTrue(all.substring(read, all.indexOf('\n', read)).contains("_claims]"));
+    Matcher read = READS_CLAIMS.matcher(all);
+    assertTrue(read.find() && read.start() < all.indexOf("prefetch.global.L2"));
     AggregateSpec twoKeys = spec(List.of(ColumnType.INT, ColumnType.INT));
     assertEquals(0, count(ptx(twoKeys, true, Encoding.PLAIN), "prefetch.global.L2"));
+  }
+
+  @Test
+  void aKernelOfTheLaunchsBlockLoadsItsNextRowAhead() throws Exception {
+    AggregateSpec keyed = spec(List.of(ColumnType.LONG));
+    for (boolean filtered : new boolean[] {false, true}) {
+      String ptx = ptx(keyed, filtered, Encoding.PLAIN);
+      // The key's and the value's words: the thread's first row before the tile loop, then in
+      // the item loop, before the item's own code, the next row's, where it is in the batch.
+      int loop = ptx.indexOf("$L_item_loop");
+      String before = ptx.substring(0, loop);
+      String inLoop = ptx.substring(loop);
+      assertEquals(2, count(before, "ld.global.nc.u64"), "filtered " + filtered);
+      assertEquals(2, AHEAD.matcher(before).results().count(), "filtered " + filtered);
+      assertEquals(2, AHEAD.matcher(inLoop).results().count(), "filtered " + filtered);
+      assertEquals(2, count(inLoop, "ld.global.nc.u64"), "no load of them in the item");
+      assertTrue(inLoop.indexOf("ld.global.nc.u64") < inLoop.indexOf("the row's group"));
+    }
+    // Columns that can be NULL are loaded by their item.
+    List<InputSpec> nullable = keyed.inputTypes().stream()
+        .map(t -> new InputSpec(t, Encoding.PLAIN, true)).toList();
+    String ptx = AggregateUpdateGenerator.generate(program(keyed, false), nullable, keyed,
+        KernelFeatures.forArch("sm_90")).ptx();
+    assertEquals(0, AHEAD.matcher(ptx).results().count());
+    // It asks for a block of 1,024 threads' registers (GeneratedModule lifts them where they
+    // spill); a kernel of a fixed block, for the most a generated kernel may take.
+    assertTrue(ptx.contains(".maxnreg " + AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS + "\n"));
+    AggregateSpec twoKeys = spec(List.of(ColumnType.INT, ColumnType.INT));
+    assertTrue(ptx(twoKeys, false, Encoding.PLAIN)
+        .contains(".maxnreg " + GeneratedModule.MAX_REGISTERS + "\n"));
   }
 
   @Test

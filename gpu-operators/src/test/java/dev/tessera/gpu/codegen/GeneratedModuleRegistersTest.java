@@ -1,0 +1,56 @@
+package dev.tessera.gpu.codegen;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codec.Encoding;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.expr.ProgramBuilder;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A kernel that asks for fewer registers than {@link GeneratedModule#MAX_REGISTERS} (one of the
+ * launch's block asks for a block of 1,024 threads' worth) is compiled with them where ptxas can
+ * do without spills, and with the most a generated kernel may take where it cannot.
+ */
+class GeneratedModuleRegistersTest {
+  private static GeneratedKernel keyed() throws Exception {
+    AggregateSpec spec = LocalKeyTableTest.spec(List.of(ColumnType.LONG));
+    List<ColumnType> types = spec.inputTypes();
+    return AggregateUpdateGenerator.generate(ProgramBuilder.identity(types, false),
+        types.stream().map(t -> new InputSpec(t, Encoding.PLAIN, false)).toList(), spec,
+        KernelFeatures.forArch("sm_90"));
+  }
+
+  @Test
+  void aTextsRegisterCountsBelowTheMostAreLiftedToIt() {
+    String text = ".visible .entry a()\n.maxnreg 64\n{\n}\n.visible .entry b()\n.maxnreg "
+        + GeneratedModule.MAX_REGISTERS + "\n{\n}\n";
+    String lifted = GeneratedModule.withMaxRegisters(text);
+    assertEquals(text.replace(".maxnreg 64\n", ".maxnreg " + GeneratedModule.MAX_REGISTERS
+        + "\n"), lifted);
+    assertEquals(lifted, GeneratedModule.withMaxRegisters(lifted));
+  }
+
+  @Test
+  @RequiresPtxCompiler
+  void aKernelThatSpillsWithTheRegistersItAsksForIsCompiledWithMore() throws Exception {
+    GeneratedKernel kernel = keyed();
+    String asked = ".maxnreg " + AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS + "\n";
+    assertTrue(kernel.ptx().contains(asked));
+    CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
+    assertNull(GeneratedModule.rejection(report), report.summary());
+    assertTrue(report.registers() <= AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS,
+        report.summary());
+
+    // Asked for 24, it spills: compiled again with up to MAX_REGISTERS, clean.
+    GeneratedKernel tight = new GeneratedKernel(kernel.entry(), kernel.key() + ";tight",
+        kernel.ptx().replace(asked, ".maxnreg 24\n"), kernel.target());
+    CompileReport lifted = GeneratedModule.compile(tight, "sm_90").report(kernel.entry());
+    assertNull(GeneratedModule.rejection(lifted), lifted.summary());
+    assertTrue(lifted.registers() > 24, lifted.summary());
+  }
+}
