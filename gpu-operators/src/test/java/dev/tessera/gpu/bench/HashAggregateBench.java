@@ -26,9 +26,11 @@ import java.util.Random;
 
 /**
  * Benchmark (not a test) of the hash aggregation: {@code SELECT k, count(*), sum(v), min(v),
- * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in six forms:
+ * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in seven forms:
  * <ul>
  *   <li>"long keys": update(batch) (the fused kernel with the identity program);
+ *   <li>"nullable keys": the same, k with a validity bitmap and one row in 100 NULL (the kernel
+ *       of a key that can be NULL: its null flags held and compared; one group more);
  *   <li>"filter v > 0": the same with {@code WHERE v > 0}, update(program, batch): the filter,
  *       projection and aggregation in one kernel;
  *   <li>"string keys": k as a STRING ("key-" + number), up to 10^6 groups;
@@ -45,13 +47,15 @@ import java.util.Random;
  * <pre>run-bench.sh dev.tessera.gpu.bench.HashAggregateBench [rows] [deviceGBps] [backend] [codegen] [forms]</pre>
  *
  * <p>{@code forms}, when given, is a comma-separated list of the forms to run ("long keys,no
- * keys"); all six otherwise.
+ * keys"); all seven otherwise.
  */
 public final class HashAggregateBench {
   private static final int WARM_UP = 1;
   private static final int RUNS = 5;
   private static final int HOST_WARM_UP = 2_000;
   private static final long MAX_STRING_GROUPS = 1_000_000L;
+  /** "nullable keys": one row in this many has a NULL key. */
+  private static final int NULL_KEY_EVERY = 100;
 
   private HashAggregateBench() {}
 
@@ -67,7 +71,7 @@ public final class HashAggregateBench {
       System.out.println("hash aggregate benchmark on " + backend.description() + ", " + rows
           + " rows" + (codegen ? ", generated kernels" : ", interpreter kernels"));
       List<String> forms = List.of("long keys", "filter v > 0", "two keys, filter v > 0",
-          "string keys", "long keys, 8 batches", "no keys");
+          "string keys", "long keys, 8 batches", "no keys", "nullable keys");
       if (args.length > 4) {
         List<String> chosen = List.of(args[4].split(",(?! )"));
         for (String form : chosen) {
@@ -79,6 +83,7 @@ public final class HashAggregateBench {
       }
       for (String form : forms) {
         boolean strings = form.equals("string keys");
+        boolean nullableKeys = form.equals("nullable keys");
         int batches = form.equals("long keys, 8 batches") ? 8 : 1;
         ColumnType keyType = strings ? ColumnType.STRING : ColumnType.LONG;
         boolean global = form.equals("no keys");
@@ -86,7 +91,7 @@ public final class HashAggregateBench {
         AggregateSpec spec = twoKeys ? twoKeySpec() : spec(keyType, global ? 0 : 1);
         Program program = form.equals("filter v > 0") ? positiveValues()
             : twoKeys ? positiveValuesByTwoKeys() : null;
-        warmHostPaths(backend, stream, spec, program, strings);
+        warmHostPaths(backend, stream, spec, program, strings, nullableKeys);
         System.out.println(form);
         System.out.println("groups        median ms   G rows/s   floor ms   x floor");
         long maxGroups = global ? 1 : strings ? MAX_STRING_GROUPS : 10_000_000L;
@@ -98,11 +103,12 @@ public final class HashAggregateBench {
               int from = (int) ((long) rows * b / batches);
               int to = (int) ((long) rows * (b + 1) / batches);
               ColumnBatch<DeviceColumn> input =
-                  upload(backend, stream, from, to, groups, strings);
+                  upload(backend, stream, from, to, groups, strings, nullableKeys);
               inputs.add(input);
               for (DeviceColumn c : input.columns()) {
                 inputBytes += c.dataBytes()
-                    + (c.offsets() == null ? 0 : 4L * (input.rowCount() + 1));
+                    + (c.offsets() == null ? 0 : 4L * (input.rowCount() + 1))
+                    + (c.validity() == null ? 0 : (input.rowCount() + 7L) / 8);
               }
             }
             measure(backend, stream, spec, program, inputs, rows, inputBytes, deviceGBps);
@@ -121,8 +127,9 @@ public final class HashAggregateBench {
    * count) would time them interpreted.
    */
   private static void warmHostPaths(Backend backend, GpuStream stream, AggregateSpec spec,
-      Program program, boolean strings) {
-    try (ColumnBatch<DeviceColumn> small = upload(backend, stream, 0, 4096, 10, strings)) {
+      Program program, boolean strings, boolean nullableKeys) {
+    try (ColumnBatch<DeviceColumn> small =
+        upload(backend, stream, 0, 4096, 10, strings, nullableKeys)) {
       HashAggregateKernel kernel = backend.hashAggregateKernel();
       for (int i = 0; i < HOST_WARM_UP; i++) {
         try (HashAggregateKernel.Aggregation a = kernel.open(spec, backend.deviceMemory(), stream)) {
@@ -210,8 +217,12 @@ public final class HashAggregateBench {
   }
 
   /** Rows [from, to) of the benchmark's input: row i < groups has key i, later rows random. */
+  /**
+   * Rows {@code [from, to)} of the form's batch: keys of {@code groups} groups (as strings where
+   * {@code strings}; every 100th NULL where {@code nullableKeys}), values random ints.
+   */
   private static ColumnBatch<DeviceColumn> upload(Backend backend, GpuStream stream, int from,
-      int to, long groups, boolean strings) {
+      int to, long groups, boolean strings, boolean nullableKeys) {
     Random random = new Random(groups * 31 + from);
     int rows = to - from;
     HostColumn k;
@@ -222,7 +233,9 @@ public final class HashAggregateBench {
             backend.stagingAllocator())) {
       for (int i = from; i < to; i++) {
         long key = i < groups ? i : Math.floorMod(random.nextLong(), groups);
-        if (strings) {
+        if (nullableKeys && i % NULL_KEY_EVERY == NULL_KEY_EVERY - 1) {
+          kb.appendNull();
+        } else if (strings) {
           kb.appendString("key-" + key);
         } else {
           kb.appendLong(key);
