@@ -19,13 +19,15 @@ import dev.tessera.gpu.agg.AggregateSpec;
  * lane's compare-and-swap), and, once the claiming lane has stored the keys and found the group in
  * the global table, to the group, released (a fence, then the store). Its keys are {@link
  * #RESET_KEY} and its null word 0 from the launch's start ({@link #reset}) until the claiming
- * lane stores them. Nothing is written to an entry again during the launch. A lane reads its
- * slots' group words and keys together, relaxed; where they seem to hold its keys and a key is
+ * lane stores them. Nothing is written to an entry again during the launch. A lane reads a
+ * slot's group word and keys together, relaxed (the first slot's alone, the other three's only
+ * where it is not the lane's); where they seem to hold its keys and a key is
  * RESET_KEY, or 0 and nullable (a stale null word would pass), it reads the group word again,
  * acquiring, and the keys after it, so a hit never rests on keys read stale. A lane that finds a
  * BUSY entry, or loses the race for an empty one, or finds the slots it looks at held by other
  * keys, takes the global table and accumulators: the table can only skip work. The merge at the
- * block's end (LocalTable's own) reads the group words after a barrier, as before.
+ * block's end (LocalTable's own) reads the group words after a barrier, as before. The block also
+ * counts the entries claimed ({@link #hasRoom}), a hint for prefetching only.
  */
 final class LocalKeyTable {
   /**
