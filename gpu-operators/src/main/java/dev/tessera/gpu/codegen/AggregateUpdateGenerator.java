@@ -6,6 +6,8 @@ import dev.tessera.gpu.expr.Program;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
+import java.util.SortedSet;
+import java.util.TreeSet;
 
 /**
  * Writes the PTX of one fused aggregation pipeline as its own kernel: hash_aggregate.cu's
@@ -98,7 +100,7 @@ public final class AggregateUpdateGenerator {
   /** {@link #key(Program, List, AggregateSpec)} of the kernel for a device of {@code features}. */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features) {
-    StringBuilder key = new StringBuilder("aggregate-update v37;");
+    StringBuilder key = new StringBuilder("aggregate-update v38;");
     if (spec.ansi()) {
       key.append("ansi;"); // without it, integer sums to LONG wrap (AccumulatorArithmetic.wraps)
     }
@@ -313,12 +315,10 @@ public final class AggregateUpdateGenerator {
       b.op("mov.u32 %s, %%ctaid.x", tileStart);
       b.op("mul.lo.u32 %s, %s, %s", tileStart, tileStart, tileItems);
       LookaheadColumns ahead = null;
-      if (readsAhead()) {
-        ahead = new LookaheadColumns(b, body, inputs,
-            LookaheadColumns.columns(body.plainColumnsLoaded(needed), inputs));
-        ahead = ahead.any() ? ahead : null;
-      }
-      if (ahead != null) { // the thread's first row
+      SortedSet<Integer> readAhead = readsAhead()
+          ? LookaheadColumns.columns(body.plainColumnsLoaded(needed), inputs) : new TreeSet<>();
+      if (!readAhead.isEmpty()) { // from the thread's first row on
+        ahead = new LookaheadColumns(b, body, inputs, readAhead);
         String first = b.b32();
         b.op("add.u32 %s, %s, %s", first, tileStart, thread);
         String inBatch = b.pred();
@@ -470,17 +470,22 @@ public final class AggregateUpdateGenerator {
       b.op("add.u32 %s, %s, %s", offset, itemOffset, blockThreads32);
       String inTile = b.pred();
       b.op("setp.lt.u32 %s, %s, %s", inTile, offset, tileItems);
-      String grid = b.b32();
-      b.op("mov.u32 %s, %%nctaid.x", grid);
-      String nextTile = b.b32();
-      b.op("mul.lo.u32 %s, %s, %s", nextTile, grid, tileItems);
-      b.op("selp.b32 %s, %s, %s, %s", offset, offset, nextTile, inTile);
+      b.op("selp.b32 %s, %s, %s, %s", offset, offset, gridStride(), inTile);
       String row = b.b32();
       b.op("add.u32 %s, %s, %s", row, tileStart, thread);
       b.op("add.u32 %s, %s, %s", row, row, offset);
       String inBatch = b.pred();
       b.op("setp.lt.u32 %s, %s, %s", inBatch, row, rows32);
       ahead.load(row, inBatch);
+    }
+
+    /** A new .b32: the rows from a block's tile to its next, the grid's tiles. */
+    private String gridStride() {
+      String grid = b.b32();
+      b.op("mov.u32 %s, %%nctaid.x", grid);
+      String stride = b.b32();
+      b.op("mul.lo.u32 %s, %s, %s", stride, grid, tileItems);
+      return stride;
     }
 
     /**
@@ -560,10 +565,8 @@ public final class AggregateUpdateGenerator {
 
     /** {@link #prefetchesNextTile}: the tile after {@code tileStart} (.b32) of the block's. */
     private void prefetchNextTile(BitSet needed, String thread, String tileStart, String rows32) {
-      String grid = b.b32();
-      b.op("mov.u32 %s, %%nctaid.x", grid);
       String nextStart = b.b32();
-      b.op("mad.lo.u32 %s, %s, %s, %s", nextStart, grid, tileItems, tileStart);
+      b.op("add.u32 %s, %s, %s", nextStart, tileStart, gridStride());
       String nextItems = b.b32(); // its rows in the batch: none past the batch's end
       b.op("sub.s32 %s, %s, %s", nextItems, rows32, nextStart);
       b.op("min.s32 %s, %s, %s", nextItems, nextItems, tileItems);

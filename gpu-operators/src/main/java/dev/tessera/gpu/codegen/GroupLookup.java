@@ -105,11 +105,11 @@ final class GroupLookup {
   String findGroup(String act, AggregateValue[] keys, boolean[] seenAtInsert, String group,
       LocalKeyTable.View table, String entry, String looks) {
     this.seenAtInsert = seenAtInsert;
+    StoredKey[] stored = storedForms(keys);
     if (Arrays.stream(keys).anyMatch(AggregateValue::isString)) {
-      findGroupOf(act, keys, null, group);
+      findGroupOf(act, keys, stored, group);
       return null;
     }
-    StoredKey[] stored = storedForms(keys);
     // Not in hash_aggregate.cuh: where the table is found by group, of the warp's rows with the
     // same keys only the first looks the group up (a probe is a chain of L2 round trips; with few
     // groups most rows repeat a key). Where it is found by key, each row looks on its own: its
@@ -130,7 +130,7 @@ final class GroupLookup {
       String leads = b.pred();
       b.op("setp.eq.u32 %s, %s, %s", leads, lane, leader);
       b.op("and.pred %s, %s, %s", leads, leads, act);
-      findGroupOf(leads, keys, null, group);
+      findGroupOf(leads, keys, stored, group);
     } else {
       b.comment("the block's table by key, then (not held there) the global table");
       boolean[] nullable = new boolean[keys.length];
@@ -144,7 +144,7 @@ final class GroupLookup {
       // The keys' hash only for a lane that takes the global table, where it needs it (not
       // where the direct map holds its keys): the block's table has a slot hash of its own
       // (LocalKeyTable.firstSlot), and a lane whose keys are its last group's looks nowhere.
-      findGroupOf(global, keys, null, group);
+      findGroupOf(global, keys, stored, group);
       keyTable.publish(table, found, entry, group);
       claimed = found.claimed();
       // Only where the table holds the keys: a lane sent to the global table (a BUSY entry, a
@@ -245,14 +245,14 @@ final class GroupLookup {
   }
 
   /**
-   * hash_aggregate.cuh FindGroup: the direct map, then (on a miss) the hash table; {@code hash}
-   * is the keys' (HashKeys), or null to compute it here.
+   * hash_aggregate.cuh FindGroup: the direct map, then (on a miss) the hash table; {@code mine}
+   * are the keys' {@link #storedForms}.
    */
-  private void findGroupOf(String act, AggregateValue[] keys, String hash, String group) {
+  private void findGroupOf(String act, AggregateValue[] keys, StoredKey[] mine, String group) {
     String found = b.label("group_found");
     b.op("@!%s bra %s", act, found);
     if (!spec.directMapKeys()) { // the host builds no map: no code for one
-      findOrInsert(keys, hash, group);
+      findOrInsert(keys, mine, group);
       b.place(found);
       return;
     }
@@ -298,7 +298,7 @@ final class GroupLookup {
     b.op("@%s mov.u32 %s, %s", hit, group, cached);
     b.op("@%s bra %s", hit, found);
     b.place(hashPath);
-    findOrInsert(keys, hash, group);
+    findOrInsert(keys, mine, group);
     // A direct-map miss: the slot remembers the group (every writer writes the same one).
     String inRange = b.pred();
     b.op("setp.ge.s64 %s, %s, 0", inRange, directSlot);
@@ -437,17 +437,16 @@ final class GroupLookup {
   }
 
   /**
-   * hash_aggregate.cuh FindOrInsert: the row's group into {@code group}; {@code hash} as for
+   * hash_aggregate.cuh FindOrInsert: the row's group into {@code group}; {@code mine} as for
    * {@link #findGroupOf}.
    */
-  private void findOrInsert(AggregateValue[] keys, String hash, String group) {
-    String h = hash != null ? hash : hash(keys);
+  private void findOrInsert(AggregateValue[] keys, StoredKey[] mine, String group) {
+    String h = hash(keys);
     String slots = plan.address(AggregatePlan.headerField(AggregatePlan.H_SLOTS));
     String hashes = plan.address(AggregatePlan.headerField(AggregatePlan.H_HASHES));
     String mask = plan.word(AggregatePlan.headerField(AggregatePlan.H_TABLE_MASK));
     String slot = b.b64();
     b.op("and.b64 %s, %s, %s", slot, h, mask);
-    StoredKey[] mine = storedForms(keys);
     String probe = b.label("group_probe");
     String occupied = b.label("group_occupied");
     String next = b.label("group_next");

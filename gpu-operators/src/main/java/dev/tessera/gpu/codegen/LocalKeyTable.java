@@ -6,9 +6,8 @@ import dev.tessera.gpu.agg.AggregateSpec;
  * Not in hash_aggregate.cuh: the per-block table found by the row's keys, for a generated kernel
  * whose key is one fixed-width column ({@link #MAX_KEYS}). The interpreter kernel finds an entry
  * by its group, so every row first looks its group up in the global table (a chain of L2 round
- * trips); here an entry also
- * holds its keys, in shared memory after LocalTable's arrays, and a row whose keys the block has
- * seen finds entry and group there, without the global table.
+ * trips); here an entry also holds its keys, in shared memory after LocalTable's arrays, and a
+ * row whose keys the block has seen finds entry and group there, without the global table.
  *
  * <p>Layout, after LocalTable's bytes rounded up to 8 ({@code CudaHashAggregate.localTableBytes}):
  * {@code values[K][E]} (.b64, a key's stored form: 0 when NULL), then {@code nulls[E]} (.b32, bit
@@ -21,9 +20,9 @@ import dev.tessera.gpu.agg.AggregateSpec;
  * #RESET_KEY} and its null word 0 from the launch's start ({@link #reset}) until the claiming
  * lane stores them. Nothing is written to an entry again during the launch. A lane reads a
  * slot's group word and keys together, relaxed (the first slot's alone, the other three's only
- * where it is not the lane's); where they seem to hold its keys and a key is
- * RESET_KEY, or 0 and nullable (a stale null word would pass), it reads the group word again,
- * acquiring, and the keys after it, so a hit never rests on keys read stale. A lane that finds a
+ * where it is not the lane's); where they seem to hold its keys and a key is RESET_KEY, or 0 and
+ * nullable (a stale null word would pass), it reads the group word again, acquiring, and the
+ * keys after it, so a hit never rests on keys read stale. A lane that finds a
  * BUSY entry, or loses the race for an empty one, or finds the slots it looks at held by other
  * keys, takes the global table and accumulators: the table can only skip work. The merge at the
  * block's end (LocalTable's own) reads the group words after a barrier, as before. The block also

@@ -30,16 +30,15 @@ final class LookaheadColumns {
 
   private final PtxBuilder b;
   private final ProgramEmitter body;
-  private final List<Integer> columns;
-  /** Per column, the registers the next row's words are loaded into. */
+  /** Per column read ahead, the registers the next row's words are loaded into. */
   private final Map<Integer, Raw> next = new LinkedHashMap<>();
 
+  /** {@code columns}: those of {@link #columns(SortedSet, List)}, not empty. */
   LookaheadColumns(PtxBuilder b, ProgramEmitter body, List<InputSpec> inputs,
       SortedSet<Integer> columns) {
     this.b = b;
     this.body = body;
-    this.columns = List.copyOf(columns);
-    for (int c : this.columns) {
+    for (int c : columns) {
       InputSpec spec = inputs.get(c);
       String word = wide(spec.type()) ? b.b64() : b.b32();
       next.put(c, new Raw(spec.type(), word));
@@ -62,18 +61,13 @@ final class LookaheadColumns {
     return ahead;
   }
 
-  /** Whether any column is read ahead. */
-  boolean any() {
-    return !columns.isEmpty();
-  }
-
   /** Loads row {@code row32} (.b32) of every column where {@code when} (.pred) holds. */
   void load(String row32, String when) {
     String row = b.b64();
     b.op("cvt.u64.u32 %s, %s", row, row32);
-    for (int c : columns) {
-      Raw raw = next.get(c);
-      String data = body.columnData(c);
+    for (Map.Entry<Integer, Raw> column : next.entrySet()) {
+      Raw raw = column.getValue();
+      String data = body.columnData(column.getKey());
       int width = raw.type().id().width();
       String address = b.b64();
       b.op("mad.lo.s64 %s, %s, %d, %s", address, row, width, data);
@@ -88,12 +82,11 @@ final class LookaheadColumns {
    */
   Map<Integer, Raw> take() {
     Map<Integer, Raw> copy = new LinkedHashMap<>();
-    for (int c : columns) {
-      Raw raw = next.get(c);
+    next.forEach((c, raw) -> {
       String word = wide(raw.type()) ? b.b64() : b.b32();
       b.op("mov.b%d %s, %s", wide(raw.type()) ? 64 : 32, word, raw.word());
       copy.put(c, new Raw(raw.type(), word));
-    }
+    });
     return copy;
   }
 
