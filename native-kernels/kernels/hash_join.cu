@@ -16,7 +16,9 @@
 // For one integral key whose values span a small range, two more launches make the direct map
 // FindBuildRow reads instead of the slots: tessera_join_build_key_range (the range, which the
 // host reads back with the heads) and tessera_join_build_direct (each key's smallest row at
-// key - min).
+// key - min). Where most probes may find no row (a sparse map, or slots of few keys), a last
+// launch sets the probe filter's bits (tessera_join_build_filter), which generated probes read
+// first.
 //
 // The 1:N expansion (HashJoinKernel.expand), for a probe batch:
 //   tessera_join_expand_count: per probe row its key's smallest build row (heads) and its output
@@ -199,6 +201,36 @@ tessera_join_build_direct(const tessera::JoinTableView* __restrict__ table_view,
     LoadColumn(key, r, v);
     direct[static_cast<unsigned long long>(v.value) -
            static_cast<unsigned long long>(table.direct_min)] = static_cast<int>(r);
+  }
+}
+
+// The probe filter (JoinTableView.filter, all 0 before): each distinct key's bit, set by the key's
+// smallest row (heads[r] == r): (key - direct_min) >> filter_shift where the table has a direct
+// map, else its hash >> filter_shift. After tessera_join_build_heads, and after the view's direct
+// and filter fields reached the device. Any grid.
+extern "C" __global__ void __launch_bounds__(tessera::kBlockThreads)
+tessera_join_build_filter(const tessera::JoinTableView* __restrict__ table_view,
+                          const int* __restrict__ heads) {
+  using namespace tessera;
+  const JoinTableView table = *table_view;
+  const InputColumn& key = reinterpret_cast<const InputColumn*>(table.keys)[0];
+  const unsigned long long* hashes = reinterpret_cast<const unsigned long long*>(table.hashes);
+  unsigned int* filter = reinterpret_cast<unsigned int*>(table.filter);
+  const int shift = static_cast<int>(table.filter_shift);
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+       r < table.rows; r += stride) {
+    if (heads[r] != r) continue;  // NULL keys (-1) and the later rows of a repeated key
+    unsigned long long bit;
+    if (table.direct != 0) {
+      Register v;
+      LoadColumn(key, r, v);
+      bit = (static_cast<unsigned long long>(v.value) -
+             static_cast<unsigned long long>(table.direct_min)) >> shift;
+    } else {
+      bit = hashes[r] >> shift;
+    }
+    atomicOr(filter + (bit >> 5), 1u << (bit & 31));
   }
 }
 

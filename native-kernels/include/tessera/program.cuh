@@ -216,7 +216,15 @@ struct JoinTableView {
   unsigned long long direct;
   long long direct_min;
   long long direct_span;
-  long long reserved[4];
+  // Optional (CudaHashJoin decides at build, ProbeFilter sizes it): uint32 words of a bitmap that
+  // generated probes read before the direct map or the slots; 0: none. Bit i is set where some
+  // build key maps to i: (key - direct_min) >> filter_shift with a direct map, else the key's
+  // hash >> filter_shift (its high bits). A clear bit: no build row has the key. A bitmap a few
+  // tens of KiB large stays in L1, where the map or the slots of a filtered dimension table, most
+  // of whose probes find no row, are read from L2.
+  unsigned long long filter;
+  long long filter_shift;
+  long long reserved[2];
 };
 constexpr int kJoinTableViewBytes = 128;
 static_assert(sizeof(JoinTableView) == kJoinTableViewBytes, "CudaHashJoin.TABLE_VIEW_BYTES");

@@ -47,6 +47,7 @@ final class CudaHashJoin implements HashJoinKernel {
   static final String LONGEST_STRING_KERNEL = "tessera_join_longest_string";
   static final String BUILD_KEY_RANGE_KERNEL = "tessera_join_build_key_range";
   static final String BUILD_DIRECT_KERNEL = "tessera_join_build_direct";
+  static final String BUILD_FILTER_KERNEL = "tessera_join_build_filter";
   static final String EXPAND_COUNT_KERNEL = "tessera_join_expand_count";
   static final String EXPAND_ROWS_KERNEL = "tessera_join_expand_rows";
 
@@ -344,10 +345,11 @@ final class CudaHashJoin implements HashJoinKernel {
           (long) Integer.BYTES * rows);
       stream.copyHostToDevice(staged.memoryAddress() + hostSizesAt, groupSizes.address(),
           (long) Integer.BYTES * rows);
-      if (mayMapDirectly) {
-        directMap(staged, hostDescriptorAt + viewAt, viewAddress, workAddress + headsAt,
-            staged.getLong(hostRangeAt), staged.getLong(hostRangeAt + Long.BYTES));
-      }
+      long directSpan = !mayMapDirectly ? 0 : directMap(staged, hostDescriptorAt + viewAt,
+          viewAddress, workAddress + headsAt, staged.getLong(hostRangeAt),
+          staged.getLong(hostRangeAt + Long.BYTES));
+      probeFilter(staged, hostDescriptorAt + viewAt, viewAddress, workAddress + headsAt,
+          directSpan, chains.distinctKeys);
       stream.synchronize();
       queued = false;
 
@@ -369,13 +371,13 @@ final class CudaHashJoin implements HashJoinKernel {
      * Makes the direct map when the keys' range [min, max] is dense enough: allocates it, writes
      * its fields into the view (the host image at {@code hostViewAt} and the device copy) and
      * queues the kernel that fills it from the heads. Under memory pressure the table has none:
-     * the slots find every key anyway.
+     * the slots find every key anyway. Returns the map's words, 0 without one.
      */
-    private void directMap(ArrowBuf staged, long hostViewAt, long viewAddress, long heads,
+    private long directMap(ArrowBuf staged, long hostViewAt, long viewAddress, long heads,
         long min, long max) {
       long span = directSpan(min, max, rows);
       if (span == 0) {
-        return;
+        return 0;
       }
       DeviceBuffer direct;
       try {
@@ -383,7 +385,7 @@ final class CudaHashJoin implements HashJoinKernel {
       } catch (PoolExhaustedException | OutOfMemoryException e) {
         LOG.debug("Tessera: no direct map for the join table (memory is short): {}",
             e.getMessage());
-        return;
+        return 0;
       }
       owned.add(direct);
       stream.fill(direct.address(), direct.size(), ALL_ONES);
@@ -393,6 +395,39 @@ final class CudaHashJoin implements HashJoinKernel {
       stream.copyHostToDevice(staged.memoryAddress() + hostViewAt + CudaJoinTable.VIEW_DIRECT,
           viewAddress + CudaJoinTable.VIEW_DIRECT, 3L * Long.BYTES);
       device.kernels().launch(BUILD_DIRECT_KERNEL, LaunchShape.tilesFor(rows), stream,
+          new KernelArgs().address(viewAddress).address(heads));
+      return span;
+    }
+
+    /**
+     * Makes the probe filter ({@link ProbeFilter}) of a table whose probes may mostly find no
+     * row: with a direct map of {@code directSpan} words (0: none) at most half full, or slots of
+     * few enough {@code keys}. Writes its fields into the view as {@link #directMap} does and
+     * queues the kernel that sets its bits. Under memory pressure the table has none: probes
+     * then read the map or the slots for every key.
+     */
+    private void probeFilter(ArrowBuf staged, long hostViewAt, long viewAddress, long heads,
+        long directSpan, long keys) {
+      ProbeFilter filter = directSpan > 0 ? ProbeFilter.forDirectMap(directSpan, keys)
+          : ProbeFilter.forSlots(keys);
+      if (filter == null) {
+        return;
+      }
+      DeviceBuffer bits;
+      try {
+        bits = DeviceBuffer.allocate(pool, Integer.BYTES * filter.words());
+      } catch (PoolExhaustedException | OutOfMemoryException e) {
+        LOG.debug("Tessera: no probe filter for the join table (memory is short): {}",
+            e.getMessage());
+        return;
+      }
+      owned.add(bits);
+      stream.fill(bits.address(), bits.size(), (byte) 0);
+      staged.setLong(hostViewAt + CudaJoinTable.VIEW_FILTER, bits.address());
+      staged.setLong(hostViewAt + CudaJoinTable.VIEW_FILTER_SHIFT, filter.shift());
+      stream.copyHostToDevice(staged.memoryAddress() + hostViewAt + CudaJoinTable.VIEW_FILTER,
+          viewAddress + CudaJoinTable.VIEW_FILTER, 2L * Long.BYTES);
+      device.kernels().launch(BUILD_FILTER_KERNEL, LaunchShape.tilesFor(rows), stream,
           new KernelArgs().address(viewAddress).address(heads));
     }
 
@@ -431,11 +466,12 @@ final class CudaHashJoin implements HashJoinKernel {
 
   /**
    * The chains of equal keys: next[r] = the next larger build row with row r's key (-1: none),
-   * groupSizes[h] = the rows of the key whose smallest row is h (0 for other rows). Checks what
+   * groupSizes[h] = the rows of the key whose smallest row is h (0 for other rows), and how many
+   * distinct non-NULL keys there are. Checks what
    * the kernels reported: a head is the smallest row of its key, and duplicates were flagged
    * exactly when some key repeats.
    */
-  record Chains(int[] next, int[] groupSizes) {
+  record Chains(int[] next, int[] groupSizes, int distinctKeys) {
     static Chains of(int[] heads, boolean duplicatesFlagged) {
       int rows = heads.length;
       int[] next = new int[rows];
@@ -443,6 +479,7 @@ final class CudaHashJoin implements HashJoinKernel {
       int[] last = new int[rows]; // per head: the chain's current last row
       Arrays.fill(next, NO_ROW);
       boolean duplicates = false;
+      int distinct = 0;
       for (int r = 0; r < rows; r++) {
         int h = heads[r];
         if (h == NO_ROW) {
@@ -455,6 +492,8 @@ final class CudaHashJoin implements HashJoinKernel {
         if (h != r) {
           next[last[h]] = r;
           duplicates = true;
+        } else {
+          distinct++;
         }
         last[h] = r;
         sizes[h]++;
@@ -463,7 +502,7 @@ final class CudaHashJoin implements HashJoinKernel {
         throw new IllegalStateException(BUILD_INSERT_KERNEL + " reported duplicates="
             + duplicatesFlagged + " but the heads say " + duplicates + ": a kernel bug");
       }
-      return new Chains(next, sizes);
+      return new Chains(next, sizes, distinct);
     }
   }
 

@@ -30,6 +30,8 @@ final class CudaJoinTable implements JoinTable {
   static final int VIEW_DIRECT = 72;
   static final int VIEW_DIRECT_MIN = 80;
   static final int VIEW_DIRECT_SPAN = 88;
+  static final int VIEW_FILTER = 96;
+  static final int VIEW_FILTER_SHIFT = 104;
 
   private final JoinTableSchema schema;
   private final long buildRows;
@@ -104,9 +106,14 @@ final class CudaJoinTable implements JoinTable {
 
   /** The device address of the payload columns' InputColumns (JoinTableView.payloads). */
   long payloadColumnsAddress() {
+    return viewWord(VIEW_PAYLOADS);
+  }
+
+  /** The descriptor's 8-byte word at {@code offset} (one of the VIEW_ offsets). */
+  long viewWord(int offset) {
     checkOpen();
     return java.nio.ByteBuffer.wrap(view).order(java.nio.ByteOrder.LITTLE_ENDIAN)
-        .getLong(VIEW_PAYLOADS);
+        .getLong(offset);
   }
 
   /** Copies the descriptor into a staging buffer (a plan's tables section). */

@@ -356,6 +356,96 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
         new int[] {0}, true, 1 << 20));
   }
 
+  /**
+   * Build sides most of whose probes find no row get a probe filter (ProbeFilter), read before
+   * the direct map or the slots: 400 keys about 2,000 apart over a span of 800,000 (a direct
+   * map, one filter bit for two key offsets, so a key's neighbour shares its bit), and 3,000
+   * random longs (slots, a bit from the hash's high bits). Probes: the build keys, their
+   * neighbours, keys inside and just outside the range, NULL and the ends of long; through
+   * filter-project joins, and through an aggregate whose rows probe the table.
+   */
+  @Test
+  void sparseBuildSidesAnswerThroughTheirProbeFiltersAsTheHostDoes() {
+    Random random = new Random(53);
+    int mappedRows = 400;
+    List<Object> mapped = new ArrayList<>();
+    for (int i = 0; i < mappedRows; i++) {
+      mapped.add(1_000L + 2_000L * i + random.nextInt(2_000));
+    }
+    mapped.set(0, 1_000L);
+    mapped.set(mappedRows - 1, 800_999L);
+    mapped.set(7, null);
+    int hashedRows = 3_000;
+    List<Object> hashed = new ArrayList<>();
+    for (int i = 0; i < hashedRows; i++) {
+      hashed.add(random.nextLong());
+    }
+    hashed.set(11, null);
+    JoinTableSchema schema = new JoinTableSchema(List.of(ColumnType.LONG),
+        List.of(ColumnType.STRING, ColumnType.LONG));
+    long[] edges = {Long.MIN_VALUE, -1, 0, 999, 1_000, 1_001, 800_998, 800_999, 801_000,
+        Long.MAX_VALUE};
+    int probeRows = 30_000;
+    for (List<Object> keys : List.of(mapped, hashed)) {
+      int buildRows = keys.size();
+      TableData table = new TableData(schema, List.of(keys,
+          TestColumns.random(ColumnType.STRING, buildRows, 0.1, 14),
+          TestColumns.random(ColumnType.LONG, buildRows, 0.1, 15)), buildRows);
+      List<Object> probeKeys = new ArrayList<>();
+      for (int i = 0; i < probeRows; i++) {
+        Object near = keys.get(random.nextInt(buildRows));
+        probeKeys.add(switch (random.nextInt(5)) {
+          case 0 -> near;
+          case 1 -> near == null ? null : (Object) ((Long) near + (random.nextBoolean() ? 1 : -1));
+          case 2 -> 900L + random.nextInt(800_200);
+          case 3 -> random.nextInt(10) == 0 ? null : (Object) edges[random.nextInt(edges.length)];
+          default -> random.nextLong();
+        });
+      }
+      List<List<Object>> probe = List.of(probeKeys,
+          TestColumns.random(ColumnType.INT, probeRows, 0.1, 16));
+      for (String join : List.of("semi", "anti", "outer", "inner")) {
+        same(List.of(table), filterProject(probeProgram(ColumnType.LONG, schema, join), probe,
+            probeRows));
+      }
+      same(List.of(table), sumByPayload(schema, probe, probeRows));
+      long filter = on(new Side(cuda, cudaStream), List.of(table),
+          (side, tables) -> CudaJoinTable.of(tables.get(0)).viewWord(CudaJoinTable.VIEW_FILTER));
+      assertTrue(filter != 0, "the CUDA table has a probe filter");
+    }
+  }
+
+  /**
+   * Probes table 0 by input column 0 and sums input column 1 and counts the rows that found a
+   * build row, grouped by the build row's LONG payload (payload 1).
+   */
+  private Work<List<List<Object>>> sumByPayload(JoinTableSchema schema,
+      List<List<Object>> columns, int rows) {
+    ProgramBuilder b = new ProgramBuilder(List.of(ColumnType.LONG, ColumnType.INT), false);
+    int t = b.table(schema);
+    int row = b.emitNew(Opcode.PROBE, t, b.constant(b.loadColumn(0)), 1);
+    int group = b.emitNew(Opcode.LOAD_BUILD, t, row, 1);
+    Program program = b.build(b.emitNew(Opcode.IS_NOT_NULL, row, 0, 0),
+        List.of(new Program.Output(group, ColumnType.LONG),
+            new Program.Output(b.loadColumn(1), ColumnType.INT)));
+    AggregateSpec spec = new AggregateSpec(List.of(ColumnType.LONG, ColumnType.INT), 1,
+        List.of(new AggregateFunction(Kind.SUM, 1, ColumnType.LONG),
+            new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG)), false);
+    return (side, tables) -> {
+      try (HashAggregateKernel.Aggregation agg = side.backend().hashAggregateKernel()
+              .open(spec, side.backend().deviceMemory(), side.stream());
+          ColumnBatch<DeviceColumn> input = device(side.backend(), side.stream(),
+              program.inputTypes(), columns, rows)) {
+        agg.update(program, tables, input);
+        try (ColumnBatch<DeviceColumn> out = agg.finish()) {
+          List<List<Object>> groups = new ArrayList<>(rows(side.backend(), side.stream(), out));
+          groups.sort(Comparator.comparing((Function<List<Object>, String>) Object::toString));
+          return groups;
+        }
+      }
+    };
+  }
+
   /** Probes table 0 by input column 0; semi/anti filter on a match, outer/inner load payloads. */
   private static Program probeProgram(ColumnType keyType, JoinTableSchema schema, String join) {
     ProgramBuilder b = new ProgramBuilder(List.of(keyType, ColumnType.INT), false);
