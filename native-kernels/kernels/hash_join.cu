@@ -16,9 +16,8 @@
 // For one integral key whose values span a small range, two more launches make the direct map
 // FindBuildRow reads instead of the slots: tessera_join_build_key_range (the range, which the
 // host reads back with the heads) and tessera_join_build_direct (each key's smallest row at
-// key - min). Where most probes may find no row (a sparse map, or slots of few keys), a last
-// launch sets the probe filter's bits (tessera_join_build_filter), which generated probes read
-// first.
+// key - min). A table without one whose distinct keys are few gets a probe filter, whose bits
+// a last launch sets (tessera_join_build_filter) and which generated probes read before the walk.
 //
 // The 1:N expansion (HashJoinKernel.expand), for a probe batch:
 //   tessera_join_expand_count: per probe row its key's smallest build row (heads) and its output
@@ -204,16 +203,14 @@ tessera_join_build_direct(const tessera::JoinTableView* __restrict__ table_view,
   }
 }
 
-// The probe filter (JoinTableView.filter, all 0 before): each distinct key's bit, set by the key's
-// smallest row (heads[r] == r): (key - direct_min) >> filter_shift where the table has a direct
-// map, else its hash >> filter_shift. After tessera_join_build_heads, and after the view's direct
-// and filter fields reached the device. Any grid.
+// The probe filter (JoinTableView.filter, all 0 before, on tables without a direct map): each
+// distinct key's bit hashes[r] >> filter_shift, set by the key's smallest row (heads[r] == r).
+// After tessera_join_build_heads, and after the view's filter fields reached the device. Any grid.
 extern "C" __global__ void __launch_bounds__(tessera::kBlockThreads)
 tessera_join_build_filter(const tessera::JoinTableView* __restrict__ table_view,
                           const int* __restrict__ heads) {
   using namespace tessera;
   const JoinTableView table = *table_view;
-  const InputColumn& key = reinterpret_cast<const InputColumn*>(table.keys)[0];
   const unsigned long long* hashes = reinterpret_cast<const unsigned long long*>(table.hashes);
   unsigned int* filter = reinterpret_cast<unsigned int*>(table.filter);
   const int shift = static_cast<int>(table.filter_shift);
@@ -221,15 +218,7 @@ tessera_join_build_filter(const tessera::JoinTableView* __restrict__ table_view,
   for (long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
        r < table.rows; r += stride) {
     if (heads[r] != r) continue;  // NULL keys (-1) and the later rows of a repeated key
-    unsigned long long bit;
-    if (table.direct != 0) {
-      Register v;
-      LoadColumn(key, r, v);
-      bit = (static_cast<unsigned long long>(v.value) -
-             static_cast<unsigned long long>(table.direct_min)) >> shift;
-    } else {
-      bit = hashes[r] >> shift;
-    }
+    const unsigned long long bit = hashes[r] >> shift;
     atomicOr(filter + (bit >> 5), 1u << (bit & 31));
   }
 }

@@ -216,12 +216,11 @@ struct JoinTableView {
   unsigned long long direct;
   long long direct_min;
   long long direct_span;
-  // Optional (CudaHashJoin decides at build, ProbeFilter sizes it): uint32 words of a bitmap that
-  // generated probes read before the direct map or the slots; 0: none. Bit i is set where some
-  // build key maps to i: (key - direct_min) >> filter_shift with a direct map, else the key's
-  // hash >> filter_shift (its high bits). A clear bit: no build row has the key. A bitmap a few
-  // tens of KiB large stays in L1, where the map or the slots of a filtered dimension table, most
-  // of whose probes find no row, are read from L2.
+  // Optional, for a table without a direct map and of few distinct keys (CudaHashJoin decides at
+  // build, ProbeFilter sizes it): uint32 words of a bitmap that generated probes read before the
+  // slots' walk; 0: none. Bit i is set where some build key's hash >> filter_shift (its high
+  // bits) is i; a clear bit: no build row has the key. At most 64 KiB, it stays in L1, where the
+  // walk reads slots and hashes from L2 (most probes of a filtered dimension table find no row).
   unsigned long long filter;
   long long filter_shift;
   long long reserved[2];

@@ -1180,8 +1180,9 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
 
   /**
    * PROBE (program.cuh FindBuildRow) for fixed-width keys: the key tuple's hash (hash.cuh
-   * CombineKeyHash of each key's 64-bit value), then the walk along the slots from the hash's
-   * slot to an empty one, comparing hashes, then each key column at the build row. NULL when a
+   * CombineKeyHash of each key's 64-bit value), the table's probe filter where it has one
+   * ({@link #probeFilter}), then the walk along the slots from the hash's slot to an empty one,
+   * comparing hashes, then each key column at the build row. NULL when a
    * key is NULL (no walk) or no row matches; the first error among the keys carries over. A
    * table of one integral key may have a direct map (known at run time: the branch is the same
    * for every thread), which replaces the walk by one read.
@@ -1233,7 +1234,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       b.op("xor.b64 %s, %s, %s", mixed, mixed, hash);
       hash = mix(mixed);
     }
-    String passes = probeFilter(view).passes(hash, null);
+    String passes = probeFilter(view, hash);
     b.op("@!%s bra %s", passes, done);
     String slots = field(view, TABLE_SLOTS);
     String hashes = field(view, TABLE_HASHES);
@@ -1309,8 +1310,6 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     String outside = b.pred();
     b.op("setp.ge.u64 %s, %s, %s", outside, offset, map.span());
     b.op("@%s bra %s", outside, done);
-    String passes = probeFilter(view).passes(offset, null);
-    b.op("@!%s bra %s", passes, done);
     String address = b.b64();
     b.op("mad.lo.s64 %s, %s, 4, %s", address, offset, map.base());
     String candidate = b.b32();
@@ -1339,63 +1338,32 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   }
 
   /**
-   * The probe filter of the join table at {@code view} (program.cuh JoinTableView.filter, 0
-   * where the table has none): its words' global address, what an index is shifted right by to
-   * get its bit, and whether the table has one (the same for every thread).
+   * Whether a build row of the join table at {@code view}, which has no direct map, may have
+   * the key whose hash is {@code hash} (.b64), as its probe filter says (program.cuh
+   * JoinTableView.filter: bit hash >> filter_shift; 0 where the table has none): a new
+   * predicate, true where the table has no filter (the same for every thread) or the key's bit
+   * is set. A clear bit ends the probe before its walk of the slots.
    */
-  private ProbeFilter probeFilter(Descriptor view) {
+  private String probeFilter(Descriptor view, String hash) {
     String words = word(view, TABLE_FILTER);
     String present = b.pred();
     b.op("setp.ne.u64 %s, %s, 0", present, words);
-    return new ProbeFilter(global(words), lowWord(view, TABLE_FILTER_SHIFT), present);
-  }
-
-  /** A join table's probe filter in registers ({@link #probeFilter}). */
-  private final class ProbeFilter {
-    private final String words;
-    private final String shift;
-    private final String present;
-
-    ProbeFilter(String words, String shift, String present) {
-      this.words = words;
-      this.shift = shift;
-      this.present = present;
-    }
-
-    /**
-     * A new predicate: whether a build row may have the key whose direct-map offset (where the
-     * table has a direct map) or hash (where it has none) is {@code index} (.b64): true where the
-     * table has no filter or the key's bit is set, and false where {@code where} (null: every
-     * thread) does not hold. The filter's word is read only where the table has one and {@code
-     * where} holds, so a key outside the direct map's range reads nothing.
-     */
-    String passes(String index, String where) {
-      String reads = b.pred();
-      if (where == null) {
-        b.op("mov.pred %s, %s", reads, present);
-      } else {
-        b.op("and.pred %s, %s, %s", reads, present, where);
-      }
-      String bit = b.b64();
-      b.op("shr.u64 %s, %s, %s", bit, index, shift);
-      String address = b.b64();
-      b.op("shr.u64 %s, %s, 5", address, bit);
-      b.op("mad.lo.s64 %s, %s, 4, %s", address, address, words);
-      String word = b.b32();
-      b.op("mov.b32 %s, -1", word);
-      b.op("@%s ld.global.nc.u32 %s, [%s]", reads, word, address);
-      String position = b.b32();
-      b.op("cvt.u32.u64 %s, %s", position, bit);
-      b.op("and.b32 %s, %s, 31", position, position);
-      b.op("shr.b32 %s, %s, %s", word, word, position);
-      b.op("and.b32 %s, %s, 1", word, word);
-      String passes = b.pred();
-      b.op("setp.ne.u32 %s, %s, 0", passes, word);
-      if (where != null) {
-        b.op("and.pred %s, %s, %s", passes, passes, where);
-      }
-      return passes;
-    }
+    String bit = b.b64();
+    b.op("shr.u64 %s, %s, %s", bit, hash, lowWord(view, TABLE_FILTER_SHIFT));
+    String address = b.b64();
+    b.op("shr.u64 %s, %s, 5", address, bit);
+    b.op("mad.lo.s64 %s, %s, 4, %s", address, address, global(words));
+    String word = b.b32();
+    b.op("mov.b32 %s, -1", word);
+    b.op("@%s ld.global.nc.u32 %s, [%s]", present, word, address);
+    String position = b.b32();
+    b.op("cvt.u32.u64 %s, %s", position, bit);
+    b.op("and.b32 %s, %s, 31", position, position);
+    b.op("shr.b32 %s, %s, %s", word, word, position);
+    b.op("and.b32 %s, %s, 1", word, word);
+    String passes = b.pred();
+    b.op("setp.ne.u32 %s, %s, 0", passes, word);
+    return passes;
   }
 
   /**
@@ -1417,7 +1385,6 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     String walk = b.label("probes_hashed");
     String done = b.label("probes_done");
     DirectMap map = directMap(view, walk);
-    ProbeFilter filter = probeFilter(view);
     for (int k = 0; k < keys.length; k++) {
       String offset = b.b64();
       b.op("sub.s64 %s, %s, %s", offset, keys[k].value(), map.min());
@@ -1426,12 +1393,11 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       if (keys[k].valid() != null) {
         b.op("and.pred %s, %s, %s", inside, inside, keys[k].valid());
       }
-      String passes = filter.passes(offset, inside);
       String address = b.b64();
       b.op("mad.lo.s64 %s, %s, 4, %s", address, offset, map.base());
       String candidate = b.b32();
       b.op("mov.b32 %s, %d", candidate, NO_BUILD_ROW);
-      b.op("@%s ld.global.nc.s32 %s, [%s]", passes, candidate, address);
+      b.op("@%s ld.global.nc.s32 %s, [%s]", inside, candidate, address);
       b.op("setp.ne.s32 %s, %s, %d", foundOf[k], candidate, NO_BUILD_ROW);
       b.op("cvt.s64.s32 %s, %s", rowOf[k], candidate);
     }

@@ -348,8 +348,10 @@ final class CudaHashJoin implements HashJoinKernel {
       long directSpan = !mayMapDirectly ? 0 : directMap(staged, hostDescriptorAt + viewAt,
           viewAddress, workAddress + headsAt, staged.getLong(hostRangeAt),
           staged.getLong(hostRangeAt + Long.BYTES));
-      probeFilter(staged, hostDescriptorAt + viewAt, viewAddress, workAddress + headsAt,
-          directSpan, chains.distinctKeys);
+      if (directSpan == 0) {
+        probeFilter(staged, hostDescriptorAt + viewAt, viewAddress, workAddress + headsAt,
+            chains.distinctKeys());
+      }
       stream.synchronize();
       queued = false;
 
@@ -400,16 +402,14 @@ final class CudaHashJoin implements HashJoinKernel {
     }
 
     /**
-     * Makes the probe filter ({@link ProbeFilter}) of a table whose probes may mostly find no
-     * row: with a direct map of {@code directSpan} words (0: none) at most half full, or slots of
-     * few enough {@code keys}. Writes its fields into the view as {@link #directMap} does and
-     * queues the kernel that sets its bits. Under memory pressure the table has none: probes
-     * then read the map or the slots for every key.
+     * Makes the probe filter ({@link ProbeFilter}) of a table without a direct map whose {@code
+     * keys} distinct keys are few enough: writes its fields into the view as {@link #directMap}
+     * does and queues the kernel that sets its bits from the rows' hashes. Under memory pressure
+     * the table has none: probes then walk the slots for every key.
      */
     private void probeFilter(ArrowBuf staged, long hostViewAt, long viewAddress, long heads,
-        long directSpan, long keys) {
-      ProbeFilter filter = directSpan > 0 ? ProbeFilter.forDirectMap(directSpan, keys)
-          : ProbeFilter.forSlots(keys);
+        long keys) {
+      ProbeFilter filter = ProbeFilter.forSlots(keys);
       if (filter == null) {
         return;
       }

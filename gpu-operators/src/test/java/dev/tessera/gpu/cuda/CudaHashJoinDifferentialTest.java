@@ -357,10 +357,9 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
   }
 
   /**
-   * Build sides most of whose probes find no row get a probe filter (ProbeFilter), read before
-   * the direct map or the slots: 400 keys about 2,000 apart over a span of 800,000 (a direct
-   * map, one filter bit for two key offsets, so a key's neighbour shares its bit), and 3,000
-   * random longs (slots, a bit from the hash's high bits). Probes: the build keys, their
+   * Sparse build sides, most of whose probes find no row: 400 keys about 2,000 apart over a span
+   * of 800,000 (a direct map with many empty words, and no probe filter), and 3,000 random longs
+   * (slots and a probe filter, ProbeFilter, read before the walk). Probes: the build keys, their
    * neighbours, keys inside and just outside the range, NULL and the ends of long; through
    * filter-project joins, and through an aggregate whose rows probe the table.
    */
@@ -411,7 +410,7 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
       same(List.of(table), sumByPayload(schema, probe, probeRows));
       long filter = on(new Side(cuda, cudaStream), List.of(table),
           (side, tables) -> CudaJoinTable.of(tables.get(0)).viewWord(CudaJoinTable.VIEW_FILTER));
-      assertTrue(filter != 0, "the CUDA table has a probe filter");
+      assertEquals(keys == hashed, filter != 0, "a probe filter where the table has no map");
     }
   }
 

@@ -10,8 +10,8 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * When a CUDA join table gets a direct map (CudaHashJoin.directKeys / directSpan) and a probe
- * filter (ProbeFilter), and how large. No GPU.
+ * When a CUDA join table gets a direct map (CudaHashJoin.directKeys / directSpan), and how large
+ * the probe filter of one without is (ProbeFilter). No GPU.
  */
 class JoinDirectMapTest {
   @Test
@@ -53,23 +53,6 @@ class JoinDirectMapTest {
     assertEquals(0, CudaHashJoin.directSpan(Long.MIN_VALUE, Long.MAX_VALUE, 1 << 20));
     assertEquals(0, CudaHashJoin.directSpan(-1, Long.MAX_VALUE, 1 << 20));
     assertEquals(2_000, CudaHashJoin.directSpan(Long.MAX_VALUE - 1_999, Long.MAX_VALUE, 2_000));
-  }
-
-  @Test
-  void sparseDirectMapsGetAnExactFilterUpTo64KiBThenOneBitForSeveralKeys() {
-    assertNull(ProbeFilter.forDirectMap(200_000, 200_000)); // SSB's whole part table
-    assertNull(ProbeFilter.forDirectMap(10, 6)); // more than half full
-    assertEquals(new ProbeFilter(0, 10), ProbeFilter.forDirectMap(10, 5));
-    // SSB's date table (2,556 days over 61,130) and SF10's q2.1 part side (one row in 25).
-    assertEquals(new ProbeFilter(0, 61_130), ProbeFilter.forDirectMap(61_130, 2_556));
-    assertEquals(new ProbeFilter(1, 400_000), ProbeFilter.forDirectMap(800_000, 32_000));
-    assertEquals(12_500, ProbeFilter.forDirectMap(800_000, 32_000).words());
-    assertEquals(new ProbeFilter(0, 1 << 19), ProbeFilter.forDirectMap(1 << 19, 100));
-    assertEquals(new ProbeFilter(1, (1 << 18) + 1), ProbeFilter.forDirectMap((1 << 19) + 1, 100));
-    assertEquals(new ProbeFilter(3, 1 << 19), ProbeFilter.forDirectMap(1 << 22, 1_000));
-    assertEquals(new ProbeFilter(10, (1 << 18) + 1),
-        ProbeFilter.forDirectMap((1L << 28) + 1, 1_000));
-    assertNull(ProbeFilter.forDirectMap(0, 0));
   }
 
   @Test
