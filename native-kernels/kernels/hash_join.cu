@@ -16,8 +16,10 @@
 // For one integral key whose values span a small range, two more launches make the direct map
 // FindBuildRow reads instead of the slots: tessera_join_build_key_range (the range, which the
 // host reads back with the heads) and tessera_join_build_direct (each key's smallest row at
-// key - min). A table without one whose distinct keys are few gets a probe filter, whose bits
-// a last launch sets (tessera_join_build_filter) and which generated probes read before the walk.
+// key - min), and where the map has as many words as rows, tessera_join_direct_identity (whether
+// it is the identity, which generated probes then do not read). A table without a map whose
+// distinct keys are few gets a probe filter, whose bits a last launch sets
+// (tessera_join_build_filter) and which generated probes read before the walk.
 //
 // The 1:N expansion (HashJoinKernel.expand), for a probe batch:
 //   tessera_join_expand_count: per probe row its key's smallest build row (heads) and its output
@@ -200,6 +202,22 @@ tessera_join_build_direct(const tessera::JoinTableView* __restrict__ table_view,
     LoadColumn(key, r, v);
     direct[static_cast<unsigned long long>(v.value) -
            static_cast<unsigned long long>(table.direct_min)] = static_cast<int>(r);
+  }
+}
+
+// *not_identity = 1 where the direct map (direct_span words, as many as the build rows) has a word
+// other than its own index: a NULL or repeated key left it -1, or the rows are not in key order.
+// After tessera_join_build_direct. Any grid.
+extern "C" __global__ void __launch_bounds__(tessera::kBlockThreads)
+tessera_join_direct_identity(const tessera::JoinTableView* __restrict__ table_view,
+                             int* not_identity) {
+  using namespace tessera;
+  const JoinTableView table = *table_view;
+  const int* direct = reinterpret_cast<const int*>(table.direct);
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+       i < table.direct_span; i += stride) {
+    if (direct[i] != i) *not_identity = 1;
   }
 }
 

@@ -223,7 +223,12 @@ struct JoinTableView {
   // walk reads slots and hashes from L2 (most probes of a filtered dimension table find no row).
   unsigned long long filter;
   long long filter_shift;
-  long long reserved[2];
+  // 1 where the direct map is the identity, direct[i] == i for every i < direct_span: the build
+  // rows hold the keys direct_min, direct_min + 1, ... in order, none NULL (a dimension table of
+  // surrogate keys 1..N read in key order). A generated probe then takes key - direct_min as the
+  // row without reading the map; 0 otherwise (CudaHashJoin decides at build).
+  long long direct_identity;
+  long long reserved;
 };
 constexpr int kJoinTableViewBytes = 128;
 static_assert(sizeof(JoinTableView) == kJoinTableViewBytes, "CudaHashJoin.TABLE_VIEW_BYTES");

@@ -53,6 +53,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private static final int TABLE_DIRECT_SPAN = 88;
   private static final int TABLE_FILTER = 96;
   private static final int TABLE_FILTER_SHIFT = 104;
+  private static final int TABLE_DIRECT_IDENTITY = 112;
   /** program.cuh kNoBuildRow. */
   private static final int NO_BUILD_ROW = -1;
   // hash.cuh: the seed of a key tuple's hash and Mix's multipliers.
@@ -1299,7 +1300,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
 
   /**
    * program.cuh FindBuildRow's direct map: when the table has one, {@code row} and {@code found}
-   * from direct[key - direct_min] (NULL outside the range or at -1), then on to {@code done};
+   * from direct[key - direct_min] (NULL outside the range or at -1; key - direct_min itself
+   * where the map is the identity, {@link DirectMap#row}), then on to {@code done};
    * without one, on to the slots' walk that follows.
    */
   private void directProbe(Descriptor view, Val key, String row, String found, String done) {
@@ -1310,18 +1312,63 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     String outside = b.pred();
     b.op("setp.ge.u64 %s, %s, %s", outside, offset, map.span());
     b.op("@%s bra %s", outside, done);
-    String address = b.b64();
-    b.op("mad.lo.s64 %s, %s, 4, %s", address, offset, map.base());
-    String candidate = b.b32();
-    b.op("ld.global.nc.s32 %s, [%s]", candidate, address);
+    String candidate = map.row(offset, null);
     b.op("setp.ne.s32 %s, %s, %d", found, candidate, NO_BUILD_ROW);
     b.op("cvt.s64.s32 %s, %s", row, candidate);
     b.op("bra.uni %s", done);
     b.place(walk);
   }
 
-  /** A join table's direct map: its rows' global address, its first key and its key span. */
-  private record DirectMap(String base, String min, String span) {}
+  /**
+   * A join table's direct map: its words' global address, its first key, its key span, and
+   * whether it is the identity (program.cuh JoinTableView.direct_identity; the same for every
+   * thread).
+   */
+  private final class DirectMap {
+    private final String base;
+    private final String min;
+    private final String span;
+    private final String identity;
+
+    DirectMap(String base, String min, String span, String identity) {
+      this.base = base;
+      this.min = min;
+      this.span = span;
+      this.identity = identity;
+    }
+
+    String min() {
+      return min;
+    }
+
+    String span() {
+      return span;
+    }
+
+    /**
+     * The build row (.b32, -1 for none) of the key at {@code offset} (key - min, below the span)
+     * where {@code where} holds (null: every thread), -1 elsewhere: the offset itself where the
+     * map is the identity, else the map's word, read only where it is not.
+     */
+    String row(String offset, String where) {
+      String reads = b.pred();
+      b.op("not.pred %s, %s", reads, identity);
+      String candidate = b.b32();
+      if (where == null) {
+        b.op("cvt.u32.u64 %s, %s", candidate, offset);
+      } else {
+        b.op("and.pred %s, %s, %s", reads, reads, where);
+        String inOrder = b.pred();
+        b.op("and.pred %s, %s, %s", inOrder, identity, where);
+        b.op("mov.b32 %s, %d", candidate, NO_BUILD_ROW);
+        b.op("@%s cvt.u32.u64 %s, %s", inOrder, candidate, offset);
+      }
+      String address = b.b64();
+      b.op("mad.lo.s64 %s, %s, 4, %s", address, offset, base);
+      b.op("@%s ld.global.nc.s32 %s, [%s]", reads, candidate, address);
+      return candidate;
+    }
+  }
 
   /**
    * The direct map of the join table at {@code view}, or on to {@code walk} when it has none
@@ -1334,7 +1381,9 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     b.op("@%s bra.uni %s", none, walk);
     String min = word(view, TABLE_DIRECT_MIN);
     String span = word(view, TABLE_DIRECT_SPAN);
-    return new DirectMap(global(direct), min, span);
+    String identity = b.pred();
+    b.op("setp.ne.u64 %s, %s, 0", identity, word(view, TABLE_DIRECT_IDENTITY));
+    return new DirectMap(global(direct), min, span, identity);
   }
 
   /**
@@ -1393,11 +1442,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       if (keys[k].valid() != null) {
         b.op("and.pred %s, %s, %s", inside, inside, keys[k].valid());
       }
-      String address = b.b64();
-      b.op("mad.lo.s64 %s, %s, 4, %s", address, offset, map.base());
-      String candidate = b.b32();
-      b.op("mov.b32 %s, %d", candidate, NO_BUILD_ROW);
-      b.op("@%s ld.global.nc.s32 %s, [%s]", inside, candidate, address);
+      String candidate = map.row(offset, inside);
       b.op("setp.ne.s32 %s, %s, %d", foundOf[k], candidate, NO_BUILD_ROW);
       b.op("cvt.s64.s32 %s, %s", rowOf[k], candidate);
     }

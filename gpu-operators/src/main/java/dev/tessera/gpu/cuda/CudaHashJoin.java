@@ -39,6 +39,9 @@ import org.slf4j.LoggerFactory;
  * range (read back with the heads) and {@value #BUILD_DIRECT_KERNEL} writes each key's smallest
  * row at key - min, so that a probe reads one word where the slots' walk reads a slot, a hash
  * and a key (on a 200,000-row dimension table, all of them from L2, the probe's bottleneck).
+ * Where that map is the identity (the rows hold the keys min, min + 1, ... in order, as a
+ * dimension table of surrogate keys read in key order does; {@value #DIRECT_IDENTITY_KERNEL}
+ * checks), generated probes read nothing: the row is the key's offset.
  */
 final class CudaHashJoin implements HashJoinKernel {
   static final String BUILD_HASH_KERNEL = "tessera_join_build_hash";
@@ -48,6 +51,7 @@ final class CudaHashJoin implements HashJoinKernel {
   static final String BUILD_KEY_RANGE_KERNEL = "tessera_join_build_key_range";
   static final String BUILD_DIRECT_KERNEL = "tessera_join_build_direct";
   static final String BUILD_FILTER_KERNEL = "tessera_join_build_filter";
+  static final String DIRECT_IDENTITY_KERNEL = "tessera_join_direct_identity";
   static final String EXPAND_COUNT_KERNEL = "tessera_join_expand_count";
   static final String EXPAND_ROWS_KERNEL = "tessera_join_expand_rows";
 
@@ -244,6 +248,7 @@ final class CudaHashJoin implements HashJoinKernel {
       long slotOfAt = work.add((long) Integer.BYTES * rows);
       long headsAt = work.add((long) Integer.BYTES * rows);
       long rangeAt = work.add(2L * Long.BYTES);
+      long notIdentityAt = work.add(Integer.BYTES);
       DeviceBuffer workBuffer = temporary(DeviceBuffer.allocate(pool, work.size()));
       long workAddress = workBuffer.address();
 
@@ -255,6 +260,7 @@ final class CudaHashJoin implements HashJoinKernel {
       long hostNextAt = host.add((long) Integer.BYTES * rows);
       long hostSizesAt = host.add((long) Integer.BYTES * rows);
       long hostRangeAt = host.add(2L * Long.BYTES);
+      long hostNotIdentityAt = host.add(Integer.BYTES);
       ArrowBuf staged = temporary(staging.buffer(Math.max(1, host.size())));
 
       long descriptorAddress = descriptor.address();
@@ -352,8 +358,20 @@ final class CudaHashJoin implements HashJoinKernel {
         probeFilter(staged, hostDescriptorAt + viewAt, viewAddress, workAddress + headsAt,
             chains.distinctKeys());
       }
+      // The map can be the identity only with a word for each row and no NULL or repeated key.
+      boolean mayBeIdentity = directSpan == rows && chains.distinctKeys() == rows;
+      if (mayBeIdentity) {
+        stream.fill(workAddress + notIdentityAt, Integer.BYTES, (byte) 0);
+        device.kernels().launch(DIRECT_IDENTITY_KERNEL, LaunchShape.tilesFor(rows), stream,
+            new KernelArgs().address(viewAddress).address(workAddress + notIdentityAt));
+        stream.copyDeviceToHost(workAddress + notIdentityAt,
+            staged.memoryAddress() + hostNotIdentityAt, Integer.BYTES);
+      }
       stream.synchronize();
       queued = false;
+      if (mayBeIdentity && staged.getInt(hostNotIdentityAt) == 0) {
+        markIdentity(staged, hostDescriptorAt + viewAt, viewAddress);
+      }
 
       long payloadStringBytes = 0;
       long longest = 0;
@@ -399,6 +417,21 @@ final class CudaHashJoin implements HashJoinKernel {
       device.kernels().launch(BUILD_DIRECT_KERNEL, LaunchShape.tilesFor(rows), stream,
           new KernelArgs().address(viewAddress).address(heads));
       return span;
+    }
+
+    /**
+     * Marks the table's direct map as the identity (JoinTableView.direct_identity: build row r
+     * holds the key min + r), in the view's host image at {@code hostViewAt} and its device
+     * copy, so that generated probes take the key's offset as its row without reading the map.
+     */
+    private void markIdentity(ArrowBuf staged, long hostViewAt, long viewAddress) {
+      staged.setLong(hostViewAt + CudaJoinTable.VIEW_DIRECT_IDENTITY, 1);
+      queued = true;
+      stream.copyHostToDevice(staged.memoryAddress() + hostViewAt
+          + CudaJoinTable.VIEW_DIRECT_IDENTITY, viewAddress + CudaJoinTable.VIEW_DIRECT_IDENTITY,
+          Long.BYTES);
+      stream.synchronize();
+      queued = false;
     }
 
     /**

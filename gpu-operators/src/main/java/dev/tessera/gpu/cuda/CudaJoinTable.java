@@ -32,6 +32,7 @@ final class CudaJoinTable implements JoinTable {
   static final int VIEW_DIRECT_SPAN = 88;
   static final int VIEW_FILTER = 96;
   static final int VIEW_FILTER_SHIFT = 104;
+  static final int VIEW_DIRECT_IDENTITY = 112;
 
   private final JoinTableSchema schema;
   private final long buildRows;

@@ -415,6 +415,68 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
   }
 
   /**
+   * Build sides whose rows hold the keys min, min + 1, ... in order (from 0, from 1,000, and up
+   * to Long.MAX_VALUE) have a direct map that is the identity, which generated probes do not
+   * read; the same keys with one NULL, one repeated, one missing (a gap) or the rows shuffled do
+   * not. Probes: keys in the range, just outside, NULL and the ends of long; through
+   * filter-project joins and an aggregate.
+   */
+  @Test
+  void directMapsThatAreTheIdentityAnswerWithoutBeingRead() {
+    Random random = new Random(59);
+    int buildRows = 3_000;
+    List<Object> fromZero = new ArrayList<>();
+    List<Object> fromThousand = new ArrayList<>();
+    List<Object> toMax = new ArrayList<>();
+    for (int i = 0; i < buildRows; i++) {
+      fromZero.add((long) i);
+      fromThousand.add(1_000L + i);
+      toMax.add(Long.MAX_VALUE - buildRows + 1 + i);
+    }
+    List<Object> withNull = new ArrayList<>(fromThousand);
+    withNull.set(1_234, null);
+    List<Object> repeated = new ArrayList<>(fromThousand);
+    repeated.set(1_234, 1_233L);
+    List<Object> gap = new ArrayList<>(fromThousand);
+    gap.set(buildRows - 1, 1_000L + buildRows);
+    List<Object> shuffled = new ArrayList<>(fromThousand);
+    java.util.Collections.swap(shuffled, 10, 2_000);
+    JoinTableSchema schema = new JoinTableSchema(List.of(ColumnType.LONG),
+        List.of(ColumnType.STRING, ColumnType.LONG));
+    int probeRows = 20_000;
+    List<Object> probeKeys = new ArrayList<>();
+    for (int i = 0; i < probeRows; i++) {
+      probeKeys.add(switch (random.nextInt(6)) {
+        case 0 -> (long) random.nextInt(buildRows + 10) - 5;
+        case 1 -> 995L + random.nextInt(buildRows + 10);
+        case 2 -> Long.MAX_VALUE - random.nextInt(buildRows + 5);
+        case 3 -> null;
+        case 4 -> random.nextBoolean() ? Long.MIN_VALUE : Long.MIN_VALUE + 1;
+        default -> random.nextLong();
+      });
+    }
+    List<List<Object>> probe = List.of(probeKeys,
+        TestColumns.random(ColumnType.INT, probeRows, 0.1, 17));
+    for (List<Object> keys : List.of(fromZero, fromThousand, toMax, withNull, repeated, gap,
+        shuffled)) {
+      TableData table = new TableData(schema, List.of(keys,
+          TestColumns.random(ColumnType.STRING, buildRows, 0.1, 18),
+          TestColumns.random(ColumnType.LONG, buildRows, 0.1, 19)), buildRows);
+      if (keys != repeated) { // the fused probe needs unique keys
+        for (String join : List.of("semi", "anti", "outer", "inner")) {
+          same(List.of(table), filterProject(probeProgram(ColumnType.LONG, schema, join), probe,
+              probeRows));
+        }
+        same(List.of(table), sumByPayload(schema, probe, probeRows));
+      }
+      long identity = on(new Side(cuda, cudaStream), List.of(table), (side, tables) ->
+          CudaJoinTable.of(tables.get(0)).viewWord(CudaJoinTable.VIEW_DIRECT_IDENTITY));
+      boolean inOrder = keys == fromZero || keys == fromThousand || keys == toMax;
+      assertEquals(inOrder ? 1 : 0, identity, "the map is the identity");
+    }
+  }
+
+  /**
    * Probes table 0 by input column 0 and sums input column 1 and counts the rows that found a
    * build row, grouped by the build row's LONG payload (payload 1).
    */
