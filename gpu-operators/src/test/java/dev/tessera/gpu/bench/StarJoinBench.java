@@ -59,8 +59,11 @@ import java.util.Random;
  * <p>With a fifth argument "sparse", the part and supplier tables hold only the rows their filters
  * keep (as Spark's filters pushed below a broadcast make them: 1 in 25 and 1 in 5) and their keys
  * are spread {@value #SPARSE_KEY_STRIDE} apart (as hashed or sequence-generated ids are): they get
- * no direct map, and most probes find no row, so they walk the hash table's slots to an empty
- * one. The filters in the programs still hold for every build row; the results are the same.
+ * no direct map, and most probes find no row: their probe filters (CudaHashJoin's ProbeFilter)
+ * end most probes, and the rest walk the hash table's slots to an empty one. The filters in the
+ * programs still hold for every build row; the results are the same. In the dense form the part
+ * and supplier tables' rows are their keys in order, so their direct maps are the identity and
+ * generated probes do not read them.
  *
  * <pre>run-bench.sh dev.tessera.gpu.bench.StarJoinBench [rows] [deviceGBps] [backend] [codegen]
  * [sparse]</pre>
