@@ -1183,10 +1183,10 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * PROBE (program.cuh FindBuildRow) for fixed-width keys: the key tuple's hash (hash.cuh
    * CombineKeyHash of each key's 64-bit value), the table's probe filter where it has one
    * ({@link #probeFilter}), then the walk along the slots from the hash's slot to an empty one,
-   * comparing hashes, then each key column at the build row. NULL when a
-   * key is NULL (no walk) or no row matches; the first error among the keys carries over. A
-   * table of one integral key may have a direct map (known at run time: the branch is the same
-   * for every thread), which replaces the walk by one read.
+   * comparing hashes, then each key column at the build row. NULL when a key is NULL (no walk)
+   * or no row matches; the first error among the keys carries over. A table of one integral key
+   * may have a direct map (known at run time: the branch is the same for every thread), which
+   * replaces the walk by one read, or none where the map is the identity.
    */
   private Val probe(int table, Val[] keys) {
     return probe(table, keys, mayHaveDirectMap(table));

@@ -500,9 +500,8 @@ final class CudaHashJoin implements HashJoinKernel {
   /**
    * The chains of equal keys: next[r] = the next larger build row with row r's key (-1: none),
    * groupSizes[h] = the rows of the key whose smallest row is h (0 for other rows), and how many
-   * distinct non-NULL keys there are. Checks what
-   * the kernels reported: a head is the smallest row of its key, and duplicates were flagged
-   * exactly when some key repeats.
+   * distinct non-NULL keys there are. Checks what the kernels reported: a head is the smallest
+   * row of its key, and duplicates were flagged exactly when some key repeats.
    */
   record Chains(int[] next, int[] groupSizes, int distinctKeys) {
     static Chains of(int[] heads, boolean duplicatesFlagged) {
