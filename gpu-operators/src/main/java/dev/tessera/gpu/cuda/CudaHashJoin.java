@@ -359,7 +359,8 @@ final class CudaHashJoin implements HashJoinKernel {
             chains.distinctKeys());
       }
       // The map can be the identity only with a word for each row and no NULL or repeated key.
-      boolean mayBeIdentity = directSpan == rows && chains.distinctKeys() == rows;
+      boolean mayBeIdentity = directSpan > 0 && directSpan == rows
+          && chains.distinctKeys() == rows;
       if (mayBeIdentity) {
         stream.fill(workAddress + notIdentityAt, Integer.BYTES, (byte) 0);
         device.kernels().launch(DIRECT_IDENTITY_KERNEL, LaunchShape.tilesFor(rows), stream,

@@ -474,6 +474,10 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
       boolean inOrder = keys == fromZero || keys == fromThousand || keys == toMax;
       assertEquals(inOrder ? 1 : 0, identity, "the map is the identity");
     }
+    TableData empty = new TableData(schema, List.of(List.of(), List.of(), List.of()), 0);
+    assertEquals(0L, (long) on(new Side(cuda, cudaStream), List.of(empty), (side, tables) ->
+        CudaJoinTable.of(tables.get(0)).viewWord(CudaJoinTable.VIEW_DIRECT_IDENTITY)),
+        "an empty table has no map to be the identity");
   }
 
   /**
