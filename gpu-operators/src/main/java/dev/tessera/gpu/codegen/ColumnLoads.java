@@ -90,25 +90,40 @@ final class ColumnLoads {
     int width = type.id().width();
     String address = b.b64();
     b.op("mad.lo.s64 %s, %s, %d, %s", address, row, width, data);
+    String stored;
     switch (type.id()) {
       case BOOLEAN, BYTE, SHORT, INT, DATE -> {
-        String narrow = b.b32();
-        b.op("ld.global.nc.s%d %s, [%s]", width * 8, narrow, address);
-        return b.signExtend(narrow);
+        stored = b.b32();
+        b.op("ld.global.nc.s%d %s, [%s]", width * 8, stored, address);
       }
       case FLOAT -> {
-        String bits = b.b32();
-        b.op("ld.global.nc.u32 %s, [%s]", bits, address);
-        String value = b.b64();
-        b.op("cvt.u64.u32 %s, %s", value, bits); // the bits, zero-extended
-        return value;
+        stored = b.b32();
+        b.op("ld.global.nc.u32 %s, [%s]", stored, address);
       }
       default -> {
-        String value = b.b64();
-        b.op("ld.global.nc.u64 %s, [%s]", value, address);
-        return value;
+        stored = b.b64();
+        b.op("ld.global.nc.u64 %s, [%s]", stored, address);
       }
     }
+    return widened(b, type, stored);
+  }
+
+  /**
+   * A plain fixed-width value as LOAD_COLUMN holds it (.b64), from {@code stored}, the value as
+   * loaded (.b32 up to 4 bytes, read signed; .b64 for 8): sign-extended, a FLOAT's bits
+   * zero-extended, 8 bytes as they are. {@link #plainValue}'s, and LookaheadColumns' for the
+   * words it loaded ahead.
+   */
+  static String widened(PtxBuilder b, dev.tessera.gpu.column.ColumnType type, String stored) {
+    return switch (type.id()) {
+      case BOOLEAN, BYTE, SHORT, INT, DATE -> b.signExtend(stored);
+      case FLOAT -> {
+        String value = b.b64();
+        b.op("cvt.u64.u32 %s, %s", value, stored); // the bits, zero-extended
+        yield value;
+      }
+      default -> stored;
+    };
   }
 
   /** A string at {@code index} of the offsets: its address in {@code data} and its length. */

@@ -90,21 +90,9 @@ final class LookaheadColumns {
     return copy;
   }
 
-  /**
-   * LOAD_COLUMN's value of {@code raw}: as ColumnLoads.plainValue reads a plain fixed-width
-   * column (4-byte integers sign-extended, a FLOAT's bits zero-extended).
-   */
+  /** LOAD_COLUMN's value of {@code raw}, as ColumnLoads.plainValue reads the column. */
   static Val value(PtxBuilder b, Raw raw) {
-    String value;
-    if (wide(raw.type())) {
-      value = raw.word();
-    } else if (raw.type().id() == TypeId.FLOAT) {
-      value = b.b64();
-      b.op("cvt.u64.u32 %s, %s", value, raw.word()); // the bits, zero-extended
-    } else {
-      value = b.signExtend(raw.word());
-    }
-    return Val.of(value);
+    return Val.of(ColumnLoads.widened(b, raw.type(), raw.word()));
   }
 
   /** 8-byte values, which ColumnLoads.plainValue reads whole. */

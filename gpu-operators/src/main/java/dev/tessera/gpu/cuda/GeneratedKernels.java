@@ -176,10 +176,7 @@ final class GeneratedKernels {
       LOG.warn("Tessera: generated kernel {} not used: {}", kernel.entry(), reason);
       return new Kernel(null, kernel.entry(), reason, 0);
     } else {
-      // The driver's JIT: the PTX text, NUL-terminated.
-      byte[] text = GeneratedModule.withMaxRegisters(GeneratedModule.text(kernel))
-          .getBytes(StandardCharsets.US_ASCII);
-      image = java.util.Arrays.copyOf(text, text.length + 1);
+      image = driverImage(kernel);
     }
     Loaded loaded = loadImage(kernel, image);
     keep(loaded.module());
@@ -187,6 +184,16 @@ final class GeneratedKernels {
   }
 
   private record Loaded(CUmodule module, CUfunction function) {}
+
+  /**
+   * What the driver's JIT compiles: the kernel's PTX text, NUL-terminated, its register ask
+   * lifted as the in-jar compiler's second try lifts it ({@link GeneratedModule#withMaxRegisters}).
+   */
+  private static byte[] driverImage(GeneratedKernel kernel) {
+    byte[] text = GeneratedModule.withMaxRegisters(GeneratedModule.text(kernel))
+        .getBytes(StandardCharsets.US_ASCII);
+    return java.util.Arrays.copyOf(text, text.length + 1);
+  }
 
   private Loaded loadImage(GeneratedKernel kernel, byte[] image) {
     device.makeCurrent();
@@ -217,9 +224,7 @@ final class GeneratedKernels {
   private Kernel loadThroughTheDriver(GeneratedKernel kernel, CompileReport inJar,
       long inJarNanos) {
     long started = System.nanoTime();
-    byte[] text = GeneratedModule.withMaxRegisters(GeneratedModule.text(kernel))
-        .getBytes(StandardCharsets.US_ASCII);
-    Loaded loaded = loadImage(kernel, java.util.Arrays.copyOf(text, text.length + 1));
+    Loaded loaded = loadImage(kernel, driverImage(kernel));
     int[] local = new int[1];
     int[] registers = new int[1];
     check(cuFuncGetAttribute(local, CUfunction_attribute.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,

@@ -216,10 +216,10 @@ public final class HashAggregateBench {
         rows / median / 1e6, floor, median / floor);
   }
 
-  /** Rows [from, to) of the benchmark's input: row i < groups has key i, later rows random. */
   /**
-   * Rows {@code [from, to)} of the form's batch: keys of {@code groups} groups (as strings where
-   * {@code strings}; every 100th NULL where {@code nullableKeys}), values random ints.
+   * Rows {@code [from, to)} of the form's batch: row i < groups has key i, later rows a random
+   * one of {@code groups} (as strings where {@code strings}; every {@value #NULL_KEY_EVERY}th
+   * NULL where {@code nullableKeys}), values random ints.
    */
   private static ColumnBatch<DeviceColumn> upload(Backend backend, GpuStream stream, int from,
       int to, long groups, boolean strings, boolean nullableKeys) {
