@@ -46,7 +46,6 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private static final int TABLE_KEYS = 0;
   private static final int TABLE_PAYLOADS = 8;
   private static final int TABLE_SLOTS = 16;
-  private static final int TABLE_HASHES = 24;
   private static final int TABLE_SLOT_MASK = 48;
   private static final int TABLE_DIRECT = 72;
   private static final int TABLE_DIRECT_MIN = 80;
@@ -1183,7 +1182,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * PROBE (program.cuh FindBuildRow) for fixed-width keys: the key tuple's hash (hash.cuh
    * CombineKeyHash of each key's 64-bit value), the table's probe filter where it has one
    * ({@link #probeFilter}), then the walk along the slots from the hash's slot to an empty one,
-   * comparing hashes, then each key column at the build row. NULL when a key is NULL (no walk)
+   * comparing the key columns at each slot's build row. NULL when a key is NULL (no walk)
    * or no row matches; the first error among the keys carries over. A table of one integral key
    * may have a direct map (known at run time: the branch is the same for every thread), which
    * replaces the walk by one read, or none where the map is the identity.
@@ -1238,7 +1237,6 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     String passes = probeFilter(view, hash);
     b.op("@!%s bra %s", passes, done);
     String slots = field(view, TABLE_SLOTS);
-    String hashes = field(view, TABLE_HASHES);
     String keyColumns = field(view, TABLE_KEYS);
     String mask = word(view, TABLE_SLOT_MASK);
     String slot = b.b64();
@@ -1261,18 +1259,19 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     b.op("@%s bra %s", empty, done);
     String candidate64 = b.b64();
     b.op("cvt.s64.s32 %s, %s", candidate64, candidate);
-    String hashAddress = b.b64();
-    b.op("mad.lo.s64 %s, %s, 8, %s", hashAddress, candidate64, hashes);
-    String stored = b.b64();
-    b.op("ld.global.nc.u64 %s, [%s]", stored, hashAddress);
+    // The candidate's keys compared at once, each read at its row (their loads independent of
+    // one another); not its hash first (program.cuh FindBuildRow's order, which a string key
+    // needs): for fixed-width keys that was one more dependent L2 read for a slot of the key.
     String differs = b.pred();
-    b.op("setp.ne.u64 %s, %s, %s", differs, stored, hash);
-    b.op("@%s bra %s", differs, next);
     for (int k = 0; k < keys.length; k++) {
       String value = ColumnLoads.plainValue(b, keyTypes.get(k), keyData[k], candidate64);
-      b.op("setp.ne.s64 %s, %s, %s", differs, value, keys[k].value());
-      b.op("@%s bra %s", differs, next);
+      if (k == 0) {
+        b.op("setp.ne.s64 %s, %s, %s", differs, value, keys[k].value());
+      } else {
+        b.op("setp.ne.or.s64 %s, %s, %s, %s", differs, value, keys[k].value(), differs);
+      }
     }
+    b.op("@%s bra %s", differs, next);
     b.op("mov.b64 %s, %s", row, candidate64);
     b.op("setp.eq.s32 %s, 0, 0", found);
     b.op("bra.uni %s", done);
