@@ -87,25 +87,33 @@ final class GroupLookup {
   }
 
   /**
+   * What {@link #recall} found: {@code looks}, the .pred of the lanes that must look their group
+   * up, and the keys' {@link #storedForms}, which the lookup compares and stores.
+   */
+  record Recalled(String looks, StoredKey[] stored) {}
+
+  /**
    * Where the per-block table is found by key: for the lanes of {@code act} whose keys are their
    * last group's, that group into {@code group} and its entry into {@code entry} (-1 for the
-   * other lanes). Returns a new .pred: the lanes of {@code act} that must look their group up,
-   * for {@link #findGroup(String, AggregateValue[], boolean[], String, LocalKeyTable.View,
-   * String, String)}.
+   * other lanes). Returns the lanes of {@code act} that must look their group up, for {@link
+   * #findGroup(String, AggregateValue[], boolean[], String, LocalKeyTable.View, String,
+   * Recalled)}.
    */
-  String recall(String act, AggregateValue[] keys, String group, String entry) {
-    return last.recall(b, act, keys, storedForms(keys), group, entry);
+  Recalled recall(String act, AggregateValue[] keys, String group, String entry) {
+    StoredKey[] stored = storedForms(keys);
+    return new Recalled(last.recall(b, act, keys, stored, group, entry), stored);
   }
 
   /**
    * {@link #findGroup(String, AggregateValue[], boolean[], String, LocalKeyTable.View, String)}
-   * where {@link #recall} has run: {@code looks} is what it returned (null where the table is
+   * where {@link #recall} has run: {@code recalled} is what it returned (null where the table is
    * not found by key).
    */
   String findGroup(String act, AggregateValue[] keys, boolean[] seenAtInsert, String group,
-      LocalKeyTable.View table, String entry, String looks) {
+      LocalKeyTable.View table, String entry, Recalled recalled) {
     this.seenAtInsert = seenAtInsert;
-    StoredKey[] stored = storedForms(keys);
+    StoredKey[] stored = recalled != null ? recalled.stored() : storedForms(keys);
+    String looks = recalled == null ? null : recalled.looks();
     if (Arrays.stream(keys).anyMatch(AggregateValue::isString)) {
       findGroupOf(act, keys, stored, group);
       return null;

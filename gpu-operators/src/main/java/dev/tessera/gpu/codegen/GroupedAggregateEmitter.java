@@ -136,24 +136,26 @@ final class GroupedAggregateEmitter {
     for (int k = 0; k < keys.length; k++) {
       keys[k] = column.apply(k);
     }
-    String looks = null;
+    GroupLookup.Recalled recalled = null;
     String done = null;
     if (accumulation.accumulatesRuns()) { // one fixed-width key: the table is found by key
       // Where every aggregated row of the warp is of its lane's run (one group, or keys
       // clustered in the data: every item after a lane's first), the rows go into the runs and
       // the item skips the lookup's and the warp path's tests and shuffles.
-      looks = lookup.recall(act, keys, group, entry);
+      recalled = lookup.recall(act, keys, group, entry);
       String looking = b.label("item_looks");
       done = b.label("item_in_runs");
-      b.op("@!%s bra.uni %s", accumulation.allInRuns(act, looks, group, looking), looking);
+      b.op("@!%s bra.uni %s", accumulation.allInRuns(act, recalled.looks(), group, looking),
+          looking);
       accumulation.addToRuns(act, entry, inputs(column));
       b.op("bra.uni %s", done);
       b.place(looking);
     }
     LocalKeyTable.View table = localTable(); // after the runs' test, which reads none of it
     String claimed = null;
-    if (looks != null) {
-      claimed = lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry, looks);
+    if (recalled != null) {
+      claimed = lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry,
+          recalled);
     } else if (keys.length > 0) {
       claimed = lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry);
     }
