@@ -53,7 +53,8 @@ final class ColumnLoads {
 
   /**
    * The validity bit of {@code row} in the bitmap at generic address {@code validity}, or true
-   * when that address is 0 (a column without a bitmap: known only at run time).
+   * when that address is 0 (a column without a bitmap: known only at run time). Also a join
+   * table's probe filter's bit (ProgramEmitter.probeFilter), laid out alike.
    */
   static String validBitIfPresent(PtxBuilder b, String validity, String row) {
     String present = b.pred();

@@ -1393,25 +1393,11 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * is set. A clear bit ends the probe before its walk of the slots.
    */
   private String probeFilter(Descriptor view, String hash) {
-    String words = word(view, TABLE_FILTER);
-    String present = b.pred();
-    b.op("setp.ne.u64 %s, %s, 0", present, words);
     String bit = b.b64();
     b.op("shr.u64 %s, %s, %s", bit, hash, lowWord(view, TABLE_FILTER_SHIFT));
-    String address = b.b64();
-    b.op("shr.u64 %s, %s, 5", address, bit);
-    b.op("mad.lo.s64 %s, %s, 4, %s", address, address, global(words));
-    String word = b.b32();
-    b.op("mov.b32 %s, -1", word);
-    b.op("@%s ld.global.nc.u32 %s, [%s]", present, word, address);
-    String position = b.b32();
-    b.op("cvt.u32.u64 %s, %s", position, bit);
-    b.op("and.b32 %s, %s, 31", position, position);
-    b.op("shr.b32 %s, %s, %s", word, word, position);
-    b.op("and.b32 %s, %s, 1", word, word);
-    String passes = b.pred();
-    b.op("setp.ne.u32 %s, %s, 0", passes, word);
-    return passes;
+    // The build sets the bits in 32-bit words; little-endian, bit i is bit i % 8 of byte i / 8,
+    // as in a validity bitmap.
+    return ColumnLoads.validBitIfPresent(b, word(view, TABLE_FILTER), bit);
   }
 
   /**
