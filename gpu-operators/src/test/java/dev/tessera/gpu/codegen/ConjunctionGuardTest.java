@@ -104,8 +104,7 @@ class ConjunctionGuardTest {
     assumeTrue(PtxCompiler.available(), PtxCompiler::unavailableReason);
     for (GeneratedKernel kernel : List.of(FilterProjectGenerator.generate(star(true), inputs()),
         aggregate(star(true)))) {
-      CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
-      assertTrue(report.clean(), report.toString());
+      assertCompilesClean(kernel);
     }
   }
 
@@ -171,15 +170,23 @@ class ConjunctionGuardTest {
     assumeTrue(PtxCompiler.available(), PtxCompiler::unavailableReason);
     for (GeneratedKernel kernel : List.of(FilterProjectGenerator.generate(chain(0), inputs()),
         aggregate(chain(0)))) {
-      CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
-      if (!report.clean()) {
-        // The in-jar compiler (CUDA 12.0's) leaves the filter-project kernel 16 bytes of spills
-        // at 40 registers with its defaults since the kernel reads its descriptors as a
-        // parameter (ProgramWords). CUDA 13.0's ptxas does not, the driver's compiler gets such
-        // a kernel next (GeneratedKernels), and the in-jar compiler's -O1 does not either.
-        CompiledKernel again = GeneratedModule.compileAgain(kernel, "sm_90");
-        assertTrue(again != null && again.report(kernel.entry()).clean(), report.toString());
-      }
+      assertCompilesClean(kernel);
+    }
+  }
+
+  /**
+   * The kernel compiles without a stack frame or spills, at once or, as the runtime compiles it
+   * again (GeneratedKernels), with the in-jar compiler's other options. With its defaults the
+   * in-jar compiler (CUDA 12.0's) at -O3 keeps some filter-project kernels of these programs to
+   * 40 registers and spills a few bytes: the chain's since it reads its descriptors as a
+   * parameter (ProgramWords), the star's since the probe's walk compares keys without the hash.
+   * Its -O1 spills nothing there.
+   */
+  private static void assertCompilesClean(GeneratedKernel kernel) {
+    CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
+    if (!report.clean()) {
+      CompiledKernel again = GeneratedModule.compileAgain(kernel, "sm_90");
+      assertTrue(again != null && again.report(kernel.entry()).clean(), report.toString());
     }
   }
 
