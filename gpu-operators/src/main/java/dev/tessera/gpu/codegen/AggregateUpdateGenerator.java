@@ -100,7 +100,19 @@ public final class AggregateUpdateGenerator {
   /** {@link #key(Program, List, AggregateSpec)} of the kernel for a device of {@code features}. */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features) {
+    return key(program, inputs, spec, features, new BitSet());
+  }
+
+  /**
+   * {@link #key(Program, List, AggregateSpec, KernelFeatures)} of the kernel for join tables of
+   * which those in {@code probeFiltered} have a probe filter.
+   */
+  public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
+      KernelFeatures features, BitSet probeFiltered) {
     StringBuilder key = new StringBuilder("aggregate-update v42;");
+    if (!probeFiltered.isEmpty()) {
+      key.append("probe-filtered").append(probeFiltered).append(';');
+    }
     if (spec.ansi()) {
       key.append("ansi;"); // without it, integer sums to LONG wrap (AccumulatorArithmetic.wraps)
     }
@@ -189,6 +201,19 @@ public final class AggregateUpdateGenerator {
    */
   public static GeneratedKernel generate(Program program, List<InputSpec> inputs,
       AggregateSpec spec, KernelFeatures features) throws CodegenUnsupportedException {
+    return generate(program, inputs, spec, features, new BitSet());
+  }
+
+  /**
+   * {@link #generate(Program, List, AggregateSpec, KernelFeatures)} for join tables of which
+   * those in {@code probeFiltered} (by the program's table index) have a probe filter, as the
+   * host built them (CudaHashJoin's ProbeFilter): where the filter needs the first probe's row
+   * and its table has one, rows wait for that probe's walk after its filter's bit ({@link
+   * ProgramEmitter#splitAtFilteredProbe}).
+   */
+  public static GeneratedKernel generate(Program program, List<InputSpec> inputs,
+      AggregateSpec spec, KernelFeatures features, BitSet probeFiltered)
+      throws CodegenUnsupportedException {
     String whyNot = whyNotGenerated(program, spec);
     if (whyNot != null) {
       throw new CodegenUnsupportedException(whyNot);
@@ -201,10 +226,11 @@ public final class AggregateUpdateGenerator {
       throw new IllegalArgumentException("the program writes " + program.outputs().size()
           + " columns, the aggregation reads " + spec.inputTypes().size());
     }
-    String key = key(program, inputs, spec, features);
+    String key = key(program, inputs, spec, features, probeFiltered);
     String entry = FilterProjectGenerator.entryName(ENTRY_PREFIX, key);
     return new GeneratedKernel(entry, key,
-        new Writer(program, inputs, spec, entry, features).write(), features.ptxTarget());
+        new Writer(program, inputs, spec, entry, features, probeFiltered).write(),
+        features.ptxTarget());
   }
 
   /** One kernel's text under construction. */
@@ -221,6 +247,8 @@ public final class AggregateUpdateGenerator {
     /** {@link #fillsMultiprocessor}: the block's size known only at launch (%ntid.x). */
     private final boolean anyBlockSize;
     private final List<InputSpec> inputs;
+    /** The join tables that have a probe filter, by the program's table index. */
+    private final BitSet probeFiltered;
     /** The warps' queues of kept rows, where the update takes them (set by write()), or null. */
     private KeptRowQueue queue;
     /**
@@ -245,8 +273,9 @@ public final class AggregateUpdateGenerator {
     private int items = ITEMS;
 
     Writer(Program program, List<InputSpec> inputs, AggregateSpec spec, String entry,
-        KernelFeatures features) {
+        KernelFeatures features, BitSet probeFiltered) {
       this.spec = spec;
+      this.probeFiltered = probeFiltered;
       this.anyBlockSize = fillsMultiprocessor(spec, inputs);
       this.inputs = inputs;
       this.entry = entry;
@@ -516,14 +545,16 @@ public final class AggregateUpdateGenerator {
      * The row's program split at the filter's first probe, where the rows that reach it wait for
      * it ({@link PrefilteredRows}): in a kernel whose blocks are {@link #BLOCK_THREADS} (the
      * stacks' arrays are sized for them) that reads no GPU-DFOR tile (whose values are the
-     * thread's own items' registers), where the program splits ({@link
-     * ProgramEmitter#splitAtFirstProbe}); null elsewhere.
+     * thread's own items' registers), where the program splits: at that probe's filter where
+     * its table has one ({@link ProgramEmitter#splitAtFilteredProbe}), else at the first guard
+     * before a probe ({@link ProgramEmitter#splitAtFirstProbe}); null elsewhere.
      */
     private ProgramEmitter.Split prefiltersRows(BitSet needed, int[] outputs) {
       if (anyBlockSize || body.loadsDfor(needed)) {
         return null;
       }
-      return body.splitAtFirstProbe(needed, outputs);
+      ProgramEmitter.Split atFilter = body.splitAtFilteredProbe(needed, outputs, probeFiltered);
+      return atFilter != null ? atFilter : body.splitAtFirstProbe(needed, outputs);
     }
 
     /**
@@ -727,7 +758,9 @@ public final class AggregateUpdateGenerator {
       PrefilteredRows.Taken taken = prefiltered.pop(done);
       body.loadPhaseValues(needed);
       Val[] values = taken.values();
-      values[split.left()] = body.alwaysTrue();
+      if (split.left() >= 0) {
+        values[split.left()] = body.alwaysTrue();
+      }
       rowProgram(values, new RowEmitter.Item(0, taken.row()), done, coneAfter, rest, filter,
           outputs);
       aggregate(active, values, outputs);

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Collection;
+import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -34,6 +35,21 @@ import java.util.stream.Collectors;
 final class ProgramEmitter implements RowEmitter.KernelContext {
   // program.cuh InputColumn (ProgramPlan writes the Java side of this layout).
   static final int INPUT_COLUMN_BYTES = 48;
+  /**
+   * Opcodes whose result is NULL wherever one of their register operands is (HostInterpreter's
+   * unaryNull and binaryNull; PROBE by its keys, LOAD_BUILD by its row), for {@link
+   * #splitAtFilteredProbe}. Others may not be, or are not listed.
+   */
+  private static final Set<Opcode> NULL_WHERE_AN_OPERAND_IS = EnumSet.of(Opcode.MOVE,
+      Opcode.ADD_INT, Opcode.SUB_INT, Opcode.MUL_INT, Opcode.NEG_INT, Opcode.ABS_INT,
+      Opcode.CMP_INT, Opcode.CMP_F32, Opcode.CMP_F64, Opcode.CMP_STRING, Opcode.NOT,
+      Opcode.CAST_INT_TO_INT, Opcode.CAST_INT_TO_F32, Opcode.CAST_INT_TO_F64, Opcode.YEAR,
+      Opcode.MONTH, Opcode.DAY_OF_MONTH, Opcode.PROBE, Opcode.LOAD_BUILD);
+  /**
+   * The PTX comment where {@link #splitAtFilteredProbe} tests the probe filter's bit, before the
+   * rows wait for the probe's walk; the join table's index follows.
+   */
+  static final String PROBE_FILTER_SPLIT = "the keys' bit in the probe filter of join table";
   private static final int INPUT_DATA = 0;
   private static final int INPUT_VALIDITY = 8;
   private static final int INPUT_OFFSETS = 16;
@@ -938,8 +954,12 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    *     rest emits again)
    * @param after what the rest runs: the instructions but {@code first}'s and the loads of
    *     {@code unread} it does not read, and the constants of {@code first} it reads
+   * @param probe where the split is at a probe filter's bit ({@link #splitAtFilteredProbe}):
+   *     that probe, whose keys {@code first} computes, and {@code guard} and {@code left} are -1;
+   *     -1 where the split is at a guard
    */
-  record Split(int guard, int left, BitSet first, BitSet unread, BitSet carried, BitSet after) {
+  record Split(int guard, int left, BitSet first, BitSet unread, BitSet carried, BitSet after,
+      int probe) {
     /**
      * A row's values (by instruction, of {@code count}) before the first part runs: what its
      * instructions read of {@code unread}, a value that is never NULL and never read.
@@ -972,6 +992,15 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     mark(sources[guard][0], first);
     BitSet unread = nullCheckedOnly(first);
     first.andNot(unread);
+    return split(guard, sources[guard][0], -1, first, unread, which, outputs);
+  }
+
+  /**
+   * The {@link Split} of {@code which} whose first part is {@code first} (without {@code
+   * unread}), at {@code guard} (its left operand {@code left}) or at {@code probe}'s filter.
+   */
+  private Split split(int guard, int left, int probe, BitSet first, BitSet unread, BitSet which,
+      int[] outputs) {
     BitSet after = (BitSet) which.clone();
     after.andNot(first);
     after.andNot(unread);
@@ -1002,9 +1031,110 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       }
     }
     carried.andNot(again);
-    carried.clear(sources[guard][0]);
+    if (left >= 0) {
+      carried.clear(left);
+    }
     after.or(again);
-    return new Split(guard, sources[guard][0], first, unread, carried, after);
+    return new Split(guard, left, first, unread, carried, after, probe);
+  }
+
+  // ---- the filter split at a probe filter's bit (PrefilteredRows) ------------------------------
+
+  /**
+   * The program of {@code which} split at its filter's first probe (the first the filter's
+   * instructions emit, {@link Guarded}) where that probe's join table has a probe filter
+   * ({@code filtered}, by table: known when the kernel is made, CudaHashJoin's ProbeFilter) and
+   * the filter keeps no row the probe finds none for ({@link #needsRowOf}): {@code first}
+   * computes the probe's keys, a row passes where none is NULL and the keys' bit is set ({@link
+   * #guardStops}), and the probe (its walk of the slots) runs in the rest with all that follows.
+   * A filtered dimension table's probes mostly end at the bit (StarJoinBench's sparse part: 24
+   * in 25 find no row); split at a guard after the probe instead, a warp walked the slots, from
+   * L2, at every item one of its 32 rows passed the bit, which is nearly every item. Null where
+   * there is no such probe, or where {@link #keepOnly} does not hold (a dropped row could still
+   * owe an error).
+   */
+  Split splitAtFilteredProbe(BitSet which, int[] outputs, BitSet filtered) {
+    if (filtered.isEmpty() || !program.hasFilter() || !keepOnly()) {
+      return null;
+    }
+    int filter = writerOf(program.filterRegister());
+    int probe = firstProbe(filter, which, new BitSet());
+    if (probe < 0 || !filtered.get(word(probe, 2)) || !needsRowOf(filter, probe)) {
+      return null;
+    }
+    BitSet first = new BitSet();
+    for (int s : sources[probe]) {
+      mark(s, first);
+    }
+    return split(-1, -1, probe, first, new BitSet(), which, outputs);
+  }
+
+  /**
+   * The first PROBE among {@code which} that {@link Guarded} emits walking from {@code i}
+   * (depth first, a conjunction's left operand before its right), or -1; {@code done}: the
+   * instructions walked before.
+   */
+  private int firstProbe(int i, BitSet which, BitSet done) {
+    if (!which.get(i) || done.get(i)) {
+      return -1;
+    }
+    done.set(i);
+    for (int s : sources[i]) {
+      int probe = firstProbe(s, which, done);
+      if (probe >= 0) {
+        return probe;
+      }
+    }
+    return op(i) == Opcode.PROBE.code() ? i : -1;
+  }
+
+  /**
+   * Whether the filter (instruction {@code filter}) is never true for a row whose PROBE {@code
+   * probe} finds no build row (its result NULL): one of the filter's conjuncts (the operands of
+   * its conjunctions that are not conjunctions, or the filter itself) is then NULL, or an
+   * IS_NOT_NULL that is then false. An inner join's IS_NOT_NULL of the row, or a comparison of
+   * its payload, is such a conjunct; an outer join's filter has none.
+   */
+  private boolean needsRowOf(int filter, int probe) {
+    if (!conjunctions().get(filter)) {
+      return conjunctNeedsRow(filter, probe);
+    }
+    for (int c = conjunctions().nextSetBit(0); c >= 0; c = conjunctions().nextSetBit(c + 1)) {
+      for (int k = 0; k < 2; k++) {
+        int operand = sources[c][k];
+        if (!conjunctions().get(operand) && conjunctNeedsRow(operand, probe)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private boolean conjunctNeedsRow(int conjunct, int probe) {
+    if (op(conjunct) == Opcode.IS_NOT_NULL.code()) {
+      return nullWithout(sources[conjunct][0], probe);
+    }
+    return nullWithout(conjunct, probe);
+  }
+
+  /**
+   * Whether instruction {@code i} is NULL wherever {@code probe}'s result is: it is the probe, or
+   * an opcode whose result is NULL where an operand is (as HostInterpreter defines them) reads
+   * such an instruction.
+   */
+  private boolean nullWithout(int i, int probe) {
+    if (i == probe) {
+      return true;
+    }
+    if (!NULL_WHERE_AN_OPERAND_IS.contains(Opcode.ofCode(op(i)))) {
+      return false;
+    }
+    for (int s : sources[i]) {
+      if (nullWithout(s, probe)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -1093,7 +1223,28 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * left operand): the row does not reach the probe, and the filter drops it.
    */
   String guardStops(Split split, Val[] values) {
+    if (split.probe() >= 0) {
+      return probeFilterStops(split.probe(), values);
+    }
     return conjunctionStops(split.guard(), values[split.left()]);
+  }
+
+  /**
+   * Where {@link #splitAtFilteredProbe} split at {@code probe}: a .pred that holds where the
+   * probe finds no row for one of its keys' bits: a key is NULL, or the keys' bit of the table's
+   * probe filter is clear ({@code values} holds the keys).
+   */
+  private String probeFilterStops(int probe, Val[] values) {
+    b.comment(PROBE_FILTER_SPLIT + " " + word(probe, 2));
+    Val[] keys = operands(probe, values);
+    String hash = keyTupleHash(keys);
+    String stops = b.pred();
+    b.op("not.pred %s, %s", stops, probeFilter(tableView(word(probe, 2)), hash));
+    String anyNull = anyNull(keys);
+    if (anyNull != null) {
+      b.op("or.pred %s, %s, %s", stops, stops, anyNull);
+    }
+    return stops;
   }
 
   /** The BOOLEAN value true, as {@link PtxBuilder#booleanOf} a predicate that always holds. */
@@ -1199,20 +1350,12 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     List<ColumnType> keyTypes = program.tables().get(table).keyTypes();
     b.comment("probe of join table " + table);
     String error = null;
-    String anyNull = null;
     for (Val k : keys) {
       if (k.error() != null) {
         error = error == null ? k.error() : firstNonZero(error, k.error());
       }
-      if (k.valid() != null) {
-        String isNull = b.pred();
-        b.op("not.pred %s, %s", isNull, k.valid());
-        if (anyNull != null) {
-          b.op("or.pred %s, %s, %s", isNull, isNull, anyNull);
-        }
-        anyNull = isNull;
-      }
     }
+    String anyNull = anyNull(keys);
     String found = b.pred();
     b.op("setp.ne.s32 %s, 0, 0", found);
     String row = b.b64();
@@ -1225,15 +1368,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     if (tryDirectMap) {
       directProbe(view, keys[0], row, found, done);
     }
-    String hash = b.b64();
-    b.op("mov.b64 %s, %d", hash, KEY_TUPLE_SEED);
-    for (int k = 0; k < keys.length; k++) {
-      String v = b.b64();
-      b.op("add.s64 %s, %s, %d", v, keys[k].value(), k);
-      String mixed = mix(v);
-      b.op("xor.b64 %s, %s, %s", mixed, mixed, hash);
-      hash = mix(mixed);
-    }
+    String hash = keyTupleHash(keys);
     String passes = probeFilter(view, hash);
     b.op("@!%s bra %s", passes, done);
     String slots = field(view, TABLE_SLOTS);
@@ -1281,6 +1416,39 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     b.op("bra.uni %s", walk);
     b.place(done);
     return new Val(row, found, error, null);
+  }
+
+  /** A .pred that holds where one of {@code keys} is NULL; null where none can be. */
+  private String anyNull(Val[] keys) {
+    String anyNull = null;
+    for (Val k : keys) {
+      if (k.valid() != null) {
+        String isNull = b.pred();
+        b.op("not.pred %s, %s", isNull, k.valid());
+        if (anyNull != null) {
+          b.op("or.pred %s, %s, %s", isNull, isNull, anyNull);
+        }
+        anyNull = isNull;
+      }
+    }
+    return anyNull;
+  }
+
+  /**
+   * The hash of a tuple of fixed-width keys (.b64; hash.cuh CombineKeyHash of each key's 64-bit
+   * value), as the build hashed its rows' keys.
+   */
+  private String keyTupleHash(Val[] keys) {
+    String hash = b.b64();
+    b.op("mov.b64 %s, %d", hash, KEY_TUPLE_SEED);
+    for (int k = 0; k < keys.length; k++) {
+      String v = b.b64();
+      b.op("add.s64 %s, %s, %d", v, keys[k].value(), k);
+      String mixed = mix(v);
+      b.op("xor.b64 %s, %s, %s", mixed, mixed, hash);
+      hash = mix(mixed);
+    }
+    return hash;
   }
 
   /** Whether join table {@code table} may have a direct map: one key of a type that may. */

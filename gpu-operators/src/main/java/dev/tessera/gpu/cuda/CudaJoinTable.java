@@ -110,6 +110,11 @@ final class CudaJoinTable implements JoinTable {
     return viewWord(VIEW_PAYLOADS);
   }
 
+  /** Whether the table has a probe filter (ProbeFilter; JoinTableView.filter not 0). */
+  boolean hasProbeFilter() {
+    return viewWord(VIEW_FILTER) != 0;
+  }
+
   /** The descriptor's 8-byte word at {@code offset} (one of the VIEW_ offsets). */
   long viewWord(int offset) {
     checkOpen();

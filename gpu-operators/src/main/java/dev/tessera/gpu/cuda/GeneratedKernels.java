@@ -22,6 +22,7 @@ import dev.tessera.gpu.codegen.PtxCompiler;
 import dev.tessera.gpu.expr.Program;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -82,14 +83,19 @@ final class GeneratedKernels {
         () -> FilterProjectGenerator.generate(program, inputs));
   }
 
-  /** The generated update kernel of an aggregation pipeline ({@link AggregateUpdateGenerator}). */
-  Lookup aggregateUpdate(Program program, List<InputSpec> inputs, AggregateSpec spec) {
+  /**
+   * The generated update kernel of an aggregation pipeline ({@link AggregateUpdateGenerator}) for
+   * join tables of which those in {@code probeFiltered} have a probe filter.
+   */
+  Lookup aggregateUpdate(Program program, List<InputSpec> inputs, AggregateSpec spec,
+      BitSet probeFiltered) {
     // Asked here, not kept from the constructor: CudaDevice builds this object before it has read
     // its compute capability (a field set then would say 0.0, and no device would get redux.sync).
     KernelFeatures features =
         KernelFeatures.forDevice(device.computeMajor(), device.computeMinor());
-    return lookup(AggregateUpdateGenerator.key(program, inputs, spec, features), "aggregation",
-        program, () -> AggregateUpdateGenerator.generate(program, inputs, spec, features));
+    return lookup(AggregateUpdateGenerator.key(program, inputs, spec, features, probeFiltered),
+        "aggregation", program,
+        () -> AggregateUpdateGenerator.generate(program, inputs, spec, features, probeFiltered));
   }
 
   /** Writes a kernel's PTX; declines with the reason. */

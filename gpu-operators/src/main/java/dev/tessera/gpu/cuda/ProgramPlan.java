@@ -6,6 +6,7 @@ import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.join.JoinTable;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
 
@@ -54,6 +55,20 @@ final class ProgramPlan {
     constantsAt = plan.add((long) Long.BYTES * program.constants().length);
     stringsAt = plan.add(program.strings().length);
     tablesAt = plan.add((long) CudaJoinTable.TABLE_VIEW_BYTES * tables.size());
+  }
+
+  /**
+   * The program's join tables that have a probe filter (CudaHashJoin's ProbeFilter), by table
+   * index: a generated aggregate kernel is made for them (AggregateUpdateGenerator).
+   */
+  BitSet probeFiltered() {
+    BitSet filtered = new BitSet();
+    for (int t = 0; t < tables.size(); t++) {
+      if (tables.get(t).hasProbeFilter()) {
+        filtered.set(t);
+      }
+    }
+    return filtered;
   }
 
   /** Writes the sections into the staging copy of the plan. */

@@ -496,6 +496,12 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
     AggregateSpec spec = new AggregateSpec(List.of(ColumnType.LONG, ColumnType.INT), 1,
         List.of(new AggregateFunction(Kind.SUM, 1, ColumnType.LONG),
             new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG)), false);
+    return aggregated(program, spec, columns, rows);
+  }
+
+  /** The groups (sorted by their text) of {@code spec} over {@code program}'s rows. */
+  private Work<List<List<Object>>> aggregated(Program program, AggregateSpec spec,
+      List<List<Object>> columns, int rows) {
     return (side, tables) -> {
       try (HashAggregateKernel.Aggregation agg = side.backend().hashAggregateKernel()
               .open(spec, side.backend().deviceMemory(), side.stream());
@@ -509,6 +515,93 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
         }
       }
     };
+  }
+
+  /**
+   * Aggregates over a probe of a table that has a probe filter (hashed keys: no direct map),
+   * grouped by two keys and by none: where the filter needs the probe's row (an inner join's
+   * IS_NOT_NULL; a payload compared, ANDed with a comparison of a fact column), the generated
+   * kernels queue the rows whose keys' bit is set for the probe's walk
+   * (ProgramEmitter.splitAtFilteredProbe); where it does not (IS_NULL, an anti join; the
+   * payload's comparison ORed with the fact column's) they do not. Probe keys: the table's
+   * keys, their neighbours, NULL, the ends of long and random ones. Every answer is the host's.
+   */
+  @Test
+  void aggregatesOverFilteredProbesAnswerAsTheHostDoes() {
+    Random random = new Random(61);
+    int buildRows = 3_000;
+    List<Object> keys = new ArrayList<>();
+    for (int i = 0; i < buildRows; i++) {
+      keys.add(random.nextLong());
+    }
+    keys.set(17, null);
+    keys.set(18, 0L);
+    JoinTableSchema schema = new JoinTableSchema(List.of(ColumnType.LONG),
+        List.of(ColumnType.LONG, ColumnType.INT));
+    List<Object> groups = new ArrayList<>();
+    for (int i = 0; i < buildRows; i++) {
+      groups.add(i % 97 == 0 ? null : (Object) (long) random.nextInt(40));
+    }
+    TableData table = new TableData(schema, List.of(keys, groups,
+        TestColumns.random(ColumnType.INT, buildRows, 0.1, 62)), buildRows);
+    int probeRows = 50_000;
+    List<Object> probeKeys = new ArrayList<>();
+    for (int i = 0; i < probeRows; i++) {
+      Object near = keys.get(random.nextInt(buildRows));
+      probeKeys.add(switch (random.nextInt(8)) {
+        case 0 -> near;
+        case 1 -> near == null ? null : (Object) ((Long) near + 1);
+        case 2 -> random.nextInt(10) == 0 ? null
+            : (Object) (random.nextBoolean() ? Long.MIN_VALUE : Long.MAX_VALUE);
+        case 3 -> 0L;
+        default -> random.nextLong();
+      });
+    }
+    List<List<Object>> probe = List.of(probeKeys,
+        TestColumns.random(ColumnType.INT, probeRows, 0.1, 63),
+        TestColumns.random(ColumnType.LONG, probeRows, 0.1, 64));
+    for (String filter : List.of("inner", "payload and fact", "anti", "payload or fact")) {
+      for (int groupKeys : new int[] {2, 0}) {
+        same(List.of(table), aggregated(filteredProbeProgram(schema, filter, groupKeys > 0),
+            new AggregateSpec(groupKeys > 0
+                ? List.of(ColumnType.LONG, ColumnType.INT, ColumnType.LONG)
+                : List.of(ColumnType.LONG), groupKeys,
+                List.of(new AggregateFunction(Kind.SUM, groupKeys, ColumnType.LONG),
+                    new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG)), false),
+            probe, probeRows));
+      }
+    }
+    long bits = on(new Side(cuda, cudaStream), List.of(table),
+        (side, tables) -> CudaJoinTable.of(tables.get(0)).viewWord(CudaJoinTable.VIEW_FILTER));
+    assertTrue(bits != 0, "the table has a probe filter");
+  }
+
+  /**
+   * Over (key LONG, x INT, v LONG), probing table 0 by key: the filter {@code filter} ("inner":
+   * the row IS NOT NULL; "payload and fact": payload 1 > 0 AND x >= 0; "anti": the row IS NULL;
+   * "payload or fact": payload 1 > 0 OR x >= 0), the outputs (payload 0, x, v) with {@code
+   * grouped}, else v alone.
+   */
+  private static Program filteredProbeProgram(JoinTableSchema schema, String filter,
+      boolean grouped) {
+    ProgramBuilder b = new ProgramBuilder(List.of(ColumnType.LONG, ColumnType.INT,
+        ColumnType.LONG), false);
+    int t = b.table(schema);
+    int row = b.emitNew(Opcode.PROBE, t, b.constant(b.loadColumn(0)), 1);
+    int group = b.emitNew(Opcode.LOAD_BUILD, t, row, 0);
+    int x = b.loadColumn(1);
+    int payloadPositive = b.emitNew(Opcode.CMP_INT, b.emitNew(Opcode.LOAD_BUILD, t, row, 1),
+        b.loadConstant(0), Comparison.GT.code());
+    int xNotNegative = b.emitNew(Opcode.CMP_INT, x, b.loadConstant(0), Comparison.GE.code());
+    int keep = switch (filter) {
+      case "inner" -> b.emitNew(Opcode.IS_NOT_NULL, row, 0, 0);
+      case "payload and fact" -> b.emitNew(Opcode.AND, payloadPositive, xNotNegative, 0);
+      case "anti" -> b.emitNew(Opcode.IS_NULL, row, 0, 0);
+      default -> b.emitNew(Opcode.OR, payloadPositive, xNotNegative, 0);
+    };
+    Program.Output v = new Program.Output(b.loadColumn(2), ColumnType.LONG);
+    return b.build(keep, grouped ? List.of(new Program.Output(group, ColumnType.LONG),
+        new Program.Output(x, ColumnType.INT), v) : List.of(v));
   }
 
   /** Probes table 0 by input column 0; semi/anti filter on a match, outer/inner load payloads. */

@@ -23,6 +23,7 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.TypeId;
 import dev.tessera.gpu.expr.Program;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -63,6 +64,7 @@ class GeneratedAggregateCompileTest {
     AtomicInteger inRuns = new AtomicInteger();
     AtomicInteger inline = new AtomicInteger();
     AtomicInteger prefiltered = new AtomicInteger();
+    AtomicInteger atFilterBit = new AtomicInteger();
     IntStream.range(0, PIPELINES).parallel().forEach(seed -> {
       Random random = new Random(seed);
       List<ColumnType> types = RandomBatches.randomTypes(random, 1 + random.nextInt(
@@ -75,7 +77,13 @@ class GeneratedAggregateCompileTest {
       List<InputSpec> inputs = GeneratedFilterProjectCompileTest.randomLayouts(types, random);
       GeneratedKernel kernel;
       try {
-        kernel = AggregateUpdateGenerator.generate(program, inputs, spec, features(seed));
+        // Half the probing pipelines for tables that all have a probe filter.
+        BitSet probeFiltered = new BitSet();
+        if (seed % 4 == 1) {
+          probeFiltered.set(0, program.tables().size());
+        }
+        kernel = AggregateUpdateGenerator.generate(program, inputs, spec, features(seed),
+            probeFiltered);
       } catch (CodegenUnsupportedException e) {
         if (AggregateUpdateGenerator.whyNotGenerated(program, spec) == null) {
           fail("declined a pipeline it covers: " + e.getMessage() + "\n"
@@ -103,6 +111,9 @@ class GeneratedAggregateCompileTest {
       generated.incrementAndGet();
       if (kernel.ptx().contains("onto the warp's stack")) {
         prefiltered.incrementAndGet(); // rows wait for a probe in their warp's stack
+        if (kernel.ptx().contains("the keys' bit in the probe filter of join table")) {
+          atFilterBit.incrementAndGet(); // for its walk, after its probe filter's bit
+        }
       }
       if (kernel.ptx().contains("the thread's accumulators")) {
         inRegisters.incrementAndGet(); // a global aggregate accumulating in registers
@@ -124,9 +135,10 @@ class GeneratedAggregateCompileTest {
     });
     System.out.printf("generated aggregate kernels: %d compiled cleanly (%d accumulating in"
         + " registers, %d of them over runs of GPU-FOR rows, %d updating groups inline, %d with"
-        + " prefiltered rows; at most %d registers, slowest compile %.0f ms), %d declined, %d"
-        + " rejected for a few bytes of spills%n", generated.get(), inRegisters.get(),
-        inRuns.get(), inline.get(), prefiltered.get(), mostRegisters.get(),
+        + " prefiltered rows, %d of them waiting after a probe filter's bit; at most %d"
+        + " registers, slowest compile %.0f ms), %d declined, %d rejected for a few bytes of"
+        + " spills%n", generated.get(), inRegisters.get(), inRuns.get(), inline.get(),
+        prefiltered.get(), atFilterBit.get(), mostRegisters.get(),
         slowest.get() / 1e6, declined.get(), rejected.get());
     assertEquals(PIPELINES, generated.get() + declined.get() + rejected.get());
     assertTrue(rejected.get() <= PIPELINES / 10, rejected.get() + " kernels spilled");
@@ -136,6 +148,8 @@ class GeneratedAggregateCompileTest {
     assertTrue(inRuns.get() > 0, "no global aggregate read runs of GPU-FOR rows");
     assertTrue(inline.get() > 0, "no kernel updated its groups inline");
     assertTrue(prefiltered.get() > 0, "no kernel held rows for a probe (PrefilteredRows)");
+    assertTrue(atFilterBit.get() > 0, "no kernel held rows after a probe filter's bit");
+    assertTrue(atFilterBit.get() < prefiltered.get(), "no kernel held rows behind a guard");
   }
 
   /**

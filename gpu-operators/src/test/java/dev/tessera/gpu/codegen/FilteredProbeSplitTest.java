@@ -1,0 +1,139 @@
+package dev.tessera.gpu.codegen;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.tessera.gpu.agg.AggregateFunction;
+import dev.tessera.gpu.agg.AggregateFunction.Kind;
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codec.Encoding;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.expr.Comparison;
+import dev.tessera.gpu.expr.Opcode;
+import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.expr.ProgramBuilder;
+import dev.tessera.gpu.join.JoinTableSchema;
+import java.util.BitSet;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Where the first probe of an aggregate's filter is of a join table with a probe filter and the
+ * filter needs its row, the generated update queues the rows whose keys' bit is set, and the
+ * probe's walk runs for 32 of them at once (ProgramEmitter.splitAtFilteredProbe); elsewhere the
+ * kernel is the one made without knowing of the filter. No GPU: what the kernels compute is
+ * CudaHashJoinDifferentialTest's aggregatesOverFilteredProbesAnswerAsTheHostDoes.
+ */
+class FilteredProbeSplitTest {
+  private static final ColumnType LONG = ColumnType.LONG;
+  private static final ColumnType INT = ColumnType.INT;
+  private static final JoinTableSchema PART = new JoinTableSchema(List.of(LONG), List.of(LONG));
+  private static final JoinTableSchema SUPPLIER =
+      new JoinTableSchema(List.of(INT), List.of(INT));
+  private static final List<InputSpec> INPUTS = List.of(plain(LONG), plain(INT), plain(LONG));
+  /** The walk's start for a popped row, and the stack's push. */
+  private static final String POP = "rows off the warp's stack";
+  private static final String PUSH = "onto the warp's stack";
+
+  private static InputSpec plain(ColumnType type) {
+    return new InputSpec(type, Encoding.PLAIN, false);
+  }
+
+  private static BitSet tables(int... indexes) {
+    BitSet set = new BitSet();
+    for (int t : indexes) {
+      set.set(t);
+    }
+    return set;
+  }
+
+  /**
+   * Over (part key, supplier key, v): probe part, then supplier (behind the part's conjunct);
+   * grouped by the part's payload and the supplier key, SUM(v). {@code partConjunct}: "inner"
+   * (the part row IS NOT NULL), "payload" (its payload > 0), "anti" (IS NULL), "or" (its payload
+   * > 0 OR the supplier key >= 0, which a row without a part passes).
+   */
+  private static Program star(String partConjunct) {
+    ProgramBuilder b = new ProgramBuilder(List.of(LONG, INT, LONG), false);
+    int part = b.table(PART);
+    int supplier = b.table(SUPPLIER);
+    int partRow = b.emitNew(Opcode.PROBE, part, b.constant(b.loadColumn(0)), 1);
+    int payload = b.emitNew(Opcode.LOAD_BUILD, part, partRow, 0);
+    int positive = b.emitNew(Opcode.CMP_INT, payload, b.loadConstant(0), Comparison.GT.code());
+    int supplierKey = b.loadColumn(1);
+    int first = switch (partConjunct) {
+      case "inner" -> b.emitNew(Opcode.IS_NOT_NULL, partRow, 0, 0);
+      case "payload" -> positive;
+      case "anti" -> b.emitNew(Opcode.IS_NULL, partRow, 0, 0);
+      default -> b.emitNew(Opcode.OR, positive, b.emitNew(Opcode.CMP_INT, supplierKey,
+          b.loadConstant(0), Comparison.GE.code()), 0);
+    };
+    int supplierRow = b.emitNew(Opcode.PROBE, supplier, b.constant(supplierKey), 1);
+    int keep = b.emitNew(Opcode.AND, first, b.emitNew(Opcode.IS_NOT_NULL, supplierRow, 0, 0), 0);
+    return b.build(keep, List.of(new Program.Output(payload, LONG),
+        new Program.Output(supplierKey, INT), new Program.Output(b.loadColumn(2), LONG)));
+  }
+
+  private static final AggregateSpec SPEC = new AggregateSpec(List.of(LONG, INT, LONG), 2,
+      List.of(new AggregateFunction(Kind.SUM, 2, LONG)), false);
+
+  private static GeneratedKernel kernel(Program program, BitSet probeFiltered)
+      throws CodegenUnsupportedException {
+    return AggregateUpdateGenerator.generate(program, INPUTS, SPEC, KernelFeatures.OLDEST,
+        probeFiltered);
+  }
+
+  /** The first probe of join table {@code table} comes after the stack's pop. */
+  private static boolean probedAfterThePop(String ptx, int table) {
+    return ptx.indexOf("// probe of join table " + table) > ptx.indexOf(POP);
+  }
+
+  @Test
+  void rowsWaitForAFilteredProbesWalkAfterItsBit() throws Exception {
+    for (String conjunct : List.of("inner", "payload")) {
+      String unfiltered = kernel(star(conjunct), new BitSet()).ptx();
+      assertTrue(unfiltered.contains(PUSH), "split at the guard before the supplier's probe");
+      assertTrue(!probedAfterThePop(unfiltered, 0), "the part probed before the push");
+      GeneratedKernel filtered = kernel(star(conjunct), tables(0));
+      String ptx = filtered.ptx();
+      // Before the push: the part key's hash and the filter's bit; after the pop: the walk.
+      assertTrue(ptx.indexOf(PUSH) < ptx.indexOf(POP), conjunct);
+      assertTrue(ptx.indexOf(ProgramEmitter.PROBE_FILTER_SPLIT + " 0") < ptx.indexOf(PUSH));
+      assertTrue(probedAfterThePop(ptx, 0), conjunct);
+      assertTrue(ptx.substring(0, ptx.indexOf(PUSH)).contains("ld.global.nc.u8"),
+          "the filter's byte read before the push");
+      assertNotEquals(AggregateUpdateGenerator.key(star(conjunct), INPUTS, SPEC,
+          KernelFeatures.OLDEST, tables(0)), AggregateUpdateGenerator.key(star(conjunct),
+          INPUTS, SPEC, KernelFeatures.OLDEST, new BitSet()));
+      assumeTrue(PtxCompiler.available(), PtxCompiler::unavailableReason);
+      CompileReport report = GeneratedModule.compile(filtered, "sm_90").report(filtered.entry());
+      assertTrue(report.clean(), report.toString());
+    }
+  }
+
+  @Test
+  void aFilterThatKeepsRowsWithoutTheProbesRowIsNotSplitAtItsBit() throws Exception {
+    for (String conjunct : List.of("anti", "or")) {
+      String filtered = kernel(star(conjunct), tables(0, 1)).ptx();
+      String unfiltered = kernel(star(conjunct), new BitSet()).ptx();
+      assertEquals(withoutEntry(unfiltered), withoutEntry(filtered), conjunct);
+    }
+    // The supplier's table filtered, the part's (the first probe) not.
+    assertEquals(withoutEntry(kernel(star("inner"), new BitSet()).ptx()),
+        withoutEntry(kernel(star("inner"), tables(1)).ptx()));
+  }
+
+  @Test
+  void withoutFilteredTablesTheKeyIsUnchanged() {
+    Program program = star("inner");
+    assertEquals(AggregateUpdateGenerator.key(program, INPUTS, SPEC),
+        AggregateUpdateGenerator.key(program, INPUTS, SPEC, KernelFeatures.OLDEST,
+            new BitSet()));
+  }
+
+  private static String withoutEntry(String ptx) {
+    return ptx.replaceAll("tessera_gen_aggregate_[0-9a-f]+", "ENTRY");
+  }
+}
