@@ -344,8 +344,9 @@ public final class AggregateUpdateGenerator {
       b.op("mov.u32 %s, %%ctaid.x", tileStart);
       b.op("mul.lo.u32 %s, %s, %s", tileStart, tileStart, tileItems);
       LookaheadColumns ahead = null;
-      SortedSet<Integer> readAhead = readsAhead()
-          ? LookaheadColumns.columns(body.plainColumnsLoaded(needed), inputs) : new TreeSet<>();
+      SortedSet<Integer> readAhead = readsAhead() ? LookaheadColumns.columns(
+          body.plainColumnsLoaded(split != null ? split.first() : needed), inputs)
+          : new TreeSet<>();
       if (!readAhead.isEmpty()) { // from the thread's first row on
         ahead = new LookaheadColumns(b, body, inputs, readAhead);
         String first = b.b32();
@@ -485,6 +486,9 @@ public final class AggregateUpdateGenerator {
      * run no block-wide step between items.
      */
     private boolean readsAhead() {
+      if (split != null && split.probe() >= 0) {
+        return !body.decodesTiles() && registers == null;
+      }
       return anyBlockSize && split == null && queue == null;
     }
 
