@@ -222,21 +222,28 @@ tessera_join_direct_identity(const tessera::JoinTableView* __restrict__ table_vi
 }
 
 // The probe filter (JoinTableView.filter, all 0 before, on tables without a direct map): each
-// distinct key's bit hashes[r] >> filter_shift, set by the key's smallest row (heads[r] == r).
-// After tessera_join_build_heads, and after the view's filter fields reached the device. Any grid.
+// distinct key's bit, its probe filter hash (CombineFilterHash) >> filter_shift, set by the key's
+// smallest row (heads[r] == r). After tessera_join_build_heads, and after the view's filter
+// fields reached the device. Any grid.
 extern "C" __global__ void __launch_bounds__(tessera::kBlockThreads)
 tessera_join_build_filter(const tessera::JoinTableView* __restrict__ table_view,
                           const int* __restrict__ heads) {
   using namespace tessera;
   const JoinTableView table = *table_view;
-  const unsigned long long* hashes = reinterpret_cast<const unsigned long long*>(table.hashes);
+  const InputColumn* keys = reinterpret_cast<const InputColumn*>(table.keys);
   unsigned int* filter = reinterpret_cast<unsigned int*>(table.filter);
   const int shift = static_cast<int>(table.filter_shift);
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   for (long long r = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
        r < table.rows; r += stride) {
     if (heads[r] != r) continue;  // NULL keys (-1) and the later rows of a repeated key
-    const unsigned long long bit = hashes[r] >> shift;
+    unsigned long long h = 0;
+    for (int k = 0; k < table.key_count; ++k) {
+      Register v;
+      LoadColumn(keys[k], r, v);
+      h = CombineFilterHash(h, JoinValueHash(keys[k], v));
+    }
+    const unsigned long long bit = h >> shift;
     atomicOr(filter + (bit >> 5), 1u << (bit & 31));
   }
 }

@@ -41,4 +41,17 @@ __device__ __forceinline__ unsigned long long CombineKeyHash(unsigned long long 
 
 constexpr unsigned long long kKeyTupleSeed = 0x243f6a8885a308d3ull;
 
+// The probe filter's hash of a key tuple (program.cuh JoinTableView.filter), whose high bits
+// index the filter: from 0, each key column's value hash added, then multiplied by this odd
+// constant (2^64 / the golden ratio: the high bits of k * it spread keys in arithmetic
+// progression evenly). One multiply a key, where the tuple's hash takes two rounds of Mix: a
+// generated probe tests the filter for every row, and most probes of a filtered table end there.
+constexpr unsigned long long kProbeFilterMultiplier = 0x9e3779b97f4a7c15ull;
+
+// Folds key column k's value hash into a running probe filter hash (0 before the first key).
+__device__ __forceinline__ unsigned long long CombineFilterHash(unsigned long long h,
+                                                                unsigned long long value_hash) {
+  return (h + value_hash) * kProbeFilterMultiplier;
+}
+
 }  // namespace tessera

@@ -219,9 +219,10 @@ struct JoinTableView {
   // Optional, for a table without a direct map and of few distinct keys (CudaHashJoin decides at
   // build, ProbeFilter sizes it): a bitmap that generated probes read before the slots' walk; 0:
   // none. Bit i (bit i % 8 of byte i / 8, as in a validity bitmap; the build sets it in 32-bit
-  // words) is set where some build key's hash >> filter_shift (its high bits) is i; a clear bit:
-  // no build row has the key. At most 64 KiB, it stays in L1, where the walk reads slots and
-  // hashes from L2 (most probes of a filtered dimension table find no row).
+  // words) is set where some build key's probe filter hash (hash.cuh CombineFilterHash) >>
+  // filter_shift (its high bits) is i; a clear bit: no build row has the key. At most 64 KiB, it
+  // stays in L1, where the walk reads slots and keys from L2 (most probes of a filtered
+  // dimension table find no row).
   unsigned long long filter;
   long long filter_shift;
   // 1 where the direct map is the identity, direct[i] == i for every i < direct_span: the build

@@ -74,6 +74,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   // hash.cuh: the seed of a key tuple's hash and Mix's multipliers.
   /** hash.cuh kKeyTupleSeed: a key tuple's hash before its first key. */
   static final long KEY_TUPLE_SEED = 0x243f6a8885a308d3L;
+  /** hash.cuh kProbeFilterMultiplier: the probe filter's hash, a multiply a key. */
+  static final long PROBE_FILTER_MULTIPLIER = 0x9e3779b97f4a7c15L;
   private static final long MIX_1 = 0xbf58476d1ce4e5b9L;
   private static final long MIX_2 = 0x94d049bb133111ebL;
 
@@ -1237,9 +1239,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private String probeFilterStops(int probe, Val[] values) {
     b.comment(PROBE_FILTER_SPLIT + " " + word(probe, 2));
     Val[] keys = operands(probe, values);
-    String hash = keyTupleHash(keys);
     String stops = b.pred();
-    b.op("not.pred %s, %s", stops, probeFilter(tableView(word(probe, 2)), hash));
+    b.op("not.pred %s, %s", stops, probeFilter(tableView(word(probe, 2)), keys));
     String anyNull = anyNull(keys);
     if (anyNull != null) {
       b.op("or.pred %s, %s, %s", stops, stops, anyNull);
@@ -1368,8 +1369,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     if (tryDirectMap) {
       directProbe(view, keys[0], row, found, done);
     }
+    String passes = probeFilter(view, keys);
     String hash = keyTupleHash(keys);
-    String passes = probeFilter(view, hash);
     b.op("@!%s bra %s", passes, done);
     String slots = field(view, TABLE_SLOTS);
     String keyColumns = field(view, TABLE_KEYS);
@@ -1555,12 +1556,18 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
 
   /**
    * Whether a build row of the join table at {@code view}, which has no direct map, may have
-   * the key whose hash is {@code hash} (.b64), as its probe filter says (program.cuh
-   * JoinTableView.filter: bit hash >> filter_shift; 0 where the table has none): a new
-   * predicate, true where the table has no filter (the same for every thread) or the key's bit
-   * is set. A clear bit ends the probe before its walk of the slots.
+   * {@code keys} (none NULL), as its probe filter says (program.cuh JoinTableView.filter: bit
+   * h >> filter_shift of the keys' filter hash h, hash.cuh CombineFilterHash; 0 where the table
+   * has none): a new predicate, true where the table has no filter (the same for every thread)
+   * or the keys' bit is set. A clear bit ends the probe before its walk of the slots.
    */
-  private String probeFilter(Descriptor view, String hash) {
+  private String probeFilter(Descriptor view, Val[] keys) {
+    String hash = b.b64();
+    b.op("mov.b64 %s, 0", hash);
+    for (Val k : keys) {
+      b.op("add.s64 %s, %s, %s", hash, hash, k.value());
+      b.op("mul.lo.s64 %s, %s, %d", hash, hash, PROBE_FILTER_MULTIPLIER);
+    }
     String bit = b.b64();
     b.op("shr.u64 %s, %s, %s", bit, hash, lowWord(view, TABLE_FILTER_SHIFT));
     // The build sets the bits in 32-bit words; little-endian, bit i is bit i % 8 of byte i / 8,

@@ -15,10 +15,12 @@ package dev.tessera.gpu.cuda;
  * and a filter before it made SSB SF10's fused kernels 2-13% slower (a date table all of whose
  * probes find a row has a sparse map, and a filtered customer or part table's map stays in L2).
  *
- * <p>Bit i stands for the keys whose 64-bit hash has i as its high bits ({@code hash >>>
- * shift}); the slots take the hash's low bits.
+ * <p>Bit i stands for the keys whose probe filter hash has i as its high bits ({@code h >>>
+ * shift}; hash.cuh CombineFilterHash: a multiply a key, where the key tuple's hash that the slots
+ * take takes two rounds of Mix; a generated probe computes it for every row, most of which end
+ * at their bit).
  *
- * @param shift what a probe shifts the key's hash right by to get its bit
+ * @param shift what a probe shifts the keys' filter hash right by to get its bit
  * @param bits the bitmap's bits, a power of two (its words: {@link #words})
  */
 record ProbeFilter(int shift, long bits) {

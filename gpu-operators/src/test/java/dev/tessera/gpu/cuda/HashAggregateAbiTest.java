@@ -75,6 +75,8 @@ class HashAggregateAbiTest {
         AggregateUpdateGenerator.KEY_HEAP_ALIGNMENT);
     assertEquals(constexpr(hash, "kKeyTupleSeed"),
         staticField("dev.tessera.gpu.codegen.ProgramEmitter", "KEY_TUPLE_SEED"));
+    assertEquals(constexpr(hash, "kProbeFilterMultiplier"),
+        staticField("dev.tessera.gpu.codegen.ProgramEmitter", "PROBE_FILTER_MULTIPLIER"));
     assertEquals(constexpr(aggregate, "kEmpty"), staticField(accumulation, "EMPTY"));
     assertEquals(constexpr(aggregate, "kLocalProbes"), staticField(accumulation, "LOCAL_PROBES"));
     assertEquals(constexpr(aggregate, "kLocalHashMultiplier"),
