@@ -843,9 +843,9 @@ final class CudaHashAggregate implements HashAggregateKernel {
 
         // The generated kernel where there is one: the same arguments, the same results.
         List<InputSpec> inputs = input.columns().stream().map(InputSpec::of).toList();
-        GeneratedKernels.Lookup lookup =
-            codegen ? device.generated().aggregateUpdate(program, inputs, spec,
-            programPlan.probeFiltered()) : null;
+        GeneratedKernels.Lookup lookup = codegen
+            ? device.generated().aggregateUpdate(program, inputs, spec, programPlan.probeFiltered())
+            : null;
         lastCompileNanos = lookup == null ? 0 : lookup.buildNanos();
         GeneratedKernels.Kernel kernel =
             lookup != null && lookup.kernel().generated() ? lookup.kernel() : null;
