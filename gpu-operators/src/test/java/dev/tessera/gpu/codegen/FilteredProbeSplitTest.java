@@ -33,7 +33,7 @@ class FilteredProbeSplitTest {
   private static final JoinTableSchema SUPPLIER =
       new JoinTableSchema(List.of(INT), List.of(INT));
   private static final List<InputSpec> INPUTS = List.of(plain(LONG), plain(INT), plain(LONG));
-  /** The walk's start for a popped row, and the stack's push. */
+  /** PTX comments: where a warp pops rows off its stack, and where it pushes rows onto it. */
   private static final String POP = "rows off the warp's stack";
   private static final String PUSH = "onto the warp's stack";
 
@@ -100,7 +100,8 @@ class FilteredProbeSplitTest {
       String ptx = filtered.ptx();
       // Before the push: the part key's hash and the filter's bit; after the pop: the walk.
       assertTrue(ptx.indexOf(PUSH) < ptx.indexOf(POP), conjunct);
-      assertTrue(ptx.indexOf(ProgramEmitter.PROBE_FILTER_SPLIT + " 0") < ptx.indexOf(PUSH));
+      int bit = ptx.indexOf(ProgramEmitter.PROBE_FILTER_SPLIT + " 0");
+      assertTrue(bit >= 0 && bit < ptx.indexOf(PUSH), "the part's bit tested before the push");
       assertTrue(probedAfterThePop(ptx, 0), conjunct);
       assertTrue(ptx.substring(0, ptx.indexOf(PUSH)).contains("ld.global.nc.u8"),
           "the filter's byte read before the push");
