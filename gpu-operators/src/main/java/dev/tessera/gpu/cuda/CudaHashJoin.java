@@ -438,8 +438,9 @@ final class CudaHashJoin implements HashJoinKernel {
     /**
      * Makes the probe filter ({@link ProbeFilter}) of a table without a direct map whose {@code
      * keys} distinct keys are few enough: writes its fields into the view as {@link #directMap}
-     * does and queues the kernel that sets its bits from the rows' hashes. Under memory pressure
-     * the table has none: probes then walk the slots for every key.
+     * does and queues the kernel that sets its bits from each distinct key's filter hash
+     * (hash.cuh CombineFilterHash). Under memory pressure the table has none: probes then walk
+     * the slots for every key.
      */
     private void probeFilter(ArrowBuf staged, long hostViewAt, long viewAddress, long heads,
         long keys) {
