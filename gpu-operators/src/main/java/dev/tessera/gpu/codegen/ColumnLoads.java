@@ -62,6 +62,11 @@ final class ColumnLoads {
     return validBit(b, validity, row, present);
   }
 
+  /** Bit {@code row} (.b64) of the bitmap at generic address {@code bitmap}, read always. */
+  static String bitAt(PtxBuilder b, String bitmap, String row) {
+    return validBit(b, bitmap, row, null);
+  }
+
   /** The bit, read only where {@code present} holds (all ones otherwise); null: always read. */
   private static String validBit(PtxBuilder b, String validity, String row, String present) {
     String byteIndex = b.b64();

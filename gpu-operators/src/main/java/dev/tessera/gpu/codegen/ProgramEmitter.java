@@ -560,17 +560,24 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   }
 
   /**
+   * The input columns {@code instructions} load (LOAD_COLUMN), in column order.
+   */
+  SortedSet<Integer> columnsLoaded(BitSet instructions) {
+    SortedSet<Integer> loaded = new TreeSet<>();
+    BitSet loads = columnLoads(instructions);
+    for (int i = loads.nextSetBit(0); i >= 0; i = loads.nextSetBit(i + 1)) {
+      loaded.add(word(i, 2));
+    }
+    return loaded;
+  }
+
+  /**
    * The plain input columns {@code instructions} load (LOAD_COLUMN), in column order: those a
    * tile can ask L2 for as one range ({@link #prefetchTile}).
    */
   SortedSet<Integer> plainColumnsLoaded(BitSet instructions) {
-    SortedSet<Integer> loaded = new TreeSet<>();
-    BitSet loads = columnLoads(instructions);
-    for (int i = loads.nextSetBit(0); i >= 0; i = loads.nextSetBit(i + 1)) {
-      if (inputs.get(word(i, 2)).encoding() == Encoding.PLAIN) {
-        loaded.add(word(i, 2));
-      }
-    }
+    SortedSet<Integer> loaded = columnsLoaded(instructions);
+    loaded.removeIf(c -> inputs.get(c).encoding() != Encoding.PLAIN);
     return loaded;
   }
 
@@ -1240,7 +1247,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     b.comment(PROBE_FILTER_SPLIT + " " + word(probe, 2));
     Val[] keys = operands(probe, values);
     String stops = b.pred();
-    b.op("not.pred %s, %s", stops, probeFilter(tableView(word(probe, 2)), keys));
+    // The split is only where the table has a filter (the kernel is made for such tables).
+    b.op("not.pred %s, %s", stops, probeFilter(tableView(word(probe, 2)), keys, true));
     String anyNull = anyNull(keys);
     if (anyNull != null) {
       b.op("or.pred %s, %s, %s", stops, stops, anyNull);
@@ -1562,6 +1570,14 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * or the keys' bit is set. A clear bit ends the probe before its walk of the slots.
    */
   private String probeFilter(Descriptor view, Val[] keys) {
+    return probeFilter(view, keys, false);
+  }
+
+  /**
+   * {@link #probeFilter(Descriptor, Val[])}, where {@code hasFilter} says the table has one (its
+   * bit read without testing the filter's address).
+   */
+  private String probeFilter(Descriptor view, Val[] keys, boolean hasFilter) {
     String hash = b.b64();
     b.op("mov.b64 %s, 0", hash);
     for (Val k : keys) {
@@ -1572,7 +1588,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     b.op("shr.u64 %s, %s, %s", bit, hash, lowWord(view, TABLE_FILTER_SHIFT));
     // The build sets the bits in 32-bit words; little-endian, bit i is bit i % 8 of byte i / 8,
     // as in a validity bitmap.
-    return ColumnLoads.validBitIfPresent(b, word(view, TABLE_FILTER), bit);
+    return hasFilter ? ColumnLoads.bitAt(b, word(view, TABLE_FILTER), bit)
+        : ColumnLoads.validBitIfPresent(b, word(view, TABLE_FILTER), bit);
   }
 
   /**

@@ -30,6 +30,8 @@ class AggregateBlockShapeTest {
       Pattern.compile("ld\\.relaxed\\.cta\\.shared\\.u32 %r\\d+, \\[\\w+_claims\\]");
   /** A load of a row's word ahead of its item (LookaheadColumns.load: where in the batch). */
   private static final Pattern AHEAD = Pattern.compile("@%p\\d+ ld\\.global\\.nc\\.u64");
+  /** The register a kernel of the launch's block reads its block's threads into. */
+  private static final Pattern NTID = Pattern.compile("mov\\.u32 (%r\\d+), %ntid\\.x;");
 
   private static AggregateSpec spec(List<ColumnType> keys) {
     return LocalKeyTableTest.spec(keys);
@@ -113,6 +115,10 @@ class AggregateBlockShapeTest {
       assertEquals(2, AHEAD.matcher(inLoop).results().count(), "filtered " + filtered);
       assertEquals(2, count(inLoop, "ld.global.nc.u64"), "no load of them in the item");
       assertTrue(inLoop.indexOf("ld.global.nc.u64") < inLoop.indexOf("the row's group"));
+      // The next row and the next item are the launch's block on, not a fixed block's.
+      Matcher block = NTID.matcher(ptx);
+      assertTrue(block.find());
+      assertEquals(2, count(inLoop, ", " + block.group(1) + ";"), "filtered " + filtered);
     }
     // Columns that can be NULL are loaded by their item.
     List<InputSpec> nullable = keyed.inputTypes().stream()

@@ -1,6 +1,7 @@
 package dev.tessera.gpu.codegen;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -112,6 +113,31 @@ class FilteredProbeSplitTest {
       CompileReport report = GeneratedModule.compile(filtered, "sm_90").report(filtered.entry());
       assertTrue(report.clean(), report.toString());
     }
+  }
+
+  @Test
+  void theItemLoopPairsItemsSoTheirFilterBytesAreReadTogether() throws Exception {
+    String ptx = kernel(star("inner"), tables(0)).ptx();
+    String loop = ptx.substring(ptx.indexOf("$L_item_loop"));
+    int first = loop.indexOf(AggregateUpdateGenerator.PAIRED_ITEM + "0");
+    int second = loop.indexOf(AggregateUpdateGenerator.PAIRED_ITEM + "1");
+    int push = loop.indexOf(PUSH);
+    assertTrue(0 <= first && first < second && second < push, "both first parts, then pushes");
+    // Between the pair's first part and its pushes: no branch (a row outside the tile does not
+    // pass instead), and the two bytes read without testing the filter's address.
+    String parts = loop.substring(first, push);
+    assertFalse(parts.contains("bra"), parts);
+    assertEquals(2, AggregateBlockShapeTest.count(parts, "\tld.global.nc.u8"), parts);
+    assertEquals(0, AggregateBlockShapeTest.count(parts, "ld.global.nc.u64"), "the keys come loaded ahead");
+    assertEquals(2, AggregateBlockShapeTest.count(loop.substring(push), PUSH), "two pushes before a pop");
+    // A first part that loads a column it cannot load ahead (one that can be NULL) runs one
+    // item at a time, behind a branch for rows outside the tile.
+    List<InputSpec> nullableKeys = List.of(new InputSpec(LONG, Encoding.PLAIN, true),
+        plain(INT), plain(LONG));
+    String single = AggregateUpdateGenerator.generate(star("inner"), nullableKeys, SPEC,
+        KernelFeatures.OLDEST, tables(0)).ptx();
+    assertTrue(single.contains(PUSH));
+    assertFalse(single.contains(AggregateUpdateGenerator.PAIRED_ITEM));
   }
 
   @Test
