@@ -115,7 +115,7 @@ public final class AggregateUpdateGenerator {
    */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet probeFiltered) {
-    StringBuilder key = new StringBuilder("aggregate-update v43;");
+    StringBuilder key = new StringBuilder("aggregate-update v44;");
     if (!probeFiltered.isEmpty()) {
       key.append("probe-filtered").append(probeFiltered).append(';');
     }
@@ -870,8 +870,10 @@ public final class AggregateUpdateGenerator {
       if (split.left() >= 0) {
         values[split.left()] = body.alwaysTrue();
       }
+      body.rowsPassedFilterBitOf(split.probe());
       rowProgram(values, new RowEmitter.Item(0, taken.row()), done, coneAfter, rest, filter,
           outputs);
+      body.rowsPassedFilterBitOf(-1);
       aggregate(active, values, outputs);
       b.place(done);
       update(active, values, outputs);

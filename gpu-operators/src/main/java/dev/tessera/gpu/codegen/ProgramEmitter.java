@@ -97,6 +97,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private String strings;
   private String tables;
   private String alwaysFalse;
+  /** {@link #rowsPassedFilterBitOf}'s probe, or -1. */
+  private int bitPassedAt = -1;
   private final Map<Integer, String> constantRegisters = new LinkedHashMap<>();
   private final Map<Integer, ColumnRegisters> columns = new LinkedHashMap<>();
   /** The item's columns loaded ahead of it ({@link #takeLoadedAhead}), by column. */
@@ -1239,6 +1241,15 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   }
 
   /**
+   * From here on, the rows emitted have passed the probe filter's bit of probe {@code probe}
+   * (rows popped after {@link #splitAtFilteredProbe}'s split): its walk does not read the bit
+   * again. -1: none has.
+   */
+  void rowsPassedFilterBitOf(int probe) {
+    bitPassedAt = probe;
+  }
+
+  /**
    * Where {@link #splitAtFilteredProbe} split at {@code probe}: a .pred that holds where the
    * probe finds no row for one of its keys' bits: a key is NULL, or the keys' bit of the table's
    * probe filter is clear ({@code values} holds the keys).
@@ -1292,7 +1303,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       operands = new Val[] {operands[0], operands[1], Val.of(RowEmitter.FALSE)};
     }
     return switch (op) {
-      case PROBE -> probe(word(i, 2), operands);
+      case PROBE -> probe(word(i, 2), operands, mayHaveDirectMap(word(i, 2)),
+          i == bitPassedAt);
       case LOAD_BUILD -> loadBuild(word(i, 2), word(i, 4), operands[0]);
       default -> rows.emit(op, word(i, 2), word(i, 3), word(i, 4),
           operands.length > 0 ? operands[0] : null, operands.length > 1 ? operands[1] : null,
@@ -1346,16 +1358,13 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * or no row matches; the first error among the keys carries over. A table of one integral key
    * may have a direct map (known at run time: the branch is the same for every thread), which
    * replaces the walk by one read, or none where the map is the identity.
+   *
+   * @param tryDirectMap whether to read the table's direct map first ({@link #directProbes}'
+   *     walk runs where the table has none)
+   * @param bitPassed whether the rows have passed the filter's bit already ({@link
+   *     #rowsPassedFilterBitOf}): it is not read again
    */
-  private Val probe(int table, Val[] keys) {
-    return probe(table, keys, mayHaveDirectMap(table));
-  }
-
-  /**
-   * {@link #probe(int, Val[])}, reading the table's direct map first only with {@code
-   * tryDirectMap} ({@link #directProbes}' walk runs where the table has none).
-   */
-  private Val probe(int table, Val[] keys, boolean tryDirectMap) {
+  private Val probe(int table, Val[] keys, boolean tryDirectMap, boolean bitPassed) {
     List<ColumnType> keyTypes = program.tables().get(table).keyTypes();
     b.comment("probe of join table " + table);
     String error = null;
@@ -1377,9 +1386,10 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     if (tryDirectMap) {
       directProbe(view, keys[0], row, found, done);
     }
-    String passes = probeFilter(view, keys);
     String hash = keyTupleHash(keys);
-    b.op("@!%s bra %s", passes, done);
+    if (!bitPassed) {
+      b.op("@!%s bra %s", probeFilter(view, keys), done);
+    }
     String slots = field(view, TABLE_SLOTS);
     String keyColumns = field(view, TABLE_KEYS);
     String mask = word(view, TABLE_SLOT_MASK);
@@ -1626,7 +1636,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     b.op("bra.uni %s", done);
     b.place(walk);
     for (int k = 0; k < keys.length; k++) {
-      Val walked = probe(table, new Val[] {keys[k]}, false); // the table has no direct map
+      Val walked = probe(table, new Val[] {keys[k]}, false, false); // the table has no map
       b.op("mov.b64 %s, %s", rowOf[k], walked.value());
       b.op("mov.pred %s, %s", foundOf[k], walked.valid());
     }

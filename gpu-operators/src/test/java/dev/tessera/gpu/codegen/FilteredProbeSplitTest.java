@@ -18,6 +18,8 @@ import dev.tessera.gpu.expr.ProgramBuilder;
 import dev.tessera.gpu.join.JoinTableSchema;
 import java.util.BitSet;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -37,6 +39,8 @@ class FilteredProbeSplitTest {
   /** PTX comments: where a warp pops rows off its stack, and where it pushes rows onto it. */
   private static final String POP = "rows off the warp's stack";
   private static final String PUSH = "onto the warp's stack";
+  /** Where a probe's code ends: its label placed. */
+  private static final Pattern PROBE_DONE = Pattern.compile("\n\\$L_probe_done_\\d+:");
 
   private static InputSpec plain(ColumnType type) {
     return new InputSpec(type, Encoding.PLAIN, false);
@@ -106,6 +110,12 @@ class FilteredProbeSplitTest {
       assertTrue(probedAfterThePop(ptx, 0), conjunct);
       assertTrue(ptx.substring(0, ptx.indexOf(PUSH)).contains("ld.global.nc.u8"),
           "the filter's byte read before the push");
+      // Popped rows passed the bit: the part's walk does not read it again.
+      int walk = ptx.indexOf("// probe of join table 0", ptx.indexOf(POP));
+      Matcher probeDone = PROBE_DONE.matcher(ptx);
+      assertTrue(probeDone.find(walk));
+      String partProbe = ptx.substring(walk, probeDone.start());
+      assertFalse(partProbe.contains("ld.global.nc.u8"), partProbe);
       assertNotEquals(AggregateUpdateGenerator.key(star(conjunct), INPUTS, SPEC,
           KernelFeatures.OLDEST, tables(0)), AggregateUpdateGenerator.key(star(conjunct),
           INPUTS, SPEC, KernelFeatures.OLDEST, new BitSet()));
