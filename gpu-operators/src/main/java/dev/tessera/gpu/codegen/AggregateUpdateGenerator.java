@@ -567,12 +567,21 @@ public final class AggregateUpdateGenerator {
     /** {@link LookaheadColumns#load} of the thread's row {@code offset} rows into the tile. */
     private void loadFirstRow(LookaheadColumns ahead, String thread, String tileStart,
         int offset, String rows32) {
-      String first = b.b32();
-      b.op("add.u32 %s, %s, %s", first, tileStart, thread);
-      b.op("add.u32 %s, %s, %d", first, first, offset);
+      loadRow(ahead, thread, tileStart, Integer.toString(offset), rows32);
+    }
+
+    /**
+     * {@link LookaheadColumns#load} of the thread's row {@code offset} (.b32 register or
+     * immediate) rows after the tile at {@code tileStart}; none past the batch's {@code rows32}.
+     */
+    private void loadRow(LookaheadColumns ahead, String thread, String tileStart, String offset,
+        String rows32) {
+      String row = b.b32();
+      b.op("add.u32 %s, %s, %s", row, tileStart, thread);
+      b.op("add.u32 %s, %s, %s", row, row, offset);
       String inBatch = b.pred();
-      b.op("setp.lt.u32 %s, %s, %s", inBatch, first, rows32);
-      ahead.load(first, inBatch);
+      b.op("setp.lt.u32 %s, %s, %s", inBatch, row, rows32);
+      ahead.load(row, inBatch);
     }
 
     /**
@@ -594,12 +603,7 @@ public final class AggregateUpdateGenerator {
       String inTile = b.pred();
       b.op("setp.lt.u32 %s, %s, %s", inTile, offset, tileItems);
       b.op("selp.b32 %s, %s, %s, %s", offset, offset, wrapped, inTile);
-      String row = b.b32();
-      b.op("add.u32 %s, %s, %s", row, tileStart, thread);
-      b.op("add.u32 %s, %s, %s", row, row, offset);
-      String inBatch = b.pred();
-      b.op("setp.lt.u32 %s, %s, %s", inBatch, row, rows32);
-      ahead.load(row, inBatch);
+      loadRow(ahead, thread, tileStart, offset, rows32);
     }
 
     /** A new .b32: the rows from a block's tile to its next, the grid's tiles. */
