@@ -530,7 +530,8 @@ public final class AggregateUpdateGenerator {
      * for that byte's load; two items have two in flight.
      */
     private boolean pairsItems() {
-      if (split == null || split.probe() < 0 || !readsAhead() || anyBlockSize) {
+      // A tile's items go in whole pairs (ITEMS is even), each pair inside one tile.
+      if (ITEMS % 2 != 0 || split == null || split.probe() < 0 || !readsAhead() || anyBlockSize) {
         return false;
       }
       // prefilterPair runs the first part for rows outside the tile too: only loads ahead, which
