@@ -350,9 +350,7 @@ final class GroupLookup {
               keys[k].valid());
         }
       }
-      String mixed = ProgramEmitter.mix(b, v);
-      b.op("xor.b64 %s, %s, %s", mixed, mixed, h);
-      h = ProgramEmitter.mix(b, mixed);
+      h = ProgramEmitter.combineKeyHash(b, h, v);
     }
     return h;
   }

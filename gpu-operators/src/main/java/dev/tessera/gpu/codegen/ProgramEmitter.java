@@ -1388,7 +1388,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     }
     String hash = keyTupleHash(keys);
     if (!bitPassed) {
-      b.op("@!%s bra %s", probeFilter(view, keys), done);
+      b.op("@!%s bra %s", probeFilter(view, keys, false), done);
     }
     String slots = field(view, TABLE_SLOTS);
     String keyColumns = field(view, TABLE_KEYS);
@@ -1463,11 +1463,20 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     for (int k = 0; k < keys.length; k++) {
       String v = b.b64();
       b.op("add.s64 %s, %s, %d", v, keys[k].value(), k);
-      String mixed = mix(v);
-      b.op("xor.b64 %s, %s, %s", mixed, mixed, hash);
-      hash = mix(mixed);
+      hash = combineKeyHash(b, hash, v);
     }
     return hash;
+  }
+
+  /**
+   * hash.cuh CombineKeyHash: {@code hash} (.b64) with a key column's value hash {@code v} (.b64,
+   * the value plus the column's index) folded in, into a new register. The probes' and the
+   * grouped aggregate's key tuple hashes (GroupLookup) both fold with it.
+   */
+  static String combineKeyHash(PtxBuilder b, String hash, String v) {
+    String mixed = mix(b, v);
+    b.op("xor.b64 %s, %s, %s", mixed, mixed, hash);
+    return mix(b, mixed);
   }
 
   /** Whether join table {@code table} may have a direct map: one key of a type that may. */
@@ -1577,15 +1586,9 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * {@code keys} (none NULL), as its probe filter says (program.cuh JoinTableView.filter: bit
    * h >> filter_shift of the keys' filter hash h, hash.cuh CombineFilterHash; 0 where the table
    * has none): a new predicate, true where the table has no filter (the same for every thread)
-   * or the keys' bit is set. A clear bit ends the probe before its walk of the slots.
-   */
-  private String probeFilter(Descriptor view, Val[] keys) {
-    return probeFilter(view, keys, false);
-  }
-
-  /**
-   * {@link #probeFilter(Descriptor, Val[])}, where {@code hasFilter} says the table has one (its
-   * bit read without testing the filter's address).
+   * or the keys' bit is set. A clear bit ends the probe before its walk of the slots. With
+   * {@code hasFilter} the kernel knows the table has one, and reads the bit without testing the
+   * filter's address.
    */
   private String probeFilter(Descriptor view, Val[] keys, boolean hasFilter) {
     String hash = b.b64();
