@@ -40,7 +40,7 @@ final class GroupAccumulation {
   private final PlanWords plan;
   private final KernelFeatures features;
   private final AccumulatorArithmetic arithmetic;
-  /** For the item being written: the per-block table (generic address) and its entries. */
+  /** For the item being written: the per-block table (shared address) and its entries. */
   private String local;
   private String entries;
   private String entries64;
@@ -67,7 +67,7 @@ final class GroupAccumulation {
   /**
    * The functions' {@code inputs} (null for COUNT_ROWS) of the lanes whose rows are aggregated
    * ({@code act}) into their groups ({@code group}); every lane of the warp runs it. {@code local}
-   * is the per-block table's generic address, {@code entries} (.b32) and {@code entries64} (.b64)
+   * is the per-block table's shared address, {@code entries} (.b32) and {@code entries64} (.b64)
    * its entries. {@code entry} is the row's entry (.b32, -1 where the table does not hold its
    * group) where the lookup found it by key ({@link LocalKeyTable}), with {@code claimed} the
    * lanes that claimed theirs; both are null where the entry is found here, by group.
@@ -380,8 +380,7 @@ final class GroupAccumulation {
       b.op("@%s mov.u32 %s, %s", again, entry, rememberedEntry);
       b.op("@%s bra %s", again, done);
     }
-    String base = b.b64();
-    b.op("cvta.to.shared.u64 %s, %s", base, local);
+    String base = local;
     String keysBase = b.b64();
     b.op("mul.lo.s64 %s, %s, %d", keysBase, entries64, 16L * spec.functions().size());
     b.op("add.s64 %s, %s, %s", keysBase, keysBase, base);
@@ -525,9 +524,9 @@ final class GroupAccumulation {
   private Accumulators tableAccumulators(int f, String entry, String space) {
     int functions = spec.functions().size();
     String base = local;
-    if (space.equals(".shared")) {
+    if (!space.equals(".shared")) { // generic
       base = b.b64();
-      b.op("cvta.to.shared.u64 %s, %s", base, local);
+      b.op("cvta.shared.u64 %s, %s", base, local);
     }
     String e = b.b64();
     b.op("cvt.s64.s32 %s, %s", e, entry);

@@ -91,11 +91,15 @@ final class GroupedAggregateEmitter {
     accumulation.end(table.local(), table.entries(), table.entries64());
   }
 
-  /** The per-block table: its generic address and its entries (the plan's, .b32 and .b64). */
+  /**
+   * The per-block table: its shared address and its entries (the plan's, .b32 and .b64). Held as
+   * a shared address, not a generic one: each conversion between the two is a read of the
+   * shared window's base (S2R SR_SWINLO), which ptxas put in every item, three times an item of
+   * HashAggregateBench's 100-group kernel.
+   */
   private LocalKeyTable.View localTable() {
     String local = b.b64();
     b.op("mov.u64 %s, %s", local, localSymbol);
-    b.op("cvta.shared.u64 %s, %s", local, local);
     String entries64 = plan.word(AggregatePlan.headerField(AggregatePlan.H_LOCAL_ENTRIES));
     String entries = b.b32();
     b.op("cvt.u32.u64 %s, %s", entries, entries64);

@@ -81,7 +81,7 @@ final class LocalKeyTable {
   }
 
   /**
-   * The per-block table as the item sees it: its generic address, its entries (.b32 and .b64).
+   * The per-block table as the item sees it: its shared address, its entries (.b32 and .b64).
    */
   record View(String local, String entries, String entries64) {}
 
@@ -351,8 +351,7 @@ final class LocalKeyTable {
 
   private Addresses addresses(View table) {
     int functions = spec.functions().size();
-    String base = b.b64();
-    b.op("cvta.to.shared.u64 %s, %s", base, table.local());
+    String base = table.local();
     String groups = b.b64();
     b.op("mad.lo.s64 %s, %s, %d, %s", groups, table.entries64(), 16L * functions, base);
     // LocalTable's bytes, rounded up to 8 (CudaHashAggregate.localTableBytes).
