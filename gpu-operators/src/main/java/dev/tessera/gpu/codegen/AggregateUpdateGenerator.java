@@ -115,7 +115,7 @@ public final class AggregateUpdateGenerator {
    */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet probeFiltered) {
-    StringBuilder key = new StringBuilder("aggregate-update v44;");
+    StringBuilder key = new StringBuilder("aggregate-update v45;");
     if (!probeFiltered.isEmpty()) {
       key.append("probe-filtered").append(probeFiltered).append(';');
     }
@@ -274,6 +274,8 @@ public final class AggregateUpdateGenerator {
      */
     private String blockThreads;
     private String blockThreads32;
+    /** The batch's last row (.b64) where paired items are clamped to it, else null. */
+    private String lastRow;
     private String tileItems;
     /** A thread's items a tile: {@link #RUN_ITEMS} where they are one run (set by write()). */
     private int items = ITEMS;
@@ -346,6 +348,10 @@ public final class AggregateUpdateGenerator {
       String rows32 = body.loadParam("u32", "rows");
       String rows = b.b64();
       b.op("cvt.s64.s32 %s, %s", rows, rows32);
+      if (pairsItems() && clampsPairedRows()) {
+        lastRow = b.b64();
+        b.op("add.s64 %s, %s, -1", lastRow, rows);
+      }
       String tileStart = b.b32();
       b.op("mov.u32 %s, %%ctaid.x", tileStart);
       b.op("mul.lo.u32 %s, %s, %s", tileStart, tileStart, tileItems);
@@ -456,15 +462,18 @@ public final class AggregateUpdateGenerator {
         String outside = outsideTile(thread, itemOffset, numTileItems);
         String itemOffset64 = b.b64();
         b.op("cvt.u64.u32 %s, %s", itemOffset64, itemOffset);
-        int step = secondAhead != null ? 2 : 1;
+        int step = pairsItems() ? 2 : 1;
         Map<Integer, LookaheadColumns.Raw> firstLoaded = Map.of();
         if (ahead != null) {
           firstLoaded = ahead.take();
           loadNextRow(ahead, thread, tileStart, itemOffset, 0, step, rows32);
         }
-        if (secondAhead != null) {
-          Map<Integer, LookaheadColumns.Raw> secondLoaded = secondAhead.take();
-          loadNextRow(secondAhead, thread, tileStart, itemOffset, 1, step, rows32);
+        if (step == 2) {
+          Map<Integer, LookaheadColumns.Raw> secondLoaded = Map.of();
+          if (secondAhead != null) {
+            secondLoaded = secondAhead.take();
+            loadNextRow(secondAhead, thread, tileStart, itemOffset, 1, step, rows32);
+          }
           // The pair's second item is a block's threads after the first.
           String secondOffset = b.b32();
           b.op("add.u32 %s, %s, %d", secondOffset, itemOffset, BLOCK_THREADS);
@@ -531,13 +540,19 @@ public final class AggregateUpdateGenerator {
      */
     private boolean pairsItems() {
       // A tile's items go in whole pairs (ITEMS is even), each pair inside one tile.
-      if (ITEMS % 2 != 0 || split == null || split.probe() < 0 || !readsAhead() || anyBlockSize) {
-        return false;
-      }
-      // prefilterPair runs the first part for rows outside the tile too: only loads ahead, which
-      // read nothing there, and the filter's bit, which lies inside the filter for any keys.
+      return ITEMS % 2 == 0 && split != null && registers == null && !body.decodesTiles()
+          && !anyBlockSize && (split.probe() < 0 || readsAhead());
+    }
+
+    /**
+     * Whether {@link #prefilterPair} reads a row past the batch's end at its last row: where the
+     * first part loads a column not loaded ahead. Elsewhere it reads nothing there (the keys
+     * loaded ahead read nothing past the batch, and a probe filter's bit lies inside the filter
+     * for any keys), and needs no clamp.
+     */
+    private boolean clampsPairedRows() {
       SortedSet<Integer> loaded = body.columnsLoaded(split.first());
-      return LookaheadColumns.columns(loaded, inputs).equals(loaded);
+      return !readsAhead() || !LookaheadColumns.columns(loaded, inputs).equals(loaded);
     }
 
     /**
@@ -551,17 +566,34 @@ public final class AggregateUpdateGenerator {
         String[] outside, List<Map<Integer, LookaheadColumns.Raw>> loaded)
         throws CodegenUnsupportedException {
       List<FirstPart> parts = new ArrayList<>();
+      String[] passes = new String[2];
+      String done = null;
+      if (lastRow != null) {
+        for (int k = 0; k < 2; k++) {
+          passes[k] = b.pred();
+          b.op("setp.ne.u32 %s, 0, 0", passes[k]);
+        }
+        // The pass that flushes the queues has no rows to read (the batch may have none).
+        done = b.label("pair_done");
+        b.op("@%s bra.uni %s", flushing, done);
+      }
       for (int k = 0; k < 2; k++) {
         b.comment(PAIRED_ITEM + k);
         body.takeLoadedAhead(loaded.get(k));
-        FirstPart part = firstPart(k, itemOffsets[k], threadOffset, tileOffset);
+        FirstPart part = firstPart(k, itemOffsets[k], threadOffset, tileOffset, lastRow);
         String inside = b.pred();
         b.op("not.pred %s, %s", inside, outside[k]);
-        b.op("and.pred %s, %s, %s", part.passes(), part.passes(), inside);
+        if (passes[k] == null) {
+          passes[k] = part.passes();
+        }
+        b.op("and.pred %s, %s, %s", passes[k], part.passes(), inside);
         parts.add(part);
       }
-      for (FirstPart part : parts) {
-        prefiltered.push(part.passes(), part.row(), part.values());
+      if (done != null) {
+        b.place(done);
+      }
+      for (int k = 0; k < 2; k++) {
+        prefiltered.push(passes[k], parts.get(k).row(), parts.get(k).values());
       }
     }
 
@@ -814,7 +846,7 @@ public final class AggregateUpdateGenerator {
       b.op("setp.ne.u32 %s, 0, 0", passes);
       String done = b.label("item" + item + "_prefiltered");
       b.op("@%s bra %s", outside, done);
-      FirstPart part = firstPart(item, itemOffset, threadOffset, tileOffset);
+      FirstPart part = firstPart(item, itemOffset, threadOffset, tileOffset, null);
       b.op("mov.pred %s, %s", passes, part.passes());
       b.place(done);
       prefiltered.push(passes, part.row(), part.values());
@@ -826,11 +858,17 @@ public final class AggregateUpdateGenerator {
      */
     private record FirstPart(String row, Val[] values, String passes) {}
 
-    /** The split's first part for item {@code item}'s row (see {@link #row}). */
+    /**
+     * The split's first part for item {@code item}'s row (see {@link #row}), read at the batch's
+     * {@code lastRow} (.b64) where it lies past it (null: no clamp).
+     */
     private FirstPart firstPart(int item, String itemOffset, String threadOffset,
-        String tileOffset) throws CodegenUnsupportedException {
+        String tileOffset, String lastRow) throws CodegenUnsupportedException {
       body.loadPhaseValues(split.first());
       String row = row(itemOffset, threadOffset, tileOffset);
+      if (lastRow != null) {
+        b.op("min.s64 %s, %s, %s", row, row, lastRow);
+      }
       RowEmitter.Item it = new RowEmitter.Item(item, row);
       Val[] values = split.valuesBeforeFirst(body.count());
       BitSet loads = body.columnLoads(split.first());

@@ -140,14 +140,15 @@ class FilteredProbeSplitTest {
     assertEquals(2, AggregateBlockShapeTest.count(parts, "\tld.global.nc.u8"), parts);
     assertEquals(0, AggregateBlockShapeTest.count(parts, "ld.global.nc.u64"), "the keys come loaded ahead");
     assertEquals(2, AggregateBlockShapeTest.count(loop.substring(push), PUSH), "two pushes before a pop");
-    // A first part that loads a column it cannot load ahead (one that can be NULL) runs one
-    // item at a time, behind a branch for rows outside the tile.
+    assertFalse(ptx.contains("min.s64"), "no row clamped: nothing is read past the batch");
+    // A first part that loads a column it cannot load ahead (one that can be NULL) is paired
+    // too, a row past the batch read at its last row.
     List<InputSpec> nullableKeys = List.of(new InputSpec(LONG, Encoding.PLAIN, true),
         plain(INT), plain(LONG));
-    String single = AggregateUpdateGenerator.generate(star("inner"), nullableKeys, SPEC,
+    String clamped = AggregateUpdateGenerator.generate(star("inner"), nullableKeys, SPEC,
         KernelFeatures.OLDEST, tables(0)).ptx();
-    assertTrue(single.contains(PUSH));
-    assertFalse(single.contains(AggregateUpdateGenerator.PAIRED_ITEM));
+    assertTrue(clamped.contains(AggregateUpdateGenerator.PAIRED_ITEM + "1"));
+    assertEquals(2, AggregateBlockShapeTest.count(clamped, "min.s64"), "each item's row");
   }
 
   @Test

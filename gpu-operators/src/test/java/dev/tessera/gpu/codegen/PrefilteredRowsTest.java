@@ -156,11 +156,11 @@ class PrefilteredRowsTest {
         assertFalse(ptx.contains(PUSH), "a kernel of any block size");
         continue;
       }
-      assertEquals(1, hits(ptx, PUSH), "one push, in the item loop");
+      assertEquals(2, hits(ptx, PUSH), "two pushes, the item loop's pair");
       assertEquals(1, hits(ptx, POP), "one pop");
       String beforePop = ptx.substring(0, ptx.indexOf(POP));
-      assertEquals(1, hits(beforePop, "// probe of join table"), "the first probe, per item");
-      assertEquals(2, hits(ptx, "// probe of join table"), "the second after the pop");
+      assertEquals(2, hits(beforePop, "// probe of join table"), "the first probe, per item");
+      assertEquals(3, hits(ptx, "// probe of join table"), "the second after the pop");
       assertTrue(ptx.indexOf("KeptRowQueue") > ptx.indexOf(POP), "the queue after the pop");
       // A row carries the part's build row (its name loaded after) and nothing else.
       assertEquals(1, hits(ptx, "\\.shared \\.align 8 \\.b64 \\w+_prefiltered_v\\d+\\["),
