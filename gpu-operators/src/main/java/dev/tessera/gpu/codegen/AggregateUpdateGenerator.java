@@ -115,7 +115,7 @@ public final class AggregateUpdateGenerator {
    */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet probeFiltered) {
-    StringBuilder key = new StringBuilder("aggregate-update v45;");
+    StringBuilder key = new StringBuilder("aggregate-update v46;");
     if (!probeFiltered.isEmpty()) {
       key.append("probe-filtered").append(probeFiltered).append(';');
     }

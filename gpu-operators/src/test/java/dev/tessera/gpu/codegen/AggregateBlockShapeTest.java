@@ -145,6 +145,22 @@ class AggregateBlockShapeTest {
     assertEquals(0, report.stackFrameBytes());
   }
 
+  @Test
+  void theTileLoopTakesThePerBlockTablesAddressFromBeforeIt() throws Exception {
+    // Taken per item, the table's address was a read of the cluster's CTA id and a shared-window
+    // add in every item (ptxas does not hoist them out of the loop at 64 registers).
+    for (List<ColumnType> keys : List.of(List.of(ColumnType.LONG),
+        List.of(ColumnType.INT, ColumnType.INT))) {
+      for (boolean filtered : new boolean[] {false, true}) {
+        String ptx = ptx(spec(keys), filtered, Encoding.PLAIN);
+        String loop = ptx.substring(ptx.indexOf("\n$L_tile_"), ptx.indexOf("\n$L_tiles_done_"));
+        assertTrue(loop.contains("atom.shared") || loop.contains("red.shared"), "the loop updates the table");
+        assertFalse(Pattern.compile("mov\\.u64 %rd\\d+, \\w+_local;").matcher(loop).find(),
+            keys + (filtered ? ", filtered" : ""));
+      }
+    }
+  }
+
   /** How many times {@code what} occurs in {@code text} (a kernel's PTX). */
   static int count(String text, String what) {
     int n = 0;
