@@ -534,9 +534,11 @@ public final class AggregateUpdateGenerator {
 
     /**
      * Whether the item loop runs two items an iteration (the second a block's threads after the
-     * first), each with its own columns loaded ahead, and pops after both: where rows wait after
-     * a probe filter's bit, an item is the key's load, its hash and the bit's byte, and waits
-     * for that byte's load; two items have two in flight.
+     * first), each with its own columns loaded ahead, and pops after both, so that two items'
+     * first parts wait together: where rows wait after a probe filter's bit (an item is the
+     * key's load, its hash and the bit's byte, and waits for that byte's load), and where they
+     * wait after a guard split's first part (SSB's grouped kernels: -1 to -2%, H200, ncu). Not
+     * in a kernel of register accumulators or of GPU-DFOR tiles (one copy of the code per item).
      */
     private boolean pairsItems() {
       // A tile's items go in whole pairs (ITEMS is even), each pair inside one tile.
@@ -557,10 +559,12 @@ public final class AggregateUpdateGenerator {
 
     /**
      * Two items' first parts ({@link #firstPart}), then their pushes, without a branch around
-     * either (a row outside the tile does not pass), so that the two filter bytes' loads are in
-     * flight together; each item takes its words in {@code loaded}. Only where {@link
-     * #pairsItems}: StarJoinBench sparse 278.0 -> 240.1 us (H200, ncu), where an item waited for
-     * its byte's load (31% of the stall samples).
+     * either (a row outside the tile does not pass), so that their loads (a filter's two bytes)
+     * are in flight together; each item takes its words in {@code loaded}. Where the first part
+     * reads a column not loaded ahead ({@link #clampsPairedRows}), a row past the batch is read
+     * at its last row, and the pass that flushes the queues skips the pair (a branch the block
+     * takes together). Only where {@link #pairsItems}: StarJoinBench sparse 278.0 -> 240.1 us
+     * (H200, ncu), where an item waited for its byte's load (31% of the stall samples).
      */
     private void prefilterPair(String[] itemOffsets, String threadOffset, String tileOffset,
         String[] outside, List<Map<Integer, LookaheadColumns.Raw>> loaded)
