@@ -25,6 +25,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.IdentityHashMap;
@@ -127,6 +128,10 @@ public final class KernelReport {
    *
    * @param node the pipeline node the program belongs to
    * @param stage 0 for the node's fused program, 1 to n for the stages of its staged form
+   * @param probeFiltered whether the kernel is the one for join tables with probe filters (the
+   *     runtime builds one for a table without a direct map whose distinct keys are few enough;
+   *     an aggregate's kernel then splits its rows at the first probe's filter), listed where it
+   *     differs from the kernel for tables without them
    * @param program the program
    * @param aggregate whether the program feeds the node's hash aggregate (the fused program, and
    *     the staged form's last stage, of a {@link TesseraHashAggregateExec})
@@ -138,8 +143,8 @@ public final class KernelReport {
    *     compiled: pipelines of the same kernel share one compile); 0 without a report
    * @param compileFailure the compiler's message where it refused or failed the module, or null
    */
-  public record ProgramKernel(TesseraPipelineExec node, int stage, Program program, boolean aggregate,
-      String declined, GeneratedKernel kernel, CompileReport report, long compileNanos,
+  public record ProgramKernel(TesseraPipelineExec node, int stage, boolean probeFiltered,
+      Program program, boolean aggregate, String declined, GeneratedKernel kernel, CompileReport report, long compileNanos,
       String compileFailure) {
 
     /** Why the runtime would not use the compiled kernel ({@link GeneratedModule#rejection}). */
@@ -222,44 +227,77 @@ public final class KernelReport {
     for (TesseraPipelineExec node : pipelines(executed)) {
       Pipeline pipeline = node.pipeline();
       AggregateSpec spec = node instanceof TesseraHashAggregateExec a ? a.spec() : null;
-      kernels.add(kernel(node, 0, pipeline.fused().program(), spec, layout));
+      kernels.addAll(kernels(node, 0, pipeline.fused().program(), spec, layout));
       List<Pipeline.Stage> staged = pipeline.staged();
       for (int s = 0; s < staged.size(); s++) {
         boolean last = s == staged.size() - 1;
-        kernels.add(kernel(node, s + 1, staged.get(s).program(), last ? spec : null, layout));
+        kernels.addAll(kernels(node, s + 1, staged.get(s).program(), last ? spec : null,
+            layout));
       }
     }
     return kernels;
   }
 
-  /** {@code spec}: the aggregation the program feeds, or null for a filter-project program. */
-  private static ProgramKernel kernel(TesseraPipelineExec node, int stage, Program program,
-      AggregateSpec spec, Layout layout) {
+  /**
+   * The program's kernel, then, for an aggregate's program that probes join tables, the kernel
+   * for tables with probe filters where the generator writes another one. {@code spec}: the
+   * aggregation the program feeds, or null for a filter-project program.
+   */
+  private static List<ProgramKernel> kernels(TesseraPipelineExec node, int stage,
+      Program program, AggregateSpec spec, Layout layout) {
     boolean aggregate = spec != null;
     String reason = notGenerated(program, spec);
     if (reason != null) {
-      return new ProgramKernel(node, stage, program, aggregate, reason, null, null, 0, null);
+      return List.of(
+          new ProgramKernel(node, stage, false, program, aggregate, reason, null, null, 0, null));
     }
     List<InputSpec> inputs = layout.inputs(program.inputTypes());
+    KernelFeatures features = KernelFeatures.forArch(ARCH);
     GeneratedKernel kernel;
+    GeneratedKernel filtered = null;
     try {
-      kernel = aggregate
-          ? AggregateUpdateGenerator.generate(program, inputs, spec, KernelFeatures.forArch(ARCH))
-          : FilterProjectGenerator.generate(program, inputs);
+      if (!aggregate) {
+        kernel = FilterProjectGenerator.generate(program, inputs);
+      } else {
+        kernel = AggregateUpdateGenerator.generate(program, inputs, spec, features);
+        if (!program.tables().isEmpty()) {
+          BitSet every = new BitSet();
+          every.set(0, program.tables().size());
+          GeneratedKernel withFilters =
+              AggregateUpdateGenerator.generate(program, inputs, spec, features, every);
+          if (!sameCode(kernel, withFilters)) {
+            filtered = withFilters;
+          }
+        }
+      }
     } catch (CodegenUnsupportedException e) {
-      return new ProgramKernel(node, stage, program, aggregate, e.getMessage(), null, null, 0,
-          null);
+      return List.of(new ProgramKernel(node, stage, false, program, aggregate, e.getMessage(),
+          null, null, 0, null));
     }
+    ProgramKernel plain = compiled(node, stage, false, program, aggregate, kernel);
+    return filtered == null ? List.of(plain)
+        : List.of(plain, compiled(node, stage, true, program, aggregate, filtered));
+  }
+
+  /** Whether two kernels are the same code under their own entry names. */
+  private static boolean sameCode(GeneratedKernel a, GeneratedKernel b) {
+    return a.ptx().replace(a.entry(), "").equals(b.ptx().replace(b.entry(), ""));
+  }
+
+  /** {@code kernel}'s outcome: compiled where the in-jar compiler can run. */
+  private static ProgramKernel compiled(TesseraPipelineExec node, int stage,
+      boolean probeFiltered, Program program, boolean aggregate, GeneratedKernel kernel) {
     if (!PtxCompiler.available()) {
-      return new ProgramKernel(node, stage, program, aggregate, null, kernel, null, 0, null);
+      return new ProgramKernel(node, stage, probeFiltered, program, aggregate, null, kernel,
+          null, 0, null);
     }
     Object result = COMPILED.computeIfAbsent(kernel.key(), key -> compile(kernel));
     if (result instanceof CompiledKernel c) {
-      return new ProgramKernel(node, stage, program, aggregate, null, kernel,
+      return new ProgramKernel(node, stage, probeFiltered, program, aggregate, null, kernel,
           c.report(kernel.entry()), c.compileNanos(), null);
     }
-    return new ProgramKernel(node, stage, program, aggregate, null, kernel, null, 0,
-        (String) result);
+    return new ProgramKernel(node, stage, probeFiltered, program, aggregate, null, kernel, null,
+        0, (String) result);
   }
 
   private void print(List<ProgramKernel> kernels, Layout layout, boolean codegen)
@@ -281,13 +319,15 @@ public final class KernelReport {
     int n = 0;
     for (ProgramKernel k : kernels) {
       if (k.stage() == 0) {
-        n++;
-        out.println();
-        out.printf("[%d] %s%n", n, shorten(k.node().simpleString(25)));
-        probeOrder(k.node());
+        if (!k.probeFiltered()) {
+          n++;
+          out.println();
+          out.printf("[%d] %s%n", n, shorten(k.node().simpleString(25)));
+          probeOrder(k.node());
+        }
         report("", k);
       } else {
-        if (k.stage() == 1) {
+        if (k.stage() == 1 && !k.probeFiltered()) {
           out.printf("    staged form (runs instead when a probed build side's keys repeat):"
               + " %d stages%n", k.node().pipeline().staged().size());
         }
@@ -319,10 +359,16 @@ public final class KernelReport {
     Program program = k.program();
     String indent = label.isEmpty() ? "    " : "      ";
     int columns = program.inputTypes().size();
-    out.printf("%s%sprogram: %d instructions, %d registers, %d input column%s %s%s%n",
-        label.isEmpty() ? indent : "    ", label, program.instructionCount(),
-        program.registerCount(), columns, columns == 1 ? "" : "s", program.inputTypes(),
-        program.hasFilter() ? ", with a filter" : "");
+    if (k.probeFiltered()) {
+      out.printf("%s%swhere the join table of the filter's first probe has a probe filter (a"
+          + " table without a direct map, of few enough keys), instead:%n",
+          label.isEmpty() ? indent : "    ", label);
+    } else {
+      out.printf("%s%sprogram: %d instructions, %d registers, %d input column%s %s%s%n",
+          label.isEmpty() ? indent : "    ", label, program.instructionCount(),
+          program.registerCount(), columns, columns == 1 ? "" : "s", program.inputTypes(),
+          program.hasFilter() ? ", with a filter" : "");
+    }
     if (k.declined() != null) {
       out.println(indent + "not generated: " + k.declined());
       return;

@@ -77,6 +77,28 @@ class SqlKernelsTest {
         "the program probes its tables in the order [Probe#1, Probe#0]"), report);
   }
 
+  @Test
+  void anAggregateOverAJoinAlsoReportsItsKernelForATableWithAProbeFilter() {
+    // The runtime decides at build time whether a join table gets a probe filter (no direct map,
+    // few enough keys); an aggregate's kernel of 128-thread blocks (two keys) for such a table
+    // splits its rows at the filter.
+    String report = kernels(sql("--kernels", "SELECT /*+ BROADCAST(d) */ d.g, d.h,"
+        + " count(*) AS n FROM (SELECT id AS k FROM range(1000)) f"
+        + " JOIN (SELECT id * 1000 AS dk, id % 3 AS g, id % 5 AS h FROM range(100)) d"
+        + " ON f.k = d.dk GROUP BY d.g, d.h"));
+    assertTrue(report.contains("TesseraHashAggregateExec"), report);
+    int plain = report.indexOf("kernel " + AggregateUpdateGenerator.ENTRY_PREFIX);
+    int filtered = report.indexOf("has a probe filter");
+    assertTrue(plain >= 0 && filtered > plain, report);
+    assertTrue(report.indexOf("kernel " + AggregateUpdateGenerator.ENTRY_PREFIX, filtered) > 0,
+        report);
+    // A filter-project program has one kernel for both (it tests the filter at run time).
+    String project = kernels(sql("--kernels", "SELECT /*+ BROADCAST(d) */ f.k, d.g"
+        + " FROM (SELECT id AS k FROM range(1000)) f"
+        + " JOIN (SELECT id * 1000 AS dk, id % 3 AS g FROM range(100)) d ON f.k = d.dk"));
+    assertFalse(project.contains("has a probe filter"), project);
+  }
+
   /** The part of the output after the kernels' heading. */
   private static String kernels(String out) {
     int at = out.indexOf("Generated kernels (");
