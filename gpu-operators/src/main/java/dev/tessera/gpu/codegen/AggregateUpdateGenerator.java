@@ -116,8 +116,9 @@ public final class AggregateUpdateGenerator {
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet probeFiltered) {
     StringBuilder key = new StringBuilder("aggregate-update v46;");
-    if (!probeFiltered.isEmpty()) {
-      key.append("probe-filtered").append(probeFiltered).append(';');
+    BitSet used = probeFilterUsed(program, probeFiltered);
+    if (!used.isEmpty()) {
+      key.append("probe-filtered").append(used).append(';');
     }
     if (spec.ansi()) {
       key.append("ansi;"); // without it, integer sums to LONG wrap (AccumulatorArithmetic.wraps)
@@ -235,8 +236,27 @@ public final class AggregateUpdateGenerator {
     String key = key(program, inputs, spec, features, probeFiltered);
     String entry = FilterProjectGenerator.entryName(ENTRY_PREFIX, key);
     return new GeneratedKernel(entry, key,
-        new Writer(program, inputs, spec, entry, features, probeFiltered).write(),
+        new Writer(program, inputs, spec, entry, features,
+            probeFilterUsed(program, probeFiltered)).write(),
         features.ptxTarget());
+  }
+
+  /**
+   * Of the program's tables with a probe filter ({@code probeFiltered}), the one its kernel may
+   * be made for: the table of the filter's first probe, where it has one
+   * ({@link ProgramEmitter#filterFirstProbeTable}). The key and the kernel take only that one,
+   * so that batches whose other tables differ in their filters share the kernel; a table left
+   * out is one the kernel reads no differently (its probes test the filter's address).
+   */
+  private static BitSet probeFilterUsed(Program program, BitSet probeFiltered) {
+    BitSet used = new BitSet();
+    if (!probeFiltered.isEmpty()) {
+      int table = ProgramEmitter.filterFirstProbeTable(program);
+      if (table >= 0 && probeFiltered.get(table)) {
+        used.set(table);
+      }
+    }
+    return used;
   }
 
   /** One kernel's text under construction. */

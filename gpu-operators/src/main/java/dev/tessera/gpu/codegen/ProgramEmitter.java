@@ -138,10 +138,18 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     this.rows = new RowEmitter(b, program.ansi(), this);
     this.code = program.code();
     this.count = program.instructionCount();
-    this.sources = new int[count][];
     this.lastWriter = new int[Program.MAX_REGISTERS];
+    this.sources = sources(program, lastWriter);
+  }
+
+  /**
+   * Per instruction, the instructions that wrote the registers it reads; {@code lastWriter} is
+   * filled with the last instruction that writes each register (-1 for none).
+   */
+  private static int[][] sources(Program program, int[] lastWriter) {
+    int[][] sources = new int[program.instructionCount()][];
     Arrays.fill(lastWriter, -1);
-    for (int i = 0; i < count; i++) {
+    for (int i = 0; i < sources.length; i++) {
       List<Integer> registers = operands(program, i);
       sources[i] = new int[registers.size()];
       for (int k = 0; k < registers.size(); k++) {
@@ -152,8 +160,28 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
         }
         sources[i][k] = writer;
       }
-      lastWriter[word(i, 1)] = i;
+      lastWriter[program.code()[i * Program.WORDS + 1]] = i;
     }
+    return sources;
+  }
+
+  /**
+   * The join table of the filter's first probe ({@link #firstProbe} from the filter, over every
+   * instruction): the only table whose probe filter {@link #splitAtFilteredProbe} may split at,
+   * so the only one of a program's probe-filtered tables its aggregate kernel depends on; -1
+   * where the program has no filter or its filter reads no probe.
+   */
+  static int filterFirstProbeTable(Program program) {
+    if (!program.hasFilter()) {
+      return -1;
+    }
+    int[] lastWriter = new int[Program.MAX_REGISTERS];
+    int[][] sources = sources(program, lastWriter);
+    BitSet every = new BitSet();
+    every.set(0, sources.length);
+    int probe = firstProbe(program.code(), sources, lastWriter[program.filterRegister()], every,
+        new BitSet());
+    return probe < 0 ? -1 : program.code()[probe * Program.WORDS + 2];
   }
 
   // ---- what the generator covers ---------------------------------------------------------------
@@ -1086,17 +1114,21 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * instructions walked before.
    */
   private int firstProbe(int i, BitSet which, BitSet done) {
+    return firstProbe(code, sources, i, which, done);
+  }
+
+  private static int firstProbe(int[] code, int[][] sources, int i, BitSet which, BitSet done) {
     if (!which.get(i) || done.get(i)) {
       return -1;
     }
     done.set(i);
     for (int s : sources[i]) {
-      int probe = firstProbe(s, which, done);
+      int probe = firstProbe(code, sources, s, which, done);
       if (probe >= 0) {
         return probe;
       }
     }
-    return op(i) == Opcode.PROBE.code() ? i : -1;
+    return code[i * Program.WORDS] == Opcode.PROBE.code() ? i : -1;
   }
 
   /**

@@ -164,6 +164,27 @@ class FilteredProbeSplitTest {
   }
 
   @Test
+  void theKernelIsKeyedByTheFilteredTableOfItsFirstProbeAlone() throws Exception {
+    // The supplier's filter changes nothing in the kernel (its probe tests the filter's address
+    // at run time): batches whose supplier table has one or not share the kernel.
+    Program program = star("inner");
+    assertEquals(0, ProgramEmitter.filterFirstProbeTable(program));
+    assertEquals(key(program, tables(0)), key(program, tables(0, 1)));
+    assertEquals(key(program, new BitSet()), key(program, tables(1)));
+    assertNotEquals(key(program, tables(0)), key(program, new BitSet()));
+    assertEquals(kernel(program, tables(0)).entry(), kernel(program, tables(0, 1)).entry());
+    assertEquals(kernel(program, tables(0)).ptx(), kernel(program, tables(0, 1)).ptx());
+    // Without a filter, no probe is the filter's.
+    assertEquals(-1, ProgramEmitter.filterFirstProbeTable(
+        ProgramBuilder.identity(List.of(LONG, INT, LONG), false)));
+  }
+
+  private static String key(Program program, BitSet probeFiltered) {
+    return AggregateUpdateGenerator.key(program, INPUTS, SPEC, KernelFeatures.OLDEST,
+        probeFiltered);
+  }
+
+  @Test
   void withoutFilteredTablesTheKeyIsUnchanged() {
     Program program = star("inner");
     assertEquals(AggregateUpdateGenerator.key(program, INPUTS, SPEC),
