@@ -179,8 +179,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     int[][] sources = sources(program, lastWriter);
     BitSet every = new BitSet();
     every.set(0, sources.length);
-    int probe = firstProbe(program.code(), sources, lastWriter[program.filterRegister()], every,
-        new BitSet());
+    int filter = lastWriter[program.filterRegister()];
+    int probe = filter < 0 ? -1 : firstProbe(program.code(), sources, filter, every, new BitSet());
     return probe < 0 ? -1 : program.code()[probe * Program.WORDS + 2];
   }
 
