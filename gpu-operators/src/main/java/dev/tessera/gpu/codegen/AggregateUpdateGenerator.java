@@ -115,8 +115,13 @@ public final class AggregateUpdateGenerator {
    */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet probeFiltered) {
+    return keyOf(program, inputs, spec, features, probeFilterUsed(program, probeFiltered));
+  }
+
+  /** The key of the kernel made for the probe filter of the tables in {@code used} alone. */
+  private static String keyOf(Program program, List<InputSpec> inputs, AggregateSpec spec,
+      KernelFeatures features, BitSet used) {
     StringBuilder key = new StringBuilder("aggregate-update v46;");
-    BitSet used = probeFilterUsed(program, probeFiltered);
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
     }
@@ -233,12 +238,11 @@ public final class AggregateUpdateGenerator {
       throw new IllegalArgumentException("the program writes " + program.outputs().size()
           + " columns, the aggregation reads " + spec.inputTypes().size());
     }
-    String key = key(program, inputs, spec, features, probeFiltered);
+    BitSet used = probeFilterUsed(program, probeFiltered);
+    String key = keyOf(program, inputs, spec, features, used);
     String entry = FilterProjectGenerator.entryName(ENTRY_PREFIX, key);
     return new GeneratedKernel(entry, key,
-        new Writer(program, inputs, spec, entry, features,
-            probeFilterUsed(program, probeFiltered)).write(),
-        features.ptxTarget());
+        new Writer(program, inputs, spec, entry, features, used).write(), features.ptxTarget());
   }
 
   /**

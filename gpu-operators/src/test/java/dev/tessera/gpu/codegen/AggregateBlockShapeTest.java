@@ -154,7 +154,8 @@ class AggregateBlockShapeTest {
       for (boolean filtered : new boolean[] {false, true}) {
         String ptx = ptx(spec(keys), filtered, Encoding.PLAIN);
         String loop = ptx.substring(ptx.indexOf("\n$L_tile_"), ptx.indexOf("\n$L_tiles_done_"));
-        assertTrue(loop.contains("atom.shared") || loop.contains("red.shared"), "the loop updates the table");
+        assertTrue(loop.contains("atom.shared") || loop.contains("red.shared"),
+            "the loop updates the table");
         assertFalse(Pattern.compile("mov\\.u64 %rd\\d+, \\w+_local;").matcher(loop).find(),
             keys + (filtered ? ", filtered" : ""));
       }

@@ -138,8 +138,10 @@ class FilteredProbeSplitTest {
     String parts = loop.substring(first, push);
     assertFalse(parts.contains("bra"), parts);
     assertEquals(2, AggregateBlockShapeTest.count(parts, "\tld.global.nc.u8"), parts);
-    assertEquals(0, AggregateBlockShapeTest.count(parts, "ld.global.nc.u64"), "the keys come loaded ahead");
-    assertEquals(2, AggregateBlockShapeTest.count(loop.substring(push), PUSH), "two pushes before a pop");
+    assertEquals(0, AggregateBlockShapeTest.count(parts, "ld.global.nc.u64"),
+        "the keys come loaded ahead");
+    assertEquals(2, AggregateBlockShapeTest.count(loop.substring(push), PUSH),
+        "two pushes before a pop");
     assertFalse(ptx.contains("min.s64"), "no row clamped: nothing is read past the batch");
     // A first part that loads a column it cannot load ahead (one that can be NULL) is paired
     // too, a row past the batch read at its last row.

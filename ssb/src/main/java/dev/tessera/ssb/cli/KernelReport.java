@@ -144,8 +144,8 @@ public final class KernelReport {
    * @param compileFailure the compiler's message where it refused or failed the module, or null
    */
   public record ProgramKernel(TesseraPipelineExec node, int stage, boolean probeFiltered,
-      Program program, boolean aggregate, String declined, GeneratedKernel kernel, CompileReport report, long compileNanos,
-      String compileFailure) {
+      Program program, boolean aggregate, String declined, GeneratedKernel kernel,
+      CompileReport report, long compileNanos, String compileFailure) {
 
     /** Why the runtime would not use the compiled kernel ({@link GeneratedModule#rejection}). */
     public String rejection() {
