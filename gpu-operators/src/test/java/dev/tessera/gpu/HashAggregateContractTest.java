@@ -307,6 +307,44 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
   }
 
   /**
+   * Rows for {@link #warpsLeaveAndRetakeTheShortcutsForRepeatedKeysAsTheirKeysChange}: enough
+   * that a warp of a kernel filling every multiprocessor has more than a hundred items.
+   */
+  protected int rowsForShortcutModes() {
+    return 600_000;
+  }
+
+  /**
+   * One batch whose first half has keys in random order (10 keys, and one row in 100 of 5,000
+   * rare keys that the per-block tables do not all hold) and whose second half has one key a
+   * region of 4,096 rows. Where a kernel stops trying the shortcuts for repeated keys after items
+   * that find none (CUDA's generated kernels of one fixed-width key: ShortcutMode), its warps
+   * look every row up in the first half and take the shortcuts again in the second.
+   */
+  @Test
+  void warpsLeaveAndRetakeTheShortcutsForRepeatedKeysAsTheirKeysChange() {
+    AggregateSpec spec = countSumMinMax(LONG);
+    int rows = rowsForShortcutModes();
+    List<Object> keys = new ArrayList<>(rows);
+    List<Object> values = new ArrayList<>(rows);
+    Map<Long, long[]> expected = new TreeMap<>();
+    Random random = new Random(7);
+    for (int r = 0; r < rows; r++) {
+      long k;
+      if (r >= rows / 2) {
+        k = (r / 4096) % 7;
+      } else {
+        k = random.nextInt(100) == 0 ? 1_000 + random.nextInt(5_000) : random.nextInt(10);
+      }
+      Integer value = r % 13 == 0 ? null : random.nextInt(2_001) - 1_000;
+      keys.add(k);
+      values.add(value);
+      addRow(expected.computeIfAbsent(k, x -> newGroup()), value);
+    }
+    assertEquals(expectedRows(expected), aggregate(spec, List.of(List.of(keys, values))));
+  }
+
+  /**
    * Keys a kernel's tables store in a way of their own are groups like any other: NULL and 0
    * (both stored as the value 0, told apart by a null flag that CUDA's generated kernels read
    * only where the values are 0) and Long.MIN_VALUE (the value their per-block entries hold

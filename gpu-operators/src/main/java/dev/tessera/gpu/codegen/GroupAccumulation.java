@@ -70,10 +70,12 @@ final class GroupAccumulation {
    * is the per-block table's shared address, {@code entries} (.b32) and {@code entries64} (.b64)
    * its entries. {@code entry} is the row's entry (.b32, -1 where the table does not hold its
    * group) where the lookup found it by key ({@link LocalKeyTable}), with {@code claimed} the
-   * lanes that claimed theirs; both are null where the entry is found here, by group.
+   * lanes that claimed theirs; both are null where the entry is found here, by group. {@code
+   * warpTest}: whether the item tests for a warp of one group (false: each row on its own, an
+   * item that takes no shortcut, {@link ShortcutMode}).
    */
   void accumulate(String local, String entries, String entries64, String act, String group,
-      AggregateValue[] inputs, String entry, String claimed) {
+      AggregateValue[] inputs, String entry, String claimed, boolean warpTest) {
     this.local = local;
     this.entries = entries;
     this.entries64 = entries64;
@@ -81,7 +83,7 @@ final class GroupAccumulation {
     if (claimed != null) {
       markSeenAtClaim(claimed, entry);
     }
-    accumulateItem(act, group, entry);
+    accumulateItem(act, group, entry, warpTest);
   }
 
   /**
@@ -101,6 +103,14 @@ final class GroupAccumulation {
   /** Whether the kernel accumulates runs ({@link #beginRuns}). */
   boolean accumulatesRuns() {
     return run != null;
+  }
+
+  /**
+   * Where the kernel accumulates runs: whether the warp's last item with aggregated rows added
+   * them to runs (.pred, the same in every lane): whether a shortcut served it.
+   */
+  String lastItemInRuns() {
+    return run.lastItemInRuns;
   }
 
   /**
@@ -241,10 +251,16 @@ final class GroupAccumulation {
 
   /**
    * hash_aggregate.cuh AggregateItem after the group: the warp's rows at once when they share one
-   * group (AccumulateWarp), else each active row on its own (AccumulateRow).
+   * group (AccumulateWarp), else each active row on its own (AccumulateRow). Without {@code
+   * warpTest} (a kernel with keys only), each row on its own.
    */
-  private void accumulateItem(String act, String group, String foundEntry) {
+  private void accumulateItem(String act, String group, String foundEntry, boolean warpTest) {
     String done = b.label("item_accumulated");
+    String rows = b.label("item_rows");
+    if (!warpTest && spec.keyCount() > 0) {
+      accumulateRows(act, group, foundEntry, rows, done);
+      return;
+    }
     String activeLanes = b.b32();
     b.op("vote.sync.ballot.b32 %s, %s, -1", activeLanes, act);
     String none = b.pred();
@@ -253,7 +269,6 @@ final class GroupAccumulation {
     String leader = TilePrimitives.lowestLane(b, activeLanes);
     String leaderGroup = b.b32();
     b.op("shfl.sync.idx.b32 %s, %s, %s, 31, -1", leaderGroup, group, leader);
-    String rows = b.label("item_rows");
     if (spec.keyCount() > 0) { // without keys every row is in group 0
       String same = b.pred();
       b.op("setp.eq.u32 %s, %s, %s", same, group, leaderGroup);
@@ -272,11 +287,18 @@ final class GroupAccumulation {
       warpItem(act, leader, leaderGroup, foundEntry);
     }
     b.op("bra.uni %s", done);
-    b.place(rows);
     if (spec.keyCount() == 0) {
+      b.place(rows);
       b.place(done);
       return;
     }
+    accumulateRows(act, group, foundEntry, rows, done);
+  }
+
+  /** {@code rows} placed, then each active row of the item on its own, then {@code done}. */
+  private void accumulateRows(String act, String group, String foundEntry, String rows,
+      String done) {
+    b.place(rows);
     b.comment("each active row on its own");
     if (run != null) {
       b.op("setp.ne.u32 %s, 0, 0", run.lastItemInRuns);

@@ -88,9 +88,10 @@ final class GroupLookup {
 
   /**
    * What {@link #recall} found: {@code looks}, the .pred of the lanes that must look their group
-   * up, and the keys' {@link #storedForms}, which the lookup compares and stores.
+   * up, and the keys' {@link #storedForms}, which the lookup compares and stores; {@code
+   * remembers} whether the lookup then remembers what it found ({@link #lookAll}'s does not).
    */
-  record Recalled(String looks, StoredKey[] stored) {}
+  record Recalled(String looks, StoredKey[] stored, boolean remembers) {}
 
   /**
    * Where the per-block table is found by key: for the lanes of {@code act} whose keys are their
@@ -100,8 +101,23 @@ final class GroupLookup {
    * Recalled)}.
    */
   Recalled recall(String act, AggregateValue[] keys, String group, String entry) {
-    StoredKey[] stored = storedForms(keys);
-    return new Recalled(last.recall(b, act, keys, stored, group, entry), stored);
+    return recall(act, keys, storedForms(keys), group, entry);
+  }
+
+  /** {@link #recall(String, AggregateValue[], String, String)} of keys stored as {@code stored}. */
+  Recalled recall(String act, AggregateValue[] keys, StoredKey[] stored, String group,
+      String entry) {
+    return new Recalled(last.recall(b, act, keys, stored, group, entry), stored, true);
+  }
+
+  /**
+   * Where the per-block table is found by key, for an item that takes no shortcut ({@link
+   * ShortcutMode}): every lane of {@code act} looks its group up, none recalled ({@code entry}
+   * -1 until the lookup), and the lookup leaves the last group as it was.
+   */
+  Recalled lookAll(String act, StoredKey[] stored, String entry) {
+    b.op("mov.u32 %s, -1", entry);
+    return new Recalled(act, stored, false);
   }
 
   /**
@@ -155,13 +171,15 @@ final class GroupLookup {
       findGroupOf(global, keys, stored, group);
       keyTable.publish(table, found, entry, group);
       claimed = found.claimed();
-      // Only where the table holds the keys: a lane sent to the global table (a BUSY entry, a
-      // lost race) looks in the table again at its next row, and may find them there then.
-      String remembered = b.pred();
-      String inTable = b.pred();
-      b.op("setp.ge.s32 %s, %s, 0", inTable, entry);
-      b.op("and.pred %s, %s, %s", remembered, looks, inTable);
-      last.remember(b, remembered, keys, stored, group, entry);
+      if (recalled.remembers()) {
+        // Only where the table holds the keys: a lane sent to the global table (a BUSY entry, a
+        // lost race) looks in the table again at its next row, and may find them there then.
+        String remembered = b.pred();
+        String inTable = b.pred();
+        b.op("setp.ge.s32 %s, %s, 0", inTable, entry);
+        b.op("and.pred %s, %s, %s", remembered, looks, inTable);
+        last.remember(b, remembered, keys, stored, group, entry);
+      }
     }
     if (leader != null) {
       b.op("shfl.sync.idx.b32 %s, %s, %s, 31, -1", group, group, leader);
@@ -593,7 +611,7 @@ final class GroupLookup {
   }
 
   /** Each fixed-width key's {@link #storedForm} (null for a string key). */
-  private StoredKey[] storedForms(AggregateValue[] keys) {
+  StoredKey[] storedForms(AggregateValue[] keys) {
     StoredKey[] forms = new StoredKey[keys.length];
     for (int k = 0; k < keys.length; k++) {
       forms[k] = keys[k].isString() ? null : storedForm(keys[k]);

@@ -4,6 +4,7 @@ import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.column.ColumnType;
+import java.util.Arrays;
 import java.util.function.IntFunction;
 
 /**
@@ -39,6 +40,11 @@ final class GroupedAggregateEmitter {
    * plan in every item (about 6 of HashAggregateBench's 166 instructions an item at 100 groups).
    */
   private LocalKeyTable.View table;
+  /**
+   * Where the kernel accumulates runs: whether a warp's next item tries the shortcuts (used where
+   * {@link #takesPlainItems}).
+   */
+  private ShortcutMode shortcuts;
 
   GroupedAggregateEmitter(PtxBuilder b, AggregateSpec spec, ProgramEmitter body,
       String localSymbol, KernelFeatures features) {
@@ -78,6 +84,7 @@ final class GroupedAggregateEmitter {
     }
     if (RunAccumulators.admits(spec)) {
       accumulation.beginRuns();
+      shortcuts = new ShortcutMode(b);
     }
   }
 
@@ -91,7 +98,7 @@ final class GroupedAggregateEmitter {
 
   /** After the tile loop, before the block's last barrier: what the lanes still hold, merged. */
   void end() {
-    if (!RunAccumulators.admits(spec)) {
+    if (!accumulation.accumulatesRuns()) {
       return;
     }
     accumulation.end(table.local(), table.entries(), table.entries64());
@@ -146,34 +153,62 @@ final class GroupedAggregateEmitter {
     for (int k = 0; k < keys.length; k++) {
       keys[k] = column.apply(k);
     }
-    GroupLookup.Recalled recalled = null;
-    String done = null;
-    if (accumulation.accumulatesRuns()) { // one fixed-width key: the table is found by key
-      // Where every aggregated row of the warp is of its lane's run (one group, or keys
-      // clustered in the data: every item after a lane's first), the rows go into the runs and
-      // the item skips the lookup's and the warp path's tests and shuffles.
-      recalled = lookup.recall(act, keys, group, entry);
-      String looking = b.label("item_looks");
-      done = b.label("item_in_runs");
-      b.op("@!%s bra.uni %s", accumulation.allInRuns(act, recalled.looks(), group, looking),
-          looking);
-      accumulation.addToRuns(act, entry, inputs(column));
-      b.op("bra.uni %s", done);
-      b.place(looking);
+    if (!accumulation.accumulatesRuns()) {
+      String claimed = keys.length == 0 ? null
+          : lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry);
+      // The inputs after the lookup: widened before it, they would hold registers through it.
+      accumulation.accumulate(table.local(), table.entries(), table.entries64(), act, group,
+          inputs(column), entry, claimed, true);
+      return;
     }
-    String claimed = null;
-    if (recalled != null) {
-      claimed = lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry,
-          recalled);
-    } else if (keys.length > 0) {
-      claimed = lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry);
+    // One fixed-width key: the table is found by key. Where every aggregated row of the warp is
+    // of its lane's run (one group, or keys clustered in the data: every item after a lane's
+    // first), the rows go into the runs and the item skips the lookup's and the warp path's
+    // tests and shuffles.
+    GroupLookup.StoredKey[] stored = lookup.storedForms(keys);
+    boolean modes = takesPlainItems(keys);
+    String plain = modes ? b.label("item_plain") : null;
+    String updated = b.label("item_updated");
+    if (modes) {
+      shortcuts.branchToPlain(plain);
     }
-    // The inputs after the lookup: widened before it, they would hold registers through it.
+    GroupLookup.Recalled recalled = lookup.recall(act, keys, stored, group, entry);
+    String looking = b.label("item_looks");
+    b.op("@!%s bra.uni %s", accumulation.allInRuns(act, recalled.looks(), group, looking),
+        looking);
+    accumulation.addToRuns(act, entry, inputs(column));
+    if (modes) {
+      shortcuts.found();
+    }
+    b.op("bra.uni %s", updated);
+    b.place(looking);
+    String claimed = lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry,
+        recalled);
     accumulation.accumulate(table.local(), table.entries(), table.entries64(), act, group,
-        inputs(column), entry, claimed);
-    if (done != null) {
-      b.place(done);
+        inputs(column), entry, claimed, true);
+    if (modes) {
+      shortcuts.shortcutItem(accumulation.lastItemInRuns());
+      b.op("bra.uni %s", updated);
+      b.comment("an item without shortcuts (ShortcutMode): every row looked up on its own");
+      b.place(plain);
+      shortcuts.plainItem();
+      claimed = lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry,
+          lookup.lookAll(act, stored, entry));
+      accumulation.accumulate(table.local(), table.entries(), table.entries64(), act, group,
+          inputs(column), entry, claimed, false);
     }
+    b.place(updated);
+  }
+
+  /**
+   * Whether the item's warps take plain items where the shortcuts fail ({@link ShortcutMode}): a
+   * second copy of the lookup and the rows' update. Not where a key can be NULL: with its null
+   * flags the kernel spills at the 64 registers of a block of 1,024 threads, and compiled again
+   * with more it runs fewer threads (HashAggregateBench "nullable keys", H200: 94 registers, one
+   * group 10% and 10^5 groups 3% slower, 10 to 1,000 groups 9-11% faster).
+   */
+  private static boolean takesPlainItems(AggregateValue[] keys) {
+    return Arrays.stream(keys).allMatch(k -> k.valid() == null);
   }
 
   /** The functions' inputs from {@code column} (null for COUNT_ROWS), emitted here. */

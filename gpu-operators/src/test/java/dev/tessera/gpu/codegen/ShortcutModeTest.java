@@ -1,0 +1,100 @@
+package dev.tessera.gpu.codegen;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tessera.gpu.agg.AggregateFunction;
+import dev.tessera.gpu.agg.AggregateFunction.Kind;
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codec.Encoding;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.expr.ProgramBuilder;
+import java.util.List;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Which generated aggregate kernels write a second, plain copy of an item for warps whose items
+ * find no shortcut ({@link ShortcutMode}), and what that copy leaves out. No GPU (the CUDA
+ * contract suite's {@code warpsLeaveAndRetakeTheShortcutsForRepeatedKeysAsTheirKeysChange} runs
+ * both copies).
+ */
+class ShortcutModeTest {
+  private static final String PLAIN = "$L_item_plain";
+  private static final String UPDATED = "$L_item_updated";
+
+  /** HashAggregateBench's: one key, COUNT(*), SUM, MIN and MAX of a LONG. */
+  private static AggregateSpec benchSpec(ColumnType key) {
+    return new AggregateSpec(List.of(key, ColumnType.LONG), 1, List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM, 1, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, 1, ColumnType.LONG),
+        new AggregateFunction(Kind.MAX, 1, ColumnType.LONG)), false);
+  }
+
+  private static GeneratedKernel kernel(AggregateSpec spec, boolean nullable)
+      throws CodegenUnsupportedException {
+    List<InputSpec> inputs = spec.inputTypes().stream()
+        .map(t -> new InputSpec(t, Encoding.PLAIN, nullable)).toList();
+    return AggregateUpdateGenerator.generate(ProgramBuilder.identity(spec.inputTypes(), false),
+        inputs, spec, KernelFeatures.forArch("sm_90"));
+  }
+
+  private static int count(String text, String what) {
+    return text.split(Pattern.quote(what), -1).length - 1;
+  }
+
+  /** The plain copy: from its label's placement to the item's end. */
+  private static String plainCopy(String ptx) {
+    int start = ptx.indexOf("\n" + labelOf(ptx, PLAIN) + ":");
+    int end = ptx.indexOf("\n" + labelOf(ptx, UPDATED) + ":");
+    assertTrue(start >= 0 && end > start, "the plain copy's label comes before the item's end");
+    return ptx.substring(start, end);
+  }
+
+  /** The name of the first label that starts with {@code prefix}. */
+  private static String labelOf(String ptx, String prefix) {
+    int at = ptx.indexOf(prefix);
+    int end = at;
+    while (Character.isLetterOrDigit(ptx.charAt(end)) || ptx.charAt(end) == '_'
+        || ptx.charAt(end) == '$') {
+      end++;
+    }
+    return ptx.substring(at, end);
+  }
+
+  @Test
+  void aKernelOfOneKeyThatCannotBeNullLooksRowsUpPlainlyInASecondCopy() throws Exception {
+    GeneratedKernel k = kernel(benchSpec(ColumnType.LONG), false);
+    String ptx = k.ptx();
+    // The item's start branches to the plain copy where the warp takes no shortcut.
+    assertTrue(ptx.contains("bra.uni " + labelOf(ptx, PLAIN) + ";"), "branches to the copy");
+    String plain = plainCopy(ptx);
+    // The copy: no test for a warp of one group (vote.all) and no run; the global table's
+    // lookup and the row path, once each.
+    assertFalse(plain.contains("vote.sync.all"), plain);
+    assertFalse(plain.contains("run"), plain);
+    assertEquals(1, count(plain, "ld.global.cg.u64"), "one probe of the global table");
+    assertEquals(1, count(plain, "red.global.min.s64"), "one global row path");
+    // Both copies fit the 64 registers of a block of 1,024 threads, with no stack or spill.
+    CompileReport report = GeneratedModule.compile(k, "sm_90").report(k.entry());
+    assertTrue(report.clean() && report.registers() <= 64, report.summary());
+  }
+
+  @Test
+  void aKernelWhoseKeyCanBeNullKeepsTheShortcutsAlone() throws Exception {
+    GeneratedKernel k = kernel(benchSpec(ColumnType.LONG), true);
+    assertFalse(k.ptx().contains(PLAIN), "no plain copy where the key can be NULL");
+    CompileReport report = GeneratedModule.compile(k, "sm_90").report(k.entry());
+    assertTrue(report.clean() && report.registers() <= 64, report.summary());
+  }
+
+  @Test
+  void aKernelWithoutRunsHasNoPlainCopy() throws Exception {
+    // DOUBLE sums are not integral: no runs, so no shortcut to leave.
+    AggregateSpec spec = new AggregateSpec(List.of(ColumnType.LONG, ColumnType.DOUBLE), 1,
+        List.of(new AggregateFunction(Kind.SUM, 1, ColumnType.DOUBLE)), false);
+    assertFalse(kernel(spec, false).ptx().contains(PLAIN));
+  }
+}
