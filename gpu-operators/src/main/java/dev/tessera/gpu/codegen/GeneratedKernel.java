@@ -8,10 +8,18 @@ package dev.tessera.gpu.codegen;
  *     kernels
  * @param ptx the kernel's PTX text: its .entry, with no module header
  * @param target the {@code .target} its module must declare ("sm_80"), or null for the prelude's
+ * @param leaner the same kernel (same entry and key) written with less code, for where this one
+ *     needs more registers than it asks for ({@link GeneratedModule#compile}), or null
  */
-public record GeneratedKernel(String entry, String key, String ptx, String target) {
+public record GeneratedKernel(String entry, String key, String ptx, String target,
+    GeneratedKernel leaner) {
   /** A kernel that runs on every supported device: its module declares the prelude's target. */
   public GeneratedKernel(String entry, String key, String ptx) {
     this(entry, key, ptx, null);
+  }
+
+  /** A kernel without a leaner form. */
+  public GeneratedKernel(String entry, String key, String ptx, String target) {
+    this(entry, key, ptx, target, null);
   }
 }

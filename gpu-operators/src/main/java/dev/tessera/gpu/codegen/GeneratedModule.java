@@ -97,14 +97,23 @@ public final class GeneratedModule {
 
   /**
    * Compiles {@code kernel} with the in-jar compiler for {@code arch} ("sm_90"), or takes it from
-   * the process's {@link KernelDiskCache}.
+   * the process's {@link KernelDiskCache}. Where it needs more registers than it asks for (a
+   * stack frame or spills), its {@link GeneratedKernel#leaner} form instead, where it has one,
+   * else the kernel again with its ask lifted ({@link #withMaxRegisters}).
    */
   public static CompiledKernel compile(GeneratedKernel kernel, String arch) {
     String text = text(kernel);
     List<String> options = options(kernel, List.of());
     CompiledKernel compiled = KernelDiskCache.current().compile(text, arch, options);
+    boolean rejected = rejection(compiled.report(kernel.entry())) != null;
+    if (rejected && kernel.leaner() != null) {
+      // The leaner form at its ask before either with more registers (fewer threads a block).
+      CompiledKernel lean = compile(kernel.leaner(), arch);
+      return new CompiledKernel(lean.arch(), lean.cubin(), lean.reports(),
+          compiled.compileNanos() + lean.compileNanos(), lean.infoLog());
+    }
     String lifted = withMaxRegisters(text);
-    if (lifted.equals(text) || rejection(compiled.report(kernel.entry())) == null) {
+    if (lifted.equals(text) || !rejected) {
       return compiled;
     }
     CompiledKernel again = KernelDiskCache.current().compile(lifted, arch, options);
@@ -145,6 +154,9 @@ public final class GeneratedModule {
    * {@link CompiledKernel#compileNanos} counts only itself.
    */
   public static CompiledKernel compileAgain(GeneratedKernel kernel, String arch) {
+    if (kernel.leaner() != null) {
+      return compileAgain(kernel.leaner(), arch); // what compile() fell back to
+    }
     String text = withMaxRegisters(text(kernel));
     for (List<String> options : AGAIN) {
       CompiledKernel again = KernelDiskCache.current().compile(text, arch,

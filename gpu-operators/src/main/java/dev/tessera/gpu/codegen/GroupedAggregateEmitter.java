@@ -46,9 +46,21 @@ final class GroupedAggregateEmitter {
    */
   private ShortcutMode shortcuts;
 
+  /** Whether an item may take a plain copy ({@link #takesPlainItems}). */
+  private final boolean plainCopies;
+  /** Whether an item took one. */
+  private boolean tookPlainCopy;
+
+  /**
+   * {@code plainCopies}: whether items of runs may take a plain copy for warps whose items find
+   * no shortcut ({@link ShortcutMode}): only in a kernel of a block a multiprocessor, where it
+   * was measured, and whose register ask (64) the copy stays within or the generator writes the
+   * kernel again without it ({@link GeneratedKernel#leaner}).
+   */
   GroupedAggregateEmitter(PtxBuilder b, AggregateSpec spec, ProgramEmitter body,
-      String localSymbol, KernelFeatures features) {
+      String localSymbol, KernelFeatures features, boolean plainCopies) {
     this.b = b;
+    this.plainCopies = plainCopies;
     this.spec = spec;
     this.body = body;
     this.localSymbol = localSymbol;
@@ -202,13 +214,21 @@ final class GroupedAggregateEmitter {
 
   /**
    * Whether the item's warps take plain items where the shortcuts fail ({@link ShortcutMode}): a
-   * second copy of the lookup and the rows' update. Not where a key can be NULL: with its null
+   * second copy of the lookup and the rows' update. Only where the kernel allows it ({@code
+   * plainCopies}), and not where a key can be NULL: with its null
    * flags the kernel spills at the 64 registers of a block of 1,024 threads, and compiled again
    * with more it runs fewer threads (HashAggregateBench "nullable keys", H200: 94 registers, one
    * group 10% and 10^5 groups 3% slower, 10 to 1,000 groups 9-11% faster).
    */
-  private static boolean takesPlainItems(AggregateValue[] keys) {
-    return Arrays.stream(keys).allMatch(k -> k.valid() == null);
+  private boolean takesPlainItems(AggregateValue[] keys) {
+    boolean takes = plainCopies && Arrays.stream(keys).allMatch(k -> k.valid() == null);
+    tookPlainCopy |= takes;
+    return takes;
+  }
+
+  /** Whether an item took a plain copy ({@link #takesPlainItems}). */
+  boolean tookPlainCopy() {
+    return tookPlainCopy;
   }
 
   /** The functions' inputs from {@code column} (null for COUNT_ROWS), emitted here. */

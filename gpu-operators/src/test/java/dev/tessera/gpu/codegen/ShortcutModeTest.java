@@ -1,7 +1,9 @@
 package dev.tessera.gpu.codegen;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tessera.gpu.agg.AggregateFunction;
@@ -35,8 +37,13 @@ class ShortcutModeTest {
 
   private static GeneratedKernel kernel(AggregateSpec spec, boolean nullable)
       throws CodegenUnsupportedException {
+    return kernel(spec, nullable, Encoding.PLAIN);
+  }
+
+  private static GeneratedKernel kernel(AggregateSpec spec, boolean nullable, Encoding encoding)
+      throws CodegenUnsupportedException {
     List<InputSpec> inputs = spec.inputTypes().stream()
-        .map(t -> new InputSpec(t, Encoding.PLAIN, nullable)).toList();
+        .map(t -> new InputSpec(t, encoding, nullable)).toList();
     return AggregateUpdateGenerator.generate(ProgramBuilder.identity(spec.inputTypes(), false),
         inputs, spec, KernelFeatures.forArch("sm_90"));
   }
@@ -80,6 +87,35 @@ class ShortcutModeTest {
     // Both copies fit the 64 registers of a block of 1,024 threads, with no stack or spill.
     CompileReport report = GeneratedModule.compile(k, "sm_90").report(k.entry());
     assertTrue(report.clean() && report.registers() <= 64, report.summary());
+  }
+
+  @Test
+  void aKernelWithACopyHasALeanerFormWithoutItThatTheCompilerFallsBackTo() throws Exception {
+    GeneratedKernel k = kernel(benchSpec(ColumnType.LONG), false);
+    GeneratedKernel leaner = k.leaner();
+    assertTrue(leaner != null && !leaner.ptx().contains(PLAIN), "the leaner form has no copy");
+    assertEquals(k.entry(), leaner.entry());
+    // The kernel held to fewer registers than it needs (a stack or spills): its leaner form at
+    // its ask of 64, not either with more registers (fewer threads a block).
+    GeneratedKernel tight = new GeneratedKernel(k.entry(), k.key(),
+        k.ptx().replace(".maxnreg 64", ".maxnreg 24"), k.target(), leaner);
+    assertFalse(GeneratedModule.compile(new GeneratedKernel(k.entry(), k.key(), tight.ptx(),
+        k.target()), "sm_90").report(k.entry()).registers() <= 24, "24 is too few for it");
+    CompiledKernel compiled = GeneratedModule.compile(tight, "sm_90");
+    CompileReport report = compiled.report(k.entry());
+    assertTrue(report.clean() && report.registers() <= 64, report.summary());
+    assertArrayEquals(GeneratedModule.compile(leaner, "sm_90").cubin(), compiled.cubin());
+    // A kernel without a copy has no leaner form.
+    assertNull(kernel(benchSpec(ColumnType.LONG), true).leaner());
+  }
+
+  @Test
+  void aKernelOfGpuDforInputsHasNoPlainCopy() throws Exception {
+    // Blocks of 128 threads decode its tiles, with a register ask of 128: a copy there was not
+    // measured, and its registers would cost blocks.
+    GeneratedKernel k = kernel(benchSpec(ColumnType.LONG), false, Encoding.DFOR);
+    assertFalse(k.ptx().contains(PLAIN));
+    assertNull(k.leaner());
   }
 
   @Test
