@@ -108,17 +108,19 @@ public final class GeneratedModule {
     boolean rejected = rejection(compiled.report(kernel.entry())) != null;
     if (rejected && kernel.leaner() != null) {
       // The leaner form at its ask before either with more registers (fewer threads a block).
-      CompiledKernel lean = compile(kernel.leaner(), arch);
-      return new CompiledKernel(lean.arch(), lean.cubin(), lean.reports(),
-          compiled.compileNanos() + lean.compileNanos(), lean.infoLog());
+      return after(compiled, compile(kernel.leaner(), arch));
     }
     String lifted = withMaxRegisters(text);
     if (lifted.equals(text) || !rejected) {
       return compiled;
     }
-    CompiledKernel again = KernelDiskCache.current().compile(lifted, arch, options);
-    return new CompiledKernel(again.arch(), again.cubin(), again.reports(),
-        compiled.compileNanos() + again.compileNanos(), again.infoLog());
+    return after(compiled, KernelDiskCache.current().compile(lifted, arch, options));
+  }
+
+  /** {@code used}, its compile time counting {@code rejected}'s before it. */
+  private static CompiledKernel after(CompiledKernel rejected, CompiledKernel used) {
+    return new CompiledKernel(used.arch(), used.cubin(), used.reports(),
+        rejected.compileNanos() + used.compileNanos(), used.infoLog());
   }
 
   /**

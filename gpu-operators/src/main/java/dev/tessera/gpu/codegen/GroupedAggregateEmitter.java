@@ -40,15 +40,14 @@ final class GroupedAggregateEmitter {
    * plan in every item (about 6 of HashAggregateBench's 166 instructions an item at 100 groups).
    */
   private LocalKeyTable.View table;
-  /**
-   * Where the kernel accumulates runs: whether a warp's next item tries the shortcuts (used where
-   * {@link #takesPlainItems}).
-   */
-  private ShortcutMode shortcuts;
-
   /** Whether an item may take a plain copy ({@link #takesPlainItems}). */
   private final boolean plainCopies;
-  /** Whether an item took one. */
+  /**
+   * Where the kernel accumulates runs and may take plain copies: whether a warp's next item tries
+   * the shortcuts (used where {@link #takesPlainItems}). Null otherwise.
+   */
+  private ShortcutMode shortcuts;
+  /** Whether an item took a plain copy. */
   private boolean tookPlainCopy;
 
   /**
@@ -96,7 +95,9 @@ final class GroupedAggregateEmitter {
     }
     if (RunAccumulators.admits(spec)) {
       accumulation.beginRuns();
-      shortcuts = new ShortcutMode(b);
+      if (plainCopies) {
+        shortcuts = new ShortcutMode(b);
+      }
     }
   }
 
@@ -168,9 +169,7 @@ final class GroupedAggregateEmitter {
     if (!accumulation.accumulatesRuns()) {
       String claimed = keys.length == 0 ? null
           : lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry);
-      // The inputs after the lookup: widened before it, they would hold registers through it.
-      accumulation.accumulate(table.local(), table.entries(), table.entries64(), act, group,
-          inputs(column), entry, claimed, true);
+      accumulate(act, group, column, entry, claimed, true);
       return;
     }
     // One fixed-width key: the table is found by key. Where every aggregated row of the warp is
@@ -196,8 +195,7 @@ final class GroupedAggregateEmitter {
     b.place(looking);
     String claimed = lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry,
         recalled);
-    accumulation.accumulate(table.local(), table.entries(), table.entries64(), act, group,
-        inputs(column), entry, claimed, true);
+    accumulate(act, group, column, entry, claimed, true);
     if (modes) {
       shortcuts.shortcutItem(accumulation.lastItemInRuns());
       b.op("bra.uni %s", updated);
@@ -206,19 +204,29 @@ final class GroupedAggregateEmitter {
       shortcuts.plainItem();
       claimed = lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry,
           lookup.lookAll(act, stored, entry));
-      accumulation.accumulate(table.local(), table.entries(), table.entries64(), act, group,
-          inputs(column), entry, claimed, false);
+      accumulate(act, group, column, entry, claimed, false);
     }
     b.place(updated);
   }
 
   /**
+   * The item's rows, after their lookup, into their groups' accumulators ({@link
+   * GroupAccumulation#accumulate}), with the functions' inputs emitted here: widened before the
+   * lookup, they would hold registers through it.
+   */
+  private void accumulate(String act, String group, IntFunction<AggregateValue> column,
+      String entry, String claimed, boolean warpTest) {
+    accumulation.accumulate(table.local(), table.entries(), table.entries64(), act, group,
+        inputs(column), entry, claimed, warpTest);
+  }
+
+  /**
    * Whether the item's warps take plain items where the shortcuts fail ({@link ShortcutMode}): a
    * second copy of the lookup and the rows' update. Only where the kernel allows it ({@code
-   * plainCopies}), and not where a key can be NULL: with its null
-   * flags the kernel spills at the 64 registers of a block of 1,024 threads, and compiled again
-   * with more it runs fewer threads (HashAggregateBench "nullable keys", H200: 94 registers, one
-   * group 10% and 10^5 groups 3% slower, 10 to 1,000 groups 9-11% faster).
+   * plainCopies}), and not where a key can be NULL: with its null flags the kernel spills at the
+   * 64 registers of a block of 1,024 threads, and compiled again with more it runs fewer threads
+   * (HashAggregateBench "nullable keys", H200: 94 registers, one group 10% and 10^5 groups 3%
+   * slower, 10 to 1,000 groups 9-11% faster).
    */
   private boolean takesPlainItems(AggregateValue[] keys) {
     boolean takes = plainCopies && Arrays.stream(keys).allMatch(k -> k.valid() == null);
