@@ -69,21 +69,35 @@ final class GroupAccumulation {
    * ({@code act}) into their groups ({@code group}); every lane of the warp runs it. {@code local}
    * is the per-block table's shared address, {@code entries} (.b32) and {@code entries64} (.b64)
    * its entries. {@code entry} is the row's entry (.b32, -1 where the table does not hold its
-   * group) where the lookup found it by key ({@link LocalKeyTable}), with {@code claimed} the
-   * lanes that claimed theirs; both are null where the entry is found here, by group. {@code
-   * warpTest}: whether the item tests for a warp of one group (false: each row on its own, an
-   * item that takes no shortcut, {@link ShortcutMode}).
+   * group) where the lookup found it by key ({@link LocalKeyTable}, whose lanes that claimed
+   * their entry called {@link #markSeenAtClaim(LocalKeyTable.View, boolean[], String)}),
+   * null where the entry is found here, by group. {@code warpTest}: whether the item tests for a
+   * warp of one group (false: each row on its own, an item that takes no shortcut, {@link
+   * ShortcutMode}).
    */
   void accumulate(String local, String entries, String entries64, String act, String group,
-      AggregateValue[] inputs, String entry, String claimed, boolean warpTest) {
+      AggregateValue[] inputs, String entry, boolean warpTest) {
+    useTable(local, entries, entries64);
+    this.inputs = inputs;
+    accumulateItem(act, group, entry, warpTest);
+  }
+
+  /** The per-block table that the accumulators' addresses are taken in. */
+  private void useTable(String local, String entries, String entries64) {
     this.local = local;
     this.entries = entries;
     this.entries64 = entries64;
-    this.inputs = inputs;
-    if (claimed != null) {
-      markSeenAtClaim(claimed, entry);
-    }
-    accumulateItem(act, group, entry, warpTest);
+  }
+
+  /**
+   * Where the per-block table ({@code table}) is found by key, for a lane that claimed entry
+   * {@code entry} (the caller branches around it for the others): the entry's seen flags of the
+   * functions of {@code setAtClaim} set, those whose input cannot be NULL, so the claiming row
+   * has a value ({@link AccumulatorArithmetic#markSeen}).
+   */
+  void markSeenAtClaim(LocalKeyTable.View table, boolean[] setAtClaim, String entry) {
+    useTable(table.local(), table.entries(), table.entries64());
+    setSeen(setAtClaim, entry);
   }
 
   /**
@@ -450,31 +464,32 @@ final class GroupAccumulation {
       b.op("@%s mov.u32 %s, %s", inTable, rememberedGroup, group);
       b.op("@%s mov.u32 %s, %s", inTable, rememberedEntry, entry);
     }
-    markSeenAtClaim(claimed, entry);
+    boolean[] setAtClaim = new boolean[inputs.length];
+    for (int f = 0; f < inputs.length; f++) {
+      setAtClaim[f] = inputs[f] != null && inputs[f].valid() == null;
+    }
+    markSeenAtClaim(setAtClaim, claimed, entry);
   }
 
   /**
    * For the lanes of {@code claimed}, which claimed entry {@code entry}: its seen flags of the
-   * inputs that cannot be NULL set (the claiming row has a value for each;
-   * {@link AccumulatorArithmetic#markSeen}).
+   * functions of {@code setAtClaim} set (those whose input cannot be NULL: the claiming row has a
+   * value for each; {@link AccumulatorArithmetic#markSeen}).
    */
-  private void markSeenAtClaim(String claimed, String entry) {
+  private void markSeenAtClaim(boolean[] setAtClaim, String claimed, String entry) {
     String skip = b.label("seen_set");
     b.op("@!%s bra %s", claimed, skip);
-    for (int f = 0; f < inputs.length; f++) {
-      if (seenAtClaim(f)) {
-        b.op("st.shared.u32 [%s], 1", tableAccumulators(f, entry, ".shared").seen());
-      }
-    }
+    setSeen(setAtClaim, entry);
     b.place(skip);
   }
 
-  /**
-   * Whether function f's seen flag in a per-block entry is set by the lane that claims the entry:
-   * where its input cannot be NULL.
-   */
-  private boolean seenAtClaim(int f) {
-    return inputs[f] != null && inputs[f].valid() == null;
+  /** Entry {@code entry}'s seen flags of the functions of {@code set} set. */
+  private void setSeen(boolean[] set, String entry) {
+    for (int f = 0; f < set.length; f++) {
+      if (set[f]) {
+        b.op("st.shared.u32 [%s], 1", tableAccumulators(f, entry, ".shared").seen());
+      }
+    }
   }
 
   /**

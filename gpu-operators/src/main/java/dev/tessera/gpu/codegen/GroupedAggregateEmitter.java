@@ -166,10 +166,13 @@ final class GroupedAggregateEmitter {
     for (int k = 0; k < keys.length; k++) {
       keys[k] = column.apply(k);
     }
+    boolean[] seenAtInsert = seenAtInsert(nullable);
+    Runnable atClaim = () -> accumulation.markSeenAtClaim(table, seenAtInsert, entry);
     if (!accumulation.accumulatesRuns()) {
-      String claimed = keys.length == 0 ? null
-          : lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry);
-      accumulate(act, group, column, entry, claimed, true);
+      if (keys.length > 0) {
+        lookup.findGroup(act, keys, seenAtInsert, group, table, entry, atClaim);
+      }
+      accumulate(act, group, column, entry, true);
       return;
     }
     // One fixed-width key: the table is found by key. Where every aggregated row of the warp is
@@ -193,18 +196,17 @@ final class GroupedAggregateEmitter {
     }
     b.op("bra.uni %s", updated);
     b.place(looking);
-    String claimed = lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry,
-        recalled);
-    accumulate(act, group, column, entry, claimed, true);
+    lookup.findGroup(act, keys, seenAtInsert, group, table, entry, recalled, atClaim);
+    accumulate(act, group, column, entry, true);
     if (modes) {
       shortcuts.shortcutItem(accumulation.lastItemInRuns());
       b.op("bra.uni %s", updated);
       b.comment("an item without shortcuts (ShortcutMode): every row looked up on its own");
       b.place(plain);
       shortcuts.plainItem();
-      claimed = lookup.findGroup(act, keys, seenAtInsert(nullable), group, table, entry,
-          lookup.lookAll(act, stored, entry));
-      accumulate(act, group, column, entry, claimed, false);
+      lookup.findGroup(act, keys, seenAtInsert, group, table, entry,
+          lookup.lookAll(act, stored, entry), atClaim);
+      accumulate(act, group, column, entry, false);
     }
     b.place(updated);
   }
@@ -215,9 +217,9 @@ final class GroupedAggregateEmitter {
    * lookup, they would hold registers through it.
    */
   private void accumulate(String act, String group, IntFunction<AggregateValue> column,
-      String entry, String claimed, boolean warpTest) {
+      String entry, boolean warpTest) {
     accumulation.accumulate(table.local(), table.entries(), table.entries64(), act, group,
-        inputs(column), entry, claimed, warpTest);
+        inputs(column), entry, warpTest);
   }
 
   /**

@@ -301,14 +301,15 @@ final class LocalKeyTable {
 
   /**
    * For the lanes that claimed their entry ({@code found.claimed()}): its group, now found,
-   * stored, after the keys (release).
+   * stored, after the keys (release); then {@code then}'s code, for those lanes.
    */
-  void publish(View table, Found found, String entry, String group) {
+  void publish(View table, Found found, String entry, String group, Runnable then) {
     String skip = b.label("local_key_published");
     b.op("@!%s bra %s", found.claimed(), skip);
     Addresses at = addresses(table);
     b.op("fence.acq_rel.cta");
     b.op("st.relaxed.cta.shared.s32 [%s], %s", groupWord(at, entry), group);
+    then.run();
     b.place(skip);
   }
 
