@@ -110,7 +110,7 @@ final class GroupAccumulation {
    * groups 15-19% slower (3d44884, reverted).
    */
   void beginRuns() {
-    run = new RunAccumulators(b, spec);
+    run = new RunAccumulators(b, spec, arithmetic);
     run.begin();
   }
 

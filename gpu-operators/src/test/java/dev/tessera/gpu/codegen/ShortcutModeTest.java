@@ -128,9 +128,25 @@ class ShortcutModeTest {
 
   @Test
   void aKernelWithoutRunsHasNoPlainCopy() throws Exception {
-    // DOUBLE sums are not integral: no runs, so no shortcut to leave.
-    AggregateSpec spec = new AggregateSpec(List.of(ColumnType.LONG, ColumnType.DOUBLE), 1,
-        List.of(new AggregateFunction(Kind.SUM, 1, ColumnType.DOUBLE)), false);
+    // FLOAT inputs take no runs (RunAccumulators.registerInputs), so no shortcut to leave.
+    AggregateSpec spec = new AggregateSpec(List.of(ColumnType.LONG, ColumnType.FLOAT), 1,
+        List.of(new AggregateFunction(Kind.MIN, 1, ColumnType.FLOAT)), false);
     assertFalse(kernel(spec, false).ptx().contains(PLAIN));
+  }
+
+  @Test
+  void doubleFunctionsTakeRunsAndThePlainCopyWithinTheRegisterAsk() throws Exception {
+    // HashAggregateBench's "double values": count(*), sum(v), min(v), max(v) of a DOUBLE v.
+    AggregateSpec spec = new AggregateSpec(List.of(ColumnType.LONG, ColumnType.DOUBLE), 1,
+        List.of(new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+            new AggregateFunction(Kind.SUM, 1, ColumnType.DOUBLE),
+            new AggregateFunction(Kind.MIN, 1, ColumnType.DOUBLE),
+            new AggregateFunction(Kind.MAX, 1, ColumnType.DOUBLE)), false);
+    GeneratedKernel k = kernel(spec, false);
+    assertTrue(k.ptx().contains(PLAIN), "DOUBLE SUM, MIN and MAX accumulate runs");
+    // The form with the copy itself, not its leaner fallback.
+    GeneratedKernel withCopy = new GeneratedKernel(k.entry(), k.key(), k.ptx(), k.target());
+    CompileReport report = GeneratedModule.compile(withCopy, "sm_90").report(k.entry());
+    assertTrue(report.clean() && report.registers() <= 64, report.summary());
   }
 }
