@@ -26,7 +26,7 @@ import java.util.Random;
 
 /**
  * Benchmark (not a test) of the hash aggregation: {@code SELECT k, count(*), sum(v), min(v),
- * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in seven forms:
+ * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in eight forms:
  * <ul>
  *   <li>"long keys": update(batch) (the fused kernel with the identity program);
  *   <li>"nullable keys": the same, k with a validity bitmap and one row in 100 NULL (the kernel
@@ -37,7 +37,9 @@ import java.util.Random;
  *   <li>"long keys, 8 batches": the rows in 8 batches of one aggregation, so that the direct
  *       group map (decided after the first batch, for small dense integer keys) serves the rest;
  *   <li>"no keys": the same functions over every row, without GROUP BY (generated kernels keep
- *       a global aggregate's accumulators in registers).
+ *       a global aggregate's accumulators in registers);
+ *   <li>"double values": "long keys" with v a DOUBLE (whole numbers of 21 bits): functions
+ *       that are not integral, so no runs.
  * </ul>
  * Prints the median wall time of update + finish (each synchronizes) over the runs, and the
  * bandwidth floor (every input read once, every group's five values written once). Before a
@@ -47,7 +49,7 @@ import java.util.Random;
  * <pre>run-bench.sh dev.tessera.gpu.bench.HashAggregateBench [rows] [deviceGBps] [backend] [codegen] [forms]</pre>
  *
  * <p>{@code forms}, when given, is a comma-separated list of the forms to run ("long keys,no
- * keys"); all seven otherwise.
+ * keys"); all eight otherwise.
  */
 public final class HashAggregateBench {
   private static final int WARM_UP = 1;
@@ -71,7 +73,7 @@ public final class HashAggregateBench {
       System.out.println("hash aggregate benchmark on " + backend.description() + ", " + rows
           + " rows" + (codegen ? ", generated kernels" : ", interpreter kernels"));
       List<String> forms = List.of("long keys", "filter v > 0", "two keys, filter v > 0",
-          "string keys", "long keys, 8 batches", "no keys", "nullable keys");
+          "string keys", "long keys, 8 batches", "no keys", "nullable keys", "double values");
       if (args.length > 4) {
         List<String> chosen = List.of(args[4].split(",(?! )"));
         for (String form : chosen) {
@@ -88,10 +90,12 @@ public final class HashAggregateBench {
         ColumnType keyType = strings ? ColumnType.STRING : ColumnType.LONG;
         boolean global = form.equals("no keys");
         boolean twoKeys = form.equals("two keys, filter v > 0");
-        AggregateSpec spec = twoKeys ? twoKeySpec() : spec(keyType, global ? 0 : 1);
+        boolean doubles = form.equals("double values");
+        AggregateSpec spec = twoKeys ? twoKeySpec()
+            : spec(keyType, global ? 0 : 1, doubles ? ColumnType.DOUBLE : ColumnType.LONG);
         Program program = form.equals("filter v > 0") ? positiveValues()
             : twoKeys ? positiveValuesByTwoKeys() : null;
-        warmHostPaths(backend, stream, spec, program, strings, nullableKeys);
+        warmHostPaths(backend, stream, spec, program, strings, nullableKeys, doubles);
         System.out.println(form);
         System.out.println("groups        median ms   G rows/s   floor ms   x floor");
         long maxGroups = global ? 1 : strings ? MAX_STRING_GROUPS : 10_000_000L;
@@ -103,7 +107,7 @@ public final class HashAggregateBench {
               int from = (int) ((long) rows * b / batches);
               int to = (int) ((long) rows * (b + 1) / batches);
               ColumnBatch<DeviceColumn> input =
-                  upload(backend, stream, from, to, groups, strings, nullableKeys);
+                  upload(backend, stream, from, to, groups, strings, nullableKeys, doubles);
               inputs.add(input);
               for (DeviceColumn c : input.columns()) {
                 inputBytes += c.dataBytes()
@@ -127,9 +131,9 @@ public final class HashAggregateBench {
    * count) would time them interpreted.
    */
   private static void warmHostPaths(Backend backend, GpuStream stream, AggregateSpec spec,
-      Program program, boolean strings, boolean nullableKeys) {
+      Program program, boolean strings, boolean nullableKeys, boolean doubles) {
     try (ColumnBatch<DeviceColumn> small =
-        upload(backend, stream, 0, 4096, 10, strings, nullableKeys)) {
+        upload(backend, stream, 0, 4096, 10, strings, nullableKeys, doubles)) {
       HashAggregateKernel kernel = backend.hashAggregateKernel();
       for (int i = 0; i < HOST_WARM_UP; i++) {
         try (HashAggregateKernel.Aggregation a = kernel.open(spec, backend.deviceMemory(), stream)) {
@@ -144,13 +148,16 @@ public final class HashAggregateBench {
     }
   }
 
-  /** count(*), sum(v), min(v), max(v) grouped by the first column (keys 1) or not (keys 0). */
-  private static AggregateSpec spec(ColumnType keyType, int keys) {
-    return new AggregateSpec(List.of(keyType, ColumnType.LONG), keys, List.of(
+  /**
+   * count(*), sum(v), min(v), max(v) of v of {@code valueType} grouped by the first column (keys
+   * 1) or not (keys 0).
+   */
+  private static AggregateSpec spec(ColumnType keyType, int keys, ColumnType valueType) {
+    return new AggregateSpec(List.of(keyType, valueType), keys, List.of(
         new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
-        new AggregateFunction(Kind.SUM, 1, ColumnType.LONG),
-        new AggregateFunction(Kind.MIN, 1, ColumnType.LONG),
-        new AggregateFunction(Kind.MAX, 1, ColumnType.LONG)), false);
+        new AggregateFunction(Kind.SUM, 1, valueType),
+        new AggregateFunction(Kind.MIN, 1, valueType),
+        new AggregateFunction(Kind.MAX, 1, valueType)), false);
   }
 
   /** count(*), sum(v), min(v), max(v) grouped by the first two columns (k, k % 3). */
@@ -222,15 +229,15 @@ public final class HashAggregateBench {
    * NULL where {@code nullableKeys}), values random ints.
    */
   private static ColumnBatch<DeviceColumn> upload(Backend backend, GpuStream stream, int from,
-      int to, long groups, boolean strings, boolean nullableKeys) {
+      int to, long groups, boolean strings, boolean nullableKeys, boolean doubles) {
     Random random = new Random(groups * 31 + from);
     int rows = to - from;
     HostColumn k;
     HostColumn v;
     try (HostColumnBuilder kb = new HostColumnBuilder(strings ? ColumnType.STRING : ColumnType.LONG,
             rows, backend.stagingAllocator());
-        HostColumnBuilder vb = new HostColumnBuilder(ColumnType.LONG, rows,
-            backend.stagingAllocator())) {
+        HostColumnBuilder vb = new HostColumnBuilder(
+            doubles ? ColumnType.DOUBLE : ColumnType.LONG, rows, backend.stagingAllocator())) {
       for (int i = from; i < to; i++) {
         long key = i < groups ? i : Math.floorMod(random.nextLong(), groups);
         if (nullableKeys && i % NULL_KEY_EVERY == NULL_KEY_EVERY - 1) {
@@ -240,7 +247,11 @@ public final class HashAggregateBench {
         } else {
           kb.appendLong(key);
         }
-        vb.appendLong(random.nextInt());
+        if (doubles) {
+          vb.appendDouble(random.nextInt(1 << 20) - (1 << 19));
+        } else {
+          vb.appendLong(random.nextInt());
+        }
       }
       k = kb.build();
       v = vb.build();
