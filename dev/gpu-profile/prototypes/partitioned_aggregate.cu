@@ -1,0 +1,505 @@
+// Feasibility measurements for issue 14, not Tessera code: where a grouped aggregate's groups do
+// not fit a block's shared memory (HashAggregateBench from 10^4 groups), is partitioning the rows
+// by their key's hash first, then aggregating each partition in shared memory, faster than
+// today's per-row atomics on the global table? And how fast is a lean per-block table where they
+// do fit? (docs/gpu-timings.md, 2026-11-30, ninth session.)
+//
+// Over N rows of random int64 keys of G groups (rows 0..G-1 hold keys 0..G-1) and int64 values it
+// times, with CUDA events (the best of 5), count, sum (exact int128: a low word, and a high word
+// on a carry or a negative value), min and max by key:
+//   global:      each row finds its group in a global open-addressing table (int32 slots, the
+//                groups' keys beside) and updates its accumulators with atomics: the shape of the
+//                generated kernel's global row path (the groups inserted before, as a batch's
+//                first rows insert most of them);
+//   lean:        a per-block table in shared memory found by key, 64-bit shared atomics, the
+//                global path for keys that find no place (leanBlockTable);
+//   partitioned: (1) each block takes tiles of 4,096 rows, ranks them by partition (the hash's
+//                top bits) in shared memory, reserves its rows in each partition with one global
+//                atomic a partition and tile, and writes keys and values there, directly or
+//                staged in shared memory in partition order; (2) blocks a partition aggregate
+//                its rows in a shared-memory table of its groups, then merge each group once.
+// Every result is compared group by group with the global one. Partitions have a fixed capacity
+// here (uniform keys); a real one needs chunks or a count pass for skewed keys.
+//
+//   nvcc -O3 -arch=sm_90 -o partitioned_aggregate partitioned_aggregate.cu
+//   [LEAN_ONLY=1] [ENTRIES=4096] ./partitioned_aggregate [rows=33554432] [groups...]
+#include <cstdio>
+#include <cstdlib>
+#include <cstdint>
+#include <vector>
+#include <cuda_runtime.h>
+#include <cub/block/block_scan.cuh>
+
+#define CHECK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { \
+  fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1); } } while (0)
+
+typedef unsigned long long u64;
+typedef long long s64;
+
+constexpr u64 MULT = 0x9e3779b97f4a7c15ULL;
+constexpr int EMPTY = -1;
+
+struct Groups {  // the global accumulators, by group index
+  s64* key; u64* count; u64* sumLow; s64* sumHigh; s64* min; s64* max;
+  int* slots; u64 mask;  // slots: group index or EMPTY
+};
+
+__device__ __forceinline__ u64 hashOf(s64 key) { return (u64) key * MULT; }
+
+__device__ int findGroup(const Groups g, s64 key) {
+  u64 slot = (hashOf(key) >> 20) & g.mask;
+  while (true) {
+    int group = __ldcg(&g.slots[slot]);
+    if (group == EMPTY) return -1;
+    if (__ldcg(&g.key[group]) == key) return group;
+    slot = (slot + 1) & g.mask;
+  }
+}
+
+// An exact int128 add of (low, high) into the group's sum.
+__device__ __forceinline__ void addSum(const Groups g, int group, u64 low, s64 high) {
+  u64 old = atomicAdd(&g.sumLow[group], low);
+  s64 carry = (old + low < old) ? 1 : 0;
+  s64 up = high + carry;
+  if (up != 0) atomicAdd((u64*) &g.sumHigh[group], (u64) up);
+}
+
+__device__ __forceinline__ void minMax(const Groups g, int group, s64 lo, s64 hi) {
+  if (lo < __ldcg(&g.min[group])) atomicMin(&g.min[group], lo);
+  if (hi > __ldcg(&g.max[group])) atomicMax(&g.max[group], hi);
+}
+
+__global__ void insertGroups(Groups g, const s64* keys, int groups) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= groups) return;
+  s64 key = keys[i];  // rows 0..G-1 hold keys 0..G-1
+  g.key[i] = key; g.count[i] = 0; g.sumLow[i] = 0; g.sumHigh[i] = 0;
+  g.min[i] = INT64_MAX; g.max[i] = INT64_MIN;
+  u64 slot = (hashOf(key) >> 20) & g.mask;
+  while (atomicCAS(&g.slots[slot], EMPTY, i) != EMPTY) slot = (slot + 1) & g.mask;
+}
+
+__global__ void resetAccumulators(Groups g, int groups) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= groups) return;
+  g.count[i] = 0; g.sumLow[i] = 0; g.sumHigh[i] = 0; g.min[i] = INT64_MAX; g.max[i] = INT64_MIN;
+}
+
+__global__ void __launch_bounds__(1024) globalUpdate(Groups g, const s64* keys, const s64* values,
+    long n) {
+  for (long i = blockIdx.x * (long) blockDim.x + threadIdx.x; i < n;
+       i += (long) gridDim.x * blockDim.x) {
+    s64 key = keys[i], v = values[i];
+    int group = findGroup(g, key);
+    atomicAdd(&g.count[group], 1ULL);
+    addSum(g, group, (u64) v, v < 0 ? -1 : 0);
+    minMax(g, group, v, v);
+  }
+}
+
+// ---- partitioned ----
+constexpr int TILE = 4096;
+constexpr int SCATTER_THREADS = 1024;
+constexpr int PER_THREAD = TILE / SCATTER_THREADS;
+
+__global__ void __launch_bounds__(SCATTER_THREADS) scatter(const s64* keys, const s64* values,
+    long n, int bits, long capacity, unsigned* cursor, s64* outKeys, s64* outValues) {
+  extern __shared__ unsigned shared[];
+  unsigned* count = shared;               // [P]: the tile's rows per partition
+  unsigned* base = shared + (1 << bits);  // [P]: their first place in the partition
+  int partitions = 1 << bits;
+  for (long tile = blockIdx.x * (long) TILE; tile < n; tile += (long) gridDim.x * TILE) {
+    for (int p = threadIdx.x; p < partitions; p += blockDim.x) count[p] = 0;
+    __syncthreads();
+    s64 k[PER_THREAD], v[PER_THREAD];
+    unsigned part[PER_THREAD], rank[PER_THREAD];
+#pragma unroll
+    for (int j = 0; j < PER_THREAD; j++) {
+      long i = tile + j * SCATTER_THREADS + threadIdx.x;
+      if (i < n) {
+        k[j] = keys[i]; v[j] = values[i];
+        part[j] = (unsigned) (hashOf(k[j]) >> (64 - bits));
+        rank[j] = atomicAdd(&count[part[j]], 1u);
+      }
+    }
+    __syncthreads();
+    for (int p = threadIdx.x; p < partitions; p += blockDim.x) {
+      unsigned c = count[p];
+      base[p] = c == 0 ? 0 : atomicAdd(&cursor[p], c);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < PER_THREAD; j++) {
+      long i = tile + j * SCATTER_THREADS + threadIdx.x;
+      if (i < n) {
+        long at = part[j] * capacity + base[part[j]] + rank[j];
+        outKeys[at] = k[j];
+        outValues[at] = v[j];
+      }
+    }
+    __syncthreads();
+  }
+}
+
+
+// The same partitioning, with each tile's rows first ranked by warp (match.any: one shared atomic
+// a partition and warp), then staged in shared memory in partition order, so that consecutive
+// threads write consecutive places of a partition.
+__global__ void __launch_bounds__(SCATTER_THREADS) scatterStaged(const s64* keys,
+    const s64* values, long n, int bits, long capacity, unsigned* cursor, s64* outKeys,
+    s64* outValues) {
+  typedef cub::BlockScan<unsigned, SCATTER_THREADS> Scan;
+  __shared__ typename Scan::TempStorage scanStorage;
+  extern __shared__ u64 stagedWords[];
+  s64* stagedKey = (s64*) stagedWords;
+  s64* stagedValue = stagedKey + TILE;
+  unsigned* stagedPart = (unsigned*) (stagedValue + TILE);
+  int partitions = 1 << bits;
+  unsigned* count = stagedPart + TILE;
+  unsigned* start = count + partitions;
+  unsigned* base = start + partitions;
+  unsigned lane = threadIdx.x & 31;
+  unsigned below = (1u << lane) - 1;
+  for (long tile = blockIdx.x * (long) TILE; tile < n; tile += (long) gridDim.x * TILE) {
+    for (int p = threadIdx.x; p < partitions; p += blockDim.x) count[p] = 0;
+    __syncthreads();
+    s64 k[PER_THREAD], v[PER_THREAD];
+    unsigned part[PER_THREAD], rank[PER_THREAD];
+#pragma unroll
+    for (int j = 0; j < PER_THREAD; j++) {
+      long i = tile + j * SCATTER_THREADS + threadIdx.x;
+      bool in = i < n;
+      k[j] = in ? keys[i] : 0; v[j] = in ? values[i] : 0;
+      part[j] = in ? (unsigned) (hashOf(k[j]) >> (64 - bits)) : 0xffffffffu;
+      unsigned peers = __match_any_sync(0xffffffffu, part[j]);
+      int leader = __ffs(peers) - 1;
+      unsigned first = 0;
+      if (in && lane == (unsigned) leader) first = atomicAdd(&count[part[j]], __popc(peers));
+      first = __shfl_sync(0xffffffffu, first, leader);
+      rank[j] = first + __popc(peers & below);
+    }
+    __syncthreads();
+    unsigned c = threadIdx.x < partitions ? count[threadIdx.x] : 0, s;
+    Scan(scanStorage).ExclusiveSum(c, s);
+    if (threadIdx.x < partitions) {
+      start[threadIdx.x] = s;
+      base[threadIdx.x] = c == 0 ? 0 : atomicAdd(&cursor[threadIdx.x], c);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int j = 0; j < PER_THREAD; j++) {
+      if (part[j] != 0xffffffffu) {
+        unsigned at = start[part[j]] + rank[j];
+        stagedKey[at] = k[j]; stagedValue[at] = v[j]; stagedPart[at] = part[j];
+      }
+    }
+    __syncthreads();
+    int tileRows = (int) min((long) TILE, n - tile);
+    for (int t = threadIdx.x; t < tileRows; t += SCATTER_THREADS) {
+      unsigned p = stagedPart[t];
+      long at = p * capacity + base[p] + (t - start[p]);
+      outKeys[at] = stagedKey[t];
+      outValues[at] = stagedValue[t];
+    }
+    __syncthreads();
+  }
+}
+
+constexpr int AGG_THREADS = 512;
+
+struct LocalEntry { s64 key; unsigned long long count; s64 sumLow; s64 sumHigh; s64 min; s64 max; };
+
+// One block a partition (blocksPerPartition of them, each a share of its rows): a shared table of
+// `entries` (a power of two), found by key, then each held group merged once into the global one.
+__global__ void __launch_bounds__(AGG_THREADS) aggregatePartitions(Groups g, const s64* keys,
+    const s64* values, const unsigned* cursor, long capacity, int entries,
+    int blocksPerPartition) {
+  extern __shared__ u64 sharedWords[];
+  s64* lkey = (s64*) sharedWords;
+  unsigned long long* lcount = (unsigned long long*) (lkey + entries);
+  u64* lsumLow = (u64*) (lcount + entries);
+  s64* lsumHigh = (s64*) (lsumLow + entries);
+  s64* lmin = lsumHigh + entries;
+  s64* lmax = lmin + entries;
+  const s64 FREE = INT64_MIN;
+  for (int e = threadIdx.x; e < entries; e += blockDim.x) {
+    lkey[e] = FREE; lcount[e] = 0; lsumLow[e] = 0; lsumHigh[e] = 0;
+    lmin[e] = INT64_MAX; lmax[e] = INT64_MIN;
+  }
+  __syncthreads();
+  int partition = blockIdx.x / blocksPerPartition;
+  int share = blockIdx.x % blocksPerPartition;
+  long rows = cursor[partition];
+  long from = rows * share / blocksPerPartition, to = rows * (share + 1) / blocksPerPartition;
+  const s64* k = keys + partition * capacity;
+  const s64* v = values + partition * capacity;
+  unsigned mask = entries - 1;
+  bool overflow = false;
+  for (long i = from + threadIdx.x; i < to; i += blockDim.x) {
+    s64 key = k[i], value = v[i];
+    unsigned e = (unsigned) (hashOf(key) >> 32) & mask;
+    int probes = 0;
+    while (true) {
+      s64 held = lkey[e];
+      if (held == key) break;
+      if (held == FREE) {
+        s64 before = (s64) atomicCAS((u64*) &lkey[e], (u64) FREE, (u64) key);
+        if (before == FREE || before == key) break;
+      }
+      e = (e + 1) & mask;
+      if (++probes == entries) { overflow = true; break; }
+    }
+    if (overflow) break;  // a prototype: sized so that this does not happen
+    atomicAdd(&lcount[e], 1ULL);
+    u64 old = atomicAdd(&lsumLow[e], (u64) value);
+    s64 up = (value < 0 ? -1 : 0) + ((old + (u64) value < old) ? 1 : 0);
+    if (up != 0) atomicAdd((u64*) &lsumHigh[e], (u64) up);
+    if (value < lmin[e]) atomicMin(&lmin[e], value);
+    if (value > lmax[e]) atomicMax(&lmax[e], value);
+  }
+  if (overflow) { __trap(); }
+  __syncthreads();
+  for (int e = threadIdx.x; e < entries; e += blockDim.x) {
+    s64 key = lkey[e];
+    if (key == FREE) continue;
+    int group = findGroup(g, key);
+    atomicAdd(&g.count[group], lcount[e]);
+    addSum(g, group, lsumLow[e], lsumHigh[e]);
+    minMax(g, group, lmin[e], lmax[e]);
+  }
+}
+
+
+// The reference for a lean per-block table: each block (1,024 threads, one a multiprocessor with
+// 4,096 entries) holds the groups its rows meet first in shared memory, found by key, updated with
+// 64-bit shared atomics; a row whose key finds no place within 16 slots updates the global
+// accumulators. At the end each block merges its entries into the global ones once. Rows are
+// taken grid-stride, one a thread at a time.
+constexpr int LEAN_THREADS = 1024;
+
+__global__ void __launch_bounds__(LEAN_THREADS) leanBlockTable(Groups g, const s64* keys,
+    const s64* values, long n, int entries) {
+  extern __shared__ u64 leanWords[];
+  s64* lkey = (s64*) leanWords;
+  u64* lcount = (u64*) (lkey + entries);
+  u64* lsumLow = lcount + entries;
+  s64* lsumHigh = (s64*) (lsumLow + entries);
+  s64* lmin = lsumHigh + entries;
+  s64* lmax = lmin + entries;
+  const s64 FREE = INT64_MIN;
+  for (int e = threadIdx.x; e < entries; e += blockDim.x) {
+    lkey[e] = FREE; lcount[e] = 0; lsumLow[e] = 0; lsumHigh[e] = 0;
+    lmin[e] = INT64_MAX; lmax[e] = INT64_MIN;
+  }
+  __syncthreads();
+  unsigned mask = entries - 1;
+  for (long i = blockIdx.x * (long) blockDim.x + threadIdx.x; i < n;
+       i += (long) gridDim.x * blockDim.x) {
+    s64 key = keys[i], value = values[i];
+    unsigned e = (unsigned) (hashOf(key) >> 20) & mask;
+    int probes = 0;
+    bool found = true;
+    while (true) {
+      s64 held = lkey[e];
+      if (held == key) break;
+      if (held == FREE) {
+        s64 before = (s64) atomicCAS((u64*) &lkey[e], (u64) FREE, (u64) key);
+        if (before == FREE || before == key) break;
+      }
+      e = (e + 1) & mask;
+      if (++probes == 16) { found = false; break; }
+    }
+    if (!found) {
+      int group = findGroup(g, key);
+      atomicAdd(&g.count[group], 1ULL);
+      addSum(g, group, (u64) value, value < 0 ? -1 : 0);
+      minMax(g, group, value, value);
+      continue;
+    }
+    atomicAdd(&lcount[e], 1ULL);
+    u64 old = atomicAdd(&lsumLow[e], (u64) value);
+    s64 up = (value < 0 ? -1 : 0) + ((old + (u64) value < old) ? 1 : 0);
+    if (up != 0) atomicAdd((u64*) &lsumHigh[e], (u64) up);
+    if (value < lmin[e]) atomicMin(&lmin[e], value);
+    if (value > lmax[e]) atomicMax(&lmax[e], value);
+  }
+  __syncthreads();
+  for (int e = threadIdx.x; e < entries; e += blockDim.x) {
+    s64 key = lkey[e];
+    if (key == FREE) continue;
+    int group = findGroup(g, key);
+    atomicAdd(&g.count[group], lcount[e]);
+    addSum(g, group, lsumLow[e], lsumHigh[e]);
+    minMax(g, group, lmin[e], lmax[e]);
+  }
+}
+
+static u64 splitmix(u64& x) {
+  u64 z = (x += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+struct HostGroups { std::vector<u64> count, sumLow; std::vector<s64> sumHigh, min, max; };
+
+static HostGroups download(const Groups& g, int groups) {
+  HostGroups h;
+  h.count.resize(groups); h.sumLow.resize(groups); h.sumHigh.resize(groups);
+  h.min.resize(groups); h.max.resize(groups);
+  CHECK(cudaMemcpy(h.count.data(), g.count, groups * 8, cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(h.sumLow.data(), g.sumLow, groups * 8, cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(h.sumHigh.data(), g.sumHigh, groups * 8, cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(h.min.data(), g.min, groups * 8, cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(h.max.data(), g.max, groups * 8, cudaMemcpyDeviceToHost));
+  return h;
+}
+
+
+static void runLean(Groups g, const s64* keys, const s64* values, long n, long groups,
+    const HostGroups& expected, cudaEvent_t start, cudaEvent_t stop) {
+  int entries = getenv("ENTRIES") ? atoi(getenv("ENTRIES")) : 4096;  // 48 B each
+  int bytes = entries * 48;
+  CHECK(cudaFuncSetAttribute(leanBlockTable, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  int perSm = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, leanBlockTable, LEAN_THREADS,
+      bytes));
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  float best = 1e30f;
+  for (int r = 0; r < 5; r++) {
+    resetAccumulators<<<(groups + 255) / 256, 256>>>(g, (int) groups);
+    CHECK(cudaEventRecord(start));
+    leanBlockTable<<<sms * perSm, LEAN_THREADS, bytes>>>(g, keys, values, n, entries);
+    CHECK(cudaEventRecord(stop)); CHECK(cudaEventSynchronize(stop));
+    float ms; CHECK(cudaEventElapsedTime(&ms, start, stop)); if (ms < best) best = ms;
+  }
+  CHECK(cudaGetLastError());
+  HostGroups got = download(g, (int) groups);
+  long wrong = 0;
+  for (long i = 0; i < groups; i++) {
+    if (got.count[i] != expected.count[i] || got.sumLow[i] != expected.sumLow[i]
+        || got.sumHigh[i] != expected.sumHigh[i] || got.min[i] != expected.min[i]
+        || got.max[i] != expected.max[i]) wrong++;
+  }
+  printf("  lean per-block table (%d blocks a multiprocessor, %d entries a block): %.1f us (%s)\n",
+         perSm, entries, best * 1000, wrong == 0 ? "equal" : "WRONG");
+}
+
+int main(int argc, char** argv) {
+  long n = argc > 1 ? atol(argv[1]) : 33554432L;
+  std::vector<long> groupCounts;
+  for (int a = 2; a < argc; a++) groupCounts.push_back(atol(argv[a]));
+  if (groupCounts.empty()) groupCounts = {10000, 100000, 1000000};
+  cudaDeviceProp prop;
+  CHECK(cudaGetDeviceProperties(&prop, 0));
+  int sms = prop.multiProcessorCount;
+  printf("%s, %d SMs; %ld rows; floor (16 B a row at 4.06 TB/s) %.1f us\n", prop.name, sms, n,
+         n * 16.0 / 4.06e6);
+
+  s64 *keys, *values, *outKeys, *outValues;
+  CHECK(cudaMalloc(&keys, n * 8)); CHECK(cudaMalloc(&values, n * 8));
+  std::vector<s64> hk(n), hv(n);
+  cudaEvent_t start, stop;
+  CHECK(cudaEventCreate(&start)); CHECK(cudaEventCreate(&stop));
+  const int REPS = 5;
+
+  for (long groups : groupCounts) {
+    u64 seed = 4268 + groups;
+    for (long i = 0; i < n; i++) {
+      hk[i] = i < groups ? i : (s64) (splitmix(seed) % (u64) groups);
+      hv[i] = (s64) (splitmix(seed) % 2000001ULL) - 1000000;
+    }
+    CHECK(cudaMemcpy(keys, hk.data(), n * 8, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(values, hv.data(), n * 8, cudaMemcpyHostToDevice));
+
+    Groups g;
+    u64 slots = 1; while (slots < 2 * (u64) groups) slots <<= 1;
+    g.mask = slots - 1;
+    CHECK(cudaMalloc(&g.slots, slots * 4)); CHECK(cudaMemset(g.slots, 0xff, slots * 4));
+    CHECK(cudaMalloc(&g.key, groups * 8)); CHECK(cudaMalloc(&g.count, groups * 8));
+    CHECK(cudaMalloc(&g.sumLow, groups * 8)); CHECK(cudaMalloc(&g.sumHigh, groups * 8));
+    CHECK(cudaMalloc(&g.min, groups * 8)); CHECK(cudaMalloc(&g.max, groups * 8));
+    insertGroups<<<(groups + 255) / 256, 256>>>(g, keys, (int) groups);
+    CHECK(cudaDeviceSynchronize());
+
+    float best = 1e30f;
+    for (int r = 0; r < REPS; r++) {
+      resetAccumulators<<<(groups + 255) / 256, 256>>>(g, (int) groups);
+      CHECK(cudaEventRecord(start));
+      globalUpdate<<<sms * 2, 1024>>>(g, keys, values, n);
+      CHECK(cudaEventRecord(stop)); CHECK(cudaEventSynchronize(stop));
+      float ms; CHECK(cudaEventElapsedTime(&ms, start, stop)); if (ms < best) best = ms;
+    }
+    CHECK(cudaGetLastError());
+    HostGroups expected = download(g, (int) groups);
+    printf("groups %ld: global %.1f us\n", groups, best * 1000);
+    runLean(g, keys, values, n, groups, expected, start, stop);
+    if (getenv("LEAN_ONLY")) continue;
+
+    for (int staged = 0; staged < 2; staged++)
+    for (int bits : {6, 7, 8, 9, 10}) {
+      int partitions = 1 << bits;
+      double perPartition = (double) groups / partitions;
+      int entries = 64; while (entries < 2 * perPartition) entries <<= 1;
+      int aggBytes = entries * (int) sizeof(LocalEntry);
+      if (aggBytes > 200 * 1024) continue;
+      long capacity = (long) (n / partitions * 1.1) + 65536;
+      CHECK(cudaMalloc(&outKeys, capacity * partitions * 8));
+      CHECK(cudaMalloc(&outValues, capacity * partitions * 8));
+      unsigned* cursor;
+      CHECK(cudaMalloc(&cursor, partitions * 4));
+      int scatterBytes = 2 * partitions * 4;
+      int stagedBytes = TILE * 20 + 3 * partitions * 4;
+      CHECK(cudaFuncSetAttribute(scatterStaged, cudaFuncAttributeMaxDynamicSharedMemorySize,
+          stagedBytes));
+      CHECK(cudaFuncSetAttribute(aggregatePartitions,
+          cudaFuncAttributeMaxDynamicSharedMemorySize, 200 * 1024));
+      int perSm = 0;
+      CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, aggregatePartitions,
+          AGG_THREADS, aggBytes));
+      int blocksPerPartition = (sms * perSm + partitions - 1) / partitions;
+      float bestScatter = 1e30f, bestAgg = 1e30f, bestBoth = 1e30f;
+      cudaEvent_t mid; CHECK(cudaEventCreate(&mid));
+      for (int r = 0; r < REPS; r++) {
+        resetAccumulators<<<(groups + 255) / 256, 256>>>(g, (int) groups);
+        CHECK(cudaMemset(cursor, 0, partitions * 4));
+        CHECK(cudaEventRecord(start));
+        if (staged) {
+          scatterStaged<<<sms * 2, SCATTER_THREADS, stagedBytes>>>(keys, values, n, bits,
+              capacity, cursor, outKeys, outValues);
+        } else {
+          scatter<<<sms * 2, SCATTER_THREADS, scatterBytes>>>(keys, values, n, bits, capacity,
+              cursor, outKeys, outValues);
+        }
+        CHECK(cudaEventRecord(mid));
+        aggregatePartitions<<<partitions * blocksPerPartition, AGG_THREADS, aggBytes>>>(g,
+            outKeys, outValues, cursor, capacity, entries, blocksPerPartition);
+        CHECK(cudaEventRecord(stop)); CHECK(cudaEventSynchronize(stop));
+        float a, c, t;
+        CHECK(cudaEventElapsedTime(&a, start, mid)); CHECK(cudaEventElapsedTime(&c, mid, stop));
+        CHECK(cudaEventElapsedTime(&t, start, stop));
+        if (a < bestScatter) bestScatter = a;
+        if (c < bestAgg) bestAgg = c;
+        if (t < bestBoth) bestBoth = t;
+      }
+      CHECK(cudaGetLastError());
+      HostGroups got = download(g, (int) groups);
+      long wrong = 0;
+      for (long i = 0; i < groups; i++) {
+        if (got.count[i] != expected.count[i] || got.sumLow[i] != expected.sumLow[i]
+            || got.sumHigh[i] != expected.sumHigh[i] || got.min[i] != expected.min[i]
+            || got.max[i] != expected.max[i]) wrong++;
+      }
+      printf("  %s %4d partitions, %5d entries, %d blocks/partition: scatter %.1f + aggregate %.1f"
+             " = %.1f us (%s)\n", staged ? "staged" : "direct", partitions, entries, blocksPerPartition, bestScatter * 1000,
+             bestAgg * 1000, bestBoth * 1000, wrong == 0 ? "equal" : "WRONG");
+      CHECK(cudaFree(outKeys)); CHECK(cudaFree(outValues)); CHECK(cudaFree(cursor));
+      CHECK(cudaEventDestroy(mid));
+    }
+    CHECK(cudaFree(g.slots)); CHECK(cudaFree(g.key)); CHECK(cudaFree(g.count));
+    CHECK(cudaFree(g.sumLow)); CHECK(cudaFree(g.sumHigh)); CHECK(cudaFree(g.min));
+    CHECK(cudaFree(g.max));
+  }
+  return 0;
+}
