@@ -85,15 +85,13 @@ __global__ void resetAccumulators(Groups g, int groups) {
   g.count[i] = 0; g.sumLow[i] = 0; g.sumHigh[i] = 0; g.min[i] = INT64_MAX; g.max[i] = INT64_MIN;
 }
 
+__device__ void addToGlobal(const Groups g, s64 key, s64 value);
+
 __global__ void __launch_bounds__(1024) globalUpdate(Groups g, const s64* keys, const s64* values,
     long n) {
   for (long i = blockIdx.x * (long) blockDim.x + threadIdx.x; i < n;
        i += (long) gridDim.x * blockDim.x) {
-    s64 key = keys[i], v = values[i];
-    int group = findGroup(g, key);
-    atomicAdd(&g.count[group], 1ULL);
-    addSum(g, group, (u64) v, v < 0 ? -1 : 0);
-    minMax(g, group, v, v);
+    addToGlobal(g, keys[i], values[i]);
   }
 }
 
@@ -205,9 +203,77 @@ __global__ void __launch_bounds__(SCATTER_THREADS) scatterStaged(const s64* keys
   }
 }
 
+// A block's table in shared memory, found by key: `entries` (a power of two) of a key (FREE when
+// empty), count, int128 sum (low, high), min and max, as six arrays.
+struct LocalTable {
+  static constexpr s64 FREE = INT64_MIN;
+  s64* key; u64* count; u64* sumLow; s64* sumHigh; s64* min; s64* max;
+  unsigned mask;
+
+  __device__ LocalTable(u64* words, int entries) {
+    key = (s64*) words;
+    count = (u64*) (key + entries);
+    sumLow = count + entries;
+    sumHigh = (s64*) (sumLow + entries);
+    min = sumHigh + entries;
+    max = min + entries;
+    mask = entries - 1;
+  }
+
+  // Every entry empty (the block's threads; a barrier follows).
+  __device__ void reset() {
+    for (unsigned e = threadIdx.x; e <= mask; e += blockDim.x) {
+      key[e] = FREE; count[e] = 0; sumLow[e] = 0; sumHigh[e] = 0;
+      min[e] = INT64_MAX; max[e] = INT64_MIN;
+    }
+  }
+
+  // The entry holding `k`, claimed if need be, within `probes` slots from `first`; -1 if none.
+  __device__ int find(s64 k, unsigned first, int probes) {
+    unsigned e = first & mask;
+    for (int p = 0; p < probes; p++, e = (e + 1) & mask) {
+      s64 held = key[e];
+      if (held == k) return (int) e;
+      if (held == FREE) {
+        s64 before = (s64) atomicCAS((u64*) &key[e], (u64) FREE, (u64) k);
+        if (before == FREE || before == k) return (int) e;
+      }
+    }
+    return -1;
+  }
+
+  __device__ void add(int e, s64 value) {
+    atomicAdd(&count[e], 1ULL);
+    u64 old = atomicAdd(&sumLow[e], (u64) value);
+    s64 up = (value < 0 ? -1 : 0) + ((old + (u64) value < old) ? 1 : 0);
+    if (up != 0) atomicAdd((u64*) &sumHigh[e], (u64) up);
+    if (value < min[e]) atomicMin(&min[e], value);
+    if (value > max[e]) atomicMax(&max[e], value);
+  }
+
+  // Each held group into the global accumulators, once (after a barrier).
+  __device__ void mergeInto(const Groups g) {
+    for (unsigned e = threadIdx.x; e <= mask; e += blockDim.x) {
+      if (key[e] == FREE) continue;
+      int group = findGroup(g, key[e]);
+      atomicAdd(&g.count[group], count[e]);
+      addSum(g, group, sumLow[e], sumHigh[e]);
+      minMax(g, group, min[e], max[e]);
+    }
+  }
+};
+
+// A row's update of the global accumulators.
+__device__ void addToGlobal(const Groups g, s64 key, s64 value) {
+  int group = findGroup(g, key);
+  atomicAdd(&g.count[group], 1ULL);
+  addSum(g, group, (u64) value, value < 0 ? -1 : 0);
+  minMax(g, group, value, value);
+}
+
 constexpr int AGG_THREADS = 512;
 
-struct LocalEntry { s64 key; unsigned long long count; s64 sumLow; s64 sumHigh; s64 min; s64 max; };
+constexpr int LOCAL_ENTRY_BYTES = 48;
 
 // One block a partition (blocksPerPartition of them, each a share of its rows): a shared table of
 // `entries` (a power of two), found by key, then each held group merged once into the global one.
@@ -215,17 +281,8 @@ __global__ void __launch_bounds__(AGG_THREADS) aggregatePartitions(Groups g, con
     const s64* values, const unsigned* cursor, long capacity, int entries,
     int blocksPerPartition) {
   extern __shared__ u64 sharedWords[];
-  s64* lkey = (s64*) sharedWords;
-  unsigned long long* lcount = (unsigned long long*) (lkey + entries);
-  u64* lsumLow = (u64*) (lcount + entries);
-  s64* lsumHigh = (s64*) (lsumLow + entries);
-  s64* lmin = lsumHigh + entries;
-  s64* lmax = lmin + entries;
-  const s64 FREE = INT64_MIN;
-  for (int e = threadIdx.x; e < entries; e += blockDim.x) {
-    lkey[e] = FREE; lcount[e] = 0; lsumLow[e] = 0; lsumHigh[e] = 0;
-    lmin[e] = INT64_MAX; lmax[e] = INT64_MIN;
-  }
+  LocalTable table(sharedWords, entries);
+  table.reset();
   __syncthreads();
   int partition = blockIdx.x / blocksPerPartition;
   int share = blockIdx.x % blocksPerPartition;
@@ -233,42 +290,14 @@ __global__ void __launch_bounds__(AGG_THREADS) aggregatePartitions(Groups g, con
   long from = rows * share / blocksPerPartition, to = rows * (share + 1) / blocksPerPartition;
   const s64* k = keys + partition * capacity;
   const s64* v = values + partition * capacity;
-  unsigned mask = entries - 1;
-  bool overflow = false;
   for (long i = from + threadIdx.x; i < to; i += blockDim.x) {
-    s64 key = k[i], value = v[i];
-    unsigned e = (unsigned) (hashOf(key) >> 32) & mask;
-    int probes = 0;
-    while (true) {
-      s64 held = lkey[e];
-      if (held == key) break;
-      if (held == FREE) {
-        s64 before = (s64) atomicCAS((u64*) &lkey[e], (u64) FREE, (u64) key);
-        if (before == FREE || before == key) break;
-      }
-      e = (e + 1) & mask;
-      if (++probes == entries) { overflow = true; break; }
-    }
-    if (overflow) break;  // a prototype: sized so that this does not happen
-    atomicAdd(&lcount[e], 1ULL);
-    u64 old = atomicAdd(&lsumLow[e], (u64) value);
-    s64 up = (value < 0 ? -1 : 0) + ((old + (u64) value < old) ? 1 : 0);
-    if (up != 0) atomicAdd((u64*) &lsumHigh[e], (u64) up);
-    if (value < lmin[e]) atomicMin(&lmin[e], value);
-    if (value > lmax[e]) atomicMax(&lmax[e], value);
+    int e = table.find(k[i], (unsigned) (hashOf(k[i]) >> 32), entries);
+    if (e < 0) __trap();  // sized so that a partition's groups fit
+    table.add(e, v[i]);
   }
-  if (overflow) { __trap(); }
   __syncthreads();
-  for (int e = threadIdx.x; e < entries; e += blockDim.x) {
-    s64 key = lkey[e];
-    if (key == FREE) continue;
-    int group = findGroup(g, key);
-    atomicAdd(&g.count[group], lcount[e]);
-    addSum(g, group, lsumLow[e], lsumHigh[e]);
-    minMax(g, group, lmin[e], lmax[e]);
-  }
+  table.mergeInto(g);
 }
-
 
 // The reference for a lean per-block table: each block (1,024 threads, one a multiprocessor with
 // 4,096 entries) holds the groups its rows meet first in shared memory, found by key, updated with
@@ -280,58 +309,21 @@ constexpr int LEAN_THREADS = 1024;
 __global__ void __launch_bounds__(LEAN_THREADS) leanBlockTable(Groups g, const s64* keys,
     const s64* values, long n, int entries) {
   extern __shared__ u64 leanWords[];
-  s64* lkey = (s64*) leanWords;
-  u64* lcount = (u64*) (lkey + entries);
-  u64* lsumLow = lcount + entries;
-  s64* lsumHigh = (s64*) (lsumLow + entries);
-  s64* lmin = lsumHigh + entries;
-  s64* lmax = lmin + entries;
-  const s64 FREE = INT64_MIN;
-  for (int e = threadIdx.x; e < entries; e += blockDim.x) {
-    lkey[e] = FREE; lcount[e] = 0; lsumLow[e] = 0; lsumHigh[e] = 0;
-    lmin[e] = INT64_MAX; lmax[e] = INT64_MIN;
-  }
+  LocalTable table(leanWords, entries);
+  table.reset();
   __syncthreads();
-  unsigned mask = entries - 1;
   for (long i = blockIdx.x * (long) blockDim.x + threadIdx.x; i < n;
        i += (long) gridDim.x * blockDim.x) {
     s64 key = keys[i], value = values[i];
-    unsigned e = (unsigned) (hashOf(key) >> 20) & mask;
-    int probes = 0;
-    bool found = true;
-    while (true) {
-      s64 held = lkey[e];
-      if (held == key) break;
-      if (held == FREE) {
-        s64 before = (s64) atomicCAS((u64*) &lkey[e], (u64) FREE, (u64) key);
-        if (before == FREE || before == key) break;
-      }
-      e = (e + 1) & mask;
-      if (++probes == 16) { found = false; break; }
+    int e = table.find(key, (unsigned) (hashOf(key) >> 20), 16);
+    if (e < 0) {  // no place within 16 slots: the global accumulators
+      addToGlobal(g, key, value);
+    } else {
+      table.add(e, value);
     }
-    if (!found) {
-      int group = findGroup(g, key);
-      atomicAdd(&g.count[group], 1ULL);
-      addSum(g, group, (u64) value, value < 0 ? -1 : 0);
-      minMax(g, group, value, value);
-      continue;
-    }
-    atomicAdd(&lcount[e], 1ULL);
-    u64 old = atomicAdd(&lsumLow[e], (u64) value);
-    s64 up = (value < 0 ? -1 : 0) + ((old + (u64) value < old) ? 1 : 0);
-    if (up != 0) atomicAdd((u64*) &lsumHigh[e], (u64) up);
-    if (value < lmin[e]) atomicMin(&lmin[e], value);
-    if (value > lmax[e]) atomicMax(&lmax[e], value);
   }
   __syncthreads();
-  for (int e = threadIdx.x; e < entries; e += blockDim.x) {
-    s64 key = lkey[e];
-    if (key == FREE) continue;
-    int group = findGroup(g, key);
-    atomicAdd(&g.count[group], lcount[e]);
-    addSum(g, group, lsumLow[e], lsumHigh[e]);
-    minMax(g, group, lmin[e], lmax[e]);
-  }
+  table.mergeInto(g);
 }
 
 static u64 splitmix(u64& x) {
@@ -342,6 +334,17 @@ static u64 splitmix(u64& x) {
 }
 
 struct HostGroups { std::vector<u64> count, sumLow; std::vector<s64> sumHigh, min, max; };
+
+// The groups whose accumulators differ.
+static long countWrong(const HostGroups& got, const HostGroups& expected, long groups) {
+  long wrong = 0;
+  for (long i = 0; i < groups; i++) {
+    if (got.count[i] != expected.count[i] || got.sumLow[i] != expected.sumLow[i]
+        || got.sumHigh[i] != expected.sumHigh[i] || got.min[i] != expected.min[i]
+        || got.max[i] != expected.max[i]) wrong++;
+  }
+  return wrong;
+}
 
 static HostGroups download(const Groups& g, int groups) {
   HostGroups h;
@@ -359,7 +362,7 @@ static HostGroups download(const Groups& g, int groups) {
 static void runLean(Groups g, const s64* keys, const s64* values, long n, long groups,
     const HostGroups& expected, cudaEvent_t start, cudaEvent_t stop) {
   int entries = getenv("ENTRIES") ? atoi(getenv("ENTRIES")) : 4096;  // 48 B each
-  int bytes = entries * 48;
+  int bytes = entries * LOCAL_ENTRY_BYTES;
   CHECK(cudaFuncSetAttribute(leanBlockTable, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   int perSm = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, leanBlockTable, LEAN_THREADS,
@@ -376,12 +379,7 @@ static void runLean(Groups g, const s64* keys, const s64* values, long n, long g
   }
   CHECK(cudaGetLastError());
   HostGroups got = download(g, (int) groups);
-  long wrong = 0;
-  for (long i = 0; i < groups; i++) {
-    if (got.count[i] != expected.count[i] || got.sumLow[i] != expected.sumLow[i]
-        || got.sumHigh[i] != expected.sumHigh[i] || got.min[i] != expected.min[i]
-        || got.max[i] != expected.max[i]) wrong++;
-  }
+  long wrong = countWrong(got, expected, groups);
   printf("  lean per-block table (%d blocks a multiprocessor, %d entries a block): %.1f us (%s)\n",
          perSm, entries, best * 1000, wrong == 0 ? "equal" : "WRONG");
 }
@@ -442,7 +440,7 @@ int main(int argc, char** argv) {
       int partitions = 1 << bits;
       double perPartition = (double) groups / partitions;
       int entries = 64; while (entries < 2 * perPartition) entries <<= 1;
-      int aggBytes = entries * (int) sizeof(LocalEntry);
+      int aggBytes = entries * LOCAL_ENTRY_BYTES;
       if (aggBytes > 200 * 1024) continue;
       long capacity = (long) (n / partitions * 1.1) + 65536;
       CHECK(cudaMalloc(&outKeys, capacity * partitions * 8));
@@ -485,12 +483,7 @@ int main(int argc, char** argv) {
       }
       CHECK(cudaGetLastError());
       HostGroups got = download(g, (int) groups);
-      long wrong = 0;
-      for (long i = 0; i < groups; i++) {
-        if (got.count[i] != expected.count[i] || got.sumLow[i] != expected.sumLow[i]
-            || got.sumHigh[i] != expected.sumHigh[i] || got.min[i] != expected.min[i]
-            || got.max[i] != expected.max[i]) wrong++;
-      }
+      long wrong = countWrong(got, expected, groups);
       printf("  %s %4d partitions, %5d entries, %d blocks/partition: scatter %.1f + aggregate %.1f"
              " = %.1f us (%s)\n", staged ? "staged" : "direct", partitions, entries, blocksPerPartition, bestScatter * 1000,
              bestAgg * 1000, bestBoth * 1000, wrong == 0 ? "equal" : "WRONG");
