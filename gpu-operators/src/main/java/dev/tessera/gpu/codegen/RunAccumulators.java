@@ -179,18 +179,19 @@ final class RunAccumulators {
       switch (kind(f)) {
         case COUNT -> b.op("@%s add.s64 %s, %s, 1", when, value[f], value[f]);
         case SUM, SUM_DECIMAL -> {
-          String low = v;
-          String sign;
+          // The input as an int128: a DOUBLE's whole number converted, an integer sign-extended.
+          String lowWord = v;
+          String highWord;
           if (dbl) {
             String[] whole = arithmetic.int128(TypeId.DOUBLE, v);
-            low = whole[0];
-            sign = whole[1];
+            lowWord = whole[0];
+            highWord = whole[1];
           } else {
-            sign = b.b64();
-            b.op("shr.s64 %s, %s, 63", sign, v);
+            highWord = b.b64();
+            b.op("shr.s64 %s, %s, 63", highWord, v);
           }
-          b.op("@%s add.cc.u64 %s, %s, %s", when, value[f], value[f], low);
-          b.op("@%s addc.u64 %s, %s, %s", when, high[f], high[f], sign);
+          b.op("@%s add.cc.u64 %s, %s, %s", when, value[f], value[f], lowWord);
+          b.op("@%s addc.u64 %s, %s, %s", when, high[f], high[f], highWord);
         }
         case MIN, MAX -> {
           if (dbl) {
