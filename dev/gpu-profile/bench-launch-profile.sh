@@ -11,7 +11,8 @@
 # Environment: KERNEL (ncu's kernel filter, default regex:tessera_gen), SKIP (launches of it to
 # skip first, default 4), JAVA_TOOL_OPTIONS (say -Dtessera.exp.x=1 of a temporary build). Writes
 # the details and the SASS table to $OUT (or $TMPDIR/bench-profile) as bench-details.csv and
-# bench-sass.csv, prints the summary and the hot spots (ncu_tables.py hotspots).
+# bench-sass.csv, prints the summary, the hot spots (ncu_tables.py hotspots) and the length of the
+# path most items take (ncu_tables.py path).
 set -uo pipefail
 [ $# -ge 1 ] || { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,3 +31,5 @@ ncu -i "$work/launch.ncu-rep" --page source --csv --print-source sass > "$out/be
 grep -E '"(Duration|Registers Per Thread|Grid Size|Theoretical Occupancy|Achieved Occupancy|DRAM Throughput|Memory Throughput|L2 Hit Rate|Warp Cycles Per Issued Instruction|Eligible Warps Per Scheduler)"' \
   "$out/bench-details.csv" | awk -F'","' '{print "  " $13 ": " $15 " " $14}' | tr -d '"'
 python3 "$here/ncu_tables.py" hotspots "$out/bench-sass.csv" | head -60
+# The length of the path most items take (ncu_tables.py path lists it).
+python3 "$here/ncu_tables.py" path "$out/bench-sass.csv" 80 | head -1

@@ -12,6 +12,10 @@
                                        the most warp stall samples (and their main reason), and the
                                        share of samples and executed instructions per stretch of 50
                                        (ncu -i R --page source --csv --print-source sass)
+  ncu_tables.py path SOURCE_CSV [PERCENT]
+                                       the SASS instructions executed at least PERCENT% (50) as
+                                       often as a typical hot one, in address order: the path
+                                       most of a kernel's items take, and its length
 """
 import csv
 import os
@@ -74,23 +78,31 @@ def fused(path, query):
     print(names[index] if index < len(names) else "none")
 
 
-def hotspots(path):
+def num(r, c):
+    try:
+        return float(r[c].replace(",", ""))
+    except (IndexError, ValueError):
+        return 0.0
+
+
+def source_table(path):
+    """(header, rows) of the SASS source table of `ncu --page source --csv`, or None."""
     rows = list(csv.reader(open(path)))
     head_at = next((i for i, r in enumerate(rows) if "Source" in r), None)
     if head_at is None:
         print("no source table in", path)
+        return None
+    return rows[head_at], rows[head_at + 1:]
+
+
+def hotspots(path):
+    table = source_table(path)
+    if table is None:
         return
-    head = rows[head_at]
+    head, data = table
     source = head.index("Source")
     samples = head.index("Warp Stall Sampling (All Samples)")
     executed = head.index("Instructions Executed")
-    data = rows[head_at + 1:]
-
-    def num(r, c):
-        try:
-            return float(r[c].replace(",", ""))
-        except (IndexError, ValueError):
-            return 0.0
 
     total = sum(num(r, samples) for r in data) or 1
     instructions = sum(num(r, executed) for r in data) or 1
@@ -115,6 +127,34 @@ def hotspots(path):
             100 * sum(num(r, executed) for r in part) / instructions, part[0][source][:60]))
 
 
+def path(path, percent):
+    """The SASS instructions executed at least `percent`% as often as a typical hot one (the
+    median of the 5% most executed: an instruction that runs twice an item, a loop's join, would
+    halve the threshold if it were the reference), in address order (the path most items take),
+    in stretches of consecutive instructions, with their executed counts and stall samples, and
+    how many such instructions there are."""
+    table = source_table(path)
+    if table is None:
+        return
+    head, data = table
+    source = head.index("Source")
+    samples = head.index("Warp Stall Sampling (All Samples)")
+    executed = head.index("Instructions Executed")
+    counts = sorted((num(r, executed) for r in data), reverse=True)
+    top = counts[:max(1, len(counts) // 20)]
+    typical = statistics.median(top) or 1
+    hot = [i for i, r in enumerate(data) if num(r, executed) >= typical * percent / 100]
+    print("%d SASS instructions executed at least %g%% as often as a typical hot one (%d times)"
+          % (len(hot), percent, typical))
+    previous = None
+    for i in hot:
+        if previous is not None and i != previous + 1:
+            print("  ...")
+        print("%5d  %9d  %5d  %s" % (i, num(data[i], executed), num(data[i], samples),
+                                     data[i][source].strip()))
+        previous = i
+
+
 if __name__ == "__main__":
     command = sys.argv[1] if len(sys.argv) > 1 else ""
     if command == "times" and len(sys.argv) in (3, 4):
@@ -125,5 +165,7 @@ if __name__ == "__main__":
         fused(sys.argv[2], sys.argv[3])
     elif command == "hotspots" and len(sys.argv) == 3:
         hotspots(sys.argv[2])
+    elif command == "path" and len(sys.argv) in (3, 4):
+        path(sys.argv[2], float(sys.argv[3]) if len(sys.argv) == 4 else 50)
     else:
         sys.exit(__doc__)
