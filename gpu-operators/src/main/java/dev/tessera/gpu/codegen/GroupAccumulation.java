@@ -468,7 +468,7 @@ final class GroupAccumulation {
     for (int f = 0; f < inputs.length; f++) {
       setAtClaim[f] = inputs[f] != null && inputs[f].valid() == null;
     }
-    markSeenAtClaim(setAtClaim, claimed, entry);
+    markSeenWhereClaimed(setAtClaim, claimed, entry);
   }
 
   /**
@@ -476,7 +476,7 @@ final class GroupAccumulation {
    * functions of {@code setAtClaim} set (those whose input cannot be NULL: the claiming row has a
    * value for each; {@link AccumulatorArithmetic#markSeen}).
    */
-  private void markSeenAtClaim(boolean[] setAtClaim, String claimed, String entry) {
+  private void markSeenWhereClaimed(boolean[] setAtClaim, String claimed, String entry) {
     String skip = b.label("seen_set");
     b.op("@!%s bra %s", claimed, skip);
     setSeen(setAtClaim, entry);
