@@ -86,23 +86,24 @@ def num(r, c):
 
 
 def source_table(path):
-    """(header, rows) of the SASS source table of `ncu --page source --csv`, or None."""
+    """(header, rows, source, samples, executed) of the SASS source table of `ncu --page source
+    --csv`: its header, its rows and the columns of the instruction, its warp stall samples and
+    its executions; or None."""
     rows = list(csv.reader(open(path)))
     head_at = next((i for i, r in enumerate(rows) if "Source" in r), None)
     if head_at is None:
         print("no source table in", path)
         return None
-    return rows[head_at], rows[head_at + 1:]
+    head = rows[head_at]
+    return (head, rows[head_at + 1:], head.index("Source"),
+            head.index("Warp Stall Sampling (All Samples)"), head.index("Instructions Executed"))
 
 
 def hotspots(path):
     table = source_table(path)
     if table is None:
         return
-    head, data = table
-    source = head.index("Source")
-    samples = head.index("Warp Stall Sampling (All Samples)")
-    executed = head.index("Instructions Executed")
+    head, data, source, samples, executed = table
 
     total = sum(num(r, samples) for r in data) or 1
     instructions = sum(num(r, executed) for r in data) or 1
@@ -136,10 +137,7 @@ def path(path, percent):
     table = source_table(path)
     if table is None:
         return
-    head, data = table
-    source = head.index("Source")
-    samples = head.index("Warp Stall Sampling (All Samples)")
-    executed = head.index("Instructions Executed")
+    head, data, source, samples, executed = table
     counts = sorted((num(r, executed) for r in data), reverse=True)
     top = counts[:max(1, len(counts) // 20)]
     typical = statistics.median(top) or 1

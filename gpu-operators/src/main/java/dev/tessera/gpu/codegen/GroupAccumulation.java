@@ -66,27 +66,26 @@ final class GroupAccumulation {
 
   /**
    * The functions' {@code inputs} (null for COUNT_ROWS) of the lanes whose rows are aggregated
-   * ({@code act}) into their groups ({@code group}); every lane of the warp runs it. {@code local}
-   * is the per-block table's shared address, {@code entries} (.b32) and {@code entries64} (.b64)
-   * its entries. {@code entry} is the row's entry (.b32, -1 where the table does not hold its
+   * ({@code act}) into their groups ({@code group}); every lane of the warp runs it. {@code table}
+   * is the per-block table. {@code entry} is the row's entry (.b32, -1 where the table does not hold its
    * group) where the lookup found it by key ({@link LocalKeyTable}, whose lanes that claimed
    * their entry called {@link #markSeenAtClaim(LocalKeyTable.View, boolean[], String)}),
    * null where the entry is found here, by group. {@code warpTest}: whether the item tests for a
    * warp of one group (false: each row on its own, an item that takes no shortcut, {@link
    * ShortcutMode}).
    */
-  void accumulate(String local, String entries, String entries64, String act, String group,
-      AggregateValue[] inputs, String entry, boolean warpTest) {
-    useTable(local, entries, entries64);
+  void accumulate(LocalKeyTable.View table, String act, String group, AggregateValue[] inputs,
+      String entry, boolean warpTest) {
+    useTable(table);
     this.inputs = inputs;
     accumulateItem(act, group, entry, warpTest);
   }
 
   /** The per-block table that the accumulators' addresses are taken in. */
-  private void useTable(String local, String entries, String entries64) {
-    this.local = local;
-    this.entries = entries;
-    this.entries64 = entries64;
+  private void useTable(LocalKeyTable.View table) {
+    this.local = table.local();
+    this.entries = table.entries();
+    this.entries64 = table.entries64();
   }
 
   /**
@@ -96,7 +95,7 @@ final class GroupAccumulation {
    * has a value ({@link AccumulatorArithmetic#markSeen}).
    */
   void markSeenAtClaim(LocalKeyTable.View table, boolean[] setAtClaim, String entry) {
-    useTable(table.local(), table.entries(), table.entries64());
+    useTable(table);
     setSeen(setAtClaim, entry);
   }
 
@@ -162,17 +161,14 @@ final class GroupAccumulation {
 
   /**
    * After the tile loop, before the block's last barrier (every lane): where the kernel
-   * accumulates runs, the lane's last run merged. {@code local}, {@code entries} and {@code
-   * entries64} as for {@link #accumulate}; the inputs' nullability is the last item's (every
-   * item's is the same).
+   * accumulates runs, the lane's last run merged into {@code table}'s entries or the global
+   * accumulators; the inputs' nullability is the last item's (every item's is the same).
    */
-  void end(String local, String entries, String entries64) {
+  void end(LocalKeyTable.View table) {
     if (run == null) {
       return;
     }
-    this.local = local;
-    this.entries = entries;
-    this.entries64 = entries64;
+    useTable(table);
     mergeRun(run.held);
   }
 

@@ -114,7 +114,7 @@ final class GroupedAggregateEmitter {
     if (!accumulation.accumulatesRuns()) {
       return;
     }
-    accumulation.end(table.local(), table.entries(), table.entries64());
+    accumulation.end(table);
   }
 
   /**
@@ -218,8 +218,7 @@ final class GroupedAggregateEmitter {
    */
   private void accumulate(String act, String group, IntFunction<AggregateValue> column,
       String entry, boolean warpTest) {
-    accumulation.accumulate(table.local(), table.entries(), table.entries64(), act, group,
-        inputs(column), entry, warpTest);
+    accumulation.accumulate(table, act, group, inputs(column), entry, warpTest);
   }
 
   /**

@@ -5,6 +5,7 @@ import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.TypeId;
+import java.util.function.Predicate;
 
 /**
  * A global aggregate's accumulators in a generated kernel's registers: each thread adds every row
@@ -54,12 +55,15 @@ final class RegisterAccumulators {
    * inputs: what the generated accumulators compute (64-bit integer atomics and shuffles).
    */
   static boolean integralFunctions(AggregateSpec spec) {
+    return everyInput(spec, input -> !input.isString() && input.id() != TypeId.FLOAT
+        && input.id() != TypeId.DOUBLE);
+  }
+
+  /** Whether {@code accepted} holds for the input type of every function but the counts. */
+  static boolean everyInput(AggregateSpec spec, Predicate<ColumnType> accepted) {
     for (AggregateFunction f : spec.functions()) {
-      if (f.kind() == Kind.COUNT_ROWS || f.kind() == Kind.COUNT) {
-        continue;
-      }
-      ColumnType input = spec.inputTypes().get(f.input());
-      if (input.isString() || input.id() == TypeId.FLOAT || input.id() == TypeId.DOUBLE) {
+      if (f.kind() != Kind.COUNT_ROWS && f.kind() != Kind.COUNT
+          && !accepted.test(spec.inputTypes().get(f.input()))) {
         return false;
       }
     }

@@ -1,9 +1,7 @@
 package dev.tessera.gpu.codegen;
 
-import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
-import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.TypeId;
 
 /**
@@ -86,16 +84,8 @@ final class RunAccumulators {
    * its floor; H200, ncu): every warp's leader merged into the one entry.
    */
   static boolean registerInputs(AggregateSpec spec) {
-    for (AggregateFunction f : spec.functions()) {
-      if (f.kind() == Kind.COUNT_ROWS || f.kind() == Kind.COUNT) {
-        continue;
-      }
-      ColumnType input = spec.inputTypes().get(f.input());
-      if (input.isString() || input.id() == TypeId.FLOAT) {
-        return false;
-      }
-    }
-    return true;
+    return RegisterAccumulators.everyInput(spec,
+        input -> !input.isString() && input.id() != TypeId.FLOAT);
   }
 
   private Kind kind(int f) {
