@@ -550,6 +550,29 @@ final class GroupAccumulation {
   }
 
   /**
+   * The per-block table's sections, computed once before the tile loop ({@link #hold}): the
+   * table's shared address, the highs' offset from the values (.b64) and the seen words' shared
+   * address (.b64); null before.
+   */
+  private record Sections(String local, String highs, String seen) {}
+
+  private Sections sections;
+
+  /**
+   * Before the tile loop: the sections of the per-block table at shared address {@code local}
+   * of {@code entries64} entries, which {@link #tableAccumulators} then takes from registers
+   * instead of computing them in every item.
+   */
+  void hold(String local, String entries64) {
+    int functions = spec.functions().size();
+    String highs = b.b64();
+    b.op("mul.lo.s64 %s, %s, %d", highs, entries64, 8L * functions);
+    String seen = b.b64();
+    b.op("mad.lo.s64 %s, %s, %d, %s", seen, entries64, 16L * functions + 4, local);
+    sections = new Sections(local, highs, seen);
+  }
+
+  /**
    * Function f's accumulators in the per-block table's entry {@code entry} (>= 0), addressed in
    * {@code space} (".shared", or "" for generic addresses), in LocalTable's layout: word f * E + e
    * of values[F][E], of highs[F][E] after it; seen[F][E] after keys[E].
@@ -568,10 +591,15 @@ final class GroupAccumulation {
     String value = b.b64();
     b.op("mad.lo.s64 %s, %s, 8, %s", value, word, base);
     String high = b.b64();
-    b.op("mad.lo.s64 %s, %s, %d, %s", high, entries64, 8L * functions, value);
     String seen = b.b64();
-    b.op("mad.lo.s64 %s, %s, %d, %s", seen, entries64, 16L * functions + 4, base);
-    b.op("mad.lo.s64 %s, %s, 4, %s", seen, word, seen);
+    if (sections != null && sections.local().equals(local) && space.equals(".shared")) {
+      b.op("add.s64 %s, %s, %s", high, value, sections.highs());
+      b.op("mad.lo.s64 %s, %s, 4, %s", seen, word, sections.seen());
+    } else {
+      b.op("mad.lo.s64 %s, %s, %d, %s", high, entries64, 8L * functions, value);
+      b.op("mad.lo.s64 %s, %s, %d, %s", seen, entries64, 16L * functions + 4, base);
+      b.op("mad.lo.s64 %s, %s, 4, %s", seen, word, seen);
+    }
     return new Accumulators(value, high, seen, space, null);
   }
 

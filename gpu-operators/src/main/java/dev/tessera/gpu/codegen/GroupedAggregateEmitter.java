@@ -89,6 +89,10 @@ final class GroupedAggregateEmitter {
    */
   void begin() {
     table = localTable();
+    if (keyTable != null) {
+      keyTable.hold(table);
+    }
+    accumulation.hold(table.local(), table.entries64());
     lookup.begin(); // one fixed-width key: the lookup remembers the group and its entry
     if (spec.keyCount() == 0) {
       accumulation.remember();

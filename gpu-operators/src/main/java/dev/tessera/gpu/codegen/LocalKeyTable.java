@@ -85,6 +85,10 @@ final class LocalKeyTable {
    */
   record View(String local, String entries, String entries64) {}
 
+  /** The view {@link #hold} was given, and its sections' addresses (null before it). */
+  private View heldView;
+  private Addresses held;
+
   /**
    * What a lane's search found: {@code hit} (.pred), its keys held by entry {@code entry} with
    * group {@code group}; {@code claimed} (.pred), an empty entry, which holds its keys now, whose
@@ -350,7 +354,20 @@ final class LocalKeyTable {
   /** The shared addresses (.b64) of the table's group words, its key values and null words. */
   private record Addresses(String groups, String keys, String nulls) {}
 
+  /**
+   * Before the tile loop: the sections' addresses of the view the items use, computed once
+   * ({@link #addresses} returns them for it) rather than in every item.
+   */
+  void hold(View table) {
+    held = null; // so that addresses computes them, not returns an earlier view's
+    held = addresses(table);
+    heldView = table;
+  }
+
   private Addresses addresses(View table) {
+    if (held != null && table == heldView) {
+      return held;
+    }
     int functions = spec.functions().size();
     String base = table.local();
     String groups = b.b64();
