@@ -470,7 +470,7 @@ __device__ __forceinline__ void Merge(int kind, int type, unsigned long long loc
 
 // The per-block table in dynamic shared memory, for E entries and F functions: values[F][E] and
 // highs[F][E] (8-byte words first, for alignment), then keys[E] (global group index or kEmpty),
-// then seen[F][E]. CudaHashAggregate.localEntries sizes it (4 + 20 F bytes an entry).
+// then seen[F][E]. LocalTableSize (codegen) sizes it (4 + 20 F bytes an entry).
 struct LocalTable {
   unsigned long long* values;
   unsigned long long* highs;

@@ -75,6 +75,8 @@ public final class AggregateUpdateGenerator {
    * up to 5% less time at 10 to 1,000 groups, with the filter too (H200, ncu).
    */
   static final int WHOLE_BLOCK_REGISTERS = 64;
+  /** A per-block table whose entries the kernel reads from the plan, not a constant. */
+  private static final int PLAN_ENTRIES = -1;
 
   private AggregateUpdateGenerator() {}
 
@@ -92,6 +94,15 @@ public final class AggregateUpdateGenerator {
   public static boolean fillsMultiprocessor(AggregateSpec spec, List<InputSpec> inputs) {
     return LocalKeyTable.holds(spec)
         && !InputSpec.anyDfor(inputs);
+  }
+
+  /**
+   * The entries of the per-block table of {@code spec}'s kernel that {@link #fillsMultiprocessor}
+   * on a device of {@code features}, which the kernel has as a constant and its launch must give
+   * it ({@link LocalTableSize#wholeMultiprocessorEntries}).
+   */
+  public static int wholeTableEntries(AggregateSpec spec, KernelFeatures features) {
+    return LocalTableSize.wholeMultiprocessorEntries(spec, features.shared());
   }
 
   /**
@@ -133,6 +144,9 @@ public final class AggregateUpdateGenerator {
     }
     if (LocalKeyTable.holds(spec)) {
       key.append("keyed;");
+    }
+    if (fillsMultiprocessor(spec, inputs)) {
+      key.append("entries=").append(wholeTableEntries(spec, features)).append(';');
     }
     ProgramWords words = programWords(program, inputs, spec);
     if (words != null) {
@@ -328,7 +342,8 @@ public final class AggregateUpdateGenerator {
           ? new RegisterAccumulators(b, spec, body, BLOCK_THREADS) : null;
       this.update = registers == null
           ? new GroupedAggregateEmitter(b, spec, body, localName(), features,
-              plainCopies && anyBlockSize) : null;
+              plainCopies && anyBlockSize,
+              anyBlockSize ? wholeTableEntries(spec, features) : PLAN_ENTRIES) : null;
     }
 
     /** Whether an item took a plain copy ({@link ShortcutMode}), after {@link #write}. */

@@ -7,6 +7,7 @@ import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.agg.HashAggregateKernel;
 import dev.tessera.gpu.codegen.AggregateUpdateGenerator;
 import dev.tessera.gpu.codegen.InputSpec;
+import dev.tessera.gpu.codegen.LocalTableSize;
 import dev.tessera.gpu.codegen.ProgramWords;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.ColumnType;
@@ -46,7 +47,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Every update is the fused kernel: {@link #update(ColumnBatch)} runs it with the identity
  * program, so there is one code path. Each block pre-aggregates in a small shared-memory table
- * (see {@link #localEntries}) before it touches the global accumulators; a generated kernel with
+ * (see {@link LocalTableSize}) before it touches the global accumulators; a generated kernel with
  * one fixed-width key finds its entries there by key, and a row whose key its block holds skips
  * the global table (codegen's LocalKeyTable); such a kernel runs one block a multiprocessor
  * whose table takes most of its shared memory (see {@code updateShape}). With small dense
@@ -105,37 +106,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
   private static final int F_ZERO_WHEN_EMPTY = 9;
   private static final int F_REGISTER = 10;
 
-  /** Per-block pre-aggregation table: shared-memory bytes of one entry and of the table. */
-  private static final int LOCAL_ENTRY_FIXED_BYTES = Integer.BYTES;
-  private static final int LOCAL_ENTRY_FUNCTION_BYTES = 2 * Long.BYTES + Integer.BYTES;
-  private static final int LOCAL_TABLE_BYTES = 16 << 10;
-  /**
-   * The same, for a generated kernel that finds entries by key (their keys included), where a row
-   * the table holds skips the global table: 256 entries of HashAggregateBench's four functions
-   * and key. Its 9 blocks a multiprocessor are what the kernel's registers (56 a thread) allow;
-   * 40 KiB (5 blocks) made 10^5 groups 19% slower and 100 groups no faster (H100).
-   */
-  private static final int KEYED_LOCAL_TABLE_BYTES = 24 << 10;
-  /**
-   * For such a kernel, the most of a multiprocessor's shared memory its blocks may take (the
-   * rest is L1). HashAggregateBench on an H100, 24 KiB blocks: 100% (the driver's choice, 9
-   * blocks, 28 KiB of L1) made 10^6 groups 7.5 -> 10.6 ms; 79% (7 blocks, 60 KiB) against 70%
-   * (6 blocks, 92 KiB): 1 to 100 groups 7-10% faster, 10^5 to 10^7 groups 1-4% slower.
-   */
-  private static final int KEYED_SHARED_PERCENT = 79;
-  private static final int MAX_LOCAL_ENTRIES = 256;
-  /**
-   * For a kernel that runs one block a multiprocessor ({@link
-   * AggregateUpdateGenerator#fillsMultiprocessor}), the carveout its table takes: 85% of an
-   * H100's or H200's 228 KiB (193.8 KiB) holds a table of 192 KiB and the system's 1 KiB, and
-   * rounds up to the 196 KiB carveout, 60 KiB of L1 as the 128-thread blocks had (86% would
-   * round up to all 228 KiB, 28 KiB of L1: see {@link #KEYED_SHARED_PERCENT}). And the
-   * most entries such a table has: 2,048 entries of HashAggregateBench's four functions took
-   * 1,000 groups from 3.45 to 1.39 ms, 10^4 groups from 3.26 to 2.71 ms (1,024: 1.51 and 3.02;
-   * H200, ncu).
-   */
-  private static final int WHOLE_SHARED_PERCENT = 85;
-  private static final int MAX_WHOLE_ENTRIES = 2048;
   /**
    * The direct group map: decided once, from the groups after the first batch, when there are at
    * most this many (their keys are read back) ...
@@ -202,51 +172,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
       throw new IllegalArgumentException(items + " items is more than one launch can cover");
     }
     return new LaunchShape((int) blocks, THREADS, 0);
-  }
-
-  /**
-   * Entries of the per-block pre-aggregation table: the largest power of two whose entries fit
-   * {@link #LOCAL_TABLE_BYTES} (16 KiB keeps about 8 blocks a multiprocessor), or, where each entry
-   * also holds its keys ({@code keyBytes} of them, AggregateUpdateGenerator.localKeyBytes), {@link
-   * #KEYED_LOCAL_TABLE_BYTES}; at most {@link #MAX_LOCAL_ENTRIES}; 1 for a global aggregate (one
-   * group); 0 without functions.
-   */
-  static int localEntries(int keyCount, int functionCount, int keyBytes) {
-    int budget = keyBytes > 0 ? KEYED_LOCAL_TABLE_BYTES : LOCAL_TABLE_BYTES;
-    return entriesWithin(budget, functionCount, keyBytes, keyCount == 0 ? 1 : MAX_LOCAL_ENTRIES);
-  }
-
-  /**
-   * Entries of the table of a kernel that runs one block a multiprocessor, in {@code budget}
-   * bytes of shared memory, each with {@code keyBytes} of keys: the largest power of two that
-   * fits, at most {@link #MAX_WHOLE_ENTRIES}.
-   */
-  static int wholeMultiprocessorEntries(int functionCount, int keyBytes, int budget) {
-    return entriesWithin(budget, functionCount, keyBytes, MAX_WHOLE_ENTRIES);
-  }
-
-  /**
-   * The largest power of two of entries, at most {@code most}, whose bytes fit {@code budget};
-   * 0 where one entry does not (rows then go straight to the global accumulators) or there are
-   * no functions.
-   */
-  private static int entriesWithin(int budget, int functionCount, int keyBytes, int most) {
-    if (functionCount == 0) {
-      return 0;
-    }
-    int entryBytes = LOCAL_ENTRY_FIXED_BYTES + LOCAL_ENTRY_FUNCTION_BYTES * functionCount
-        + keyBytes;
-    if (entryBytes > budget) {
-      return 0;
-    }
-    return Math.min(Integer.highestOneBit(budget / entryBytes), most);
-  }
-
-  /** Dynamic shared memory of the update for a local table of {@code entries}. */
-  static int localTableBytes(int entries, int functionCount) {
-    long bytes = (long) entries
-        * (LOCAL_ENTRY_FIXED_BYTES + (long) LOCAL_ENTRY_FUNCTION_BYTES * functionCount);
-    return (int) ((bytes + Long.BYTES - 1) / Long.BYTES * Long.BYTES);
   }
 
   /** Byte offsets of the sections of the group buffer for a group capacity. */
@@ -343,7 +268,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
       this.functionCount = spec.functions().size();
       // Sized for the generated kernel where there may be one (the interpreter kernel, should
       // the pipeline fall back, leaves the keys' bytes unused).
-      this.localEntries = localEntries(keyCount, functionCount,
+      this.localEntries = LocalTableSize.entries(keyCount, functionCount,
           codegen ? AggregateUpdateGenerator.localKeyBytes(spec, 1) : 0);
       this.stringKeys = spec.keyTypes().stream().anyMatch(ColumnType::isString);
     }
@@ -785,29 +710,28 @@ final class CudaHashAggregate implements HashAggregateKernel {
        * The launch of the update and its per-block table's entries. Blocks take tiles
        * grid-stride: as many as the multiprocessors hold at once. A generated {@code kernel}
        * that {@link AggregateUpdateGenerator#fillsMultiprocessor} runs one block a
-       * multiprocessor, of as many threads as its registers allow, whose table takes {@link
-       * #WHOLE_SHARED_PERCENT} of the multiprocessor's shared memory; other kernels (null: the
-       * interpreter's) run blocks of 128 threads with {@link #localEntries} entries each.
+       * multiprocessor, of as many threads as its registers allow, whose table (of the entries
+       * the kernel was generated with, {@link AggregateUpdateGenerator#wholeTableEntries}) takes
+       * {@link LocalTableSize#WHOLE_SHARED_PERCENT} of the multiprocessor's shared memory; other
+       * kernels (null: the interpreter's) run blocks of 128 threads with {@link #localEntries}
+       * entries each.
        */
       private UpdateLaunch updateShape(GeneratedKernels.Kernel kernel, List<InputSpec> inputs,
           int rows) {
         KernelModule kernels = device.kernels();
         int threads = LaunchShape.BLOCK_THREADS;
-        int percent = KEYED_SHARED_PERCENT;
+        int percent = LocalTableSize.KEYED_SHARED_PERCENT;
         int launchEntries = localEntries;
         if (kernel != null && AggregateUpdateGenerator.fillsMultiprocessor(spec, inputs)) {
           threads = kernels.maxBlockThreads(kernel.function(), kernel.entry());
-          percent = WHOLE_SHARED_PERCENT;
-          int budget = Math.min(device.sharedBytesPerBlockOptIn(),
-              (int) ((long) device.sharedBytesPerMultiprocessor() * percent / 100)
-                  - device.reservedSharedBytesPerBlock());
-          launchEntries = wholeMultiprocessorEntries(functionCount,
-              AggregateUpdateGenerator.localKeyBytes(spec, 1), budget);
+          percent = LocalTableSize.WHOLE_SHARED_PERCENT;
+          launchEntries =
+              AggregateUpdateGenerator.wholeTableEntries(spec, device.generated().features());
         }
         int keyBytes =
             kernel != null ? AggregateUpdateGenerator.localKeyBytes(spec, launchEntries) : 0;
         LaunchShape oneBlock = new LaunchShape(1, threads,
-            localTableBytes(launchEntries, functionCount) + keyBytes);
+            LocalTableSize.tableBytes(launchEntries, functionCount) + keyBytes);
         int resident;
         if (kernel == null) {
           resident = kernels.residentBlocks(UPDATE_KERNEL, oneBlock);

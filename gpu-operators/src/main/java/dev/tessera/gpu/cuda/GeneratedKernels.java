@@ -89,13 +89,21 @@ final class GeneratedKernels {
    */
   Lookup aggregateUpdate(Program program, List<InputSpec> inputs, AggregateSpec spec,
       BitSet probeFiltered) {
-    // Asked here, not kept from the constructor: CudaDevice builds this object before it has read
-    // its compute capability (a field set then would say 0.0, and no device would get redux.sync).
-    KernelFeatures features =
-        KernelFeatures.forDevice(device.computeMajor(), device.computeMinor());
+    KernelFeatures features = features();
     return lookup(AggregateUpdateGenerator.key(program, inputs, spec, features, probeFiltered),
         "aggregation", program,
         () -> AggregateUpdateGenerator.generate(program, inputs, spec, features, probeFiltered));
+  }
+
+  /**
+   * What this device gives the kernels generated for it. Asked each time, not kept from the
+   * constructor: CudaDevice builds this object before it has read its attributes (a field set
+   * then would say compute capability 0.0 and no shared memory).
+   */
+  KernelFeatures features() {
+    return KernelFeatures.forDevice(device.computeMajor(), device.computeMinor(),
+        new KernelFeatures.SharedMemory(device.sharedBytesPerMultiprocessor(),
+            device.sharedBytesPerBlockOptIn(), device.reservedSharedBytesPerBlock()));
   }
 
   /** Writes a kernel's PTX; declines with the reason. */

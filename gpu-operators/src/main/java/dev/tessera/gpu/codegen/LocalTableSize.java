@@ -1,0 +1,111 @@
+package dev.tessera.gpu.codegen;
+
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codegen.KernelFeatures.SharedMemory;
+
+/**
+ * How many entries a hash aggregation's per-block pre-aggregation table has (hash_aggregate.cuh's
+ * {@code LocalTable}, 4 + 20 F bytes an entry for F functions, and, where a generated kernel finds
+ * its entries by key, their keys: {@link LocalKeyTable#bytes}), and how much shared memory it
+ * takes. One definition for the launch (CudaHashAggregate) and the generator, which writes the
+ * entries of a kernel that {@link AggregateUpdateGenerator#fillsMultiprocessor fills a
+ * multiprocessor} into its code as a constant.
+ */
+public final class LocalTableSize {
+  /** Shared-memory bytes of an entry: its group word, then each function's value, high and seen. */
+  private static final int ENTRY_FIXED_BYTES = Integer.BYTES;
+  private static final int ENTRY_FUNCTION_BYTES = 2 * Long.BYTES + Integer.BYTES;
+  /** The table of a block of 128 threads (16 KiB keeps about 8 blocks a multiprocessor). */
+  private static final int TABLE_BYTES = 16 << 10;
+  /**
+   * The same, for a generated kernel that finds entries by key (their keys included), where a row
+   * the table holds skips the global table: 256 entries of HashAggregateBench's four functions
+   * and key. Its 9 blocks a multiprocessor are what the kernel's registers (56 a thread) allow;
+   * 40 KiB (5 blocks) made 10^5 groups 19% slower and 100 groups no faster (H100).
+   */
+  private static final int KEYED_TABLE_BYTES = 24 << 10;
+  /**
+   * For such a kernel, the most of a multiprocessor's shared memory its blocks may take (the
+   * rest is L1). HashAggregateBench on an H100, 24 KiB blocks: 100% (the driver's choice, 9
+   * blocks, 28 KiB of L1) made 10^6 groups 7.5 -> 10.6 ms; 79% (7 blocks, 60 KiB) against 70%
+   * (6 blocks, 92 KiB): 1 to 100 groups 7-10% faster, 10^5 to 10^7 groups 1-4% slower.
+   */
+  public static final int KEYED_SHARED_PERCENT = 79;
+  private static final int MAX_ENTRIES = 256;
+  /**
+   * For a kernel that runs one block a multiprocessor ({@link
+   * AggregateUpdateGenerator#fillsMultiprocessor}), the carveout its table takes: 85% of an
+   * H100's or H200's 228 KiB (193.8 KiB) holds a table of 192 KiB and the system's 1 KiB, and
+   * rounds up to the 196 KiB carveout, 60 KiB of L1 as the 128-thread blocks had (86% would
+   * round up to all 228 KiB, 28 KiB of L1: see {@link #KEYED_SHARED_PERCENT}). And the
+   * most entries such a table has: 2,048 entries of HashAggregateBench's four functions took
+   * 1,000 groups from 3.45 to 1.39 ms, 10^4 groups from 3.26 to 2.71 ms (1,024: 1.51 and 3.02;
+   * H200, ncu).
+   */
+  public static final int WHOLE_SHARED_PERCENT = 85;
+  private static final int MAX_WHOLE_ENTRIES = 2048;
+
+  private LocalTableSize() {}
+
+  /**
+   * Entries of the table of a block of 128 threads: the largest power of two whose entries fit
+   * {@link #TABLE_BYTES}, or, where each entry also holds its keys ({@code keyBytes} of them,
+   * {@link AggregateUpdateGenerator#localKeyBytes}), {@link #KEYED_TABLE_BYTES}; at most {@link
+   * #MAX_ENTRIES}; 1 for a global aggregate (one group); 0 without functions.
+   */
+  public static int entries(int keyCount, int functionCount, int keyBytes) {
+    int budget = keyBytes > 0 ? KEYED_TABLE_BYTES : TABLE_BYTES;
+    return entriesWithin(budget, functionCount, keyBytes, keyCount == 0 ? 1 : MAX_ENTRIES);
+  }
+
+  /**
+   * Entries of the table of {@code spec}'s kernel that runs one block a multiprocessor of a
+   * device with {@code shared}: the largest power of two, at most {@link #MAX_WHOLE_ENTRIES},
+   * whose entries and keys fit {@link #wholeMultiprocessorBudget}.
+   */
+  public static int wholeMultiprocessorEntries(AggregateSpec spec, SharedMemory shared) {
+    return wholeMultiprocessorEntries(spec.functions().size(), LocalKeyTable.bytes(spec, 1),
+        wholeMultiprocessorBudget(shared));
+  }
+
+  /**
+   * {@link #wholeMultiprocessorEntries(AggregateSpec, SharedMemory)} of {@code functionCount}
+   * functions and {@code keyBytes} of keys an entry, in {@code budget} bytes.
+   */
+  static int wholeMultiprocessorEntries(int functionCount, int keyBytes, int budget) {
+    return entriesWithin(budget, functionCount, keyBytes, MAX_WHOLE_ENTRIES);
+  }
+
+  /**
+   * The shared-memory bytes a block that fills a multiprocessor gives its table: {@link
+   * #WHOLE_SHARED_PERCENT} of the multiprocessor's, less what the system keeps for the block, and
+   * no more than one block may ask for.
+   */
+  public static int wholeMultiprocessorBudget(SharedMemory shared) {
+    return Math.min(shared.perBlockOptIn(),
+        (int) ((long) shared.perMultiprocessor() * WHOLE_SHARED_PERCENT / 100)
+            - shared.reservedPerBlock());
+  }
+
+  /**
+   * The largest power of two of entries, at most {@code most}, whose bytes fit {@code budget};
+   * 0 where one entry does not (rows then go straight to the global accumulators) or there are
+   * no functions.
+   */
+  private static int entriesWithin(int budget, int functionCount, int keyBytes, int most) {
+    if (functionCount == 0) {
+      return 0;
+    }
+    int entryBytes = ENTRY_FIXED_BYTES + ENTRY_FUNCTION_BYTES * functionCount + keyBytes;
+    if (entryBytes > budget) {
+      return 0;
+    }
+    return Math.min(Integer.highestOneBit(budget / entryBytes), most);
+  }
+
+  /** Shared-memory bytes of a table of {@code entries} (their keys not counted), 8-aligned. */
+  public static int tableBytes(int entries, int functionCount) {
+    long bytes = (long) entries * (ENTRY_FIXED_BYTES + (long) ENTRY_FUNCTION_BYTES * functionCount);
+    return (int) ((bytes + Long.BYTES - 1) / Long.BYTES * Long.BYTES);
+  }
+}

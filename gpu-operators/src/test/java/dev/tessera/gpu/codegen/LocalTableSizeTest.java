@@ -1,0 +1,124 @@
+package dev.tessera.gpu.codegen;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tessera.gpu.agg.AggregateFunction;
+import dev.tessera.gpu.agg.AggregateFunction.Kind;
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codec.Encoding;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.expr.ProgramBuilder;
+import java.util.List;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The per-block table's size (no GPU needed): what fits the shared memory it is given, and the
+ * entries a kernel that fills a multiprocessor has as a constant, which its launch gives it.
+ */
+class LocalTableSizeTest {
+  @Test
+  void thePerBlockTableFitsItsSharedMemoryBudget() {
+    for (int functions = 1; functions <= 64; functions++) {
+      int entries = LocalTableSize.entries(1, functions, 0);
+      assertTrue(entries == 0 || Integer.bitCount(entries) == 1, "a power of two: " + entries);
+      assertTrue(LocalTableSize.tableBytes(entries, functions) <= 16 << 10,
+          functions + " functions");
+      assertTrue(entries <= 256);
+      // With each entry's key (8 bytes and a null word): 24 KiB in all.
+      int keyed = LocalTableSize.entries(1, functions, 12);
+      assertTrue(keyed == 0 || Integer.bitCount(keyed) == 1, "a power of two: " + keyed);
+      assertTrue(LocalTableSize.tableBytes(keyed, functions) + 12 * keyed <= 24 << 10,
+          functions + " functions, keyed");
+      assertTrue(keyed <= 256 && keyed >= entries);
+    }
+    assertEquals(128, LocalTableSize.entries(1, 4, 0)); // 84 bytes an entry
+    assertEquals(256, LocalTableSize.entries(1, 4, 12)); // 96
+    assertEquals(10_752, LocalTableSize.tableBytes(128, 4));
+    assertEquals(1, LocalTableSize.entries(0, 13, 0)); // a global aggregate: one group
+    assertEquals(0, LocalTableSize.entries(2, 0, 0)); // nothing to accumulate
+    assertEquals(0, LocalTableSize.tableBytes(0, 5));
+  }
+
+  @Test
+  void aTableOfAWholeMultiprocessorFitsItsBudget() {
+    // An H100's or H200's 228 KiB, 85% of it, less the 1 KiB the system keeps for a block.
+    int budget = 233_472 * 85 / 100 - 1024;
+    assertEquals(budget, LocalTableSize.wholeMultiprocessorBudget(
+        new KernelFeatures.SharedMemory(233_472, 232_448, 1024)));
+    assertEquals(2048, LocalTableSize.wholeMultiprocessorEntries(4, 12, budget));
+    for (int functions = 1; functions <= 64; functions++) {
+      int entries = LocalTableSize.wholeMultiprocessorEntries(functions, 12, budget);
+      assertTrue(Integer.bitCount(entries) == 1 && entries <= 2048, "a power of two: " + entries);
+      assertTrue(LocalTableSize.tableBytes(entries, functions) + 12 * entries <= budget,
+          functions + " functions");
+      assertTrue(entries >= LocalTableSize.entries(1, functions, 12));
+    }
+    assertEquals(0, LocalTableSize.wholeMultiprocessorEntries(4, 12, 95)); // one is 96 bytes
+    assertEquals(1, LocalTableSize.wholeMultiprocessorEntries(4, 12, 96));
+    assertEquals(0, LocalTableSize.wholeMultiprocessorEntries(0, 12, budget));
+  }
+
+  @Test
+  void sharedMemoryOfEachCapabilityIsTheProgrammingGuides() {
+    assertEquals(new KernelFeatures.SharedMemory(233_472, 232_448, 1024),
+        KernelFeatures.SharedMemory.ofCapability(9, 0)); // what an H100 and an H200 report
+    assertEquals(new KernelFeatures.SharedMemory(167_936, 166_912, 1024),
+        KernelFeatures.SharedMemory.ofCapability(8, 0));
+    assertEquals(new KernelFeatures.SharedMemory(102_400, 101_376, 1024),
+        KernelFeatures.SharedMemory.ofCapability(8, 9));
+    assertEquals(new KernelFeatures.SharedMemory(65_536, 65_536, 0),
+        KernelFeatures.SharedMemory.ofCapability(7, 5));
+    assertEquals(KernelFeatures.SharedMemory.ofCapability(9, 0),
+        KernelFeatures.forArch("sm_90").shared());
+    assertEquals(KernelFeatures.SharedMemory.ofCapability(7, 5), KernelFeatures.OLDEST.shared());
+  }
+
+  /** GROUP BY a LONG: count(*), sum, min and max of a LONG (HashAggregateBench's). */
+  private static final List<ColumnType> TYPES = List.of(ColumnType.LONG, ColumnType.LONG);
+  private static final AggregateSpec SPEC = new AggregateSpec(TYPES, 1, List.of(
+      new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+      new AggregateFunction(Kind.SUM, 1, ColumnType.LONG),
+      new AggregateFunction(Kind.MIN, 1, ColumnType.LONG),
+      new AggregateFunction(Kind.MAX, 1, ColumnType.LONG)), false);
+
+  @Test
+  void aKernelThatFillsAMultiprocessorHasItsDevicesEntriesAsAConstant() throws Exception {
+    Program program = ProgramBuilder.identity(TYPES, false);
+    List<InputSpec> inputs = TYPES.stream()
+        .map(t -> new InputSpec(t, Encoding.PLAIN, false)).toList();
+    assertTrue(AggregateUpdateGenerator.fillsMultiprocessor(SPEC, inputs));
+    KernelFeatures hopper = KernelFeatures.forArch("sm_90");
+    KernelFeatures ada = KernelFeatures.forArch("sm_89");
+    assertEquals(2048, AggregateUpdateGenerator.wholeTableEntries(SPEC, hopper)); // 96 B each
+    assertEquals(512, AggregateUpdateGenerator.wholeTableEntries(SPEC, ada)); // 84 KiB
+    // One device's kernel is not another's: the entries are in the key.
+    assertNotEquals(AggregateUpdateGenerator.key(program, inputs, SPEC, hopper),
+        AggregateUpdateGenerator.key(program, inputs, SPEC, ada));
+    for (KernelFeatures features : List.of(hopper, ada)) {
+      GeneratedKernel kernel = AggregateUpdateGenerator.generate(program, inputs, SPEC, features);
+      int entries = AggregateUpdateGenerator.wholeTableEntries(SPEC, features);
+      assertTrue(Pattern.compile("mov\\.u64 %rd\\d+, " + entries + ";").matcher(kernel.ptx())
+          .find(), "the constant " + entries);
+      GeneratedModule.compile(kernel, "sm_90").report(kernel.entry()); // compiles
+    }
+  }
+
+  @Test
+  void aKernelOfBlocksOf128ThreadsReadsItsEntriesFromThePlan() throws Exception {
+    // A GROUP BY of two keys: the table is found by group, its size the launch's (plan) choice.
+    List<ColumnType> types = List.of(ColumnType.LONG, ColumnType.INT, ColumnType.LONG);
+    AggregateSpec spec = new AggregateSpec(types, 2, List.of(
+        new AggregateFunction(Kind.SUM, 2, ColumnType.LONG)), false);
+    List<InputSpec> inputs = types.stream()
+        .map(t -> new InputSpec(t, Encoding.PLAIN, false)).toList();
+    assertTrue(!AggregateUpdateGenerator.fillsMultiprocessor(spec, inputs));
+    KernelFeatures hopper = KernelFeatures.forArch("sm_90");
+    Program program = ProgramBuilder.identity(types, false);
+    assertEquals(AggregateUpdateGenerator.key(program, inputs, spec, hopper),
+        AggregateUpdateGenerator.key(program, inputs, spec, KernelFeatures.forArch("sm_89")));
+  }
+}
