@@ -57,8 +57,8 @@ final class GroupedAggregateEmitter {
    * no shortcut ({@link ShortcutMode}): only in a kernel of a block a multiprocessor, where it
    * was measured, and whose register ask (64) the copy stays within or the generator writes the
    * kernel again without it ({@link GeneratedKernel#leaner}). {@code tableEntries}: the per-block
-   * table's entries, where the launch gives every kernel of this code the same (a kernel that
-   * fills a multiprocessor, LocalTableSize), or -1 where the kernel reads them from the plan.
+   * table's entries as a constant (AggregateUpdateGenerator.hasConstantEntries: the launch gives
+   * every kernel of this code the same), or -1 where the kernel reads them from the plan.
    */
   GroupedAggregateEmitter(PtxBuilder b, AggregateSpec spec, ProgramEmitter body,
       String localSymbol, KernelFeatures features, boolean plainCopies, int tableEntries) {
@@ -131,8 +131,7 @@ final class GroupedAggregateEmitter {
    * address, not a generic one: each conversion between the two is a read of the shared
    * window's base (S2R SR_SWINLO), which ptxas put in every item, three times an item of
    * HashAggregateBench's 100-group kernel. The entries are a constant where the kernel has them
-   * ({@link #tableEntries}): ptxas then folds the table's sections into the addresses' offsets
-   * (HashAggregateBench at 10 to 1,000 groups 3-5% faster, H200), else the plan's.
+   * ({@link #tableEntries}, AggregateUpdateGenerator.hasConstantEntries), else the plan's.
    */
   private LocalKeyTable.View localTable() {
     String local = b.b64();

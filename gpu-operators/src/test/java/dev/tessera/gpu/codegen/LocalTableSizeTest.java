@@ -1,6 +1,7 @@
 package dev.tessera.gpu.codegen;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -17,7 +18,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The per-block table's size (no GPU needed): what fits the shared memory it is given, and the
- * entries a kernel that fills a multiprocessor has as a constant, which its launch gives it.
+ * entries a kernel that fills a multiprocessor has as a constant (where no input can be NULL),
+ * which its launch gives it.
  */
 class LocalTableSizeTest {
   @Test
@@ -90,7 +92,7 @@ class LocalTableSizeTest {
     Program program = ProgramBuilder.identity(TYPES, false);
     List<InputSpec> inputs = TYPES.stream()
         .map(t -> new InputSpec(t, Encoding.PLAIN, false)).toList();
-    assertTrue(AggregateUpdateGenerator.fillsMultiprocessor(SPEC, inputs));
+    assertTrue(AggregateUpdateGenerator.hasConstantEntries(SPEC, inputs));
     KernelFeatures hopper = KernelFeatures.forArch("sm_90");
     KernelFeatures ada = KernelFeatures.forArch("sm_89");
     assertEquals(2048, AggregateUpdateGenerator.wholeTableEntries(SPEC, hopper)); // 96 B each
@@ -108,6 +110,20 @@ class LocalTableSizeTest {
   }
 
   @Test
+  void aKernelWithANullableInputReadsItsEntriesFromThePlan() throws Exception {
+    Program program = ProgramBuilder.identity(TYPES, false);
+    List<InputSpec> inputs = List.of(new InputSpec(ColumnType.LONG, Encoding.PLAIN, true),
+        new InputSpec(ColumnType.LONG, Encoding.PLAIN, false));
+    assertTrue(AggregateUpdateGenerator.fillsMultiprocessor(SPEC, inputs));
+    assertFalse(AggregateUpdateGenerator.hasConstantEntries(SPEC, inputs));
+    KernelFeatures hopper = KernelFeatures.forArch("sm_90");
+    GeneratedKernel kernel = AggregateUpdateGenerator.generate(program, inputs, SPEC, hopper);
+    assertFalse(Pattern.compile("mov\\.u64 %rd\\d+, 2048;").matcher(kernel.ptx()).find());
+    assertEquals(AggregateUpdateGenerator.key(program, inputs, SPEC, hopper),
+        AggregateUpdateGenerator.key(program, inputs, SPEC, KernelFeatures.forArch("sm_89")));
+  }
+
+  @Test
   void aKernelOfBlocksOf128ThreadsReadsItsEntriesFromThePlan() throws Exception {
     // A GROUP BY of two keys: the table is found by group, its size the launch's (plan) choice.
     List<ColumnType> types = List.of(ColumnType.LONG, ColumnType.INT, ColumnType.LONG);
@@ -115,7 +131,7 @@ class LocalTableSizeTest {
         new AggregateFunction(Kind.SUM, 2, ColumnType.LONG)), false);
     List<InputSpec> inputs = types.stream()
         .map(t -> new InputSpec(t, Encoding.PLAIN, false)).toList();
-    assertTrue(!AggregateUpdateGenerator.fillsMultiprocessor(spec, inputs));
+    assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(spec, inputs));
     KernelFeatures hopper = KernelFeatures.forArch("sm_90");
     Program program = ProgramBuilder.identity(types, false);
     assertEquals(AggregateUpdateGenerator.key(program, inputs, spec, hopper),
