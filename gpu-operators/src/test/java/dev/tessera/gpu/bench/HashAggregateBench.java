@@ -39,7 +39,7 @@ import java.util.Random;
  *   <li>"no keys": the same functions over every row, without GROUP BY (generated kernels keep
  *       a global aggregate's accumulators in registers);
  *   <li>"double values": "long keys" with v a DOUBLE (whole numbers of 21 bits): functions
- *       that are not integral, so no runs.
+ *       that are not integral (their runs sum in 128 bits and compare in Spark's order).
  * </ul>
  * Prints the median wall time of update + finish (each synchronizes) over the runs, and the
  * bandwidth floor (every input read once, every group's five values written once). Before a
