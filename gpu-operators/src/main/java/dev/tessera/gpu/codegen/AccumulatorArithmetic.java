@@ -112,7 +112,7 @@ final class AccumulatorArithmetic {
    * hash_aggregate.cuh MarkSeen: the flag set, read first so that a set flag costs no write. For
    * an input that cannot be NULL the flag is set already: in a per-block entry by the lane that
    * claimed it (GroupAccumulation.markSeenAtClaim), in a keyed aggregation's group by the row that
-   * inserted it (GroupedAggregateEmitter's seenAtInsert). Only a global aggregate's group, which
+   * inserted it (GroupAccumulation.seenAtFirstRow). Only a global aggregate's group, which
    * no row inserts, has it set here.
    */
   void markSeen(Accumulators at, AggregateValue input) {

@@ -10,6 +10,7 @@ import dev.tessera.gpu.column.TypeId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
+import java.util.function.IntPredicate;
 import java.util.function.Supplier;
 
 /**
@@ -86,6 +87,20 @@ final class GroupAccumulation {
     this.local = table.local();
     this.entries = table.entries();
     this.entries64 = table.entries64();
+  }
+
+  /**
+   * Per function, whether the row that inserts a group (in the global table) or claims its
+   * per-block entry sets the group's seen flag there, so that no row need set it again: where
+   * the function has an input and it cannot be NULL ({@code nullableInput}, by function), so
+   * that row has a value for it ({@link AccumulatorArithmetic#markSeen} relies on it).
+   */
+  static boolean[] seenAtFirstRow(AggregateSpec spec, IntPredicate nullableInput) {
+    boolean[] set = new boolean[spec.functions().size()];
+    for (int f = 0; f < set.length; f++) {
+      set[f] = spec.functions().get(f).kind() != Kind.COUNT_ROWS && !nullableInput.test(f);
+    }
+    return set;
   }
 
   /**
@@ -460,11 +475,7 @@ final class GroupAccumulation {
       b.op("@%s mov.u32 %s, %s", inTable, rememberedGroup, group);
       b.op("@%s mov.u32 %s, %s", inTable, rememberedEntry, entry);
     }
-    boolean[] setAtClaim = new boolean[inputs.length];
-    for (int f = 0; f < inputs.length; f++) {
-      setAtClaim[f] = inputs[f] != null && inputs[f].valid() == null;
-    }
-    markSeenWhereClaimed(setAtClaim, claimed, entry);
+    markSeenWhereClaimed(seenAtFirstRow(spec, f -> inputs[f].valid() != null), claimed, entry);
   }
 
   /**

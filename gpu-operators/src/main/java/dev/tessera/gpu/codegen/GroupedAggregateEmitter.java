@@ -182,7 +182,8 @@ final class GroupedAggregateEmitter {
     for (int k = 0; k < keys.length; k++) {
       keys[k] = column.apply(k);
     }
-    boolean[] seenAtInsert = seenAtInsert(nullable);
+    boolean[] seenAtInsert = GroupAccumulation.seenAtFirstRow(spec,
+        f -> nullable[spec.functions().get(f).input()]);
     Runnable atClaim = () -> accumulation.markSeenAtClaim(table, seenAtInsert, entry);
     if (!accumulation.accumulatesRuns()) {
       if (keys.length > 0) {
@@ -266,20 +267,6 @@ final class GroupedAggregateEmitter {
       }
     }
     return inputs;
-  }
-
-  /**
-   * Per function, whether the row that inserts a group sets the group's seen flag, so that no
-   * row need set it in the global accumulators again: where the function's input cannot be NULL
-   * (every row of the group then has a value for it). GroupAccumulation's MarkSeen relies on it.
-   */
-  private boolean[] seenAtInsert(boolean[] nullable) {
-    boolean[] set = new boolean[spec.functions().size()];
-    for (int f = 0; f < set.length; f++) {
-      AggregateFunction fn = spec.functions().get(f);
-      set[f] = fn.kind() != Kind.COUNT_ROWS && !nullable[fn.input()];
-    }
-    return set;
   }
 
   /**
