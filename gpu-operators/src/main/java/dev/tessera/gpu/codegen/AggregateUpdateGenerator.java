@@ -640,14 +640,14 @@ public final class AggregateUpdateGenerator {
         String[] outside, List<Map<Integer, LookaheadColumns.Raw>> loaded)
         throws CodegenUnsupportedException {
       List<FirstPart> parts = new ArrayList<>();
-      String[] passes = new String[2];
+      String[] passes = {b.pred(), b.pred()};
       String done = null;
       if (lastRow != null) {
-        for (int k = 0; k < 2; k++) {
-          passes[k] = b.pred();
-          b.op("setp.ne.u32 %s, 0, 0", passes[k]);
+        // The pass that flushes the queues has no rows to read (the batch may have none): its
+        // rows do not pass.
+        for (String p : passes) {
+          b.op("setp.ne.u32 %s, 0, 0", p);
         }
-        // The pass that flushes the queues has no rows to read (the batch may have none).
         done = b.label("pair_done");
         b.op("@%s bra.uni %s", flushing, done);
       }
@@ -657,9 +657,6 @@ public final class AggregateUpdateGenerator {
         FirstPart part = firstPart(k, itemOffsets[k], threadOffset, tileOffset, lastRow);
         String inside = b.pred();
         b.op("not.pred %s, %s", inside, outside[k]);
-        if (passes[k] == null) {
-          passes[k] = part.passes();
-        }
         b.op("and.pred %s, %s, %s", passes[k], part.passes(), inside);
         parts.add(part);
       }
