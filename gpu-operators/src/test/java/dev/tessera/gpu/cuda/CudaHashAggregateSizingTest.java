@@ -1,7 +1,6 @@
 package dev.tessera.gpu.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.expr.Opcode;
