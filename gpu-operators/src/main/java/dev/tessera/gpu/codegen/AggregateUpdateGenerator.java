@@ -97,16 +97,6 @@ public final class AggregateUpdateGenerator {
   }
 
   /**
-   * The entries of the per-block table of {@code spec}'s kernel that {@link #fillsMultiprocessor}
-   * on a device of {@code features}, which its launch gives it and, where {@link
-   * #hasConstantEntries}, the kernel has as a constant ({@link
-   * LocalTableSize#wholeMultiprocessorEntries}).
-   */
-  public static int wholeTableEntries(AggregateSpec spec, KernelFeatures features) {
-    return LocalTableSize.wholeMultiprocessorEntries(spec, features.shared());
-  }
-
-  /**
    * Whether the kernel of {@code spec} over {@code inputs} has its per-block table's entries as a
    * constant, not the plan's: one that {@link #fillsMultiprocessor}, where no input can be NULL.
    * ptxas then folds the table's sections into the addresses' offsets: HashAggregateBench at 10
@@ -116,6 +106,17 @@ public final class AggregateUpdateGenerator {
    */
   static boolean hasConstantEntries(AggregateSpec spec, List<InputSpec> inputs) {
     return fillsMultiprocessor(spec, inputs) && inputs.stream().noneMatch(InputSpec::nullable);
+  }
+
+  /**
+   * The per-block table's entries the kernel has as a constant ({@link #hasConstantEntries}: the
+   * ones its launch gives it on a device of {@code features}, {@link
+   * LocalTableSize#wholeMultiprocessorEntries}), or {@link #PLAN_ENTRIES}.
+   */
+  private static int constantEntries(AggregateSpec spec, List<InputSpec> inputs,
+      KernelFeatures features) {
+    return hasConstantEntries(spec, inputs)
+        ? LocalTableSize.wholeMultiprocessorEntries(spec, features.shared()) : PLAN_ENTRIES;
   }
 
   /**
@@ -158,8 +159,9 @@ public final class AggregateUpdateGenerator {
     if (LocalKeyTable.holds(spec)) {
       key.append("keyed;");
     }
-    if (hasConstantEntries(spec, inputs)) {
-      key.append("entries=").append(wholeTableEntries(spec, features)).append(';');
+    int entries = constantEntries(spec, inputs, features);
+    if (entries != PLAN_ENTRIES) {
+      key.append("entries=").append(entries).append(';');
     }
     ProgramWords words = programWords(program, inputs, spec);
     if (words != null) {
@@ -355,9 +357,7 @@ public final class AggregateUpdateGenerator {
           ? new RegisterAccumulators(b, spec, body, BLOCK_THREADS) : null;
       this.update = registers == null
           ? new GroupedAggregateEmitter(b, spec, body, localName(), features,
-              plainCopies && anyBlockSize,
-              hasConstantEntries(spec, inputs) ? wholeTableEntries(spec, features)
-                  : PLAN_ENTRIES) : null;
+              plainCopies && anyBlockSize, constantEntries(spec, inputs, features)) : null;
     }
 
     /** Whether an item took a plain copy ({@link ShortcutMode}), after {@link #write}. */

@@ -42,9 +42,7 @@ final class GroupAccumulation {
   private final KernelFeatures features;
   private final AccumulatorArithmetic arithmetic;
   /** For the item being written: the per-block table (shared address) and its entries. */
-  private String local;
-  private String entries;
-  private String entries64;
+  private LocalKeyTable.View table;
   /** The item's inputs, per function (null for COUNT_ROWS). */
   private AggregateValue[] inputs;
   /**
@@ -68,8 +66,8 @@ final class GroupAccumulation {
   /**
    * The functions' {@code inputs} (null for COUNT_ROWS) of the lanes whose rows are aggregated
    * ({@code act}) into their groups ({@code group}); every lane of the warp runs it. {@code table}
-   * is the per-block table. {@code entry} is the row's entry (.b32, -1 where the table does not hold its
-   * group) where the lookup found it by key ({@link LocalKeyTable}, whose lanes that claimed
+   * is the per-block table. {@code entry} is the row's entry (.b32, -1 where the table does not
+   * hold its group) where the lookup found it by key ({@link LocalKeyTable}, whose lanes that claimed
    * their entry called {@link #markSeenAtClaim(LocalKeyTable.View, boolean[], String)}),
    * null where the entry is found here, by group. {@code warpTest}: whether the item tests for a
    * warp of one group (false: each row on its own, an item that takes no shortcut, {@link
@@ -77,16 +75,9 @@ final class GroupAccumulation {
    */
   void accumulate(LocalKeyTable.View table, String act, String group, AggregateValue[] inputs,
       String entry, boolean warpTest) {
-    useTable(table);
+    this.table = table;
     this.inputs = inputs;
     accumulateItem(act, group, entry, warpTest);
-  }
-
-  /** The per-block table that the accumulators' addresses are taken in. */
-  private void useTable(LocalKeyTable.View table) {
-    this.local = table.local();
-    this.entries = table.entries();
-    this.entries64 = table.entries64();
   }
 
   /**
@@ -110,7 +101,7 @@ final class GroupAccumulation {
    * has a value ({@link AccumulatorArithmetic#markSeen}).
    */
   void markSeenAtClaim(LocalKeyTable.View table, boolean[] setAtClaim, String entry) {
-    useTable(table);
+    this.table = table;
     setSeen(setAtClaim, entry);
   }
 
@@ -183,7 +174,7 @@ final class GroupAccumulation {
     if (run == null) {
       return;
     }
-    useTable(table);
+    this.table = table;
     mergeRun(run.held);
   }
 
@@ -419,7 +410,7 @@ final class GroupAccumulation {
     String claimed = b.pred();
     b.op("setp.ne.s32 %s, 0, 0", claimed);
     String none = b.pred();
-    b.op("setp.eq.u32 %s, %s, 0", none, entries);
+    b.op("setp.eq.u32 %s, %s, 0", none, table.entries());
     b.op("@%s bra %s", none, done);
     if (rememberedGroup != null) {
       String again = b.pred();
@@ -427,12 +418,12 @@ final class GroupAccumulation {
       b.op("@%s mov.u32 %s, %s", again, entry, rememberedEntry);
       b.op("@%s bra %s", again, done);
     }
-    String base = local;
+    String base = table.local();
     String keysBase = b.b64();
-    b.op("mul.lo.s64 %s, %s, %d", keysBase, entries64, 16L * spec.functions().size());
+    b.op("mul.lo.s64 %s, %s, %d", keysBase, table.entries64(), 16L * spec.functions().size());
     b.op("add.s64 %s, %s, %s", keysBase, keysBase, base);
     String lastEntry = b.b32();
-    b.op("sub.u32 %s, %s, 1", lastEntry, entries);
+    b.op("sub.u32 %s, %s, 1", lastEntry, table.entries());
     String first = b.b32();
     b.op("mul.lo.u32 %s, %s, %d", first, group, LOCAL_HASH);
     b.op("shr.u32 %s, %s, 7", first, first);
@@ -562,25 +553,25 @@ final class GroupAccumulation {
 
   /**
    * The per-block table's sections, computed once before the tile loop ({@link #hold}): the
-   * table's shared address, the highs' offset from the values (.b64) and the seen words' shared
+   * table they are of, the highs' offset from the values (.b64) and the seen words' shared
    * address (.b64); null before.
    */
-  private record Sections(String local, String highs, String seen) {}
+  private record Sections(LocalKeyTable.View table, String highs, String seen) {}
 
   private Sections sections;
 
   /**
-   * Before the tile loop: the sections of the per-block table at shared address {@code local}
-   * of {@code entries64} entries, which {@link #tableAccumulators} then takes from registers
-   * instead of computing them in every item.
+   * Before the tile loop: the sections of the per-block table {@code table}, which {@link
+   * #tableAccumulators} then takes from registers instead of computing them in every item.
    */
-  void hold(String local, String entries64) {
+  void hold(LocalKeyTable.View table) {
     int functions = spec.functions().size();
     String highs = b.b64();
-    b.op("mul.lo.s64 %s, %s, %d", highs, entries64, 8L * functions);
+    b.op("mul.lo.s64 %s, %s, %d", highs, table.entries64(), 8L * functions);
     String seen = b.b64();
-    b.op("mad.lo.s64 %s, %s, %d, %s", seen, entries64, 16L * functions + 4, local);
-    sections = new Sections(local, highs, seen);
+    b.op("mad.lo.s64 %s, %s, %d, %s", seen, table.entries64(), 16L * functions + 4,
+        table.local());
+    sections = new Sections(table, highs, seen);
   }
 
   /**
@@ -590,10 +581,11 @@ final class GroupAccumulation {
    */
   private Accumulators tableAccumulators(int f, String entry, String space) {
     int functions = spec.functions().size();
-    String base = local;
+    String base = table.local();
+    String entries64 = table.entries64();
     if (!space.equals(".shared")) { // generic
       base = b.b64();
-      b.op("cvta.shared.u64 %s, %s", base, local);
+      b.op("cvta.shared.u64 %s, %s", base, table.local());
     }
     String e = b.b64();
     b.op("cvt.s64.s32 %s, %s", e, entry);
@@ -603,7 +595,7 @@ final class GroupAccumulation {
     b.op("mad.lo.s64 %s, %s, 8, %s", value, word, base);
     String high = b.b64();
     String seen = b.b64();
-    if (sections != null && sections.local().equals(local) && space.equals(".shared")) {
+    if (sections != null && sections.table() == table && space.equals(".shared")) {
       b.op("add.s64 %s, %s, %s", high, value, sections.highs());
       b.op("mad.lo.s64 %s, %s, 4, %s", seen, word, sections.seen());
     } else {

@@ -97,7 +97,7 @@ final class GroupedAggregateEmitter {
     if (keyTable != null) {
       keyTable.hold(table);
     }
-    accumulation.hold(table.local(), table.entries64());
+    accumulation.hold(table);
     lookup.begin(); // one fixed-width key: the lookup remembers the group and its entry
     if (spec.keyCount() == 0) {
       accumulation.remember();

@@ -359,22 +359,23 @@ final class LocalKeyTable {
    * ({@link #addresses} returns them for it) rather than in every item.
    */
   void hold(View table) {
-    held = null; // so that addresses computes them, not returns an earlier view's
-    held = addresses(table);
+    held = sections(table);
     heldView = table;
   }
 
+  /** The sections' addresses of {@code table}: those {@link #hold} computed, or computed here. */
   private Addresses addresses(View table) {
-    if (held != null && table == heldView) {
-      return held;
-    }
+    return held != null && table == heldView ? held : sections(table);
+  }
+
+  private Addresses sections(View table) {
     int functions = spec.functions().size();
     String base = table.local();
     String groups = b.b64();
     b.op("mad.lo.s64 %s, %s, %d, %s", groups, table.entries64(), 16L * functions, base);
-    // LocalTable's bytes, rounded up to 8 (CudaHashAggregate.localTableBytes).
+    // LocalTable's bytes, rounded up to 8 (LocalTableSize.tableBytes).
     String keys = b.b64();
-    b.op("mul.lo.s64 %s, %s, %d", keys, table.entries64(), 4L + 20L * functions);
+    b.op("mul.lo.s64 %s, %s, %d", keys, table.entries64(), LocalTableSize.entryBytes(functions));
     b.op("add.s64 %s, %s, 7", keys, keys);
     b.op("and.b64 %s, %s, -8", keys, keys);
     b.op("add.s64 %s, %s, %s", keys, keys, base);

@@ -97,16 +97,21 @@ public final class LocalTableSize {
     if (functionCount == 0) {
       return 0;
     }
-    int entryBytes = ENTRY_FIXED_BYTES + ENTRY_FUNCTION_BYTES * functionCount + keyBytes;
-    if (entryBytes > budget) {
+    int bytes = entryBytes(functionCount) + keyBytes;
+    if (bytes > budget) {
       return 0;
     }
-    return Math.min(Integer.highestOneBit(budget / entryBytes), most);
+    return Math.min(Integer.highestOneBit(budget / bytes), most);
+  }
+
+  /** Shared-memory bytes of an entry of {@code functionCount} functions (its keys not counted). */
+  static int entryBytes(int functionCount) {
+    return ENTRY_FIXED_BYTES + ENTRY_FUNCTION_BYTES * functionCount;
   }
 
   /** Shared-memory bytes of a table of {@code entries} (their keys not counted), 8-aligned. */
   public static int tableBytes(int entries, int functionCount) {
-    long bytes = (long) entries * (ENTRY_FIXED_BYTES + (long) ENTRY_FUNCTION_BYTES * functionCount);
+    long bytes = (long) entries * entryBytes(functionCount);
     return (int) ((bytes + Long.BYTES - 1) / Long.BYTES * Long.BYTES);
   }
 }

@@ -711,7 +711,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
        * grid-stride: as many as the multiprocessors hold at once. A generated {@code kernel}
        * that {@link AggregateUpdateGenerator#fillsMultiprocessor} runs one block a
        * multiprocessor, of as many threads as its registers allow, whose table (of the entries
-       * the kernel was generated with, {@link AggregateUpdateGenerator#wholeTableEntries}) takes
+       * the kernel was generated for, {@link LocalTableSize#wholeMultiprocessorEntries}) takes
        * {@link LocalTableSize#WHOLE_SHARED_PERCENT} of the multiprocessor's shared memory; other
        * kernels (null: the interpreter's) run blocks of 128 threads with {@link #localEntries}
        * entries each.
@@ -725,8 +725,8 @@ final class CudaHashAggregate implements HashAggregateKernel {
         if (kernel != null && AggregateUpdateGenerator.fillsMultiprocessor(spec, inputs)) {
           threads = kernels.maxBlockThreads(kernel.function(), kernel.entry());
           percent = LocalTableSize.WHOLE_SHARED_PERCENT;
-          launchEntries =
-              AggregateUpdateGenerator.wholeTableEntries(spec, device.generated().features());
+          launchEntries = LocalTableSize.wholeMultiprocessorEntries(spec,
+              device.generated().features().shared());
         }
         int keyBytes =
             kernel != null ? AggregateUpdateGenerator.localKeyBytes(spec, launchEntries) : 0;

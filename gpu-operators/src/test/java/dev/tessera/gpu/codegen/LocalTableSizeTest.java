@@ -95,14 +95,15 @@ class LocalTableSizeTest {
     assertTrue(AggregateUpdateGenerator.hasConstantEntries(SPEC, inputs));
     KernelFeatures hopper = KernelFeatures.forArch("sm_90");
     KernelFeatures ada = KernelFeatures.forArch("sm_89");
-    assertEquals(2048, AggregateUpdateGenerator.wholeTableEntries(SPEC, hopper)); // 96 B each
-    assertEquals(512, AggregateUpdateGenerator.wholeTableEntries(SPEC, ada)); // 84 KiB
+    // 96 bytes an entry: 2,048 in an H100's or H200's budget, 512 in 84 KiB of an sm_89's.
+    assertEquals(2048, LocalTableSize.wholeMultiprocessorEntries(SPEC, hopper.shared()));
+    assertEquals(512, LocalTableSize.wholeMultiprocessorEntries(SPEC, ada.shared()));
     // One device's kernel is not another's: the entries are in the key.
     assertNotEquals(AggregateUpdateGenerator.key(program, inputs, SPEC, hopper),
         AggregateUpdateGenerator.key(program, inputs, SPEC, ada));
     for (KernelFeatures features : List.of(hopper, ada)) {
       GeneratedKernel kernel = AggregateUpdateGenerator.generate(program, inputs, SPEC, features);
-      int entries = AggregateUpdateGenerator.wholeTableEntries(SPEC, features);
+      int entries = LocalTableSize.wholeMultiprocessorEntries(SPEC, features.shared());
       assertTrue(Pattern.compile("mov\\.u64 %rd\\d+, " + entries + ";").matcher(kernel.ptx())
           .find(), "the constant " + entries);
       GeneratedModule.compile(kernel, "sm_90").report(kernel.entry()); // compiles
