@@ -77,7 +77,20 @@ final class GroupAccumulation {
       String entry, boolean warpTest) {
     this.table = table;
     this.inputs = inputs;
-    accumulateItem(act, group, entry, warpTest);
+    accumulateItem(act, group, entry, warpTest, true);
+  }
+
+  /**
+   * {@link #accumulate} of rows that share one group (a warp's rows whose key is NULL), never into
+   * the lanes' runs: the runs keep their groups, and whether the warp's last item went into them
+   * ({@link #lastItemInRuns}) stays as it was. A lone row takes its own atomics; several, the
+   * warp's reduction and its leader's.
+   */
+  void accumulateApart(LocalKeyTable.View table, String act, String group,
+      AggregateValue[] inputs, String entry) {
+    this.table = table;
+    this.inputs = inputs;
+    accumulateItem(act, group, entry, true, false);
   }
 
   /**
@@ -268,13 +281,16 @@ final class GroupAccumulation {
   /**
    * hash_aggregate.cuh AggregateItem after the group: the warp's rows at once when they share one
    * group (AccumulateWarp), else each active row on its own (AccumulateRow). Without {@code
-   * warpTest} (a kernel with keys only), each row on its own.
+   * warpTest} (a kernel with keys only), each row on its own. Without {@code intoRuns} ({@link
+   * #accumulateApart}), nothing goes into or changes the runs, and a lone row is on its own.
    */
-  private void accumulateItem(String act, String group, String foundEntry, boolean warpTest) {
+  private void accumulateItem(String act, String group, String foundEntry, boolean warpTest,
+      boolean intoRuns) {
+    boolean runs = intoRuns && run != null;
     String done = b.label("item_accumulated");
     String rows = b.label("item_rows");
     if (!warpTest && spec.keyCount() > 0) {
-      accumulateRows(act, group, foundEntry, rows, done);
+      accumulateRows(act, group, foundEntry, rows, done, runs);
       return;
     }
     String activeLanes = b.b32();
@@ -282,6 +298,15 @@ final class GroupAccumulation {
     String none = b.pred();
     b.op("setp.eq.u32 %s, %s, 0", none, activeLanes);
     b.op("@%s bra.uni %s", none, done);
+    if (!intoRuns && spec.keyCount() > 0) {
+      // Rows apart from the runs (a warp's NULL keys' rows): one alone, the usual case, takes
+      // its row's atomics, not the warp's reductions.
+      String count = b.b32();
+      b.op("popc.b32 %s, %s", count, activeLanes);
+      String alone = b.pred();
+      b.op("setp.eq.u32 %s, %s, 1", alone, count);
+      b.op("@%s bra.uni %s", alone, rows);
+    }
     String leader = TilePrimitives.lowestLane(b, activeLanes);
     String leaderGroup = b.b32();
     b.op("shfl.sync.idx.b32 %s, %s, %s, 31, -1", leaderGroup, group, leader);
@@ -296,7 +321,7 @@ final class GroupAccumulation {
       b.op("@!%s bra.uni %s", all, rows);
     }
 
-    if (run != null) {
+    if (runs) {
       b.comment("the warp's rows share a group: each lane's row into its run");
       runItem(act, leaderGroup, foundEntry);
     } else {
@@ -308,15 +333,15 @@ final class GroupAccumulation {
       b.place(done);
       return;
     }
-    accumulateRows(act, group, foundEntry, rows, done);
+    accumulateRows(act, group, foundEntry, rows, done, runs);
   }
 
   /** {@code rows} placed, then each active row of the item on its own, then {@code done}. */
   private void accumulateRows(String act, String group, String foundEntry, String rows,
-      String done) {
+      String done, boolean runs) {
     b.place(rows);
     b.comment("each active row on its own");
-    if (run != null) {
+    if (runs) {
       b.op("setp.ne.u32 %s, 0, 0", run.lastItemInRuns);
     }
     b.op("@!%s bra %s", act, done);

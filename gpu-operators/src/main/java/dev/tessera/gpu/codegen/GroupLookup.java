@@ -42,6 +42,11 @@ final class GroupLookup {
   private boolean[] seenAtInsert;
   /** The lane's last group looked up, or null where the table is not found by key. */
   private LastGroup last;
+  /**
+   * Per key, whether the per-block table may hold a group whose key is NULL where the row's key
+   * is not ({@link #holdsNullKeys}); null: where the row's key can be NULL.
+   */
+  private boolean[] nullsInTable;
 
   GroupLookup(PtxBuilder b, AggregateSpec spec, ProgramEmitter body, PlanWords plan,
       LocalKeyTable keyTable) {
@@ -85,6 +90,15 @@ final class GroupLookup {
       LocalKeyTable.View table, String entry, Runnable atClaim) {
     findGroup(act, keys, seenAtInsert, group, table, entry,
         keyTable == null ? null : recall(act, keys, group, entry), atClaim);
+  }
+
+  /**
+   * Per key, whether the per-block table may hold a group whose key is NULL ({@code nullable}),
+   * for lookups whose keys cannot be NULL: their rows' keys are not, and their entries' null words
+   * are compared all the same (GroupedAggregateEmitter looks the NULL keys' rows up apart).
+   */
+  void holdsNullKeys(boolean[] nullable) {
+    nullsInTable = nullable.clone();
   }
 
   /**
@@ -159,7 +173,7 @@ final class GroupLookup {
       b.comment("the block's table by key, then (not held there) the global table");
       boolean[] nullable = new boolean[keys.length];
       for (int k = 0; k < keys.length; k++) {
-        nullable[k] = keys[k].valid() != null;
+        nullable[k] = keys[k].valid() != null || (nullsInTable != null && nullsInTable[k]);
       }
       LocalKeyTable.Found found = keyTable.find(table, looks, stored, nullable, entry, group);
       String global = b.pred();

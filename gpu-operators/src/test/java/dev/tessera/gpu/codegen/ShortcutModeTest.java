@@ -106,7 +106,7 @@ class ShortcutModeTest {
     assertTrue(report.clean() && report.registers() <= 64, report.summary());
     assertArrayEquals(GeneratedModule.compile(leaner, "sm_90").cubin(), compiled.cubin());
     // A kernel without a copy has no leaner form.
-    assertNull(kernel(benchSpec(ColumnType.LONG), true).leaner());
+    assertNull(kernel(benchSpec(ColumnType.LONG), false, Encoding.DFOR).leaner());
   }
 
   @Test
@@ -119,11 +119,31 @@ class ShortcutModeTest {
   }
 
   @Test
-  void aKernelWhoseKeyCanBeNullKeepsTheShortcutsAlone() throws Exception {
-    GeneratedKernel k = kernel(benchSpec(ColumnType.LONG), true);
-    assertFalse(k.ptx().contains(PLAIN), "no plain copy where the key can be NULL");
-    CompileReport report = GeneratedModule.compile(k, "sm_90").report(k.entry());
+  void aKernelWhoseKeyCanBeNullTakesTheCopyWithItsNullKeysRowsApart() throws Exception {
+    // HashAggregateBench's "nullable keys": the key can be NULL, the value not.
+    AggregateSpec spec = benchSpec(ColumnType.LONG);
+    GeneratedKernel k = AggregateUpdateGenerator.generate(
+        ProgramBuilder.identity(spec.inputTypes(), false),
+        List.of(new InputSpec(ColumnType.LONG, Encoding.PLAIN, true),
+            new InputSpec(ColumnType.LONG, Encoding.PLAIN, false)),
+        spec, KernelFeatures.forArch("sm_90"));
+    String ptx = k.ptx();
+    // The rows whose key is NULL are updated after the item, copy or not, once
+    // (GroupedAggregateEmitter.nullKeyRows): the item's keys are never NULL, and the copy, with
+    // no null flags to hold, fits the 64 registers of a block of 1,024 threads.
+    assertTrue(ptx.contains(PLAIN), "a plain copy where the key can be NULL");
+    assertEquals(1, count(ptx, "$L_null_rows_done_") - 1, "one update of the NULL keys' rows");
+    assertTrue(ptx.indexOf("\n" + labelOf(ptx, UPDATED) + ":") < ptx.indexOf(
+        "\n" + labelOf(ptx, "$L_null_rows_done_") + ":"), "after the item, copy or not");
+    assertFalse(plainCopy(ptx).contains("$L_null_rows_done_"), "not in the copy");
+    GeneratedKernel withCopy = new GeneratedKernel(k.entry(), k.key(), ptx, k.target());
+    CompileReport report = GeneratedModule.compile(withCopy, "sm_90").report(k.entry());
     assertTrue(report.clean() && report.registers() <= 64, report.summary());
+    // Where a function's input can be NULL too, the NULL keys' rows stay in the item, which
+    // takes no copy: apart, that kernel needed 110 registers.
+    String together = kernel(spec, true).ptx();
+    assertFalse(together.contains("$L_null_rows_done_"));
+    assertFalse(together.contains(PLAIN));
   }
 
   @Test
