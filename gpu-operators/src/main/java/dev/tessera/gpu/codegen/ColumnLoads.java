@@ -80,13 +80,19 @@ final class ColumnLoads {
       b.op("mov.b32 %s, 255", bits);
       b.op("@%s ld.global.nc.u8 %s, [%s]", present, bits, address);
     }
+    return bitOfByte(b, bits, row);
+  }
+
+  /** Bit row % 8 of {@code bits} (.b32, the bitmap's byte row / 8), as a new .pred. */
+  static String bitOfByte(PtxBuilder b, String bits, String row) {
     String shift = b.b32();
     b.op("cvt.u32.u64 %s, %s", shift, row);
     b.op("and.b32 %s, %s, 7", shift, shift);
-    b.op("shr.u32 %s, %s, %s", bits, bits, shift);
-    b.op("and.b32 %s, %s, 1", bits, bits);
+    String bit = b.b32();
+    b.op("shr.u32 %s, %s, %s", bit, bits, shift);
+    b.op("and.b32 %s, %s, 1", bit, bit);
     String valid = b.pred();
-    b.op("setp.ne.u32 %s, %s, 0", valid, bits);
+    b.op("setp.ne.u32 %s, %s, 0", valid, bit);
     return valid;
   }
 

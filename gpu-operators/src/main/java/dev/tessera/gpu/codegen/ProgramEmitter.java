@@ -1817,6 +1817,11 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     loadedAhead = raw;
   }
 
+  /** Column c's validity bitmap (.b64, global), or null. */
+  String columnValidity(int c) {
+    return columnRegisters(c).validity();
+  }
+
   /** Plain column c's data (.b64, global). */
   String columnData(int c) {
     return columnRegisters(c).data();
@@ -1826,7 +1831,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   public Val loadColumn(int column, RowEmitter.Item item) {
     LookaheadColumns.Raw ahead = loadedAhead.get(column);
     if (ahead != null) {
-      return LookaheadColumns.value(b, ahead);
+      return LookaheadColumns.value(b, ahead, item.row());
     }
     ColumnRegisters c = columnRegisters(column);
     return ColumnLoads.load(b, inputs.get(column), c.data(), c.validity(), c.offsets(),

@@ -30,6 +30,8 @@ class AggregateBlockShapeTest {
       Pattern.compile("ld\\.relaxed\\.cta\\.shared\\.u32 %r\\d+, \\[\\w+_claims\\]");
   /** A load of a row's word ahead of its item (LookaheadColumns.load: where in the batch). */
   private static final Pattern AHEAD = Pattern.compile("@%p\\d+ ld\\.global\\.nc\\.u64");
+  /** A load of a row's validity byte ahead of its item (LookaheadColumns.load). */
+  private static final Pattern AHEAD_BYTE = Pattern.compile("@%p\\d+ ld\\.global\\.nc\\.u8");
   /** The register a kernel of the launch's block reads its block's threads into. */
   private static final Pattern NTID = Pattern.compile("mov\\.u32 (%r\\d+), %ntid\\.x;");
 
@@ -120,12 +122,21 @@ class AggregateBlockShapeTest {
       assertTrue(block.find());
       assertEquals(2, count(inLoop, ", " + block.group(1) + ";"), "filtered " + filtered);
     }
-    // Columns that can be NULL are loaded by their item.
+    // A column that can be NULL, alone: its value and its validity bitmap's byte likewise (the
+    // first row's and the next row's), and the item reads no byte of a bitmap itself.
+    List<InputSpec> nullableKey = List.of(new InputSpec(ColumnType.LONG, Encoding.PLAIN, true),
+        new InputSpec(ColumnType.LONG, Encoding.PLAIN, false));
+    String ptx = AggregateUpdateGenerator.generate(program(keyed, false), nullableKey, keyed,
+        KernelFeatures.forArch("sm_90")).ptx();
+    assertEquals(2 + 2, AHEAD.matcher(ptx).results().count());
+    assertEquals(1 + 1, AHEAD_BYTE.matcher(ptx).results().count());
+    assertEquals(0, count(ptx, "\tld.global.nc.u8"), "an item's own read of a bitmap");
+    // Two that can be NULL: their item loads them (the bytes held too cost registers).
     List<InputSpec> nullable = keyed.inputTypes().stream()
         .map(t -> new InputSpec(t, Encoding.PLAIN, true)).toList();
-    String ptx = AggregateUpdateGenerator.generate(program(keyed, false), nullable, keyed,
+    String both = AggregateUpdateGenerator.generate(program(keyed, false), nullable, keyed,
         KernelFeatures.forArch("sm_90")).ptx();
-    assertEquals(0, AHEAD.matcher(ptx).results().count());
+    assertEquals(0, AHEAD.matcher(both).results().count());
     // It asks for a block of 1,024 threads' registers (GeneratedModule lifts them where they
     // spill); a kernel of a fixed block, for the most a generated kernel may take.
     assertTrue(ptx.contains(".maxnreg " + AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS + "\n"));

@@ -143,11 +143,19 @@ class FilteredProbeSplitTest {
     assertEquals(2, AggregateBlockShapeTest.count(loop.substring(push), PUSH),
         "two pushes before a pop");
     assertFalse(ptx.contains("min.s64"), "no row clamped: nothing is read past the batch");
-    // A first part that loads a column it cannot load ahead (one that can be NULL) is paired
-    // too, a row past the batch read at its last row.
+    // Keys that can be NULL come loaded ahead with their validity bytes: nothing read past the
+    // batch either.
     List<InputSpec> nullableKeys = List.of(new InputSpec(LONG, Encoding.PLAIN, true),
         plain(INT), plain(LONG));
-    String clamped = AggregateUpdateGenerator.generate(star("inner"), nullableKeys, SPEC,
+    String nullable = AggregateUpdateGenerator.generate(star("inner"), nullableKeys, SPEC,
+        KernelFeatures.OLDEST, tables(0)).ptx();
+    assertTrue(nullable.contains(AggregateUpdateGenerator.PAIRED_ITEM + "1"));
+    assertFalse(nullable.contains("min.s64"), "no row clamped where the keys can be NULL");
+    // A first part that loads a column it cannot load ahead (a GPU-FOR one) is paired too, a
+    // row past the batch read at its last row.
+    List<InputSpec> encodedKeys = List.of(new InputSpec(LONG, Encoding.FOR, false),
+        plain(INT), plain(LONG));
+    String clamped = AggregateUpdateGenerator.generate(star("inner"), encodedKeys, SPEC,
         KernelFeatures.OLDEST, tables(0)).ptx();
     assertTrue(clamped.contains(AggregateUpdateGenerator.PAIRED_ITEM + "1"));
     assertEquals(2, AggregateBlockShapeTest.count(clamped, "min.s64"), "each item's row");
