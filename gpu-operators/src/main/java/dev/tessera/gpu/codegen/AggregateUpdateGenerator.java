@@ -100,9 +100,10 @@ public final class AggregateUpdateGenerator {
    * Whether the kernel of {@code spec} over {@code inputs} has its per-block table's entries as a
    * constant, not the plan's: one that {@link #fillsMultiprocessor}, where no input can be NULL.
    * ptxas then folds the table's sections into the addresses' offsets: HashAggregateBench at 10
-   * to 1,000 groups 4-5% faster, with the filter 6-7% (H200, ncu). With a nullable key (whose
-   * items take no plain copy, ShortcutMode) the same kernel was 3-6% slower, so such kernels
-   * read the plan.
+   * to 1,000 groups 4-5% faster, with the filter 6-7% (H200, ncu). With a nullable key the same
+   * kernel was 3-6% slower, so such kernels read the plan. (That was measured before a NULL
+   * key's rows went apart from the item and its plain copy, GroupedAggregateEmitter.nullKeyRows;
+   * not measured since.)
    */
   static boolean hasConstantEntries(AggregateSpec spec, List<InputSpec> inputs) {
     return fillsMultiprocessor(spec, inputs) && inputs.stream().noneMatch(InputSpec::nullable);

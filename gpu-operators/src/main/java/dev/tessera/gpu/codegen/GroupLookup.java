@@ -616,7 +616,7 @@ final class GroupLookup {
    */
   private StoredKey storedForm(AggregateValue key) {
     if (key.valid() == null) {
-      return new StoredKey("0", key.value());
+      return new StoredKey(StoredKey.NOT_NULL, key.value());
     }
     String value = b.b64();
     b.op("selp.b64 %s, %s, 0, %s", value, key.value(), key.valid());
@@ -703,8 +703,16 @@ final class GroupLookup {
    * string, length (.b32; else null).
    */
   record StoredKey(String isNull, String value, String length) {
+    /** The null flag of a key that cannot be NULL: the immediate 0, not a register. */
+    static final String NOT_NULL = "0";
+
     StoredKey(String isNull, String value) {
       this(isNull, value, null);
+    }
+
+    /** Whether the key cannot be NULL (its null flag is {@link #NOT_NULL}). */
+    boolean cannotBeNull() {
+      return isNull.equals(NOT_NULL);
     }
   }
 

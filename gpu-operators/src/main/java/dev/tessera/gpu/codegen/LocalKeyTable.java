@@ -422,7 +422,7 @@ final class LocalKeyTable {
         continue;
       }
       String bit = b.b32();
-      if (keys[k].isNull().equals("0")) { // a key that is not NULL in a table that may hold one
+      if (keys[k].cannotBeNull()) { // a key that is not NULL, in a table that may hold one
         b.op("mov.b32 %s, 0", bit);
       } else {
         b.op("shl.b32 %s, %s, %d", bit, keys[k].isNull(), k);
