@@ -2,6 +2,7 @@ package dev.tessera.gpu.codegen;
 
 import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codec.GpuForLayout;
 import dev.tessera.gpu.expr.Program;
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -147,7 +148,7 @@ public final class AggregateUpdateGenerator {
   /** The key of the kernel made for the probe filter of the tables in {@code used} alone. */
   private static String keyOf(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet used) {
-    StringBuilder key = new StringBuilder("aggregate-update v53;");
+    StringBuilder key = new StringBuilder("aggregate-update v54;");
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
     }
@@ -337,6 +338,8 @@ public final class AggregateUpdateGenerator {
     private String blockThreads32;
     /** The batch's last row (.b64) where paired items are clamped to it, else null. */
     private String lastRow;
+    /** The tile's GPU-FOR headers its items take ({@link #tileForHeaders}), or null. */
+    private TileForHeaders tileHeaders;
     private String tileItems;
     /** A thread's items a tile: {@link #RUN_ITEMS} where they are one run (set by write()). */
     private int items = ITEMS;
@@ -439,6 +442,10 @@ public final class AggregateUpdateGenerator {
           loadFirstRow(secondAhead, thread, tileStart, BLOCK_THREADS, rows32);
         }
       }
+      tileHeaders = tileForHeaders(needed, split != null ? split.first() : needed);
+      if (tileHeaders != null) {
+        tileHeaders.begin(thread);
+      }
       String tileLoop = b.label("tile");
       String tilesDone = b.label("tiles_done");
       b.place(tileLoop);
@@ -526,6 +533,9 @@ public final class AggregateUpdateGenerator {
         }
       } else {
         // One copy of the item's code, run for each item: a quarter of the PTX to compile.
+        if (tileHeaders != null) {
+          tileHeaders.load(tileStart, rows32);
+        }
         String itemOffset = b.b32();
         b.op("mov.b32 %s, 0", itemOffset);
         String itemLoop = b.label("item_loop");
@@ -852,12 +862,14 @@ public final class AggregateUpdateGenerator {
       body.loadPhaseValues(needed);
       String row = row(itemOffset, threadOffset, tileOffset);
       RowEmitter.Item it = new RowEmitter.Item(item, row);
+      body.useTileHeaders(tileHeaders);
       String active = b.b32();
       b.op("mov.b32 %s, 0", active);
       String done = b.label("item" + item + "_done");
       b.op("@%s bra %s", outside, done);
       Val[] values = new Val[body.count()];
       rowProgram(values, it, done, cone, rest, filter, outputs);
+      body.useTileHeaders(null);
       aggregate(active, values, outputs);
       b.place(done);
       update(active, values, outputs);
@@ -932,7 +944,8 @@ public final class AggregateUpdateGenerator {
 
     /**
      * The split's first part for item {@code item}'s row (see {@link #row}), read at the batch's
-     * {@code lastRow} (.b64) where it lies past it (null: no clamp).
+     * {@code lastRow} (.b64) where it lies past it (null: no clamp); with the tile's GPU-FOR
+     * headers where the kernel has them.
      */
     private FirstPart firstPart(int item, String itemOffset, String threadOffset,
         String tileOffset, String lastRow) throws CodegenUnsupportedException {
@@ -941,6 +954,7 @@ public final class AggregateUpdateGenerator {
       if (lastRow != null) {
         b.op("min.s64 %s, %s, %s", row, row, lastRow);
       }
+      body.useTileHeaders(tileHeaders);
       RowEmitter.Item it = new RowEmitter.Item(item, row);
       Val[] values = split.valuesBeforeFirst(body.count());
       BitSet loads = body.columnLoads(split.first());
@@ -948,9 +962,28 @@ public final class AggregateUpdateGenerator {
       BitSet others = (BitSet) split.first().clone();
       others.andNot(loads);
       body.emitAll(others, values, it);
+      body.useTileHeaders(null);
       String passes = b.pred();
       b.op("not.pred %s, %s", passes, body.guardStops(split, values));
       return new FirstPart(row, values, passes);
+    }
+
+    /**
+     * The tile's GPU-FOR headers, read once a tile and handed to its items ({@link
+     * TileForHeaders}), for the columns of {@code itemCode} (the code that runs in the tile's
+     * order: the split's first part, or the whole program) of the kernel's {@code needed}: in
+     * the loop of one copy of the item's code (no register accumulators, no GPU-DFOR tile),
+     * whose blocks are BLOCK_THREADS, a GPU-FOR block's values, so a tile's item k lies in its
+     * block k. Null where that code decodes no GPU-FOR column.
+     */
+    private TileForHeaders tileForHeaders(BitSet needed, BitSet itemCode) {
+      if (anyBlockSize || registers != null || body.loadsDfor(needed)
+          || BLOCK_THREADS != GpuForLayout.BLOCK_VALUES) {
+        return null;
+      }
+      SortedSet<Integer> columns = TileForHeaders.columns(body.columnsLoaded(itemCode), inputs);
+      return columns.isEmpty() ? null : new TileForHeaders(b, body, inputs, columns, ITEMS,
+          entry + "_for_headers", BLOCK_THREADS);
     }
 
     /**

@@ -20,11 +20,14 @@ final class ColumnLoads {
    * @param words an encoded column's words, else null
    * @param blockStarts an encoded column's block starts, else null
    * @param dfor a GPU-DFOR column's values for the thread's items (the prelude's), else null
-   * @param run a GPU-FOR column's miniblock of the thread's run of rows, item i's row the run's
-   *     first plus i ({@link ProgramEmitter#beginRun}), else null: the row's own is read
+   * @param miniblock a GPU-FOR column's miniblock that holds the row, {@code later} rows after
+   *     the miniblock's row (a run's: {@link ProgramEmitter#beginRun}; an item's own, its
+   *     header handed over by its warp: {@link TileForHeaders}), else null: the row's own header
+   *     is read
    */
   static Val load(PtxBuilder b, InputSpec spec, String data, String validity, String offsets,
-      String words, String blockStarts, String[] dfor, ForMiniblock run, RowEmitter.Item item) {
+      String words, String blockStarts, String[] dfor, ForMiniblock miniblock, int later,
+      RowEmitter.Item item) {
     String row = item.row();
     String valid = validity == null ? null : validBit(b, validity, row);
     switch (spec.encoding()) {
@@ -35,9 +38,9 @@ final class ColumnLoads {
         return new Val(plainValue(b, spec.type(), data, row), valid, null, null);
       }
       case FOR -> {
-        String value = run == null
+        String value = miniblock == null
             ? forValue(b, words, blockStarts, row, spec.referenceWords())
-            : forValue(b, run, item.index(), spec.referenceWords());
+            : forValue(b, miniblock, later, spec.referenceWords());
         return decoded(b, spec, data, offsets, value, valid);
       }
       default -> {
@@ -205,7 +208,7 @@ final class ColumnLoads {
         referenceWords);
   }
 
-  /** The {@link ForMiniblock} of {@code row}. */
+  /** The {@link ForMiniblock} of {@code row}, its block's header read. */
   static ForMiniblock forMiniblock(PtxBuilder b, String words, String blockStarts, String row,
       int referenceWords) {
     // A batch's rows are int32, so the row's block and place in it are 32-bit arithmetic.
@@ -220,13 +223,29 @@ final class ColumnLoads {
     b.op("add.s64 %s, %s, %s", startAddress, blockStarts, startOffset);
     String start = b.b32();
     b.op("ld.global.nc.s32 %s, [%s]", start, startAddress);
+    String blockAddress = blockAddress(b, words, start);
+    String reference = readSigned(b, blockAddress, referenceWords);
+    String widths = b.b32();
+    b.op("ld.global.nc.u32 %s, [%s+%d]", widths, blockAddress, 4 * referenceWords);
+    return forMiniblock(b, blockAddress, reference, widths, row32, referenceWords);
+  }
+
+  /** The address of the block whose first word is word {@code start} (.b32) of {@code words}. */
+  static String blockAddress(PtxBuilder b, String words, String start) {
     String blockOffset = b.b64();
     b.op("mul.wide.s32 %s, %s, 4", blockOffset, start);
     String blockAddress = b.b64();
     b.op("add.s64 %s, %s, %s", blockAddress, words, blockOffset);
-    String reference = readSigned(b, blockAddress, referenceWords);
-    String widths = b.b32();
-    b.op("ld.global.nc.u32 %s, [%s+%d]", widths, blockAddress, 4 * referenceWords);
+    return blockAddress;
+  }
+
+  /**
+   * The {@link ForMiniblock} of {@code row32} (.b32) in the block at {@code blockAddress}, whose
+   * header is {@code reference} (.b64, sign-extended) and {@code widths} (its miniblocks'
+   * bit-widths, a byte each).
+   */
+  static ForMiniblock forMiniblock(PtxBuilder b, String blockAddress, String reference,
+      String widths, String row32, int referenceWords) {
     String inBlock = b.b32();
     b.op("and.b32 %s, %s, %d", inBlock, row32, GpuForLayout.BLOCK_VALUES - 1);
     // 8 * the row's miniblock: (inBlock / 32) * 8.

@@ -106,6 +106,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private final Map<Integer, String[]> dforValues = new LinkedHashMap<>();
   /** Per GPU-FOR column, the miniblock of the thread's run of rows ({@link #beginRun}). */
   private final Map<Integer, ColumnLoads.ForMiniblock> runMiniblocks = new LinkedHashMap<>();
+  /** The tile's GPU-FOR headers the item being written takes ({@link #useTileHeaders}), or null. */
+  private TileForHeaders tileHeaders;
   /** The filter's conjunction tree, once asked for ({@link #conjunctions}). */
   private BitSet conjunctions;
   /** {@link #falseElseSelects}, once asked for. */
@@ -458,6 +460,28 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   /** Ends the run {@link #beginRun} started: each row then reads its own header. */
   void endRun() {
     runMiniblocks.clear();
+  }
+
+  /**
+   * The tile's GPU-FOR headers for the items whose code follows: their LOAD_COLUMNs of the
+   * columns it {@link TileForHeaders#covers} take their block's header from it and read only
+   * their value's words. Null ends it: each row then reads its own header.
+   */
+  void useTileHeaders(TileForHeaders headers) {
+    this.tileHeaders = headers;
+  }
+
+  /**
+   * GPU-FOR column c's packed words (.b64, global), read here from its descriptor (not the
+   * phase's register, which code outside the phase's may not have defined).
+   */
+  String columnWordsHere(int c) {
+    return field(input(c), INPUT_WORDS);
+  }
+
+  /** GPU-FOR column c's block starts (.b64, global), read here as {@link #columnWordsHere}. */
+  String columnBlockStartsHere(int c) {
+    return field(input(c), INPUT_BLOCK_STARTS);
   }
 
   /**
@@ -1834,7 +1858,13 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       return LookaheadColumns.value(b, ahead, item.row());
     }
     ColumnRegisters c = columnRegisters(column);
+    ColumnLoads.ForMiniblock miniblock = runMiniblocks.get(column);
+    int later = item.index(); // a run's item i is its first row plus i
+    if (miniblock == null && tileHeaders != null && tileHeaders.covers(column)) {
+      miniblock = tileHeaders.miniblock(column, item.row());
+      later = 0;
+    }
     return ColumnLoads.load(b, inputs.get(column), c.data(), c.validity(), c.offsets(),
-        c.words(), c.blockStarts(), dforValues.get(column), runMiniblocks.get(column), item);
+        c.words(), c.blockStarts(), dforValues.get(column), miniblock, later, item);
   }
 }

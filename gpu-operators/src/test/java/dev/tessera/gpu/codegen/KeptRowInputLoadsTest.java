@@ -24,8 +24,11 @@ import org.junit.jupiter.api.Test;
  */
 class KeptRowInputLoadsTest {
   private static final ColumnType INT = ColumnType.INT;
-  /** A GPU-FOR value's decode reads its block's widths word (+4), once a value in the loop. */
-  private static final String FOR_DECODE = "ld\\.global\\.nc\\.u32 %r\\d+, \\[%rd\\d+\\+4\\];";
+  /**
+   * A GPU-FOR value's decode reads its first packed word (+8, after a 32-lane reference and the
+   * widths word), once a value in the loop; its block's header the tile read (TileForHeaders).
+   */
+  private static final String FOR_DECODE = "ld\\.global\\.nc\\.u32 %r\\d+, \\[%rd\\d+\\+8\\];";
   /** A plain INT value's load. */
   private static final String PLAIN_LOAD = "ld\\.global\\.nc\\.s32 %r\\d+, \\[%rd\\d+\\];";
 
