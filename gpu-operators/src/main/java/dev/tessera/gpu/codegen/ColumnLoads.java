@@ -72,10 +72,7 @@ final class ColumnLoads {
 
   /** The bit, read only where {@code present} holds (all ones otherwise); null: always read. */
   private static String validBit(PtxBuilder b, String validity, String row, String present) {
-    String byteIndex = b.b64();
-    b.op("shr.s64 %s, %s, 3", byteIndex, row);
-    String address = b.b64();
-    b.op("add.s64 %s, %s, %s", address, validity, byteIndex);
+    String address = bitmapByte(b, validity, row);
     String bits = b.b32();
     if (present == null) {
       b.op("ld.global.nc.u8 %s, [%s]", bits, address);
@@ -84,6 +81,15 @@ final class ColumnLoads {
       b.op("@%s ld.global.nc.u8 %s, [%s]", present, bits, address);
     }
     return bitOfByte(b, bits, row);
+  }
+
+  /** The address (.b64) of the byte of the bitmap at {@code bitmap} that holds bit {@code row}. */
+  static String bitmapByte(PtxBuilder b, String bitmap, String row) {
+    String byteIndex = b.b64();
+    b.op("shr.s64 %s, %s, 3", byteIndex, row);
+    String address = b.b64();
+    b.op("add.s64 %s, %s, %s", address, bitmap, byteIndex);
+    return address;
   }
 
   /** Bit row % 8 of {@code bits} (.b32, the bitmap's byte row / 8), as a new .pred. */

@@ -87,10 +87,7 @@ final class LookaheadColumns {
       b.op("@%s ld.global.nc.%s %s, [%s]", when, width == 8 ? "u64" : "u32", raw.word(),
           address);
       if (raw.validity() != null) {
-        String byteIndex = b.b64();
-        b.op("shr.u64 %s, %s, 3", byteIndex, row);
-        String at = b.b64();
-        b.op("add.s64 %s, %s, %s", at, body.columnValidity(column.getKey()), byteIndex);
+        String at = ColumnLoads.bitmapByte(b, body.columnValidity(column.getKey()), row);
         b.op("@%s ld.global.nc.u8 %s, [%s]", when, raw.validity(), at);
       }
     }
