@@ -442,16 +442,19 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
    * String keys: hashed by their UTF-8 bytes, compared byte by byte, copied into the device key
    * heap (which grows across batches). NULL groups as one key, the empty string is not NULL.
    * Scenario: distinct strings, the longest string's length, key layout (0: STRING; 1: STRING,
-   * INT; 2: INT, STRING, STRING, LONG).
+   * INT; 2: INT, STRING, STRING, LONG), and optionally the first batch's rows. Batches of about
+   * 250,000 rows give each block of the update one tile, which runs without the per-block table
+   * (CudaHashAggregate's updateShape); 1.5 million rows give blocks several tiles, and a table.
    */
   @ParameterizedTest
   @ValueSource(strings = {"1:0:0", "3:5:0", "1000:20:0", "200000:12:0", "50:5000:0",
-      "2000:64:1", "300:3:2", "100000:40:2"})
+      "2000:64:1", "300:3:2", "100000:40:2", "1000:20:0:1500000", "300:3:2:1500000"})
   void stringKeysMatchTheHostReference(String scenario) {
     String[] parts = scenario.split(":");
     int distinct = Integer.parseInt(parts[0]);
     int longest = Integer.parseInt(parts[1]);
     int layout = Integer.parseInt(parts[2]);
+    int firstBatchRows = parts.length > 3 ? Integer.parseInt(parts[3]) : -1;
     List<ColumnType> keyTypes = switch (layout) {
       case 0 -> List.of(ColumnType.STRING);
       case 1 -> List.of(ColumnType.STRING, ColumnType.INT);
@@ -472,7 +475,8 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
     }
     List<List<List<Object>>> batches = new ArrayList<>();
     for (int batch = 0; batch < 4; batch++) {
-      int n = longest >= 1000 ? 20_000 : 250_000 + batch * 13;
+      int n = batch == 0 && firstBatchRows >= 0 ? firstBatchRows
+          : longest >= 1000 ? 20_000 : 250_000 + batch * 13;
       List<List<Object>> columns = new ArrayList<>();
       for (int c = 0; c < types.size(); c++) {
         columns.add(new ArrayList<>(n));
