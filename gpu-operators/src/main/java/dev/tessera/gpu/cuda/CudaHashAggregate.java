@@ -714,7 +714,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
        * the kernel was generated for, {@link LocalTableSize#wholeMultiprocessorEntries}) takes
        * {@link LocalTableSize#WHOLE_SHARED_PERCENT} of the multiprocessor's shared memory; other
        * kernels (null: the interpreter's) run blocks of 128 threads with {@link #localEntries}
-       * entries each, or none ({@link #tableFoundByGroup}).
+       * entries each, or none ({@link #runsWithoutTable}).
        */
       private UpdateLaunch updateShape(GeneratedKernels.Kernel kernel, List<InputSpec> inputs,
           int rows) {
@@ -743,7 +743,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
         long tiles = LaunchShape.tilesFor(rows, threads * LaunchShape.ITEMS_PER_THREAD)
             .gridBlocks();
         int blocks = (int) Math.max(1, Math.min(tiles, (long) device.multiprocessors() * resident));
-        if (kernel != null && tiles <= blocks && tableFoundByGroup(keyBytes)) {
+        if (runsWithoutTable(kernel, keyBytes, tiles, blocks)) {
           return new UpdateLaunch(new LaunchShape(blocks, threads, 0), 0);
         }
         return new UpdateLaunch(new LaunchShape(blocks, threads, oneBlock.sharedMemoryBytes()),
@@ -751,18 +751,20 @@ final class CudaHashAggregate implements HashAggregateKernel {
       }
 
       /**
-       * Whether a generated kernel's per-block table holds groups found by their index ({@code
-       * keyBytes}, the table's keys, 0: every row looks its group up in the global table first,
-       * and the per-block table only gathers its accumulators): such a kernel whose blocks each
-       * take one tile runs without the table (its launch gives it 0 entries), its rows' updates
-       * straight to the global accumulators. A block of one tile clears the table, updates it for
-       * at most its 512 rows, which seldom share a group there, and merges it: SSB SF10's
-       * aggregate launches of a few thousand rows (grids of 8 to 19 blocks) 15-16% faster without
-       * it (H200, ncu). Blocks of several tiles keep it: Q4.1's kernel, about 4 tiles a block, was
-       * 16% slower without it.
+       * Whether a generated {@code kernel} launched as {@code blocks} blocks over {@code tiles}
+       * tiles runs without its per-block table (its launch gives it 0 entries and no dynamic
+       * shared memory, its rows' updates go straight to the global accumulators): where that
+       * table holds groups found by their index ({@code keyBytes}, the table's keys, 0: every row
+       * looks its group up in the global table first, and the table only gathers its
+       * accumulators) and each block takes one tile. Such a block clears the table, updates it
+       * for at most its 512 rows, which seldom share a group there, and merges it: SSB SF10's
+       * aggregate launches of a few thousand rows (grids of 8 to 19 blocks) 15-16% faster
+       * without it (H200, ncu). Blocks of several tiles keep it: Q4.1's kernel, about 4 tiles a
+       * block, was 16% slower without it.
        */
-      private boolean tableFoundByGroup(int keyBytes) {
-        return keyCount > 0 && keyBytes == 0;
+      private boolean runsWithoutTable(GeneratedKernels.Kernel kernel, int keyBytes, long tiles,
+          int blocks) {
+        return kernel != null && keyCount > 0 && keyBytes == 0 && tiles <= blocks;
       }
 
       private void execute() {

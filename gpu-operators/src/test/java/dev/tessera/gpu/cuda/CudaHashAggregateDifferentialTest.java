@@ -444,7 +444,8 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
    * Scenario: distinct strings, the longest string's length, key layout (0: STRING; 1: STRING,
    * INT; 2: INT, STRING, STRING, LONG), and optionally the first batch's rows. Batches of about
    * 250,000 rows give each block of the update one tile, which runs without the per-block table
-   * (CudaHashAggregate's updateShape); 1.5 million rows give blocks several tiles, and a table.
+   * (CudaHashAggregate's updateShape); 1.5 million rows give blocks several tiles on an H100 or
+   * H200, and a table.
    */
   @ParameterizedTest
   @ValueSource(strings = {"1:0:0", "3:5:0", "1000:20:0", "200000:12:0", "50:5000:0",
