@@ -2,6 +2,7 @@ package dev.tessera.gpu.codegen;
 
 import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.column.ColumnType;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.IntFunction;
@@ -22,10 +23,12 @@ import java.util.function.IntFunction;
  * warp's tail (a shared counter of the rows ever queued) and stores itself there, where the
  * program defined its values; once the lanes meet, each reads the tail, and the head (rows taken
  * out) and count sit in registers, the same in every lane. A position's slot is it modulo SLOTS.
- * Per slot: each input column's canonical value ({@code .b64} regions of {@code SLOTS} values, one
- * per column the update reads), then each string column's length ({@code .b32}), then a word of
- * null flags (bit i: the i-th queued column is valid; written only where one can be NULL). Lanes
- * of a slot region read and write consecutive words.
+ * Per slot: each input column's canonical value, one region of {@code SLOTS} values per column the
+ * update reads: {@code .b64} regions first, then {@code .b32} ones for a column of at most 4 bytes
+ * (its canonical value is the sign extension of its low word, so that word is all it keeps); then
+ * each string column's length ({@code .b32}), then a word of null flags (bit i: the i-th queued
+ * column is valid; written only where one can be NULL). Lanes of a slot region read and write
+ * consecutive words.
  */
 final class KeptRowQueue {
   /** A ring of 64: the 31 rows the update may leave waiting, and a whole warp's next 32. */
@@ -60,7 +63,7 @@ final class KeptRowQueue {
 
   /**
    * The most shared memory a block's queues take: 16 KiB, as much as the per-block table, holds
-   * the 4 warps' queues of 7 columns, none of them strings. SSB's Q2-Q4 take 8-11 KiB.
+   * the 4 warps' queues of 7 columns of 8 bytes, none of them strings. SSB's Q2-Q4 take 6-9 KiB.
    */
   static final int MAX_BLOCK_BYTES = 16 << 10;
 
@@ -74,12 +77,13 @@ final class KeptRowQueue {
    * {@code SLOTS}-entry regions; 0 for a column the update does not read or that is no string).
    *
    * @param columns the input columns the update reads (keys and functions' inputs), in order
+   * @param narrow per column read, whether its region holds {@code .b32} words ({@link #narrow})
    * @param flagBit per column read, its bit in a slot's null flags
    * @param flagsOffset the null flags' region (there whether or not a column can be NULL)
    * @param warpBytes bytes of one warp's part
    */
-  private record Layout(List<Integer> columns, int[] valueOffset, int[] lengthOffset,
-      int[] flagBit, int flagsOffset, int warpBytes) {
+  private record Layout(List<Integer> columns, int[] valueOffset, boolean[] narrow,
+      int[] lengthOffset, int[] flagBit, int flagsOffset, int warpBytes) {
     static Layout of(AggregateSpec spec) {
       int inputs = spec.inputTypes().size();
       boolean[] read = new boolean[inputs];
@@ -94,14 +98,22 @@ final class KeptRowQueue {
       List<Integer> columns = new ArrayList<>();
       int[] valueOffset = new int[inputs];
       int[] lengthOffset = new int[inputs];
+      boolean[] narrow = new boolean[inputs];
       int[] flagBit = new int[inputs];
-      int at = 0;
       for (int i = 0; i < inputs; i++) {
         if (read[i]) {
           flagBit[i] = 1 << columns.size();
           columns.add(i);
-          valueOffset[i] = at;
-          at += SLOTS * Long.BYTES;
+          narrow[i] = narrow(spec.inputTypes().get(i));
+        }
+      }
+      int at = 0;
+      for (boolean words : new boolean[] {false, true}) { // the 8-byte regions first: aligned
+        for (int i : columns) {
+          if (narrow[i] == words) {
+            valueOffset[i] = at;
+            at += SLOTS * (words ? Integer.BYTES : Long.BYTES);
+          }
         }
       }
       for (int i : columns) {
@@ -110,8 +122,17 @@ final class KeptRowQueue {
           at += SLOTS * Integer.BYTES;
         }
       }
-      return new Layout(List.copyOf(columns), valueOffset, lengthOffset, flagBit, at,
+      return new Layout(List.copyOf(columns), valueOffset, narrow, lengthOffset, flagBit, at,
           at + SLOTS * Integer.BYTES);
+    }
+
+    /**
+     * Whether a column of {@code type} queues a {@code .b32} word: a fixed-width type of at most
+     * 4 bytes, whose canonical value ({@link GroupedAggregateEmitter#canonical}) is the sign
+     * extension of its low word.
+     */
+    static boolean narrow(ColumnType type) {
+      return !type.isString() && type.id().width() <= Integer.BYTES;
     }
   }
 
@@ -180,7 +201,13 @@ final class KeptRowQueue {
     }
     for (int i : layout.columns()) {
       AggregateValue v = update.canonical(i, values[outputs[i]]);
-      b.op("st.shared.b64 [%s+%d], %s", at.words, layout.valueOffset()[i], v.value());
+      if (layout.narrow()[i]) {
+        String low = b.b32();
+        b.op("cvt.u32.u64 %s, %s", low, v.value());
+        b.op("st.shared.b32 [%s+%d], %s", at.halves, layout.valueOffset()[i], low);
+      } else {
+        b.op("st.shared.b64 [%s+%d], %s", at.words, layout.valueOffset()[i], v.value());
+      }
       if (v.isString()) {
         b.op("st.shared.b32 [%s+%d], %s", at.halves, layout.lengthOffset()[i], v.length());
       }
@@ -252,7 +279,13 @@ final class KeptRowQueue {
     String rowFlags = flags;
     IntFunction<AggregateValue> column = i -> {
       String value = b.b64();
-      b.op("ld.shared.b64 %s, [%s+%d]", value, at.words, layout.valueOffset()[i]);
+      if (layout.narrow()[i]) {
+        String low = b.b32();
+        b.op("ld.shared.b32 %s, [%s+%d]", low, at.halves, layout.valueOffset()[i]);
+        b.op("cvt.s64.s32 %s, %s", value, low);
+      } else {
+        b.op("ld.shared.b64 %s, [%s+%d]", value, at.words, layout.valueOffset()[i]);
+      }
       String length = null;
       if (spec.inputTypes().get(i).isString()) {
         length = b.b32();

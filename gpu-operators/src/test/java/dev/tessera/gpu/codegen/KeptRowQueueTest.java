@@ -89,8 +89,10 @@ class KeptRowQueueTest {
 
   @Test
   void theQueuesTakeSixtyFourSlotsAWarpAndAtMostSixteenKiBABlock() {
-    // 4 warps x 64 slots x (4 values of 8 bytes, 2 lengths, the null flags).
-    assertEquals(4 * 64 * (4 * 8 + 2 * 4 + 4), KeptRowQueue.blockBytes(STAR_JOIN_SPEC, 128));
+    // 4 warps x 64 slots x (2 string values of 8 bytes, 2 INT values of 4, 2 lengths, the null
+    // flags).
+    assertEquals(4 * 64 * (2 * 8 + 2 * 4 + 2 * 4 + 4),
+        KeptRowQueue.blockBytes(STAR_JOIN_SPEC, 128));
     assertTrue(KeptRowQueue.admits(STAR_JOIN_SPEC, 128));
     assertFalse(KeptRowQueue.admits(LocalKeyTableTest.spec(List.of(ColumnType.LONG)), 128),
         "the table holds the key");
