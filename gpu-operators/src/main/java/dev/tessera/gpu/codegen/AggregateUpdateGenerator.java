@@ -3,6 +3,7 @@ package dev.tessera.gpu.codegen;
 import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.codec.GpuForLayout;
+import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.expr.Program;
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -82,32 +83,48 @@ public final class AggregateUpdateGenerator {
   private AggregateUpdateGenerator() {}
 
   /**
-   * Whether the kernel for {@code spec} over batches laid out as {@code inputs} runs as one block
-   * a multiprocessor, as many threads as its registers allow (the launch reads them from the
-   * compiled function), with a per-block table in as much of the multiprocessor's shared memory
-   * as the launch gives it: where the table is found by key ({@link LocalKeyTable}). One table a
-   * multiprocessor holds 2,048 entries of HashAggregateBench's four functions where seven blocks
-   * of 128 threads held 256 each: on an H200, 1,000 groups -60%, 100 groups -33%, 10^4 groups
-   * -17%, 1 to 10 groups and 10^5 within 2% (ncu). Not where the inputs have GPU-DFOR columns:
-   * their tiles are decoded by block-wide steps written for 128 threads ({@link
-   * TilePrimitives}).
+   * Whether the kernel for {@code spec} over batches laid out as {@code inputs}, running {@code
+   * program}, runs as one block a multiprocessor, as many threads as its registers allow (the
+   * launch reads them from the compiled function), with a per-block table in as much of the
+   * multiprocessor's shared memory as the launch gives it:
+   * <ul>
+   *   <li>where the table is found by key ({@link LocalKeyTable}). One table a multiprocessor
+   *       holds 2,048 entries of HashAggregateBench's four functions where seven blocks of 128
+   *       threads held 256 each: on an H200, 1,000 groups -60%, 100 groups -33%, 10^4 groups
+   *       -17%, 1 to 10 groups and 10^5 within 2% (ncu);
+   *   <li>where it is found by group because a key is a string, and the program has no filter
+   *       and probes no join table: HashAggregateBench's string keys, 1,000 groups -49% (2,048
+   *       entries against 256), 10^4 -9%, 1 to 100 groups within 3%, 10^5 +2%, 10^6 +12% (H200,
+   *       ncu). A filter's or a probe's kernel keeps its blocks of 128 threads, whose warps queue
+   *       the rows it keeps ({@link KeptRowQueue}, {@link PrefilteredRows}); so do kernels of
+   *       fixed-width keys found by group (more than {@link LocalKeyTable}'s keys), not measured.
+   * </ul>
+   * Not where the inputs have GPU-DFOR columns: their tiles are decoded by block-wide steps
+   * written for 128 threads ({@link TilePrimitives}).
    */
-  public static boolean fillsMultiprocessor(AggregateSpec spec, List<InputSpec> inputs) {
+  public static boolean fillsMultiprocessor(Program program, AggregateSpec spec,
+      List<InputSpec> inputs) {
+    if (InputSpec.anyDfor(inputs)) {
+      return false;
+    }
     return LocalKeyTable.holds(spec)
-        && !InputSpec.anyDfor(inputs);
+        || (spec.keyTypes().stream().anyMatch(ColumnType::isString) && !program.hasFilter()
+            && program.tables().isEmpty());
   }
 
   /**
-   * Whether the kernel of {@code spec} over {@code inputs} has its per-block table's entries as a
-   * constant, not the plan's: one that {@link #fillsMultiprocessor}, where no input can be NULL.
-   * ptxas then folds the table's sections into the addresses' offsets: HashAggregateBench at 10
-   * to 1,000 groups 4-5% faster, with the filter 6-7% (H200, ncu). With a nullable key the same
-   * kernel was 3-6% slower, so such kernels read the plan. (That was measured before a NULL
-   * key's rows went apart from the item and its plain copy, GroupedAggregateEmitter.nullKeyRows;
-   * not measured since.)
+   * Whether the kernel of {@code spec} over {@code inputs}, running {@code program}, has its
+   * per-block table's entries as a constant, not the plan's: one that {@link
+   * #fillsMultiprocessor}, where no input can be NULL. ptxas then folds the table's sections into
+   * the addresses' offsets: HashAggregateBench at 10 to 1,000 groups 4-5% faster, with the filter
+   * 6-7% (H200, ncu). With a nullable key the same kernel was 3-6% slower, so such kernels read
+   * the plan. (That was measured before a NULL key's rows went apart from the item and its plain
+   * copy, GroupedAggregateEmitter.nullKeyRows; not measured since.)
    */
-  static boolean hasConstantEntries(AggregateSpec spec, List<InputSpec> inputs) {
-    return fillsMultiprocessor(spec, inputs) && inputs.stream().noneMatch(InputSpec::nullable);
+  static boolean hasConstantEntries(Program program, AggregateSpec spec,
+      List<InputSpec> inputs) {
+    return fillsMultiprocessor(program, spec, inputs)
+        && inputs.stream().noneMatch(InputSpec::nullable);
   }
 
   /**
@@ -115,9 +132,9 @@ public final class AggregateUpdateGenerator {
    * ones its launch gives it on a device of {@code features}, {@link
    * LocalTableSize#wholeMultiprocessorEntries}), or {@link #PLAN_ENTRIES}.
    */
-  private static int constantEntries(AggregateSpec spec, List<InputSpec> inputs,
-      KernelFeatures features) {
-    return hasConstantEntries(spec, inputs)
+  private static int constantEntries(Program program, AggregateSpec spec,
+      List<InputSpec> inputs, KernelFeatures features) {
+    return hasConstantEntries(program, spec, inputs)
         ? LocalTableSize.wholeMultiprocessorEntries(spec, features.shared()) : PLAN_ENTRIES;
   }
 
@@ -148,7 +165,7 @@ public final class AggregateUpdateGenerator {
   /** The key of the kernel made for the probe filter of the tables in {@code used} alone. */
   private static String keyOf(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet used) {
-    StringBuilder key = new StringBuilder("aggregate-update v55;");
+    StringBuilder key = new StringBuilder("aggregate-update v56;");
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
     }
@@ -161,7 +178,7 @@ public final class AggregateUpdateGenerator {
     if (LocalKeyTable.holds(spec)) {
       key.append("keyed;");
     }
-    int entries = constantEntries(spec, inputs, features);
+    int entries = constantEntries(program, spec, inputs, features);
     if (entries != PLAN_ENTRIES) {
       key.append("entries=").append(entries).append(';');
     }
@@ -352,7 +369,7 @@ public final class AggregateUpdateGenerator {
         KernelFeatures features, BitSet probeFiltered, boolean plainCopies) {
       this.spec = spec;
       this.probeFiltered = probeFiltered;
-      this.anyBlockSize = fillsMultiprocessor(spec, inputs);
+      this.anyBlockSize = fillsMultiprocessor(program, spec, inputs);
       this.inputs = inputs;
       this.entry = entry;
       this.body = new ProgramEmitter(program, inputs, b, entry,
@@ -361,7 +378,7 @@ public final class AggregateUpdateGenerator {
           ? new RegisterAccumulators(b, spec, body, BLOCK_THREADS) : null;
       this.update = registers == null
           ? new GroupedAggregateEmitter(b, spec, body, localName(), features,
-              plainCopies && anyBlockSize, constantEntries(spec, inputs, features)) : null;
+              plainCopies && anyBlockSize, constantEntries(program, spec, inputs, features)) : null;
     }
 
     /** Whether an item took a plain copy ({@link ShortcutMode}), after {@link #write}. */

@@ -722,7 +722,9 @@ final class CudaHashAggregate implements HashAggregateKernel {
         int threads = LaunchShape.BLOCK_THREADS;
         int percent = LocalTableSize.KEYED_SHARED_PERCENT;
         int launchEntries = localEntries;
-        if (kernel != null && AggregateUpdateGenerator.fillsMultiprocessor(spec, inputs)) {
+        boolean fills = kernel != null
+            && AggregateUpdateGenerator.fillsMultiprocessor(program, spec, inputs);
+        if (fills) {
           threads = kernels.maxBlockThreads(kernel.function(), kernel.entry());
           percent = LocalTableSize.WHOLE_SHARED_PERCENT;
           launchEntries = LocalTableSize.wholeMultiprocessorEntries(spec,
@@ -735,7 +737,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
         int resident;
         if (kernel == null) {
           resident = kernels.residentBlocks(UPDATE_KERNEL, oneBlock);
-        } else if (keyBytes > 0) {
+        } else if (keyBytes > 0 || fills) {
           resident = kernels.residentBlocks(kernel.function(), kernel.entry(), oneBlock, percent);
         } else {
           resident = kernels.residentBlocks(kernel.function(), kernel.entry(), oneBlock);
@@ -743,7 +745,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
         long tiles = LaunchShape.tilesFor(rows, threads * LaunchShape.ITEMS_PER_THREAD)
             .gridBlocks();
         int blocks = (int) Math.max(1, Math.min(tiles, (long) device.multiprocessors() * resident));
-        if (runsWithoutTable(kernel, keyBytes, tiles, blocks)) {
+        if (runsWithoutTable(kernel, fills, keyBytes, tiles, blocks)) {
           return new UpdateLaunch(new LaunchShape(blocks, threads, 0), 0);
         }
         return new UpdateLaunch(new LaunchShape(blocks, threads, oneBlock.sharedMemoryBytes()),
@@ -760,11 +762,13 @@ final class CudaHashAggregate implements HashAggregateKernel {
        * for at most its 512 rows, which seldom share a group there, and merges it: SSB SF10's
        * aggregate launches of a few thousand rows (grids of 8 to 19 blocks) 15-16% faster
        * without it (H200, ncu). Blocks of several tiles keep it: Q4.1's kernel, about 4 tiles a
-       * block, was 16% slower without it.
+       * block, was 16% slower without it. Only in blocks of 128 threads: a kernel that {@code
+       * fills} a multiprocessor may have its entries as a constant
+       * (AggregateUpdateGenerator.hasConstantEntries), not the plan's 0.
        */
-      private boolean runsWithoutTable(GeneratedKernels.Kernel kernel, int keyBytes, long tiles,
-          int blocks) {
-        return kernel != null && keyCount > 0 && keyBytes == 0 && tiles <= blocks;
+      private boolean runsWithoutTable(GeneratedKernels.Kernel kernel, boolean fills,
+          int keyBytes, long tiles, int blocks) {
+        return kernel != null && !fills && keyCount > 0 && keyBytes == 0 && tiles <= blocks;
       }
 
       private void execute() {

@@ -68,20 +68,43 @@ class AggregateBlockShapeTest {
   @Test
   void aKernelWhoseTableIsFoundByKeyTakesTheLaunchsBlock() throws Exception {
     AggregateSpec keyed = spec(List.of(ColumnType.LONG));
-    assertTrue(AggregateUpdateGenerator.fillsMultiprocessor(keyed, inputs(keyed,
-        Encoding.PLAIN)));
-    String ptx = ptx(keyed, false, Encoding.PLAIN);
-    assertFalse(ptx.contains(".maxntid"));
-    assertTrue(ptx.contains("%ntid.x"));
+    for (boolean filtered : new boolean[] {false, true}) {
+      assertTrue(AggregateUpdateGenerator.fillsMultiprocessor(program(keyed, filtered), keyed,
+          inputs(keyed, Encoding.PLAIN)));
+      String ptx = ptx(keyed, filtered, Encoding.PLAIN);
+      assertFalse(ptx.contains(".maxntid"));
+      assertTrue(ptx.contains("%ntid.x"));
+    }
 
     // Found by group (two keys), or GPU-DFOR tiles decoded by 128 threads: a fixed block.
     AggregateSpec twoKeys = spec(List.of(ColumnType.INT, ColumnType.INT));
-    assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(twoKeys, inputs(twoKeys,
-        Encoding.PLAIN)));
+    assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(program(twoKeys, false), twoKeys,
+        inputs(twoKeys, Encoding.PLAIN)));
     assertTrue(ptx(twoKeys, false, Encoding.PLAIN).contains(FIXED_BLOCK));
-    assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(keyed, inputs(keyed,
-        Encoding.DFOR)));
+    assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(program(keyed, false), keyed,
+        inputs(keyed, Encoding.DFOR)));
     assertTrue(ptx(keyed, false, Encoding.DFOR).contains(FIXED_BLOCK));
+  }
+
+  @Test
+  void anUnfilteredKernelOfAStringKeyTakesTheLaunchsBlock() throws Exception {
+    // Its table is found by group; without a filter or a probe it fills the multiprocessor (its
+    // 2,048 entries a constant), with a filter its warps queue their kept rows in blocks of 128.
+    AggregateSpec strings = spec(List.of(ColumnType.STRING));
+    assertTrue(AggregateUpdateGenerator.fillsMultiprocessor(program(strings, false), strings,
+        inputs(strings, Encoding.PLAIN)));
+    String all = ptx(strings, false, Encoding.PLAIN);
+    assertFalse(all.contains(".maxntid"));
+    assertTrue(all.contains("%ntid.x"));
+    assertTrue(Pattern.compile("mov\\.u64 %rd\\d+, 2048;").matcher(all).find());
+    assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(program(strings, true), strings,
+        inputs(strings, Encoding.PLAIN)));
+    assertTrue(ptx(strings, true, Encoding.PLAIN).contains(FIXED_BLOCK));
+    GeneratedKernel kernel = AggregateUpdateGenerator.generate(program(strings, false),
+        inputs(strings, Encoding.PLAIN), strings, KernelFeatures.forArch("sm_90"));
+    CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
+    assertNull(GeneratedModule.rejection(report), report.summary());
+    assertEquals(0, report.stackFrameBytes());
   }
 
   @Test

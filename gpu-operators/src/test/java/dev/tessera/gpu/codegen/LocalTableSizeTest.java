@@ -92,7 +92,7 @@ class LocalTableSizeTest {
     Program program = ProgramBuilder.identity(TYPES, false);
     List<InputSpec> inputs = TYPES.stream()
         .map(t -> new InputSpec(t, Encoding.PLAIN, false)).toList();
-    assertTrue(AggregateUpdateGenerator.hasConstantEntries(SPEC, inputs));
+    assertTrue(AggregateUpdateGenerator.hasConstantEntries(program, SPEC, inputs));
     KernelFeatures hopper = KernelFeatures.forArch("sm_90");
     KernelFeatures ada = KernelFeatures.forArch("sm_89");
     // 96 bytes an entry: 2,048 in an H100's or H200's budget, 512 in 84 KiB of an sm_89's.
@@ -115,8 +115,8 @@ class LocalTableSizeTest {
     Program program = ProgramBuilder.identity(TYPES, false);
     List<InputSpec> inputs = List.of(new InputSpec(ColumnType.LONG, Encoding.PLAIN, true),
         new InputSpec(ColumnType.LONG, Encoding.PLAIN, false));
-    assertTrue(AggregateUpdateGenerator.fillsMultiprocessor(SPEC, inputs));
-    assertFalse(AggregateUpdateGenerator.hasConstantEntries(SPEC, inputs));
+    assertTrue(AggregateUpdateGenerator.fillsMultiprocessor(program, SPEC, inputs));
+    assertFalse(AggregateUpdateGenerator.hasConstantEntries(program, SPEC, inputs));
     KernelFeatures hopper = KernelFeatures.forArch("sm_90");
     GeneratedKernel kernel = AggregateUpdateGenerator.generate(program, inputs, SPEC, hopper);
     assertFalse(Pattern.compile("mov\\.u64 %rd\\d+, 2048;").matcher(kernel.ptx()).find());
@@ -132,9 +132,9 @@ class LocalTableSizeTest {
         new AggregateFunction(Kind.SUM, 2, ColumnType.LONG)), false);
     List<InputSpec> inputs = types.stream()
         .map(t -> new InputSpec(t, Encoding.PLAIN, false)).toList();
-    assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(spec, inputs));
-    KernelFeatures hopper = KernelFeatures.forArch("sm_90");
     Program program = ProgramBuilder.identity(types, false);
+    assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(program, spec, inputs));
+    KernelFeatures hopper = KernelFeatures.forArch("sm_90");
     assertEquals(AggregateUpdateGenerator.key(program, inputs, spec, hopper),
         AggregateUpdateGenerator.key(program, inputs, spec, KernelFeatures.forArch("sm_89")));
   }

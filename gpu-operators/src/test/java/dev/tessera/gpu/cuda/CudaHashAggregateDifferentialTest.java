@@ -442,14 +442,17 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
    * String keys: hashed by their UTF-8 bytes, compared byte by byte, copied into the device key
    * heap (which grows across batches). NULL groups as one key, the empty string is not NULL.
    * Scenario: distinct strings, the longest string's length, key layout (0: STRING; 1: STRING,
-   * INT; 2: INT, STRING, STRING, LONG), and optionally the first batch's rows. Batches of about
-   * 250,000 rows give each block of the update one tile, which runs without the per-block table
-   * (CudaHashAggregate's updateShape); 1.5 million rows give blocks several tiles on an H100 or
-   * H200, and a table.
+   * INT; 2: INT, STRING, STRING, LONG), and optionally the first batch's rows. Generated, these
+   * kernels (no filter) run one block a multiprocessor with a table of 2,048 entries
+   * (AggregateUpdateGenerator.fillsMultiprocessor): batches of about 250,000 rows give each
+   * block at most one tile of 4,096 rows, 1.5 million rows several on an H100 or H200, with
+   * fewer groups than entries (1,000) or more (20,000). (A filtered kernel's launch of one tile
+   * a block, without its table: programMadeStringKeysMatchTheHostReference.)
    */
   @ParameterizedTest
   @ValueSource(strings = {"1:0:0", "3:5:0", "1000:20:0", "200000:12:0", "50:5000:0",
-      "2000:64:1", "300:3:2", "100000:40:2", "1000:20:0:1500000", "300:3:2:1500000"})
+      "2000:64:1", "300:3:2", "100000:40:2", "1000:20:0:1500000", "300:3:2:1500000",
+      "20000:12:0:1500000"})
   void stringKeysMatchTheHostReference(String scenario) {
     String[] parts = scenario.split(":");
     int distinct = Integer.parseInt(parts[0]);
@@ -520,6 +523,8 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
   /**
    * String keys made by the program (string-pool constants through COALESCE, with a filter):
    * the key heap is bounded by the constants too, and with two keys each row may copy one.
+   * Generated, its batches of 100,000 rows give blocks of 128 threads one 512-row tile each,
+   * launched without the per-block table (CudaHashAggregate's updateShape).
    */
   @ParameterizedTest
   @ValueSource(ints = {1, 2})
