@@ -26,7 +26,7 @@ import java.util.Random;
 
 /**
  * Benchmark (not a test) of the hash aggregation: {@code SELECT k, count(*), sum(v), min(v),
- * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in eight forms:
+ * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in nine forms:
  * <ul>
  *   <li>"long keys": update(batch) (the fused kernel with the identity program);
  *   <li>"nullable keys": the same, k with a validity bitmap and one row in 100 NULL (the kernel
@@ -39,7 +39,9 @@ import java.util.Random;
  *   <li>"no keys": the same functions over every row, without GROUP BY (generated kernels keep
  *       a global aggregate's accumulators in registers);
  *   <li>"double values": "long keys" with v a DOUBLE (whole numbers of 21 bits): functions
- *       that are not integral (their runs sum in 128 bits and compare in Spark's order).
+ *       that are not integral (their runs sum in 128 bits and compare in Spark's order);
+ *   <li>"two keys": GROUP BY k, k % 3 (k % 3 adds no group; two keys are found by group, not
+ *       by key), and "two keys, filter v > 0" the same WHERE v > 0.
  * </ul>
  * Prints the median wall time of update + finish (each synchronizes) over the runs, and the
  * bandwidth floor (every input read once, every group's five values written once). Before a
@@ -49,7 +51,7 @@ import java.util.Random;
  * <pre>run-bench.sh dev.tessera.gpu.bench.HashAggregateBench [rows] [deviceGBps] [backend] [codegen] [forms]</pre>
  *
  * <p>{@code forms}, when given, is a comma-separated list of the forms to run ("long keys,no
- * keys"); all eight otherwise.
+ * keys"); all nine otherwise.
  */
 public final class HashAggregateBench {
   private static final int WARM_UP = 1;
@@ -73,7 +75,8 @@ public final class HashAggregateBench {
       System.out.println("hash aggregate benchmark on " + backend.description() + ", " + rows
           + " rows" + (codegen ? ", generated kernels" : ", interpreter kernels"));
       List<String> forms = List.of("long keys", "filter v > 0", "two keys, filter v > 0",
-          "string keys", "long keys, 8 batches", "no keys", "nullable keys", "double values");
+          "string keys", "long keys, 8 batches", "no keys", "nullable keys", "double values",
+          "two keys");
       if (args.length > 4) {
         List<String> chosen = List.of(args[4].split(",(?! )"));
         for (String form : chosen) {
@@ -89,12 +92,12 @@ public final class HashAggregateBench {
         int batches = form.equals("long keys, 8 batches") ? 8 : 1;
         ColumnType keyType = strings ? ColumnType.STRING : ColumnType.LONG;
         boolean global = form.equals("no keys");
-        boolean twoKeys = form.equals("two keys, filter v > 0");
+        boolean twoKeys = form.startsWith("two keys");
         boolean doubles = form.equals("double values");
         AggregateSpec spec = twoKeys ? twoKeySpec()
             : spec(keyType, global ? 0 : 1, doubles ? ColumnType.DOUBLE : ColumnType.LONG);
         Program program = form.equals("filter v > 0") ? positiveValues()
-            : twoKeys ? positiveValuesByTwoKeys() : null;
+            : twoKeys ? byTwoKeys(form.endsWith("filter v > 0")) : null;
         warmHostPaths(backend, stream, spec, program, strings, nullableKeys, doubles);
         System.out.println(form);
         System.out.println("groups        median ms   G rows/s   floor ms   x floor");
@@ -169,15 +172,20 @@ public final class HashAggregateBench {
             new AggregateFunction(Kind.MAX, 2, ColumnType.LONG)), false);
   }
 
-  /** k, k % 3, v WHERE v > 0 (about half of the rows; k % 3 adds no group). */
-  private static Program positiveValuesByTwoKeys() {
+  /**
+   * k, k % 3, v (k % 3 adds no group), WHERE v > 0 where {@code filtered} (about half of the
+   * rows).
+   */
+  private static Program byTwoKeys(boolean filtered) {
     ProgramBuilder b = new ProgramBuilder(List.of(ColumnType.LONG, ColumnType.LONG), false);
     int k = b.loadColumn(0);
     int v = b.loadColumn(1);
-    int keep = b.emitNew(Opcode.CMP_INT, v, b.loadConstant(0), Comparison.GT.code());
+    int keep = filtered ? b.emitNew(Opcode.CMP_INT, v, b.loadConstant(0), Comparison.GT.code())
+        : -1;
     int third = b.emitNew(Opcode.REM_INT, k, b.loadConstant(3), 64);
-    return b.build(keep, List.of(new Program.Output(k, ColumnType.LONG),
-        new Program.Output(third, ColumnType.LONG), new Program.Output(v, ColumnType.LONG)));
+    List<Program.Output> outputs = List.of(new Program.Output(k, ColumnType.LONG),
+        new Program.Output(third, ColumnType.LONG), new Program.Output(v, ColumnType.LONG));
+    return b.build(keep, outputs);
   }
 
   /** k, v WHERE v > 0 (about half of the rows). */
