@@ -818,7 +818,8 @@ public final class AggregateUpdateGenerator {
      * latency: HashAggregateBench's long keys, 1 to 1,000 groups, 5-6% faster (H200, ncu). With
      * more groups than the table holds most rows go to the global accumulators, L2 is what the
      * kernel waits for, and the requests made 10^4 and 10^5 groups 2-3% slower: there the
-     * table soon has no room, and the tiles ask for nothing.
+     * table soon has no room, and the tiles ask for nothing. A table found by group (a string
+     * key's) has no such test: its tiles always ask (not measured without).
      */
     private boolean prefetchesNextTile(int filter) {
       return anyBlockSize && filter < 0;
