@@ -3,7 +3,6 @@ package dev.tessera.gpu.codegen;
 import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.codec.GpuForLayout;
-import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.expr.Program;
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -92,12 +91,13 @@ public final class AggregateUpdateGenerator {
    *       holds 2,048 entries of HashAggregateBench's four functions where seven blocks of 128
    *       threads held 256 each: on an H200, 1,000 groups -60%, 100 groups -33%, 10^4 groups
    *       -17%, 1 to 10 groups and 10^5 within 2% (ncu);
-   *   <li>where it is found by group because a key is a string, and the program has no filter
-   *       and probes no join table: HashAggregateBench's string keys, 1,000 groups -49% (2,048
-   *       entries against 256), 10^4 -9%, 1 to 100 groups within 3%, 10^5 +2%, 10^6 +12% (H200,
+   *   <li>where it is found by group (a string key, or more fixed-width keys than {@link
+   *       LocalKeyTable} holds), and the program has no filter and probes no join table.
+   *       HashAggregateBench's string keys: 1,000 groups -49% (2,048 entries against 256), 10^4
+   *       -9%, 1 to 100 groups within 3%, 10^5 +2%, 10^6 +12%. Its two keys (GROUP BY k, k % 3):
+   *       1,000 groups -35%, 10^4 -10%, 1 to 100 groups within 4%, 10^5 +3%, 10^6 +11% (H200,
    *       ncu). A filter's or a probe's kernel keeps its blocks of 128 threads, whose warps queue
-   *       the rows it keeps ({@link KeptRowQueue}, {@link PrefilteredRows}); so do kernels of
-   *       fixed-width keys found by group (more than {@link LocalKeyTable}'s keys), not measured.
+   *       the rows it keeps ({@link KeptRowQueue}, {@link PrefilteredRows}).
    * </ul>
    * Not where the inputs have GPU-DFOR columns: their tiles are decoded by block-wide steps
    * written for 128 threads ({@link TilePrimitives}).
@@ -108,8 +108,7 @@ public final class AggregateUpdateGenerator {
       return false;
     }
     return LocalKeyTable.holds(spec)
-        || (spec.keyTypes().stream().anyMatch(ColumnType::isString) && !program.hasFilter()
-            && program.tables().isEmpty());
+        || (spec.keyCount() > 0 && !program.hasFilter() && program.tables().isEmpty());
   }
 
   /**
@@ -165,7 +164,7 @@ public final class AggregateUpdateGenerator {
   /** The key of the kernel made for the probe filter of the tables in {@code used} alone. */
   private static String keyOf(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet used) {
-    StringBuilder key = new StringBuilder("aggregate-update v56;");
+    StringBuilder key = new StringBuilder("aggregate-update v59;");
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
     }

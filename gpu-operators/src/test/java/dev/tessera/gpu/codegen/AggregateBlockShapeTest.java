@@ -76,35 +76,41 @@ class AggregateBlockShapeTest {
       assertTrue(ptx.contains("%ntid.x"));
     }
 
-    // Found by group (two keys), or GPU-DFOR tiles decoded by 128 threads: a fixed block.
+    // Found by group (two keys) behind a filter, or GPU-DFOR tiles decoded by 128 threads: a
+    // fixed block.
     AggregateSpec twoKeys = spec(List.of(ColumnType.INT, ColumnType.INT));
-    assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(program(twoKeys, false), twoKeys,
+    assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(program(twoKeys, true), twoKeys,
         inputs(twoKeys, Encoding.PLAIN)));
-    assertTrue(ptx(twoKeys, false, Encoding.PLAIN).contains(FIXED_BLOCK));
+    assertTrue(ptx(twoKeys, true, Encoding.PLAIN).contains(FIXED_BLOCK));
     assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(program(keyed, false), keyed,
         inputs(keyed, Encoding.DFOR)));
     assertTrue(ptx(keyed, false, Encoding.DFOR).contains(FIXED_BLOCK));
   }
 
   @Test
-  void anUnfilteredKernelOfAStringKeyTakesTheLaunchsBlock() throws Exception {
+  void anUnfilteredKernelOfKeysFoundByGroupTakesTheLaunchsBlock() throws Exception {
     // Its table is found by group; without a filter or a probe it fills the multiprocessor (its
     // 2,048 entries a constant), with a filter its warps queue their kept rows in blocks of 128.
-    AggregateSpec strings = spec(List.of(ColumnType.STRING));
-    assertTrue(AggregateUpdateGenerator.fillsMultiprocessor(program(strings, false), strings,
-        inputs(strings, Encoding.PLAIN)));
-    String all = ptx(strings, false, Encoding.PLAIN);
-    assertFalse(all.contains(".maxntid"));
-    assertTrue(all.contains("%ntid.x"));
-    assertTrue(Pattern.compile("mov\\.u64 %rd\\d+, 2048;").matcher(all).find());
-    assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(program(strings, true), strings,
-        inputs(strings, Encoding.PLAIN)));
-    assertTrue(ptx(strings, true, Encoding.PLAIN).contains(FIXED_BLOCK));
-    GeneratedKernel kernel = AggregateUpdateGenerator.generate(program(strings, false),
-        inputs(strings, Encoding.PLAIN), strings, KernelFeatures.forArch("sm_90"));
-    CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
-    assertNull(GeneratedModule.rejection(report), report.summary());
-    assertEquals(0, report.stackFrameBytes());
+    for (List<ColumnType> keys : List.of(List.of(ColumnType.STRING),
+        List.of(ColumnType.INT, ColumnType.INT), List.of(ColumnType.LONG, ColumnType.STRING))) {
+      AggregateSpec spec = spec(keys);
+      assertTrue(AggregateUpdateGenerator.fillsMultiprocessor(program(spec, false), spec,
+          inputs(spec, Encoding.PLAIN)), keys.toString());
+      String all = ptx(spec, false, Encoding.PLAIN);
+      assertFalse(all.contains(".maxntid"));
+      assertTrue(all.contains("%ntid.x"));
+      assertTrue(Pattern.compile("mov\\.u64 %rd\\d+, 2048;").matcher(all).find());
+      assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(program(spec, true), spec,
+          inputs(spec, Encoding.PLAIN)));
+      assertTrue(ptx(spec, true, Encoding.PLAIN).contains(FIXED_BLOCK));
+      GeneratedKernel kernel = AggregateUpdateGenerator.generate(program(spec, false),
+          inputs(spec, Encoding.PLAIN), spec, KernelFeatures.forArch("sm_90"));
+      CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
+      assertNull(GeneratedModule.rejection(report), report.summary());
+      assertEquals(0, report.stackFrameBytes());
+      assertTrue(report.registers() <= AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS,
+          keys + ": " + report.summary());
+    }
   }
 
   @Test
@@ -164,7 +170,7 @@ class AggregateBlockShapeTest {
     // spill); a kernel of a fixed block, for the most a generated kernel may take.
     assertTrue(ptx.contains(".maxnreg " + AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS + "\n"));
     AggregateSpec twoKeys = spec(List.of(ColumnType.INT, ColumnType.INT));
-    assertTrue(ptx(twoKeys, false, Encoding.PLAIN)
+    assertTrue(ptx(twoKeys, true, Encoding.PLAIN)
         .contains(".maxnreg " + GeneratedModule.MAX_REGISTERS + "\n"));
   }
 

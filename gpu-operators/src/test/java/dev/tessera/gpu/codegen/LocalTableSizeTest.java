@@ -10,8 +10,11 @@ import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.expr.Comparison;
+import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -126,13 +129,21 @@ class LocalTableSizeTest {
 
   @Test
   void aKernelOfBlocksOf128ThreadsReadsItsEntriesFromThePlan() throws Exception {
-    // A GROUP BY of two keys: the table is found by group, its size the launch's (plan) choice.
+    // A filtered GROUP BY of two keys: the table is found by group, its size the launch's
+    // (plan) choice.
     List<ColumnType> types = List.of(ColumnType.LONG, ColumnType.INT, ColumnType.LONG);
     AggregateSpec spec = new AggregateSpec(types, 2, List.of(
         new AggregateFunction(Kind.SUM, 2, ColumnType.LONG)), false);
     List<InputSpec> inputs = types.stream()
         .map(t -> new InputSpec(t, Encoding.PLAIN, false)).toList();
-    Program program = ProgramBuilder.identity(types, false);
+    ProgramBuilder b = new ProgramBuilder(types, false);
+    List<Program.Output> outputs = new ArrayList<>();
+    for (int c = 0; c < types.size(); c++) {
+      outputs.add(new Program.Output(b.loadColumn(c), types.get(c)));
+    }
+    int keep = b.emitNew(Opcode.CMP_INT, outputs.get(2).register(), b.loadConstant(0),
+        Comparison.GT.code());
+    Program program = b.build(keep, outputs);
     assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(program, spec, inputs));
     KernelFeatures hopper = KernelFeatures.forArch("sm_90");
     assertEquals(AggregateUpdateGenerator.key(program, inputs, spec, hopper),
