@@ -164,7 +164,7 @@ public final class AggregateUpdateGenerator {
   /** The key of the kernel made for the probe filter of the tables in {@code used} alone. */
   private static String keyOf(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet used) {
-    StringBuilder key = new StringBuilder("aggregate-update v59;");
+    StringBuilder key = new StringBuilder("aggregate-update v60;");
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
     }
@@ -376,7 +376,7 @@ public final class AggregateUpdateGenerator {
       this.registers = RegisterAccumulators.admits(spec)
           ? new RegisterAccumulators(b, spec, body, BLOCK_THREADS) : null;
       this.update = registers == null
-          ? new GroupedAggregateEmitter(b, spec, body, localName(), features,
+          ? new GroupedAggregateEmitter(b, spec, body, localName(), features, anyBlockSize,
               plainCopies && anyBlockSize, constantEntries(program, spec, inputs, features)) : null;
     }
 

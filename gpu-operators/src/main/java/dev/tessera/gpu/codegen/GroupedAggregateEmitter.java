@@ -40,6 +40,8 @@ final class GroupedAggregateEmitter {
    * plan in every item (about 6 of HashAggregateBench's 166 instructions an item at 100 groups).
    */
   private LocalKeyTable.View table;
+  /** Whether the kernel runs one block a multiprocessor (its registers are not short). */
+  private final boolean wholeMultiprocessor;
   /** Whether an item may take a plain copy ({@link #takesPlainItems}). */
   private final boolean plainCopies;
   /** The per-block table's entries where the kernel has them as a constant, or -1 (the plan's). */
@@ -59,16 +61,21 @@ final class GroupedAggregateEmitter {
   private String nullGroup;
 
   /**
-   * {@code plainCopies}: whether items of runs may take a plain copy for warps whose items find
-   * no shortcut ({@link ShortcutMode}): only in a kernel of a block a multiprocessor, where it
-   * was measured, and whose register ask (64) the copy stays within or the generator writes the
-   * kernel again without it ({@link GeneratedKernel#leaner}). {@code tableEntries}: the per-block
+   * {@code wholeMultiprocessor}: whether the kernel runs one block a multiprocessor
+   * (AggregateUpdateGenerator.fillsMultiprocessor), where a lane may remember its last string
+   * keys ({@link GroupLookup#beginStrings}). {@code plainCopies}: whether items of runs may take
+   * a plain copy for warps whose items find no shortcut ({@link ShortcutMode}): only in a kernel
+   * of a block a multiprocessor, where it was measured, and whose register ask (64) the copy
+   * stays within or the generator writes the kernel again without it ({@link
+   * GeneratedKernel#leaner}). {@code tableEntries}: the per-block
    * table's entries as a constant (AggregateUpdateGenerator.hasConstantEntries: the launch gives
    * every kernel of this code the same), or -1 where the kernel reads them from the plan.
    */
   GroupedAggregateEmitter(PtxBuilder b, AggregateSpec spec, ProgramEmitter body,
-      String localSymbol, KernelFeatures features, boolean plainCopies, int tableEntries) {
+      String localSymbol, KernelFeatures features, boolean wholeMultiprocessor,
+      boolean plainCopies, int tableEntries) {
     this.b = b;
+    this.wholeMultiprocessor = wholeMultiprocessor;
     this.plainCopies = plainCopies;
     this.tableEntries = tableEntries;
     this.spec = spec;
@@ -109,6 +116,9 @@ final class GroupedAggregateEmitter {
     }
     accumulation.hold(table);
     lookup.begin(); // one fixed-width key: the lookup remembers the group and its entry
+    if (wholeMultiprocessor) {
+      lookup.beginStrings(); // string keys: the lookup remembers them and their group
+    }
     if (spec.keyCount() == 0) {
       accumulation.remember();
     }
