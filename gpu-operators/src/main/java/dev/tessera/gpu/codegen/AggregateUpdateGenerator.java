@@ -114,16 +114,15 @@ public final class AggregateUpdateGenerator {
   /**
    * Whether the kernel of {@code spec} over {@code inputs}, running {@code program}, has its
    * per-block table's entries as a constant, not the plan's: one that {@link
-   * #fillsMultiprocessor}, where no input can be NULL. ptxas then folds the table's sections into
-   * the addresses' offsets: HashAggregateBench at 10 to 1,000 groups 4-5% faster, with the filter
-   * 6-7% (H200, ncu). With a nullable key the same kernel was 3-6% slower, so such kernels read
-   * the plan. (That was measured before a NULL key's rows went apart from the item and its plain
-   * copy, GroupedAggregateEmitter.nullKeyRows; not measured since.)
+   * #fillsMultiprocessor}. ptxas then folds the table's sections into the addresses' offsets:
+   * HashAggregateBench at 10 to 1,000 groups 4-5% faster, with the filter 6-7%; its nullable keys
+   * at 1 to 1,000 groups 0.4-2.7% faster, 10^4 and 10^5 the same (H200, ncu). (Nullable keys
+   * were 3-6% slower with the constant before a NULL key's rows went apart from the item,
+   * GroupedAggregateEmitter.nullKeyRows.)
    */
   static boolean hasConstantEntries(Program program, AggregateSpec spec,
       List<InputSpec> inputs) {
-    return fillsMultiprocessor(program, spec, inputs)
-        && inputs.stream().noneMatch(InputSpec::nullable);
+    return fillsMultiprocessor(program, spec, inputs);
   }
 
   /**
@@ -164,7 +163,7 @@ public final class AggregateUpdateGenerator {
   /** The key of the kernel made for the probe filter of the tables in {@code used} alone. */
   private static String keyOf(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet used) {
-    StringBuilder key = new StringBuilder("aggregate-update v60;");
+    StringBuilder key = new StringBuilder("aggregate-update v61;");
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
     }

@@ -3,6 +3,7 @@ package dev.tessera.gpu.codegen;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tessera.gpu.agg.AggregateFunction;
@@ -93,38 +94,29 @@ class LocalTableSizeTest {
   @Test
   void aKernelThatFillsAMultiprocessorHasItsDevicesEntriesAsAConstant() throws Exception {
     Program program = ProgramBuilder.identity(TYPES, false);
-    List<InputSpec> inputs = TYPES.stream()
-        .map(t -> new InputSpec(t, Encoding.PLAIN, false)).toList();
-    assertTrue(AggregateUpdateGenerator.hasConstantEntries(program, SPEC, inputs));
     KernelFeatures hopper = KernelFeatures.forArch("sm_90");
     KernelFeatures ada = KernelFeatures.forArch("sm_89");
     // 96 bytes an entry: 2,048 in an H100's or H200's budget, 512 in 84 KiB of an sm_89's.
     assertEquals(2048, LocalTableSize.wholeMultiprocessorEntries(SPEC, hopper.shared()));
     assertEquals(512, LocalTableSize.wholeMultiprocessorEntries(SPEC, ada.shared()));
-    // One device's kernel is not another's: the entries are in the key.
-    assertNotEquals(AggregateUpdateGenerator.key(program, inputs, SPEC, hopper),
-        AggregateUpdateGenerator.key(program, inputs, SPEC, ada));
-    for (KernelFeatures features : List.of(hopper, ada)) {
-      GeneratedKernel kernel = AggregateUpdateGenerator.generate(program, inputs, SPEC, features);
-      int entries = LocalTableSize.wholeMultiprocessorEntries(SPEC, features.shared());
-      assertTrue(Pattern.compile("mov\\.u64 %rd\\d+, " + entries + ";").matcher(kernel.ptx())
-          .find(), "the constant " + entries);
-      GeneratedModule.compile(kernel, "sm_90").report(kernel.entry()); // compiles
+    // With a nullable key too (its NULL rows go apart from the item, and the constant gained).
+    for (boolean nullable : new boolean[] {false, true}) {
+      List<InputSpec> inputs = List.of(new InputSpec(ColumnType.LONG, Encoding.PLAIN, nullable),
+          new InputSpec(ColumnType.LONG, Encoding.PLAIN, false));
+      assertTrue(AggregateUpdateGenerator.hasConstantEntries(program, SPEC, inputs));
+      // One device's kernel is not another's: the entries are in the key.
+      assertNotEquals(AggregateUpdateGenerator.key(program, inputs, SPEC, hopper),
+          AggregateUpdateGenerator.key(program, inputs, SPEC, ada));
+      for (KernelFeatures features : List.of(hopper, ada)) {
+        GeneratedKernel kernel =
+            AggregateUpdateGenerator.generate(program, inputs, SPEC, features);
+        int entries = LocalTableSize.wholeMultiprocessorEntries(SPEC, features.shared());
+        assertTrue(Pattern.compile("mov\\.u64 %rd\\d+, " + entries + ";").matcher(kernel.ptx())
+            .find(), "nullable " + nullable + ": the constant " + entries);
+        CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
+        assertNull(GeneratedModule.rejection(report), report.summary());
+      }
     }
-  }
-
-  @Test
-  void aKernelWithANullableInputReadsItsEntriesFromThePlan() throws Exception {
-    Program program = ProgramBuilder.identity(TYPES, false);
-    List<InputSpec> inputs = List.of(new InputSpec(ColumnType.LONG, Encoding.PLAIN, true),
-        new InputSpec(ColumnType.LONG, Encoding.PLAIN, false));
-    assertTrue(AggregateUpdateGenerator.fillsMultiprocessor(program, SPEC, inputs));
-    assertFalse(AggregateUpdateGenerator.hasConstantEntries(program, SPEC, inputs));
-    KernelFeatures hopper = KernelFeatures.forArch("sm_90");
-    GeneratedKernel kernel = AggregateUpdateGenerator.generate(program, inputs, SPEC, hopper);
-    assertFalse(Pattern.compile("mov\\.u64 %rd\\d+, 2048;").matcher(kernel.ptx()).find());
-    assertEquals(AggregateUpdateGenerator.key(program, inputs, SPEC, hopper),
-        AggregateUpdateGenerator.key(program, inputs, SPEC, KernelFeatures.forArch("sm_89")));
   }
 
   @Test
