@@ -16,7 +16,8 @@
 # COUNT), SETTINGS (JAVA_TOOL_OPTIONS values, say -Dtessera.exp.x=1 of a temporary build, one run
 # each; "-" for none, the default), VARIANTS (jars of gpu-operators' classes that dev/gpu-variants
 # built, each put first on the class path for one run of every setting, so that several builds
-# are compared in one call on one card; "-" for the bundle's own classes, the default).
+# are compared in one call on one card; "-" for the bundle's own classes, the default; a variant
+# may be several jars joined by ':', say a build's classes and a shared jar of test classes).
 set -uo pipefail
 [ $# -ge 1 ] || { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,9 +29,12 @@ for variant in ${VARIANTS:--}; do
   classes=""
   label=""
   if [ "$variant" != "-" ]; then
-    [ -f "$variant" ] || { echo "no variant jar $variant (dev/gpu-variants builds them)" >&2; exit 2; }
-    classes=$(realpath "$variant")
-    label="$(basename "$variant" .jar), "
+    IFS=: read -ra jars <<< "$variant"
+    for jar in "${jars[@]}"; do
+      [ -f "$jar" ] || { echo "no variant jar $jar (dev/gpu-variants builds them)" >&2; exit 2; }
+      classes="${classes:+$classes:}$(realpath "$jar")"
+    done
+    label="$(basename "${jars[0]}" .jar), "
   fi
   for setting in ${SETTINGS:--}; do
     options=""
