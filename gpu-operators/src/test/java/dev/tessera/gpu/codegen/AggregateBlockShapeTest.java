@@ -2,7 +2,6 @@ package dev.tessera.gpu.codegen;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tessera.gpu.agg.AggregateSpec;
@@ -105,9 +104,7 @@ class AggregateBlockShapeTest {
       assertTrue(ptx(spec, true, Encoding.PLAIN).contains(FIXED_BLOCK));
       GeneratedKernel kernel = AggregateUpdateGenerator.generate(program(spec, false),
           inputs(spec, Encoding.PLAIN), spec, KernelFeatures.forArch("sm_90"));
-      CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
-      assertNull(GeneratedModule.rejection(report), report.summary());
-      assertEquals(0, report.stackFrameBytes());
+      CompileReport report = TestPtx.assertCompilesClean(kernel, "sm_90");
       assertTrue(report.registers() <= AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS,
           keys + ": " + report.summary());
     }
@@ -180,9 +177,7 @@ class AggregateBlockShapeTest {
     AggregateSpec keyed = spec(List.of(ColumnType.LONG));
     GeneratedKernel kernel = AggregateUpdateGenerator.generate(program(keyed, true),
         inputs(keyed, Encoding.PLAIN), keyed, KernelFeatures.forArch("sm_90"));
-    CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
-    assertNull(GeneratedModule.rejection(report), report.summary());
-    assertEquals(0, report.stackFrameBytes());
+    TestPtx.assertCompilesClean(kernel, "sm_90");
   }
 
   @Test

@@ -2,7 +2,6 @@ package dev.tessera.gpu.codegen;
 
 import static dev.tessera.gpu.codegen.AggregateBlockShapeTest.count;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tessera.gpu.agg.AggregateFunction;
@@ -129,9 +128,7 @@ class GlobalRowUpdateTest {
       for (Kind[] kinds : List.of(new Kind[] {Kind.SUM, Kind.MIN, Kind.MAX},
           new Kind[] {Kind.SUM, Kind.SUM, Kind.MIN, Kind.MAX})) {
         GeneratedKernel kernel = kernel(spec(List.of(ColumnType.LONG), kinds), nullable);
-        CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
-        assertNull(GeneratedModule.rejection(report), report.summary());
-        assertEquals(0, report.stackFrameBytes());
+        TestPtx.assertCompilesClean(kernel, "sm_90");
       }
     }
   }

@@ -2,7 +2,6 @@ package dev.tessera.gpu.codegen;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tessera.gpu.agg.AggregateFunction;
@@ -123,8 +122,6 @@ class LocalKeyTableTest {
   @RequiresPtxCompiler
   void aHeldKeysKernelCompilesCleanForTheOldestDevice() throws Exception {
     GeneratedKernel kernel = kernel(spec(List.of(ColumnType.INT)), KernelFeatures.OLDEST);
-    CompileReport report = GeneratedModule.compile(kernel, "sm_75").report(kernel.entry());
-    assertNull(GeneratedModule.rejection(report), report.summary());
-    assertEquals(0, report.stackFrameBytes());
+    TestPtx.assertCompilesClean(kernel, "sm_75");
   }
 }

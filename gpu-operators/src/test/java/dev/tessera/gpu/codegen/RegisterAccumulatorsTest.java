@@ -2,7 +2,6 @@ package dev.tessera.gpu.codegen;
 
 import static dev.tessera.gpu.codegen.AggregateBlockShapeTest.count;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tessera.gpu.agg.AggregateFunction;
@@ -60,9 +59,7 @@ class RegisterAccumulatorsTest {
   void theKernelsCompileClean() throws Exception {
     for (boolean nullable : new boolean[] {false, true}) {
       GeneratedKernel kernel = kernel(nullable);
-      CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
-      assertNull(GeneratedModule.rejection(report), report.summary());
-      assertEquals(0, report.stackFrameBytes());
+      TestPtx.assertCompilesClean(kernel, "sm_90");
     }
   }
 }

@@ -2,7 +2,6 @@ package dev.tessera.gpu.codegen;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tessera.gpu.agg.AggregateFunction;
@@ -72,9 +71,7 @@ class StringKeyRecallTest {
       // past the compares on the warp's vote.
       assertTrue(Pattern.compile("@!%p\\d+ bra\\.uni \\$L_key_recalled_\\d+;").matcher(ptx)
           .find());
-      CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
-      assertNull(GeneratedModule.rejection(report), report.summary());
-      assertEquals(0, report.stackFrameBytes(), report.summary());
+      CompileReport report = TestPtx.assertCompilesClean(kernel, "sm_90");
       assertTrue(report.registers() <= AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS,
           report.summary());
     }

@@ -1,5 +1,8 @@
 package dev.tessera.gpu.codegen;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -13,6 +16,18 @@ import java.util.regex.Pattern;
  */
 final class TestPtx {
   private TestPtx() {}
+
+  /**
+   * Compiles {@code kernel} for {@code arch} with the in-jar compiler and checks what a launch
+   * needs of it: no rejection (GeneratedModule.rejection: a stack frame or spills) and a 0-byte
+   * stack. Returns the kernel's report, for the caller's own checks (registers, say).
+   */
+  static CompileReport assertCompilesClean(GeneratedKernel kernel, String arch) {
+    CompileReport report = GeneratedModule.compile(kernel, arch).report(kernel.entry());
+    assertNull(GeneratedModule.rejection(report), report.summary());
+    assertEquals(0, report.stackFrameBytes(), report.summary());
+    return report;
+  }
 
   /** How many times {@code regex} matches in {@code ptx}. */
   static int hits(String ptx, String regex) {
