@@ -38,8 +38,8 @@ class AggregateBlockShapeTest {
     return LocalKeyTableTest.spec(keys);
   }
 
-  /** The aggregation's columns as they are, or WHERE value > 0. */
-  private static Program program(AggregateSpec spec, boolean filtered) {
+  /** The aggregation's columns as they are, or WHERE value > 0 (StringKeyRecallTest's too). */
+  static Program program(AggregateSpec spec, boolean filtered) {
     List<ColumnType> types = spec.inputTypes();
     if (!filtered) {
       return ProgramBuilder.identity(types, false);

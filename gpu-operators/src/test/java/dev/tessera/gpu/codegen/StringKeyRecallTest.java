@@ -4,16 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.tessera.gpu.agg.AggregateFunction;
-import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.column.ColumnType;
-import dev.tessera.gpu.expr.Comparison;
-import dev.tessera.gpu.expr.Opcode;
-import dev.tessera.gpu.expr.Program;
-import dev.tessera.gpu.expr.ProgramBuilder;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -27,36 +20,15 @@ class StringKeyRecallTest {
   private static final String RECALL = "the lane's last string key";
 
   private static AggregateSpec spec(List<ColumnType> keys) {
-    List<ColumnType> types = new ArrayList<>(keys);
-    types.add(ColumnType.LONG);
-    int value = keys.size();
-    return new AggregateSpec(types, keys.size(), List.of(
-        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
-        new AggregateFunction(Kind.SUM, value, ColumnType.LONG),
-        new AggregateFunction(Kind.MIN, value, ColumnType.LONG),
-        new AggregateFunction(Kind.MAX, value, ColumnType.LONG)), false);
+    return LocalKeyTableTest.spec(keys);
   }
 
   private static GeneratedKernel kernel(AggregateSpec spec, boolean filtered, boolean nullable)
       throws CodegenUnsupportedException {
-    List<ColumnType> types = spec.inputTypes();
-    Program program;
-    if (filtered) {
-      ProgramBuilder b = new ProgramBuilder(types, false);
-      List<Program.Output> outputs = new ArrayList<>();
-      for (int c = 0; c < types.size(); c++) {
-        outputs.add(new Program.Output(b.loadColumn(c), types.get(c)));
-      }
-      int value = outputs.get(types.size() - 1).register();
-      int keep = b.emitNew(Opcode.CMP_INT, value, b.loadConstant(0), Comparison.GT.code());
-      program = b.build(keep, outputs);
-    } else {
-      program = ProgramBuilder.identity(types, false);
-    }
-    List<InputSpec> inputs = types.stream()
+    List<InputSpec> inputs = spec.inputTypes().stream()
         .map(t -> new InputSpec(t, Encoding.PLAIN, nullable)).toList();
-    return AggregateUpdateGenerator.generate(program, inputs, spec,
-        KernelFeatures.forArch("sm_90"));
+    return AggregateUpdateGenerator.generate(AggregateBlockShapeTest.program(spec, filtered),
+        inputs, spec, KernelFeatures.forArch("sm_90"));
   }
 
   @Test
