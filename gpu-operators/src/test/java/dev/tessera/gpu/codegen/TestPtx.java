@@ -11,8 +11,8 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Hand-written PTX modules the codegen tests compile, the test resources, and a count of what
- * generated PTX holds.
+ * Hand-written PTX modules the codegen tests compile, the test resources, a count of what
+ * generated PTX holds, and the check that a generated kernel compiles clean.
  */
 final class TestPtx {
   private TestPtx() {}
