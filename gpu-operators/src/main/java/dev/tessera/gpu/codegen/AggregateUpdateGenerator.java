@@ -112,27 +112,18 @@ public final class AggregateUpdateGenerator {
   }
 
   /**
-   * Whether the kernel of {@code spec} over {@code inputs}, running {@code program}, has its
-   * per-block table's entries as a constant, not the plan's: one that {@link
-   * #fillsMultiprocessor}. ptxas then folds the table's sections into the addresses' offsets:
-   * HashAggregateBench at 10 to 1,000 groups 4-5% faster, with the filter 6-7%; its nullable keys
-   * at 1 to 1,000 groups 0.4-2.7% faster, 10^4 and 10^5 the same (H200, ncu). (Nullable keys
-   * were 3-6% slower with the constant before a NULL key's rows went apart from the item,
+   * The per-block table's entries the kernel has as a constant, not the plan's: in a kernel that
+   * {@link #fillsMultiprocessor}, the ones its launch gives it on a device of {@code features}
+   * ({@link LocalTableSize#wholeMultiprocessorEntries}); else {@link #PLAN_ENTRIES}. ptxas then
+   * folds the table's sections into the addresses' offsets: HashAggregateBench at 10 to 1,000
+   * groups 4-5% faster, with the filter 6-7%; its nullable keys at 1 to 1,000 groups 0.4-2.7%
+   * faster, 10^4 and 10^5 the same (H200, ncu). (Nullable keys were 3-6% slower with the
+   * constant before a NULL key's rows went apart from the item,
    * GroupedAggregateEmitter.nullKeyRows.)
-   */
-  static boolean hasConstantEntries(Program program, AggregateSpec spec,
-      List<InputSpec> inputs) {
-    return fillsMultiprocessor(program, spec, inputs);
-  }
-
-  /**
-   * The per-block table's entries the kernel has as a constant ({@link #hasConstantEntries}: the
-   * ones its launch gives it on a device of {@code features}, {@link
-   * LocalTableSize#wholeMultiprocessorEntries}), or {@link #PLAN_ENTRIES}.
    */
   private static int constantEntries(Program program, AggregateSpec spec,
       List<InputSpec> inputs, KernelFeatures features) {
-    return hasConstantEntries(program, spec, inputs)
+    return fillsMultiprocessor(program, spec, inputs)
         ? LocalTableSize.wholeMultiprocessorEntries(spec, features.shared()) : PLAN_ENTRIES;
   }
 

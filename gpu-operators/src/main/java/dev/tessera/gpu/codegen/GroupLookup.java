@@ -46,8 +46,8 @@ final class GroupLookup {
   private LastString lastString;
   /**
    * While a row that {@link #recallString} did not recall looks its group up: its string key's
-   * first word (.b64, as {@link #rowWord} reads it), which the recall read, for the key's hash;
-   * null otherwise.
+   * first word (.b64, as {@link #rowWord} reads it), which the recall read ({@link
+   * RecalledString#word}), for the key's hash; null otherwise.
    */
   private String firstWord;
   /**
@@ -176,11 +176,11 @@ final class GroupLookup {
         findGroupOf(act, keys, stored, group);
         return;
       }
-      String lookups = recallString(act, keys[0], group);
-      String word = firstWord;
-      findGroupOf(lookups, keys, stored, group);
+      RecalledString lastKey = recallString(act, keys[0], group);
+      firstWord = lastKey.word();
+      findGroupOf(lastKey.looks(), keys, stored, group);
       firstWord = null;
-      rememberString(act, lookups, keys[0], group, word);
+      rememberString(lastKey, keys[0], group);
       return;
     }
     // Not in hash_aggregate.cuh: where the table is found by group, of the warp's rows with the
@@ -892,9 +892,9 @@ final class GroupLookup {
    * Where the lane remembers its string key ({@link #beginStrings}): for the lanes of {@code
    * act} whose {@code key} is the last one (NULL where that was NULL; else a string of the same
    * length and first word, and past 8 bytes the same words, compared a word of each at a time),
-   * its group into {@code group}. Returns a new .pred, the lanes of {@code act} that must look
-   * their group up. The row's first word is read for every row whose key is not NULL, and kept
-   * for its hash ({@link #firstWord}). A hit skips the key's hash and the global table's chain
+   * its group into {@code group}. Returns the lanes of {@code act} that must look their group
+   * up, with the row's first word, read for every row whose key is not NULL, and kept for its
+   * hash ({@link #firstWord}), and its null flag. A hit skips the key's hash and the global table's chain
    * of round trips to L2. Only a warp whose rows all repeated their lane's last group in its
    * last item compares ({@link LastString#warpTries}): rows of a few groups in no order (ten
    * groups: nine rows in ten differ from their lane's last) pass one branch, not the compares.
@@ -902,20 +902,22 @@ final class GroupLookup {
    * group 902 -> 545 us, ten groups +2.2%, 100 to 10^6 groups within 0.3%. Compared in every
    * warp, ten groups were 15% slower; compared two unaligned words at a time, 27%.
    */
-  private String recallString(String act, AggregateValue key, String group) {
+  private RecalledString recallString(String act, AggregateValue key, String group) {
     b.comment("the lane's last string key: the same key takes the same group");
     String isNull = stringIsNull(key);
     // The row's first word, where its key is a string (none read for a NULL or another lane).
-    String reads = b.pred();
-    b.op("setp.eq.u32 %s, %s, 0", reads, isNull);
-    b.op("and.pred %s, %s, %s", reads, reads, act);
+    String reads = act;
+    if (key.valid() != null) {
+      reads = b.pred();
+      b.op("and.pred %s, %s, %s", reads, act, key.valid());
+    }
     String length64 = b.b64();
     b.op("cvt.s64.s32 %s, %s", length64, key.length());
     String readLength = b.b64();
     b.op("selp.b64 %s, %s, 0, %s", readLength, length64, reads);
     String zero = b.b64();
     b.op("mov.b64 %s, 0", zero);
-    firstWord = rowWord(key.value(), zero, readLength);
+    String word = rowWord(key.value(), zero, readLength);
     String same = b.pred();
     b.op("setp.ne.s32 %s, 0, 0", same);
     String done = b.label("key_recalled");
@@ -926,12 +928,13 @@ final class GroupLookup {
     b.op("and.pred %s, %s, %s", same, same, p);
     // Two NULLs are the same key (their words both 0); two strings are where their lengths and
     // words are.
-    b.op("setp.eq.b64 %s, %s, %s", p, firstWord, lastString.word());
+    b.op("setp.eq.b64 %s, %s, %s", p, word, lastString.word());
     b.op("and.pred %s, %s, %s", same, same, p);
     b.op("setp.eq.s32 %s, %s, %s", p, key.length(), lastString.length());
-    String matches = b.pred();
-    b.op("or.pred %s, %s, %s", matches, p, isNullPredicate(isNull));
-    b.op("and.pred %s, %s, %s", same, same, matches);
+    if (key.valid() != null) {
+      b.op("or.pred %s, %s, !%s", p, p, key.valid()); // or the key is NULL
+    }
+    b.op("and.pred %s, %s, %s", same, same, p);
     String longer = b.pred();
     b.op("setp.gt.s64 %s, %s, 8", longer, readLength);
     b.op("and.pred %s, %s, %s", longer, longer, same);
@@ -953,24 +956,24 @@ final class GroupLookup {
     b.op("@%s mov.u32 %s, %s", same, group, lastString.group());
     String looks = b.pred();
     b.op("xor.pred %s, %s, %s", looks, act, same); // act and not same (same implies act)
-    return looks;
-  }
-
-  /** A new .pred: whether {@code isNull} ({@link #stringIsNull}) says NULL. */
-  private String isNullPredicate(String isNull) {
-    String p = b.pred();
-    b.op("setp.ne.u32 %s, %s, 0", p, isNull);
-    return p;
+    return new RecalledString(act, looks, word, isNull);
   }
 
   /**
-   * For the lanes of {@code looked}, which looked up {@code group}: their key remembered, with
-   * the first word {@link #recallString} read. The warp compares its next rows' keys where each
-   * lane of {@code act} recalled its group or looked up the one it had (a lane outside {@code
-   * act} does not count against it).
+   * What {@link #recallString} found: {@code looks}, the lanes of {@code act} that must look their
+   * group up; the row's first word ({@code word}, .b64) and its null flag ({@code isNull}, {@link
+   * #stringIsNull}), which {@link #rememberString} keeps.
    */
-  private void rememberString(String act, String looked, AggregateValue key, String group,
-      String word) {
+  private record RecalledString(String act, String looks, String word, String isNull) {}
+
+  /**
+   * For the lanes that looked up {@code group} ({@code recalled.looks()}): their key remembered,
+   * with the first word and null flag {@link #recallString} read. The warp compares its next
+   * rows' keys where each lane of {@code recalled.act()} recalled its group or looked up the one
+   * it had (a lane outside it does not count against it).
+   */
+  private void rememberString(RecalledString recalled, AggregateValue key, String group) {
+    String looked = recalled.looks();
     String repeats = b.pred();
     b.op("setp.eq.u32 %s, %s, %s", repeats, group, lastString.group());
     b.op("and.pred %s, %s, %s", repeats, repeats, lastString.held());
@@ -979,8 +982,8 @@ final class GroupLookup {
     b.op("@%s mov.u32 %s, %s", looked, lastString.group(), group);
     b.op("@%s mov.b64 %s, %s", looked, lastString.address(), key.value());
     b.op("@%s mov.u32 %s, %s", looked, lastString.length(), key.length());
-    b.op("@%s mov.u32 %s, %s", looked, lastString.isNull(), stringIsNull(key));
-    b.op("@%s mov.b64 %s, %s", looked, lastString.word(), word);
+    b.op("@%s mov.u32 %s, %s", looked, lastString.isNull(), recalled.isNull());
+    b.op("@%s mov.b64 %s, %s", looked, lastString.word(), recalled.word());
     b.op("or.pred %s, %s, %s", lastString.held(), lastString.held(), looked);
   }
 

@@ -68,7 +68,7 @@ final class GroupedAggregateEmitter {
    * of a block a multiprocessor, where it was measured, and whose register ask (64) the copy
    * stays within or the generator writes the kernel again without it ({@link
    * GeneratedKernel#leaner}). {@code tableEntries}: the per-block table's entries as a constant
-   * (AggregateUpdateGenerator.hasConstantEntries: the launch gives every kernel of this code the
+   * (AggregateUpdateGenerator.constantEntries: the launch gives every kernel of this code the
    * same), or -1 where the kernel reads them from the plan.
    */
   GroupedAggregateEmitter(PtxBuilder b, AggregateSpec spec, ProgramEmitter body,
@@ -151,7 +151,7 @@ final class GroupedAggregateEmitter {
    * address, not a generic one: each conversion between the two is a read of the shared
    * window's base (S2R SR_SWINLO), which ptxas put in every item, three times an item of
    * HashAggregateBench's 100-group kernel. The entries are a constant where the kernel has them
-   * ({@link #tableEntries}, AggregateUpdateGenerator.hasConstantEntries), else the plan's.
+   * ({@link #tableEntries}, AggregateUpdateGenerator.constantEntries), else the plan's.
    */
   private LocalKeyTable.View localTable() {
     String local = b.b64();

@@ -9,8 +9,7 @@ import dev.tessera.gpu.codegen.KernelFeatures.SharedMemory;
  * its entries by key, their keys: {@link LocalKeyTable#bytes}), and how much shared memory it
  * takes. One definition for the launch (CudaHashAggregate) and the generator, which writes the
  * entries of a kernel that {@link AggregateUpdateGenerator#fillsMultiprocessor fills a
- * multiprocessor} into its code as a constant (where {@link
- * AggregateUpdateGenerator#hasConstantEntries}).
+ * multiprocessor} into its code as a constant (AggregateUpdateGenerator.constantEntries).
  */
 public final class LocalTableSize {
   /** Shared-memory bytes of an entry: its group word, then each function's value, high and seen. */

@@ -764,7 +764,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
        * without it (H200, ncu). Blocks of several tiles keep it: Q4.1's kernel, about 4 tiles a
        * block, was 16% slower without it. Only in blocks of 128 threads: a kernel that {@code
        * fills} a multiprocessor may have its entries as a constant
-       * (AggregateUpdateGenerator.hasConstantEntries), not the plan's 0.
+       * (AggregateUpdateGenerator.constantEntries), not the plan's 0.
        */
       private boolean runsWithoutTable(GeneratedKernels.Kernel kernel, boolean fills,
           int keyBytes, long tiles, int blocks) {
