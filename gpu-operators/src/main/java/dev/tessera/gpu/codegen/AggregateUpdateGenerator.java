@@ -154,7 +154,7 @@ public final class AggregateUpdateGenerator {
   /** The key of the kernel made for the probe filter of the tables in {@code used} alone. */
   private static String keyOf(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet used) {
-    StringBuilder key = new StringBuilder("aggregate-update v61;");
+    StringBuilder key = new StringBuilder("aggregate-update v66;");
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
     }
@@ -225,6 +225,14 @@ public final class AggregateUpdateGenerator {
    */
   public static int localKeyBytes(AggregateSpec spec, int entries) {
     return LocalKeyTable.bytes(spec, entries);
+  }
+
+  /**
+   * {@link #localKeyBytes} of the kernel of {@code spec} that {@link #fillsMultiprocessor}: its
+   * table also holds a lone string key's short form ({@link LocalKeyTable#holdsShortStrings}).
+   */
+  public static int wholeBlockKeyBytes(AggregateSpec spec, int entries) {
+    return LocalKeyTable.wholeBlockBytes(spec, entries);
   }
 
   /** Why no kernel is generated for this pipeline, or null when one is. */

@@ -55,14 +55,21 @@ final class GroupLookup {
    * is not ({@link #holdsNullKeys}); null: where the row's key can be NULL.
    */
   private boolean[] nullsInTable;
+  /**
+   * Whether {@link #keyTable} holds the one string key's short form ({@link
+   * LocalKeyTable#holdsShortStrings}): rows of short strings find entries by it, others go to the
+   * global table.
+   */
+  private final boolean shortStrings;
 
   GroupLookup(PtxBuilder b, AggregateSpec spec, ProgramEmitter body, PlanWords plan,
-      LocalKeyTable keyTable) {
+      LocalKeyTable keyTable, boolean shortStrings) {
     this.b = b;
     this.spec = spec;
     this.body = body;
     this.plan = plan;
     this.keyTable = keyTable;
+    this.shortStrings = shortStrings;
   }
 
   /**
@@ -114,8 +121,86 @@ final class GroupLookup {
    */
   void findGroup(String act, AggregateValue[] keys, boolean[] seenAtInsert, String group,
       LocalKeyTable.View table, String entry, Runnable atClaim) {
+    if (shortStrings) {
+      findShortStringGroup(act, keys, seenAtInsert, group, table, entry, atClaim);
+      return;
+    }
     findGroup(act, keys, seenAtInsert, group, table, entry,
         keyTable == null ? null : recall(act, keys, group, entry), atClaim);
+  }
+
+  /**
+   * {@link #findGroup(String, AggregateValue[], boolean[], String, LocalKeyTable.View, String,
+   * Runnable)} where the block's table holds the one string key's short form ({@link
+   * #shortStrings}): a row whose string is at most {@link LocalKeyTable#SHORT_STRING_BYTES}
+   * bytes, or NULL, is a row of one fixed-width key, its short form ({@link #shortForm}): its
+   * lane's last group, then the block's table by key, then the global table (by the string,
+   * hashed). A longer string's row looks in the global table alone and takes no entry (its
+   * updates go to the global accumulators).
+   */
+  private void findShortStringGroup(String act, AggregateValue[] keys, boolean[] seenAtInsert,
+      String group, LocalKeyTable.View table, String entry, Runnable atClaim) {
+    this.seenAtInsert = seenAtInsert;
+    b.comment("a short string as one fixed-width key: the block's table by key");
+    ShortForm form = shortForm(act, keys[0]);
+    AggregateValue[] tableKeys = {form.key()};
+    StoredKey[] tableStored = storedForms(tableKeys);
+    String held = b.pred();
+    b.op("and.pred %s, %s, %s", held, act, form.fits());
+    // Entry -1 and the last group for every lane; the lanes of held that must look: finds.
+    String finds = last.recall(b, held, tableKeys, tableStored, group, entry);
+    String longRows = b.pred();
+    b.op("and.pred %s, %s, !%s", longRows, act, form.fits());
+    boolean[] nullable = {form.key().valid() != null};
+    LocalKeyTable.Found found = keyTable.find(table, finds, tableStored, nullable, entry, group);
+    String global = b.pred();
+    b.op("not.pred %s, %s", global, found.hit());
+    b.op("and.pred %s, %s, %s", global, global, finds);
+    b.op("or.pred %s, %s, %s", global, global, longRows);
+    firstWord = form.word();
+    findGroupOf(global, keys, storedForms(keys), group);
+    firstWord = null;
+    keyTable.publish(table, found, entry, group, atClaim);
+    String remembered = b.pred();
+    String inTable = b.pred();
+    b.op("setp.ge.s32 %s, %s, 0", inTable, entry);
+    b.op("and.pred %s, %s, %s", remembered, finds, inTable);
+    last.remember(b, remembered, tableKeys, tableStored, group, entry);
+    b.op("selp.b32 %s, %s, 0, %s", group, group, act);
+    b.op("selp.b32 %s, %s, -1, %s", entry, entry, act);
+  }
+
+  /**
+   * A string key's short form: {@code key}, a LONG of the row's string (its bytes in the low 7
+   * bytes, 0 past its end, its length in the top byte: a different LONG for every string of at
+   * most 7 bytes) with the string's null flag; {@code fits}, a .pred, whether the string is at
+   * most {@link LocalKeyTable#SHORT_STRING_BYTES} bytes or NULL; {@code word}, the string's
+   * first word as {@link #rowWord} reads it (0 for NULL), for its hash ({@link #firstWord}).
+   */
+  private record ShortForm(AggregateValue key, String fits, String word) {}
+
+  /** {@code key}'s {@link ShortForm}, for the lanes of {@code act} (0 and fitting for others). */
+  private ShortForm shortForm(String act, AggregateValue key) {
+    String reads = b.pred();
+    if (key.valid() != null) {
+      b.op("and.pred %s, %s, %s", reads, act, key.valid());
+    } else {
+      b.op("mov.pred %s, %s", reads, act);
+    }
+    String length64 = b.b64();
+    b.op("cvt.s64.s32 %s, %s", length64, key.length());
+    String readLength = b.b64();
+    b.op("selp.b64 %s, %s, 0, %s", readLength, length64, reads);
+    String zero = b.b64();
+    b.op("mov.b64 %s, 0", zero);
+    String word = rowWord(key.value(), zero, readLength);
+    String fits = b.pred();
+    b.op("setp.le.s64 %s, %s, %d", fits, readLength, LocalKeyTable.SHORT_STRING_BYTES);
+    String top = b.b64();
+    b.op("shl.b64 %s, %s, 56", top, readLength);
+    String value = b.b64();
+    b.op("or.b64 %s, %s, %s", value, word, top);
+    return new ShortForm(new AggregateValue(value, key.valid(), null), fits, word);
   }
 
   /**

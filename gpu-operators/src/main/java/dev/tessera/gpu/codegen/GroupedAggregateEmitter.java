@@ -82,9 +82,12 @@ final class GroupedAggregateEmitter {
     this.body = body;
     this.localSymbol = localSymbol;
     this.plan = new PlanWords(b, body, spec);
-    this.keyTable =
-        LocalKeyTable.holds(spec) ? new LocalKeyTable(b, spec, localSymbol + "_claims") : null;
-    this.lookup = new GroupLookup(b, spec, body, plan, keyTable);
+    boolean shortStrings = wholeMultiprocessor && LocalKeyTable.holdsShortStrings(spec);
+    this.keyTable = LocalKeyTable.holds(spec) ? new LocalKeyTable(b, spec, localSymbol + "_claims")
+        : shortStrings
+            ? new LocalKeyTable(b, LocalKeyTable.shortStringSpec(spec), localSymbol + "_claims")
+            : null;
+    this.lookup = new GroupLookup(b, spec, body, plan, keyTable, shortStrings);
     this.accumulation = new GroupAccumulation(b, spec, plan, features);
   }
 
@@ -116,7 +119,7 @@ final class GroupedAggregateEmitter {
     }
     accumulation.hold(table);
     lookup.begin(); // one fixed-width key: the lookup remembers the group and its entry
-    if (wholeMultiprocessor) {
+    if (wholeMultiprocessor && keyTable == null) {
       lookup.beginStrings(); // string keys: the lookup remembers them and their group
     }
     if (spec.keyCount() == 0) {
@@ -269,7 +272,7 @@ final class GroupedAggregateEmitter {
    * the plain copy 96 (64 without the split).
    */
   private boolean splitsNullKeys(AggregateValue[] keys, boolean[] nullable) {
-    return keyTable != null && keys.length == 1 && keys[0].valid() != null
+    return keyTable != null && keys.length == 1 && !keys[0].isString() && keys[0].valid() != null
         && spec.functions().stream()
             .noneMatch(f -> f.kind() != Kind.COUNT_ROWS && nullable[f.input()]);
   }

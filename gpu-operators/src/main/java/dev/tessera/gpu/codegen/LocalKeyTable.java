@@ -1,6 +1,9 @@
 package dev.tessera.gpu.codegen;
 
 import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.column.ColumnType;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Not in hash_aggregate.cuh: the per-block table found by the row's keys, for a generated kernel
@@ -78,6 +81,38 @@ final class LocalKeyTable {
   /** Shared-memory bytes of the keys of a table of {@code entries} entries (0 where not held). */
   static int bytes(AggregateSpec spec, int entries) {
     return holds(spec) ? entries * (Long.BYTES * spec.keyCount() + Integer.BYTES) : 0;
+  }
+
+  /**
+   * Whether a kernel of {@code spec} that fills a multiprocessor finds per-block entries by key
+   * for its rows whose one key is a string of at most {@link #SHORT_STRING_BYTES} bytes (or
+   * NULL), by that string's short form ({@link #shortStringSpec}); longer strings find their
+   * group in the global table, by group, and their rows update the global accumulators.
+   */
+  static boolean holdsShortStrings(AggregateSpec spec) {
+    return spec.keyCount() == 1 && spec.keyTypes().get(0).isString();
+  }
+
+  /**
+   * The most bytes of a string key's short form: its bytes in the low 7 bytes of a word (0 past
+   * its end), its length in the top byte, one LONG that is the string and nothing else.
+   */
+  static final int SHORT_STRING_BYTES = 7;
+
+  /** {@code spec} with its string key as the LONG of its short form, for the table's keys. */
+  static AggregateSpec shortStringSpec(AggregateSpec spec) {
+    List<ColumnType> types = new ArrayList<>(spec.inputTypes());
+    types.set(0, ColumnType.LONG);
+    return new AggregateSpec(types, spec.keyCount(), spec.functions(), spec.ansi());
+  }
+
+  /**
+   * Shared-memory bytes of the keys of the table of a kernel that fills a multiprocessor, of
+   * {@code entries} entries: {@link #bytes}, or those of the short forms ({@link
+   * #holdsShortStrings}).
+   */
+  static int wholeBlockBytes(AggregateSpec spec, int entries) {
+    return holdsShortStrings(spec) ? bytes(shortStringSpec(spec), entries) : bytes(spec, entries);
   }
 
   /**

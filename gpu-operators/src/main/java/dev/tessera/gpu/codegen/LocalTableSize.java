@@ -64,8 +64,8 @@ public final class LocalTableSize {
    * whose entries and keys fit {@link #wholeMultiprocessorBudget}.
    */
   public static int wholeMultiprocessorEntries(AggregateSpec spec, SharedMemory shared) {
-    return wholeMultiprocessorEntries(spec.functions().size(), LocalKeyTable.bytes(spec, 1),
-        wholeMultiprocessorBudget(shared));
+    return wholeMultiprocessorEntries(spec.functions().size(),
+        LocalKeyTable.wholeBlockBytes(spec, 1), wholeMultiprocessorBudget(shared));
   }
 
   /**

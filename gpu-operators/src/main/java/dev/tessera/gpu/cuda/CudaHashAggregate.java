@@ -730,8 +730,9 @@ final class CudaHashAggregate implements HashAggregateKernel {
           launchEntries = LocalTableSize.wholeMultiprocessorEntries(spec,
               device.generated().features().shared());
         }
-        int keyBytes =
-            kernel != null ? AggregateUpdateGenerator.localKeyBytes(spec, launchEntries) : 0;
+        int keyBytes = kernel == null ? 0
+            : fills ? AggregateUpdateGenerator.wholeBlockKeyBytes(spec, launchEntries)
+            : AggregateUpdateGenerator.localKeyBytes(spec, launchEntries);
         LaunchShape oneBlock = new LaunchShape(1, threads,
             LocalTableSize.tableBytes(launchEntries, functionCount) + keyBytes);
         int resident;

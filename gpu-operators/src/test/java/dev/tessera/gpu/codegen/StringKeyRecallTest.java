@@ -32,25 +32,9 @@ class StringKeyRecallTest {
   }
 
   @Test
-  void anUnfilteredKernelOfOneStringKeyRemembersTheLanesLastKey() throws Exception {
-    for (boolean nullable : new boolean[] {false, true}) {
-      GeneratedKernel kernel = kernel(spec(List.of(ColumnType.STRING)), false, nullable);
-      String ptx = kernel.ptx();
-      assertTrue(ptx.contains(RECALL), "nullable " + nullable);
-      // The key's bytes against the last one's, a word of each at a time.
-      assertEquals(1, ptx.lines().filter(l -> l.matches("\\$L_key_recall_word_\\d+:")).count());
-      // Only a warp whose rows all took their lane's last group compares: a uniform branch
-      // past the compares on the warp's vote.
-      assertTrue(Pattern.compile("@!%p\\d+ bra\\.uni \\$L_key_recalled_\\d+;").matcher(ptx)
-          .find());
-      CompileReport report = TestPtx.assertCompilesClean(kernel, "sm_90");
-      assertTrue(report.registers() <= AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS,
-          report.summary());
-    }
-  }
-
-  @Test
-  void otherKernelsDoNot() throws Exception {
+  void noKernelDoesWhileTheBlocksTableHoldsShortStrings() throws Exception {
+    // The unfiltered kernel of one string finds short strings by key (ShortStringTableTest).
+    assertFalse(kernel(spec(List.of(ColumnType.STRING)), false, false).ptx().contains(RECALL));
     // Filtered (blocks of 128 threads), several keys with a string, fixed-width keys.
     assertFalse(kernel(spec(List.of(ColumnType.STRING)), true, false).ptx().contains(RECALL));
     assertFalse(kernel(spec(List.of(ColumnType.INT, ColumnType.STRING)), false, false).ptx()

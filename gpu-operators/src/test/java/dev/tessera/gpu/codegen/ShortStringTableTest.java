@@ -1,0 +1,72 @@
+package dev.tessera.gpu.codegen;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tessera.gpu.agg.AggregateFunction;
+import dev.tessera.gpu.agg.AggregateFunction.Kind;
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codec.Encoding;
+import dev.tessera.gpu.column.ColumnType;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The block's table of a kernel of one string key that fills a multiprocessor holds the short
+ * strings' short forms (LocalKeyTable.holdsShortStrings); other kernels of strings find their
+ * groups by group. No GPU (CudaGeneratedHashAggregateDifferentialTest's string keys run them).
+ */
+class ShortStringTableTest {
+  private static final String SHORT_TABLE = "a short string as one fixed-width key";
+
+  private static GeneratedKernel kernel(AggregateSpec spec, boolean filtered, boolean nullable)
+      throws CodegenUnsupportedException {
+    List<InputSpec> inputs = spec.inputTypes().stream()
+        .map(t -> new InputSpec(t, Encoding.PLAIN, nullable)).toList();
+    return AggregateUpdateGenerator.generate(AggregateBlockShapeTest.program(spec, filtered),
+        inputs, spec, KernelFeatures.forArch("sm_90"));
+  }
+
+  @Test
+  void anUnfilteredKernelOfOneStringFindsShortStringsByKey() throws Exception {
+    AggregateSpec spec = LocalKeyTableTest.spec(List.of(ColumnType.STRING));
+    for (boolean nullable : new boolean[] {false, true}) {
+      GeneratedKernel kernel = kernel(spec, false, nullable);
+      assertTrue(kernel.ptx().contains(SHORT_TABLE), "nullable " + nullable);
+      CompileReport report = TestPtx.assertCompilesClean(kernel, "sm_90");
+      assertTrue(report.registers() <= AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS,
+          report.summary());
+    }
+  }
+
+  @Test
+  void otherKernelsOfStringsFindTheirGroupsByGroup() throws Exception {
+    assertFalse(kernel(LocalKeyTableTest.spec(List.of(ColumnType.STRING)), true, false).ptx()
+        .contains(SHORT_TABLE));
+    assertFalse(kernel(LocalKeyTableTest.spec(List.of(ColumnType.INT, ColumnType.STRING)), false,
+        false).ptx().contains(SHORT_TABLE));
+  }
+
+  @Test
+  void theTableSizeCountsTheShortForms() {
+    // A string key's short form takes a LONG and a null word an entry, as a LONG key's does.
+    AggregateSpec strings = LocalKeyTableTest.spec(List.of(ColumnType.STRING));
+    AggregateSpec longs = LocalKeyTableTest.spec(List.of(ColumnType.LONG));
+    assertEquals(LocalKeyTable.bytes(longs, 2048), LocalKeyTable.wholeBlockBytes(strings, 2048));
+    KernelFeatures.SharedMemory hopper = KernelFeatures.forArch("sm_90").shared();
+    assertEquals(LocalTableSize.wholeMultiprocessorEntries(longs, hopper),
+        LocalTableSize.wholeMultiprocessorEntries(strings, hopper));
+    // Nine functions: 1,024 entries without the keys' bytes would not fit with them.
+    List<ColumnType> types = new ArrayList<>(List.of(ColumnType.STRING, ColumnType.LONG));
+    List<AggregateFunction> nine = new ArrayList<>();
+    for (int f = 0; f < 9; f++) {
+      nine.add(new AggregateFunction(Kind.SUM, 1, ColumnType.LONG));
+    }
+    AggregateSpec wide = new AggregateSpec(types, 1, nine, false);
+    int entries = LocalTableSize.wholeMultiprocessorEntries(wide, hopper);
+    assertTrue(LocalTableSize.tableBytes(entries, 9) + LocalKeyTable.wholeBlockBytes(wide, entries)
+        <= LocalTableSize.wholeMultiprocessorBudget(hopper), "entries " + entries);
+  }
+}
