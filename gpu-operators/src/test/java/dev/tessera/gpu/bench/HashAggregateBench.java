@@ -26,14 +26,16 @@ import java.util.Random;
 
 /**
  * Benchmark (not a test) of the hash aggregation: {@code SELECT k, count(*), sum(v), min(v),
- * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in nine forms:
+ * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in ten forms:
  * <ul>
  *   <li>"long keys": update(batch) (the fused kernel with the identity program);
  *   <li>"nullable keys": the same, k with a validity bitmap and one row in 100 NULL (the kernel
  *       of a key that can be NULL: its null flags held and compared; one group more);
  *   <li>"filter v > 0": the same with {@code WHERE v > 0}, update(program, batch): the filter,
  *       projection and aggregation in one kernel;
- *   <li>"string keys": k as a STRING ("key-" + number), up to 10^6 groups;
+ *   <li>"string keys": k as a STRING ("key-" + number), up to 10^6 groups; "long string
+ *       keys" the same with {@value #LONG_STRING_PREFIX} before the number (14 to 19 bytes,
+ *       past what a generated kernel holds in its block's table: found in the global table);
  *   <li>"long keys, 8 batches": the rows in 8 batches of one aggregation, so that the direct
  *       group map (decided after the first batch, for small dense integer keys) serves the rest;
  *   <li>"no keys": the same functions over every row, without GROUP BY (generated kernels keep
@@ -51,9 +53,11 @@ import java.util.Random;
  * <pre>run-bench.sh dev.tessera.gpu.bench.HashAggregateBench [rows] [deviceGBps] [backend] [codegen] [forms]</pre>
  *
  * <p>{@code forms}, when given, is a comma-separated list of the forms to run ("long keys,no
- * keys"); all nine otherwise.
+ * keys"); all ten otherwise.
  */
 public final class HashAggregateBench {
+  /** "long string keys": what comes before the number of a key. */
+  private static final String LONG_STRING_PREFIX = "customer-key-";
   private static final int WARM_UP = 1;
   private static final int RUNS = 5;
   private static final int HOST_WARM_UP = 2_000;
@@ -76,7 +80,7 @@ public final class HashAggregateBench {
           + " rows" + (codegen ? ", generated kernels" : ", interpreter kernels"));
       List<String> forms = List.of("long keys", "filter v > 0", "two keys, filter v > 0",
           "string keys", "long keys, 8 batches", "no keys", "nullable keys", "double values",
-          "two keys");
+          "two keys", "long string keys");
       if (args.length > 4) {
         List<String> chosen = List.of(args[4].split(",(?! )"));
         for (String form : chosen) {
@@ -87,7 +91,10 @@ public final class HashAggregateBench {
         forms = chosen;
       }
       for (String form : forms) {
-        boolean strings = form.equals("string keys");
+        // The text before a string key's number; null where the key is a LONG.
+        String prefix = form.equals("string keys") ? "key-"
+            : form.equals("long string keys") ? LONG_STRING_PREFIX : null;
+        boolean strings = prefix != null;
         boolean nullableKeys = form.equals("nullable keys");
         int batches = form.equals("long keys, 8 batches") ? 8 : 1;
         ColumnType keyType = strings ? ColumnType.STRING : ColumnType.LONG;
@@ -98,7 +105,7 @@ public final class HashAggregateBench {
             : spec(keyType, global ? 0 : 1, doubles ? ColumnType.DOUBLE : ColumnType.LONG);
         Program program = form.equals("filter v > 0") ? positiveValues()
             : twoKeys ? byTwoKeys(form.endsWith("filter v > 0")) : null;
-        warmHostPaths(backend, stream, spec, program, strings, nullableKeys, doubles);
+        warmHostPaths(backend, stream, spec, program, prefix, nullableKeys, doubles);
         System.out.println(form);
         System.out.println("groups        median ms   G rows/s   floor ms   x floor");
         long maxGroups = global ? 1 : strings ? MAX_STRING_GROUPS : 10_000_000L;
@@ -110,7 +117,7 @@ public final class HashAggregateBench {
               int from = (int) ((long) rows * b / batches);
               int to = (int) ((long) rows * (b + 1) / batches);
               ColumnBatch<DeviceColumn> input =
-                  upload(backend, stream, from, to, groups, strings, nullableKeys, doubles);
+                  upload(backend, stream, from, to, groups, prefix, nullableKeys, doubles);
               inputs.add(input);
               for (DeviceColumn c : input.columns()) {
                 inputBytes += c.dataBytes()
@@ -134,9 +141,9 @@ public final class HashAggregateBench {
    * count) would time them interpreted.
    */
   private static void warmHostPaths(Backend backend, GpuStream stream, AggregateSpec spec,
-      Program program, boolean strings, boolean nullableKeys, boolean doubles) {
+      Program program, String prefix, boolean nullableKeys, boolean doubles) {
     try (ColumnBatch<DeviceColumn> small =
-        upload(backend, stream, 0, 4096, 10, strings, nullableKeys, doubles)) {
+        upload(backend, stream, 0, 4096, 10, prefix, nullableKeys, doubles)) {
       HashAggregateKernel kernel = backend.hashAggregateKernel();
       for (int i = 0; i < HOST_WARM_UP; i++) {
         try (HashAggregateKernel.Aggregation a = kernel.open(spec, backend.deviceMemory(), stream)) {
@@ -233,16 +240,16 @@ public final class HashAggregateBench {
 
   /**
    * Rows {@code [from, to)} of the form's batch: row i < groups has key i, later rows a random
-   * one of {@code groups} (as strings where {@code strings}; every {@value #NULL_KEY_EVERY}th
-   * NULL where {@code nullableKeys}), values random ints.
+   * one of {@code groups} (as strings, {@code prefix} and the number, where it is not null;
+   * every {@value #NULL_KEY_EVERY}th NULL where {@code nullableKeys}), values random ints.
    */
   private static ColumnBatch<DeviceColumn> upload(Backend backend, GpuStream stream, int from,
-      int to, long groups, boolean strings, boolean nullableKeys, boolean doubles) {
+      int to, long groups, String prefix, boolean nullableKeys, boolean doubles) {
     Random random = new Random(groups * 31 + from);
     int rows = to - from;
     HostColumn k;
     HostColumn v;
-    try (HostColumnBuilder kb = new HostColumnBuilder(strings ? ColumnType.STRING : ColumnType.LONG,
+    try (HostColumnBuilder kb = new HostColumnBuilder(prefix != null ? ColumnType.STRING : ColumnType.LONG,
             rows, backend.stagingAllocator());
         HostColumnBuilder vb = new HostColumnBuilder(
             doubles ? ColumnType.DOUBLE : ColumnType.LONG, rows, backend.stagingAllocator())) {
@@ -250,8 +257,8 @@ public final class HashAggregateBench {
         long key = i < groups ? i : Math.floorMod(random.nextLong(), groups);
         if (nullableKeys && i % NULL_KEY_EVERY == NULL_KEY_EVERY - 1) {
           kb.appendNull();
-        } else if (strings) {
-          kb.appendString("key-" + key);
+        } else if (prefix != null) {
+          kb.appendString(prefix + key);
         } else {
           kb.appendLong(key);
         }
