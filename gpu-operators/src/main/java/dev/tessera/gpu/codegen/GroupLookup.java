@@ -135,8 +135,10 @@ final class GroupLookup {
    * #shortStrings}): a row whose string is at most {@link LocalKeyTable#SHORT_STRING_BYTES}
    * bytes, or NULL, is a row of one fixed-width key, its short form ({@link #shortForm}): its
    * lane's last group, then the block's table by key, then the global table (by the string,
-   * hashed). A longer string's row looks in the global table alone and takes no entry (its
-   * updates go to the global accumulators).
+   * hashed). A longer string's row finds its group in the global table first, then its entry in
+   * the block's table by that group ({@link LocalKeyTable#LONG_STRING_GROUP}): without an entry,
+   * rows of ten long strings took ten of the global accumulators' atomics each, and ten times
+   * as long (HashAggregateBench "long string keys", H200).
    */
   private void findShortStringGroup(String act, AggregateValue[] keys, boolean[] seenAtInsert,
       String group, LocalKeyTable.View table, String entry, Runnable atClaim) {
@@ -166,6 +168,14 @@ final class GroupLookup {
     b.op("setp.ge.s32 %s, %s, 0", inTable, entry);
     b.op("and.pred %s, %s, %s", remembered, finds, inTable);
     last.remember(b, remembered, tableKeys, tableStored, group, entry);
+    b.comment("a long string: the block's entry of its group, by the group");
+    String byGroup = b.b64();
+    b.op("cvt.u64.u32 %s, %s", byGroup, group);
+    b.op("or.b64 %s, %s, %d", byGroup, byGroup, LocalKeyTable.LONG_STRING_GROUP);
+    StoredKey[] groupKey = {new StoredKey(StoredKey.NOT_NULL, byGroup)};
+    LocalKeyTable.Found ofGroup =
+        keyTable.find(table, longRows, groupKey, new boolean[] {false}, entry, group);
+    keyTable.publish(table, ofGroup, entry, group, atClaim);
     b.op("selp.b32 %s, %s, 0, %s", group, group, act);
     b.op("selp.b32 %s, %s, -1, %s", entry, entry, act);
   }

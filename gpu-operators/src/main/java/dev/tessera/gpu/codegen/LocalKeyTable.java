@@ -87,7 +87,7 @@ final class LocalKeyTable {
    * Whether a kernel of {@code spec} that fills a multiprocessor finds per-block entries by key
    * for its rows whose one key is a string of at most {@link #SHORT_STRING_BYTES} bytes (or
    * NULL), by that string's short form ({@link #shortStringSpec}); longer strings find their
-   * group in the global table, by group, and their rows update the global accumulators.
+   * group in the global table, then their entry by that group ({@link #LONG_STRING_GROUP}).
    */
   static boolean holdsShortStrings(AggregateSpec spec) {
     return spec.keyCount() == 1 && spec.keyTypes().get(0).isString();
@@ -98,6 +98,12 @@ final class LocalKeyTable {
    * its end), its length in the top byte, one LONG that is the string and nothing else.
    */
   static final int SHORT_STRING_BYTES = 7;
+
+  /**
+   * Or'ed into a longer string's group, its key in the table ({@link #holdsShortStrings}): bit
+   * 62, which no short form (its top byte at most 7) and not {@link #RESET_KEY} has.
+   */
+  static final long LONG_STRING_GROUP = 1L << 62;
 
   /** {@code spec} with its string key as the LONG of its short form, for the table's keys. */
   static AggregateSpec shortStringSpec(AggregateSpec spec) {
