@@ -42,12 +42,14 @@ final class GroupLookup {
   private boolean[] seenAtInsert;
   /** The lane's last group looked up, or null where the table is not found by key. */
   private LastGroup last;
-  /** The lane's last string key and its group ({@link #beginStrings}), or null. */
-  private LastString lastString;
   /**
-   * While a row that {@link #recallString} did not recall looks its group up: its string key's
-   * first word (.b64, as {@link #rowWord} reads it), which the recall read ({@link
-   * RecalledString#word}), for the key's hash; null otherwise.
+   * What the lane remembers of its last row's string where that was longer than a short form
+   * ({@link LastLong}), or null where the block's table does not hold short strings.
+   */
+  private LastLong lastLong;
+  /**
+   * While a row of one string key looks its group up: the string's first word (.b64, as {@link
+   * #rowWord} reads it), which {@link #shortForm} read, for the key's hash; null otherwise.
    */
   private String firstWord;
   /**
@@ -90,24 +92,11 @@ final class GroupLookup {
       last.values()[k] = b.b64();
       last.nulls()[k] = b.b32();
     }
-  }
-
-  /**
-   * At the kernel's start, before the tile loop, where the one key is a string (the table is
-   * found by group): the registers that remember a lane's last key and its group ({@link
-   * LastString}), for a kernel whose registers are not short (one block a multiprocessor,
-   * without a filter). Not in SSB's filtered kernels, where they would cost occupancy for
-   * hundreds of groups, nor for several keys (a string among four took a kernel from 64 to 80
-   * registers).
-   */
-  void beginStrings() {
-    if (spec.keyCount() != 1 || !spec.keyTypes().get(0).isString()) {
-      return;
+    if (shortStrings) {
+      lastLong = new LastLong(b.b32(), b.pred());
+      b.op("mov.u32 %s, 0", lastLong.length());
+      b.op("setp.ne.s32 %s, 0, 0", lastLong.warpTries());
     }
-    lastString = new LastString(b.pred(), b.pred(), b.b32(), b.b64(), b.b32(), b.b32(),
-        b.b64());
-    b.op("setp.ne.s32 %s, 0, 0", lastString.held());
-    b.op("setp.ne.s32 %s, 0, 0", lastString.warpTries());
   }
 
   /**
@@ -135,7 +124,8 @@ final class GroupLookup {
    * #shortStrings}): a row whose string is at most {@link LocalKeyTable#SHORT_STRING_BYTES}
    * bytes, or NULL, is a row of one fixed-width key, its short form ({@link #shortForm}): its
    * lane's last group, then the block's table by key, then the global table (by the string,
-   * hashed). A longer string's row finds its group in the global table first, then its entry in
+   * hashed). A longer string's row takes its lane's last group where its warp's rows repeat
+   * theirs ({@link #recallLong}), else finds its group in the global table, then its entry in
    * the block's table by that group ({@link LocalKeyTable#LONG_STRING_GROUP}): without an entry,
    * rows of ten long strings took ten of the global accumulators' atomics each, and ten times
    * as long (HashAggregateBench "long string keys", H200).
@@ -153,16 +143,18 @@ final class GroupLookup {
     String finds = last.recall(b, held, tableKeys, tableStored, group, entry);
     String longRows = b.pred();
     b.op("and.pred %s, %s, !%s", longRows, act, form.fits());
+    String longLooks = recallLong(longRows, keys[0], group, entry);
     boolean[] nullable = {form.key().valid() != null};
     LocalKeyTable.Found found = keyTable.find(table, finds, tableStored, nullable, entry, group);
     String global = b.pred();
     b.op("not.pred %s, %s", global, found.hit());
     b.op("and.pred %s, %s, %s", global, global, finds);
-    b.op("or.pred %s, %s, %s", global, global, longRows);
+    b.op("or.pred %s, %s, %s", global, global, longLooks);
     firstWord = form.word();
     findGroupOf(global, keys, storedForms(keys), group);
     firstWord = null;
     keyTable.publish(table, found, entry, group, atClaim);
+    voteRepeats(finds, longLooks, group);
     String remembered = b.pred();
     String inTable = b.pred();
     b.op("setp.ge.s32 %s, %s, 0", inTable, entry);
@@ -174,10 +166,113 @@ final class GroupLookup {
     b.op("or.b64 %s, %s, %d", byGroup, byGroup, LocalKeyTable.LONG_STRING_GROUP);
     StoredKey[] groupKey = {new StoredKey(StoredKey.NOT_NULL, byGroup)};
     LocalKeyTable.Found ofGroup =
-        keyTable.find(table, longRows, groupKey, new boolean[] {false}, entry, group);
+        keyTable.find(table, longLooks, groupKey, new boolean[] {false}, entry, group);
     keyTable.publish(table, ofGroup, entry, group, atClaim);
+    rememberLong(longLooks, tableKeys, keys[0], group, entry);
     b.op("selp.b32 %s, %s, 0, %s", group, group, act);
     b.op("selp.b32 %s, %s, -1, %s", entry, entry, act);
+  }
+
+  /**
+   * What a lane remembers of its last row's string where it was longer than a short form, beside
+   * {@link #last}: {@code last}'s value is then the string's address with {@link
+   * LocalKeyTable#LONG_STRING_GROUP} or'ed in (an address is below 2^57; no short form has bit
+   * 62), its group and entry {@code last}'s. The string's bytes lie in the batch, which no
+   * thread writes while the kernel runs.
+   *
+   * @param length the string's length (.b32)
+   * @param warpTries whether the warp compares its long strings with its lanes' last ones (.pred,
+   *     the same in every lane): where, in its last item, every lane's row took the group of the
+   *     lane's row before it ({@link #voteRepeats})
+   */
+  private record LastLong(String length, String warpTries) {}
+
+  /**
+   * For the lanes of {@code longRows} whose string is their lane's last long one (the same
+   * length and bytes, compared a word of each at a time), that string's group into {@code group}
+   * and entry into {@code entry}. Only a warp whose rows all repeated their lane's last group in
+   * its last item compares ({@link LastLong#warpTries}): rows of a few groups in no order pass
+   * one branch, not the compares. Returns the lanes of {@code longRows} that must look their
+   * group up. The recall skips the string's hash, the global table's chain of round trips to L2
+   * and the key heap's compare. Before the block's table held short strings, every string key
+   * was recalled so, with the string's first word kept (HashAggregateBench's string keys, H200,
+   * ncu: one group 902 -> 545 us, ten groups +2.2%; compared in every warp, ten groups were 15%
+   * slower).
+   */
+  private String recallLong(String longRows, AggregateValue key, String group, String entry) {
+    b.comment("a long string: its lane's last, where its warp's rows took their last groups");
+    String same = b.pred();
+    b.op("setp.ne.s32 %s, 0, 0", same);
+    String done = b.label("long_recalled");
+    b.op("@!%s bra.uni %s", lastLong.warpTries(), done);
+    String tries = b.pred();
+    b.op("and.pred %s, %s, %s", tries, longRows, last.held());
+    String lastValue = last.values()[0];
+    String tag = b.b64();
+    b.op("and.b64 %s, %s, %d", tag, lastValue, LocalKeyTable.LONG_STRING_GROUP);
+    String p = b.pred();
+    b.op("setp.ne.u64 %s, %s, 0", p, tag);
+    b.op("and.pred %s, %s, %s", tries, tries, p);
+    b.op("setp.eq.s32 %s, %s, %s", p, key.length(), lastLong.length());
+    b.op("and.pred %s, %s, %s", tries, tries, p);
+    b.op("@!%s bra %s", tries, done);
+    String address = b.b64();
+    b.op("xor.b64 %s, %s, %s", address, lastValue, tag);
+    String length64 = b.b64();
+    b.op("cvt.s64.s32 %s, %s", length64, key.length());
+    String i = b.b64();
+    b.op("mov.b64 %s, 0", i);
+    b.op("setp.eq.s32 %s, 0, 0", same);
+    String loop = b.label("long_recall_word");
+    b.place(loop);
+    b.op("setp.ge.s64 %s, %s, %s", p, i, length64);
+    b.op("@%s bra %s", p, done);
+    String mine = rowWord(key.value(), i, length64);
+    String theirs = rowWord(address, i, length64);
+    b.op("setp.ne.b64 %s, %s, %s", p, mine, theirs);
+    b.op("@%s setp.ne.u32 %s, 0, 0", p, same);
+    b.op("@%s bra %s", p, done);
+    b.op("add.s64 %s, %s, 8", i, i);
+    b.op("bra %s", loop);
+    b.place(done);
+    b.op("@%s mov.u32 %s, %s", same, group, last.group());
+    b.op("@%s mov.u32 %s, %s", same, entry, last.entry());
+    String looks = b.pred();
+    b.op("xor.pred %s, %s, %s", looks, longRows, same); // longRows and not same
+    return looks;
+  }
+
+  /**
+   * Before the lane remembers its row: whether the warp compares its next long strings ({@link
+   * LastLong#warpTries}), where every lane's row took its lane's last group: recalled (neither
+   * {@code finds} nor {@code longLooks}), or looked up and found it again (a lane without a row
+   * does not count against it).
+   */
+  private void voteRepeats(String finds, String longLooks, String group) {
+    String repeats = b.pred();
+    b.op("setp.eq.u32 %s, %s, %s", repeats, group, last.group());
+    b.op("and.pred %s, %s, %s", repeats, repeats, last.held());
+    String looked = b.pred();
+    b.op("or.pred %s, %s, %s", looked, finds, longLooks);
+    b.op("or.pred %s, %s, !%s", repeats, repeats, looked);
+    b.op("vote.sync.all.pred %s, %s, -1", lastLong.warpTries(), repeats);
+  }
+
+  /**
+   * For the lanes of {@code looked} (long strings that looked their group up) that took an
+   * entry: the string ({@link LastLong}), its group and entry remembered. {@code tableKeys}: the
+   * short form's key, whose null flag is remembered as 0.
+   */
+  private void rememberLong(String looked, AggregateValue[] tableKeys, AggregateValue key,
+      String group, String entry) {
+    String remembered = b.pred();
+    b.op("setp.ge.s32 %s, %s, 0", remembered, entry);
+    b.op("and.pred %s, %s, %s", remembered, remembered, looked);
+    String tagged = b.b64();
+    b.op("or.b64 %s, %s, %d", tagged, key.value(), LocalKeyTable.LONG_STRING_GROUP);
+    last.remember(b, remembered, tableKeys, new StoredKey[] {new StoredKey("0", tagged)}, group,
+        entry);
+    b.op("@%s mov.u32 %s, %s", remembered, lastLong.length(), key.length());
   }
 
   /**
@@ -267,15 +362,7 @@ final class GroupLookup {
     StoredKey[] stored = recalled != null ? recalled.stored() : storedForms(keys);
     String looks = recalled == null ? null : recalled.looks();
     if (Arrays.stream(keys).anyMatch(AggregateValue::isString)) {
-      if (lastString == null) {
-        findGroupOf(act, keys, stored, group);
-        return;
-      }
-      RecalledString lastKey = recallString(act, keys[0], group);
-      firstWord = lastKey.word();
-      findGroupOf(lastKey.looks(), keys, stored, group);
-      firstWord = null;
-      rememberString(lastKey, keys[0], group);
+      findGroupOf(act, keys, stored, group);
       return;
     }
     // Not in hash_aggregate.cuh: where the table is found by group, of the warp's rows with the
@@ -976,132 +1063,5 @@ final class GroupLookup {
     b.op("add.s64 %s, %s, 8", i, i);
     b.op("bra %s", loop);
     b.place(same);
-  }
-
-  /**
-   * A lane's last key and its group, where the one key is a string: the string's address (its
-   * bytes lie in the batch, a join table or the plan, which no thread writes while the kernel
-   * runs), length, null flag and first word.
-   *
-   * @param held whether the registers hold a group yet (.pred)
-   * @param warpTries whether the warp compares its rows' keys with the last ones (.pred, the
-   *     same in every lane): where, in its last item, every lane's row took the group of the row
-   *     before it ({@link #rememberString})
-   * @param group that group (.b32)
-   * @param address the string's address (.b64)
-   * @param length its length (.b32)
-   * @param isNull its null flag (.b32, 1 for NULL)
-   * @param word its first word (.b64, as {@link #rowWord} reads it; 0 for NULL)
-   */
-  private record LastString(String held, String warpTries, String group, String address,
-      String length, String isNull, String word) {}
-
-  /**
-   * Where the lane remembers its string key ({@link #beginStrings}): for the lanes of {@code
-   * act} whose {@code key} is the last one (NULL where that was NULL; else a string of the same
-   * length and first word, and past 8 bytes the same words, compared a word of each at a time),
-   * its group into {@code group}. Returns the lanes of {@code act} that must look their group
-   * up, with the row's first word, read for every row whose key is not NULL, and kept for its
-   * hash ({@link #firstWord}), and its null flag. A hit skips the key's hash and the global table's chain
-   * of round trips to L2. Only a warp whose rows all repeated their lane's last group in its
-   * last item compares ({@link LastString#warpTries}): rows of a few groups in no order (ten
-   * groups: nine rows in ten differ from their lane's last) pass one branch, not the compares.
-   * HashAggregateBench's string keys (H200, ncu, against the kernel without the recall): one
-   * group 902 -> 545 us, ten groups +2.2%, 100 to 10^6 groups within 0.3%. Compared in every
-   * warp, ten groups were 15% slower; compared two unaligned words at a time, 27%.
-   */
-  private RecalledString recallString(String act, AggregateValue key, String group) {
-    b.comment("the lane's last string key: the same key takes the same group");
-    String isNull = stringIsNull(key);
-    // The row's first word, where its key is a string (none read for a NULL or another lane).
-    String reads = act;
-    if (key.valid() != null) {
-      reads = b.pred();
-      b.op("and.pred %s, %s, %s", reads, act, key.valid());
-    }
-    String length64 = b.b64();
-    b.op("cvt.s64.s32 %s, %s", length64, key.length());
-    String readLength = b.b64();
-    b.op("selp.b64 %s, %s, 0, %s", readLength, length64, reads);
-    String zero = b.b64();
-    b.op("mov.b64 %s, 0", zero);
-    String word = rowWord(key.value(), zero, readLength);
-    String same = b.pred();
-    b.op("setp.ne.s32 %s, 0, 0", same);
-    String done = b.label("key_recalled");
-    b.op("@!%s bra.uni %s", lastString.warpTries(), done);
-    b.op("and.pred %s, %s, %s", same, act, lastString.held());
-    String p = b.pred();
-    b.op("setp.eq.u32 %s, %s, %s", p, isNull, lastString.isNull());
-    b.op("and.pred %s, %s, %s", same, same, p);
-    // Two NULLs are the same key (their words both 0); two strings are where their lengths and
-    // words are.
-    b.op("setp.eq.b64 %s, %s, %s", p, word, lastString.word());
-    b.op("and.pred %s, %s, %s", same, same, p);
-    b.op("setp.eq.s32 %s, %s, %s", p, key.length(), lastString.length());
-    if (key.valid() != null) {
-      b.op("or.pred %s, %s, !%s", p, p, key.valid()); // or the key is NULL
-    }
-    b.op("and.pred %s, %s, %s", same, same, p);
-    String longer = b.pred();
-    b.op("setp.gt.s64 %s, %s, 8", longer, readLength);
-    b.op("and.pred %s, %s, %s", longer, longer, same);
-    b.op("@!%s bra %s", longer, done);
-    String i = b.b64();
-    b.op("mov.b64 %s, 8", i);
-    String loop = b.label("key_recall_word");
-    b.place(loop);
-    b.op("setp.ge.s64 %s, %s, %s", p, i, length64);
-    b.op("@%s bra %s", p, done);
-    String mine = rowWord(key.value(), i, length64);
-    String theirs = rowWord(lastString.address(), i, length64);
-    b.op("setp.ne.b64 %s, %s, %s", p, mine, theirs);
-    b.op("@%s setp.ne.u32 %s, 0, 0", p, same);
-    b.op("@%s bra %s", p, done);
-    b.op("add.s64 %s, %s, 8", i, i);
-    b.op("bra %s", loop);
-    b.place(done);
-    b.op("@%s mov.u32 %s, %s", same, group, lastString.group());
-    String looks = b.pred();
-    b.op("xor.pred %s, %s, %s", looks, act, same); // act and not same (same implies act)
-    return new RecalledString(act, looks, word, isNull);
-  }
-
-  /**
-   * What {@link #recallString} found: {@code looks}, the lanes of {@code act} that must look their
-   * group up; the row's first word ({@code word}, .b64) and its null flag ({@code isNull}, {@link
-   * #stringIsNull}), which {@link #rememberString} keeps.
-   */
-  private record RecalledString(String act, String looks, String word, String isNull) {}
-
-  /**
-   * For the lanes that looked up {@code group} ({@code recalled.looks()}): their key remembered,
-   * with the first word and null flag {@link #recallString} read. The warp compares its next
-   * rows' keys where each lane of {@code recalled.act()} recalled its group or looked up the one
-   * it had (a lane outside it does not count against it).
-   */
-  private void rememberString(RecalledString recalled, AggregateValue key, String group) {
-    String looked = recalled.looks();
-    String repeats = b.pred();
-    b.op("setp.eq.u32 %s, %s, %s", repeats, group, lastString.group());
-    b.op("and.pred %s, %s, %s", repeats, repeats, lastString.held());
-    b.op("or.pred %s, %s, !%s", repeats, repeats, looked);
-    b.op("vote.sync.all.pred %s, %s, -1", lastString.warpTries(), repeats);
-    b.op("@%s mov.u32 %s, %s", looked, lastString.group(), group);
-    b.op("@%s mov.b64 %s, %s", looked, lastString.address(), key.value());
-    b.op("@%s mov.u32 %s, %s", looked, lastString.length(), key.length());
-    b.op("@%s mov.u32 %s, %s", looked, lastString.isNull(), recalled.isNull());
-    b.op("@%s mov.b64 %s, %s", looked, lastString.word(), recalled.word());
-    b.op("or.pred %s, %s, %s", lastString.held(), lastString.held(), looked);
-  }
-
-  /** A string key's null flag (.b32: 1 for NULL, the immediate 0 where it cannot be NULL). */
-  private String stringIsNull(AggregateValue key) {
-    if (key.valid() == null) {
-      return "0";
-    }
-    String isNull = b.b32();
-    b.op("selp.u32 %s, 0, 1, %s", isNull, key.valid());
-    return isNull;
-  }
+   }
 }

@@ -62,12 +62,12 @@ final class GroupedAggregateEmitter {
 
   /**
    * {@code wholeMultiprocessor}: whether the kernel runs one block a multiprocessor
-   * (AggregateUpdateGenerator.fillsMultiprocessor), where a lane may remember its last string
-   * keys ({@link GroupLookup#beginStrings}). {@code plainCopies}: whether items of runs may take
-   * a plain copy for warps whose items find no shortcut ({@link ShortcutMode}): only in a kernel
-   * of a block a multiprocessor, where it was measured, and whose register ask (64) the copy
-   * stays within or the generator writes the kernel again without it ({@link
-   * GeneratedKernel#leaner}). {@code tableEntries}: the per-block table's entries as a constant
+   * (AggregateUpdateGenerator.fillsMultiprocessor), where the block's table of a string key
+   * holds its short strings (LocalKeyTable.holdsShortStrings). {@code plainCopies}: whether
+   * items of runs may take a plain copy for warps whose items find no shortcut ({@link
+   * ShortcutMode}): only in a kernel of a block a multiprocessor, where it was measured, and
+   * whose register ask (64) the copy stays within or the generator writes the kernel again
+   * without it ({@link GeneratedKernel#leaner}). {@code tableEntries}: the per-block table's entries as a constant
    * (AggregateUpdateGenerator.constantEntries: the launch gives every kernel of this code the
    * same), or -1 where the kernel reads them from the plan.
    */
@@ -118,10 +118,7 @@ final class GroupedAggregateEmitter {
       b.op("mov.u32 %s, 0", nullGroup);
     }
     accumulation.hold(table);
-    lookup.begin(); // one fixed-width key: the lookup remembers the group and its entry
-    if (wholeMultiprocessor && keyTable == null) {
-      lookup.beginStrings(); // string keys: the lookup remembers them and their group
-    }
+    lookup.begin(); // one fixed-width key (or a short string): the lookup remembers its group
     if (spec.keyCount() == 0) {
       accumulation.remember();
     }

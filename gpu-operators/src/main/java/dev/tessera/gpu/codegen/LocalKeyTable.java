@@ -101,7 +101,8 @@ final class LocalKeyTable {
 
   /**
    * Or'ed into a longer string's group, its key in the table ({@link #holdsShortStrings}): bit
-   * 62, which no short form (its top byte at most 7) and not {@link #RESET_KEY} has.
+   * 62, which no short form (its top byte at most 7) and not {@link #RESET_KEY} has (nor a
+   * device address, below 2^57: GroupLookup tags a lane's last long string's with it).
    */
   static final long LONG_STRING_GROUP = 1L << 62;
 

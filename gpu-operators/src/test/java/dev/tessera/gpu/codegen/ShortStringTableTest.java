@@ -16,10 +16,12 @@ import org.junit.jupiter.api.Test;
 /**
  * The block's table of a kernel of one string key that fills a multiprocessor holds the short
  * strings' short forms (LocalKeyTable.holdsShortStrings); other kernels of strings find their
- * groups by group. No GPU (CudaGeneratedHashAggregateDifferentialTest's string keys run them).
+ * groups by group. A lane there remembers its last long string (GroupLookup.recallLong). No GPU
+ * (CudaGeneratedHashAggregateDifferentialTest's string keys run them).
  */
 class ShortStringTableTest {
   private static final String SHORT_TABLE = "a short string as one fixed-width key";
+  private static final String LONG_RECALL = "a long string: its lane's last";
 
   private static GeneratedKernel kernel(AggregateSpec spec, boolean filtered, boolean nullable)
       throws CodegenUnsupportedException {
@@ -42,11 +44,29 @@ class ShortStringTableTest {
   }
 
   @Test
+  void aLongStringIsComparedWithItsLanesLastWhereItsWarpRepeats() throws Exception {
+    for (boolean nullable : new boolean[] {false, true}) {
+      String ptx = kernel(LocalKeyTableTest.spec(List.of(ColumnType.STRING)), false, nullable)
+          .ptx();
+      assertEquals(1, TestPtx.hits(ptx, LONG_RECALL), "nullable " + nullable);
+      // The bytes against the last string's, a word of each at a time.
+      assertEquals(1, TestPtx.hits(ptx, "\\$L_long_recall_word_\\d+:"), "nullable " + nullable);
+      // Only a warp whose rows all took their lane's last group compares: a uniform branch past
+      // the compares on the warp's vote.
+      assertEquals(1, TestPtx.hits(ptx, "@!%p\\d+ bra\\.uni \\$L_long_recalled_\\d+;"),
+          "nullable " + nullable);
+    }
+  }
+
+  @Test
   void otherKernelsOfStringsFindTheirGroupsByGroup() throws Exception {
     assertFalse(kernel(LocalKeyTableTest.spec(List.of(ColumnType.STRING)), true, false).ptx()
         .contains(SHORT_TABLE));
     assertFalse(kernel(LocalKeyTableTest.spec(List.of(ColumnType.INT, ColumnType.STRING)), false,
         false).ptx().contains(SHORT_TABLE));
+    // Nor do they remember a lane's last string.
+    assertFalse(kernel(LocalKeyTableTest.spec(List.of(ColumnType.STRING)), true, false).ptx()
+        .contains(LONG_RECALL));
   }
 
   @Test

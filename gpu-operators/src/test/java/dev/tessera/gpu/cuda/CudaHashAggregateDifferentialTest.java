@@ -506,6 +506,47 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
     assertSameOnBoth(spec, batches, scenario);
   }
 
+  /**
+   * One string key whose rows come in runs of the same key (sorted or clustered data), where a
+   * generated kernel compares a long string with its lane's last one (GroupLookup.recallLong):
+   * strings of 17 and 24 bytes that differ only in their last byte, or only in their first,
+   * beside short ones, the empty string and NULL, in runs of 1 to {@code longestRun} rows.
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {1, 40, 3000})
+  void stringKeysInRunsMatchTheHostReference(int longestRun) {
+    List<ColumnType> types = List.of(ColumnType.STRING, ColumnType.LONG);
+    AggregateSpec spec = new AggregateSpec(types, 1, List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM, 1, ColumnType.LONG),
+        new AggregateFunction(Kind.MAX, 1, ColumnType.LONG)), false);
+    List<String> pool = new ArrayList<>(List.of("", "a", "seven77", "eight888"));
+    for (int length : new int[] {17, 24}) {
+      String middle = "m".repeat(length - 2);
+      for (char c : new char[] {'x', 'y', 'z'}) {
+        pool.add("k" + middle + c);
+        pool.add(c + middle + "k");
+      }
+    }
+    pool.add(null);
+    Random random = new Random(longestRun);
+    List<List<List<Object>>> batches = new ArrayList<>();
+    for (int batch = 0; batch < 4; batch++) {
+      int n = 250_000 + batch * 13;
+      List<Object> keys = new ArrayList<>(n);
+      List<Object> values = new ArrayList<>(n);
+      while (keys.size() < n) {
+        String key = pool.get(random.nextInt(pool.size()));
+        for (int run = 1 + random.nextInt(longestRun); run > 0 && keys.size() < n; run--) {
+          keys.add(key);
+          values.add((long) random.nextInt(2_000_001) - 1_000_000);
+        }
+      }
+      batches.add(List.of(keys, values));
+    }
+    assertSameOnBoth(spec, batches, "string keys in runs of up to " + longestRun);
+  }
+
   /** A string for pool index i: "" for 0, else up to maxLength bytes, some non-ASCII. */
   private static String randomString(Random random, int i, int maxLength) {
     if (i == 0 || maxLength == 0) {
