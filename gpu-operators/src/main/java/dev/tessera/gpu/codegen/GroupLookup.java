@@ -198,10 +198,10 @@ final class GroupLookup {
    * For the lanes of {@code longRows} whose string is their lane's last long one (the same
    * length and bytes, compared a word of each at a time), that string's group into {@code group}
    * and entry into {@code entry}. Only a warp with a long string ({@code anyLong}, .pred, the
-   * same in every lane) whose rows all repeated their lane's last group in its last item with
-   * one compares ({@link LastLong#warpTries}): rows of a few groups in no order pass one branch,
-   * not the compares. Returns the lanes of {@code longRows} that must look their
-   * group up. The recall skips the string's hash, the global table's chain of round trips to L2
+   * same in every lane) compares, and only where its rows all took their lanes' last groups in
+   * its last item that had one ({@link LastLong#warpTries}): rows of a few groups in no order
+   * pass one branch, not the compares. Returns the lanes of {@code longRows} that must look
+   * their group up. The recall skips the string's hash, the global table's chain of round trips to L2
    * and the key heap's compare. Before the block's table held short strings, every string key
    * was recalled so, with the string's first word kept (HashAggregateBench's string keys, H200,
    * ncu: one group 902 -> 545 us, ten groups +2.2%; compared in every warp, ten groups were 15%

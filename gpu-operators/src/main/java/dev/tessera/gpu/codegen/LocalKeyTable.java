@@ -7,9 +7,10 @@ import java.util.List;
 
 /**
  * Not in hash_aggregate.cuh: the per-block table found by the row's keys, for a generated kernel
- * whose key is one fixed-width column ({@link #MAX_KEYS}). The interpreter kernel finds an entry
- * by its group, so every row first looks its group up in the global table (a chain of L2 round
- * trips); here an entry also holds its keys, in shared memory after LocalTable's arrays, and a
+ * whose key is one fixed-width column ({@link #MAX_KEYS}), or one string where the kernel fills a
+ * multiprocessor ({@link #holdsShortStrings}). The interpreter kernel finds an entry by its
+ * group, so every row first looks its group up in the global table (a chain of L2 round trips);
+ * here an entry also holds its keys, in shared memory after LocalTable's arrays, and a
  * row whose keys the block has seen finds entry and group there, without the global table.
  *
  * <p>Layout, after LocalTable's bytes rounded up to 8 ({@code CudaHashAggregate.localTableBytes}):
