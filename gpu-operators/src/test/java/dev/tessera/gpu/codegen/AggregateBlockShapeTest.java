@@ -38,7 +38,7 @@ class AggregateBlockShapeTest {
     return LocalKeyTableTest.spec(keys);
   }
 
-  /** The aggregation's columns as they are, or WHERE value > 0 (StringKeyRecallTest's too). */
+  /** The aggregation's columns as they are, or WHERE value > 0 (ShortStringTableTest's too). */
   static Program program(AggregateSpec spec, boolean filtered) {
     List<ColumnType> types = spec.inputTypes();
     if (!filtered) {
