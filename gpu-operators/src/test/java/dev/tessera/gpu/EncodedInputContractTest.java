@@ -2,6 +2,7 @@ package dev.tessera.gpu;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.tessera.gpu.agg.AggregateFunction;
@@ -29,8 +30,11 @@ import dev.tessera.gpu.join.JoinTableSchema;
 import dev.tessera.gpu.memory.DeviceBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
 import org.apache.arrow.memory.ArrowBuf;
@@ -529,6 +533,96 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
       }
     } finally {
       tables.forEach(JoinTable::close);
+      copies.forEach(DeviceEncodedColumn::close);
+    }
+  }
+
+  /**
+   * A GROUP BY of a dictionary string column (a cached table's), without a filter and with one:
+   * strings of 1 to 33 bytes (some sharing their length, or their first 8 bytes, or all but the
+   * last), the empty string and NULL, in runs of up to 3,000 rows and alone, over enough rows
+   * that a block of the generated kernel (one a multiprocessor) takes two or three tiles. Checked
+   * against the values the reference codec decodes. COUNT_ROWS, SUM, MIN and MAX of a LONG.
+   */
+  @Test
+  void aGroupedAggregateByADictionaryStringReadsTheDecodedValues() {
+    int rows = 300_000;
+    String[] pool = {"", "a", "seven77", "eight888", "customer-key-0000001",
+        "customer-key-0000002", "customer-key-1000001", "UNITED STATES", "UNITED KINGDOM",
+        "ünïcode, more than thirty bytes"};
+    Random random = new Random(17);
+    byte[][] keys = new byte[rows][];
+    long[] values = new long[rows];
+    for (int row = 0; row < rows; ) {
+      int pick = random.nextInt(pool.length + 1); // pool.length: NULL
+      for (int run = random.nextBoolean() ? 1 : 1 + random.nextInt(3000); run > 0 && row < rows;
+          run--, row++) {
+        keys[row] = pick == pool.length ? null : pool[pick].getBytes(StandardCharsets.UTF_8);
+        values[row] = random.nextInt(2_000_001) - 1_000_000;
+      }
+    }
+    List<EncodedColumn> encoded = List.of(EncodedColumn.encodeStrings(keys, rows),
+        EncodedColumn.encodeFixed(ColumnType.LONG, values, null, rows));
+    assertNotEquals(Encoding.PLAIN, encoded.get(0).encoding(), "a dictionary");
+    for (boolean filtered : new boolean[] {false, true}) {
+      assertDictionaryGroups(encoded, filtered);
+    }
+  }
+
+  /** {@link #aGroupedAggregateByADictionaryStringReadsTheDecodedValues}'s aggregate. */
+  private void assertDictionaryGroups(List<EncodedColumn> encoded, boolean filtered) {
+    int rows = encoded.get(0).rowCount();
+    List<ColumnType> types = List.of(ColumnType.STRING, ColumnType.LONG);
+    ProgramBuilder b = new ProgramBuilder(types, false);
+    int key = b.loadColumn(0);
+    int value = b.loadColumn(1);
+    int keep = filtered
+        ? b.emitNew(Opcode.CMP_INT, value, b.loadConstant(0), Comparison.GT.code()) : -1;
+    Program program = b.build(keep, List.of(new Program.Output(key, ColumnType.STRING),
+        new Program.Output(value, ColumnType.LONG)));
+    AggregateSpec spec = new AggregateSpec(types, 1, List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM, 1, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, 1, ColumnType.LONG),
+        new AggregateFunction(Kind.MAX, 1, ColumnType.LONG)), false);
+    Map<String, long[]> groups = new HashMap<>();
+    for (int row = 0; row < rows; row++) {
+      long v = encoded.get(1).fixedValue(row);
+      if (filtered && v <= 0) {
+        continue;
+      }
+      String name = encoded.get(0).isNull(row) ? null
+          : new String(encoded.get(0).stringValue(row), StandardCharsets.UTF_8);
+      long[] group = groups.computeIfAbsent(name,
+          n -> new long[] {0, 0, Long.MAX_VALUE, Long.MIN_VALUE});
+      group[0]++;
+      group[1] += v;
+      group[2] = Math.min(group[2], v);
+      group[3] = Math.max(group[3], v);
+    }
+    Comparator<List<Object>> byName = Comparator.comparing(r -> (String) r.get(0),
+        Comparator.nullsFirst(Comparator.naturalOrder()));
+    List<List<Object>> expected = new ArrayList<>();
+    groups.forEach((name, g) -> expected.add(Arrays.asList(name, g[0], g[1], g[2], g[3])));
+    expected.sort(byName);
+    String what = filtered ? "WHERE v > 0" : "every row";
+    List<DeviceEncodedColumn> copies = new ArrayList<>();
+    try {
+      uploadAll(encoded, copies);
+      try (HashAggregateKernel.Aggregation aggregation =
+          backend.hashAggregateKernel().open(spec, backend.deviceMemory(), stream)) {
+        try (ColumnBatch<DeviceColumn> batch = new ColumnBatch<>(borrowAll(copies), rows)) {
+          aggregation.update(program, batch);
+        }
+        try (ColumnBatch<DeviceColumn> out = aggregation.finish();
+            ColumnBatch<HostColumn> host =
+                ColumnTransfer.toHost(out, backend.stagingAllocator(), stream)) {
+          List<List<Object>> actual = TestColumns.rows(host);
+          actual.sort(byName);
+          assertEquals(expected, actual, what);
+        }
+      }
+    } finally {
       copies.forEach(DeviceEncodedColumn::close);
     }
   }
