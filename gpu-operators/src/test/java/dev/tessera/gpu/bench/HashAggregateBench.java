@@ -249,8 +249,8 @@ public final class HashAggregateBench {
     int rows = to - from;
     HostColumn k;
     HostColumn v;
-    try (HostColumnBuilder kb = new HostColumnBuilder(prefix != null ? ColumnType.STRING : ColumnType.LONG,
-            rows, backend.stagingAllocator());
+    ColumnType keyType = prefix != null ? ColumnType.STRING : ColumnType.LONG;
+    try (HostColumnBuilder kb = new HostColumnBuilder(keyType, rows, backend.stagingAllocator());
         HostColumnBuilder vb = new HostColumnBuilder(
             doubles ? ColumnType.DOUBLE : ColumnType.LONG, rows, backend.stagingAllocator())) {
       for (int i = from; i < to; i++) {
