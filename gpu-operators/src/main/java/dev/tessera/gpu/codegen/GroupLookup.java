@@ -201,11 +201,11 @@ final class GroupLookup {
    * same in every lane) compares, and only where its rows all took their lanes' last groups in
    * its last item that had one ({@link LastLong#warpTries}): rows of a few groups in no order
    * pass one branch, not the compares. Returns the lanes of {@code longRows} that must look
-   * their group up. The recall skips the string's hash, the global table's chain of round trips to L2
-   * and the key heap's compare. Before the block's table held short strings, every string key
-   * was recalled so, with the string's first word kept (HashAggregateBench's string keys, H200,
-   * ncu: one group 902 -> 545 us, ten groups +2.2%; compared in every warp, ten groups were 15%
-   * slower).
+   * their group up. The recall skips the string's hash, the global table's chain of round trips
+   * to L2 and the key heap's compare. Before the block's table held short strings, every string
+   * key was recalled so, with the string's first word kept (HashAggregateBench's string keys,
+   * H200, ncu: one group 902 -> 545 us, ten groups +2.2%; compared in every warp, ten groups
+   * were 15% slower).
    */
   private String recallLong(String anyLong, String longRows, AggregateValue key, String group,
       String entry) {

@@ -67,9 +67,9 @@ final class GroupedAggregateEmitter {
    * items of runs may take a plain copy for warps whose items find no shortcut ({@link
    * ShortcutMode}): only in a kernel of a block a multiprocessor, where it was measured, and
    * whose register ask (64) the copy stays within or the generator writes the kernel again
-   * without it ({@link GeneratedKernel#leaner}). {@code tableEntries}: the per-block table's entries as a constant
-   * (AggregateUpdateGenerator.constantEntries: the launch gives every kernel of this code the
-   * same), or -1 where the kernel reads them from the plan.
+   * without it ({@link GeneratedKernel#leaner}). {@code tableEntries}: the per-block table's
+   * entries as a constant (AggregateUpdateGenerator.constantEntries: the launch gives every
+   * kernel of this code the same), or -1 where the kernel reads them from the plan.
    */
   GroupedAggregateEmitter(PtxBuilder b, AggregateSpec spec, ProgramEmitter body,
       String localSymbol, KernelFeatures features, boolean wholeMultiprocessor,
