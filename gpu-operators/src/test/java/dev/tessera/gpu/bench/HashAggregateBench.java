@@ -9,6 +9,9 @@ import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.agg.HashAggregateKernel;
+import dev.tessera.gpu.codec.DeviceEncodedColumn;
+import dev.tessera.gpu.codec.EncodedColumn;
+import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.ColumnTransfer;
 import dev.tessera.gpu.column.ColumnType;
@@ -19,6 +22,7 @@ import dev.tessera.gpu.expr.Comparison;
 import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -26,7 +30,7 @@ import java.util.Random;
 
 /**
  * Benchmark (not a test) of the hash aggregation: {@code SELECT k, count(*), sum(v), min(v),
- * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in ten forms:
+ * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in eleven forms:
  * <ul>
  *   <li>"long keys": update(batch) (the fused kernel with the identity program);
  *   <li>"nullable keys": the same, k with a validity bitmap and one row in 100 NULL (the kernel
@@ -36,6 +40,8 @@ import java.util.Random;
  *   <li>"string keys": k as a STRING ("key-" + number), up to 10^6 groups; "long string
  *       keys" the same with {@value #LONG_STRING_PREFIX} before the number (14 to 19 bytes,
  *       past what a generated kernel holds in its block's table: found in the global table);
+ *       "dictionary string keys" those long strings as a cached table holds a column of few
+ *       distinct strings: codes into the batch's dictionary (GPU-FOR);
  *   <li>"long keys, 8 batches": the rows in 8 batches of one aggregation, so that the direct
  *       group map (decided after the first batch, for small dense integer keys) serves the rest;
  *   <li>"no keys": the same functions over every row, without GROUP BY (generated kernels keep
@@ -53,7 +59,7 @@ import java.util.Random;
  * <pre>run-bench.sh dev.tessera.gpu.bench.HashAggregateBench [rows] [deviceGBps] [backend] [codegen] [forms]</pre>
  *
  * <p>{@code forms}, when given, is a comma-separated list of the forms to run ("long keys,no
- * keys"); all ten otherwise.
+ * keys"); all eleven otherwise.
  */
 public final class HashAggregateBench {
   /** "long string keys": what comes before the number of a key. */
@@ -80,7 +86,7 @@ public final class HashAggregateBench {
           + " rows" + (codegen ? ", generated kernels" : ", interpreter kernels"));
       List<String> forms = List.of("long keys", "filter v > 0", "two keys, filter v > 0",
           "string keys", "long keys, 8 batches", "no keys", "nullable keys", "double values",
-          "two keys", "long string keys");
+          "two keys", "long string keys", "dictionary string keys");
       if (args.length > 4) {
         List<String> chosen = List.of(args[4].split(",(?! )"));
         for (String form : chosen) {
@@ -93,7 +99,9 @@ public final class HashAggregateBench {
       for (String form : forms) {
         // The text before a string key's number; null where the key is a LONG.
         String prefix = form.equals("string keys") ? "key-"
-            : form.equals("long string keys") ? LONG_STRING_PREFIX : null;
+            : form.equals("long string keys") || form.equals("dictionary string keys")
+                ? LONG_STRING_PREFIX : null;
+        boolean dictionary = form.equals("dictionary string keys");
         boolean strings = prefix != null;
         boolean nullableKeys = form.equals("nullable keys");
         int batches = form.equals("long keys, 8 batches") ? 8 : 1;
@@ -105,7 +113,7 @@ public final class HashAggregateBench {
             : spec(keyType, global ? 0 : 1, doubles ? ColumnType.DOUBLE : ColumnType.LONG);
         Program program = form.equals("filter v > 0") ? positiveValues()
             : twoKeys ? byTwoKeys(form.endsWith("filter v > 0")) : null;
-        warmHostPaths(backend, stream, spec, program, prefix, nullableKeys, doubles);
+        warmHostPaths(backend, stream, spec, program, prefix, dictionary, nullableKeys, doubles);
         System.out.println(form);
         System.out.println("groups        median ms   G rows/s   floor ms   x floor");
         long maxGroups = global ? 1 : strings ? MAX_STRING_GROUPS : 10_000_000L;
@@ -117,7 +125,7 @@ public final class HashAggregateBench {
               int from = (int) ((long) rows * b / batches);
               int to = (int) ((long) rows * (b + 1) / batches);
               ColumnBatch<DeviceColumn> input =
-                  upload(backend, stream, from, to, groups, prefix, nullableKeys, doubles);
+                  upload(backend, stream, from, to, groups, prefix, dictionary, nullableKeys, doubles);
               inputs.add(input);
               for (DeviceColumn c : input.columns()) {
                 inputBytes += c.dataBytes()
@@ -141,9 +149,10 @@ public final class HashAggregateBench {
    * count) would time them interpreted.
    */
   private static void warmHostPaths(Backend backend, GpuStream stream, AggregateSpec spec,
-      Program program, String prefix, boolean nullableKeys, boolean doubles) {
+      Program program, String prefix, boolean dictionary, boolean nullableKeys,
+      boolean doubles) {
     try (ColumnBatch<DeviceColumn> small =
-        upload(backend, stream, 0, 4096, 10, prefix, nullableKeys, doubles)) {
+        upload(backend, stream, 0, 4096, 10, prefix, dictionary, nullableKeys, doubles)) {
       HashAggregateKernel kernel = backend.hashAggregateKernel();
       for (int i = 0; i < HOST_WARM_UP; i++) {
         try (HashAggregateKernel.Aggregation a = kernel.open(spec, backend.deviceMemory(), stream)) {
@@ -241,12 +250,17 @@ public final class HashAggregateBench {
   /**
    * Rows {@code [from, to)} of the form's batch: row i < groups has key i, later rows a random
    * one of {@code groups} (as strings, {@code prefix} and the number, where it is not null;
-   * every {@value #NULL_KEY_EVERY}th NULL where {@code nullableKeys}), values random ints.
+   * every {@value #NULL_KEY_EVERY}th NULL where {@code nullableKeys}), values random ints. With
+   * {@code dictionary}, the strings as a cached table holds them ({@link #uploadDictionary}).
    */
   private static ColumnBatch<DeviceColumn> upload(Backend backend, GpuStream stream, int from,
-      int to, long groups, String prefix, boolean nullableKeys, boolean doubles) {
+      int to, long groups, String prefix, boolean dictionary, boolean nullableKeys,
+      boolean doubles) {
     Random random = new Random(groups * 31 + from);
     int rows = to - from;
+    if (dictionary) {
+      return uploadDictionary(backend, stream, from, to, groups, prefix, random);
+    }
     HostColumn k;
     HostColumn v;
     ColumnType keyType = prefix != null ? ColumnType.STRING : ColumnType.LONG;
@@ -276,6 +290,37 @@ public final class HashAggregateBench {
           ColumnTransfer.toDeviceAsync(host, backend.deviceMemory(), stream);
       stream.synchronize();
       return device;
+    }
+  }
+
+  /**
+   * {@link #upload}'s rows with the keys {@code prefix} and the number, encoded as the cache
+   * encodes them (a dictionary of the batch's distinct strings, the rows' codes GPU-FOR), and
+   * the values plain.
+   */
+  private static ColumnBatch<DeviceColumn> uploadDictionary(Backend backend, GpuStream stream,
+      int from, int to, long groups, String prefix, Random random) {
+    int rows = to - from;
+    byte[][] keys = new byte[rows][];
+    long[] values = new long[rows];
+    for (int i = from; i < to; i++) {
+      long key = i < groups ? i : Math.floorMod(random.nextLong(), groups);
+      keys[i - from] = (prefix + key).getBytes(StandardCharsets.UTF_8);
+      values[i - from] = random.nextInt();
+    }
+    List<EncodedColumn> encoded = List.of(EncodedColumn.encodeStrings(keys, rows),
+        EncodedColumn.encodeFixed(ColumnType.LONG, values, null, rows, Encoding.PLAIN));
+    List<DeviceColumn> columns = new ArrayList<>();
+    try {
+      for (EncodedColumn column : encoded) {
+        DeviceEncodedColumn copy = DeviceEncodedColumn.upload(column, backend.deviceMemory(),
+            backend.stagingAllocator(), stream);
+        columns.add(copy.borrow(copy)); // the batch's column owns its copy
+      }
+      return new ColumnBatch<>(columns, rows);
+    } catch (RuntimeException e) {
+      columns.forEach(DeviceColumn::close);
+      throw e;
     }
   }
 }
