@@ -30,7 +30,7 @@ import java.util.Random;
 
 /**
  * Benchmark (not a test) of the hash aggregation: {@code SELECT k, count(*), sum(v), min(v),
- * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in eleven forms:
+ * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in twelve forms:
  * <ul>
  *   <li>"long keys": update(batch) (the fused kernel with the identity program);
  *   <li>"nullable keys": the same, k with a validity bitmap and one row in 100 NULL (the kernel
@@ -41,7 +41,8 @@ import java.util.Random;
  *       keys" the same with {@value #LONG_STRING_PREFIX} before the number (14 to 19 bytes,
  *       past what a generated kernel holds in its block's table: found in the global table);
  *       "dictionary string keys" those long strings as a cached table holds a column of few
- *       distinct strings: codes into the batch's dictionary (GPU-FOR);
+ *       distinct strings: codes into the batch's dictionary (GPU-FOR); "string keys, filter
+ *       v > 0" the string keys with {@code WHERE v > 0};
  *   <li>"long keys, 8 batches": the rows in 8 batches of one aggregation, so that the direct
  *       group map (decided after the first batch, for small dense integer keys) serves the rest;
  *   <li>"no keys": the same functions over every row, without GROUP BY (generated kernels keep
@@ -59,7 +60,7 @@ import java.util.Random;
  * <pre>run-bench.sh dev.tessera.gpu.bench.HashAggregateBench [rows] [deviceGBps] [backend] [codegen] [forms]</pre>
  *
  * <p>{@code forms}, when given, is a comma-separated list of the forms to run ("long keys,no
- * keys"); all eleven otherwise.
+ * keys"); all twelve otherwise.
  */
 public final class HashAggregateBench {
   /** "long string keys": what comes before the number of a key. */
@@ -86,7 +87,8 @@ public final class HashAggregateBench {
           + " rows" + (codegen ? ", generated kernels" : ", interpreter kernels"));
       List<String> forms = List.of("long keys", "filter v > 0", "two keys, filter v > 0",
           "string keys", "long keys, 8 batches", "no keys", "nullable keys", "double values",
-          "two keys", "long string keys", "dictionary string keys");
+          "two keys", "long string keys", "dictionary string keys",
+          "string keys, filter v > 0");
       if (args.length > 4) {
         List<String> chosen = List.of(args[4].split(",(?! )"));
         for (String form : chosen) {
@@ -98,7 +100,7 @@ public final class HashAggregateBench {
       }
       for (String form : forms) {
         // The text before a string key's number; null where the key is a LONG.
-        String prefix = form.equals("string keys") ? "key-"
+        String prefix = form.startsWith("string keys") ? "key-"
             : form.equals("long string keys") || form.equals("dictionary string keys")
                 ? LONG_STRING_PREFIX : null;
         boolean dictionary = form.equals("dictionary string keys");
@@ -111,7 +113,8 @@ public final class HashAggregateBench {
         boolean doubles = form.equals("double values");
         AggregateSpec spec = twoKeys ? twoKeySpec()
             : spec(keyType, global ? 0 : 1, doubles ? ColumnType.DOUBLE : ColumnType.LONG);
-        Program program = form.equals("filter v > 0") ? positiveValues()
+        boolean positive = form.equals("filter v > 0") || form.equals("string keys, filter v > 0");
+        Program program = positive ? positiveValues(keyType)
             : twoKeys ? byTwoKeys(form.endsWith("filter v > 0")) : null;
         warmHostPaths(backend, stream, spec, program, prefix, dictionary, nullableKeys, doubles);
         System.out.println(form);
@@ -205,13 +208,13 @@ public final class HashAggregateBench {
   }
 
   /** k, v WHERE v > 0 (about half of the rows). */
-  private static Program positiveValues() {
-    ProgramBuilder b = new ProgramBuilder(List.of(ColumnType.LONG, ColumnType.LONG), false);
+  private static Program positiveValues(ColumnType keyType) {
+    ProgramBuilder b = new ProgramBuilder(List.of(keyType, ColumnType.LONG), false);
     int k = b.loadColumn(0);
     int v = b.loadColumn(1);
     int zero = b.loadConstant(0);
     int keep = b.emitNew(Opcode.CMP_INT, v, zero, Comparison.GT.code());
-    return b.build(keep, List.of(new Program.Output(k, ColumnType.LONG),
+    return b.build(keep, List.of(new Program.Output(k, keyType),
         new Program.Output(v, ColumnType.LONG)));
   }
 
