@@ -221,18 +221,11 @@ public final class AggregateUpdateGenerator {
   /**
    * Shared-memory bytes the kernel of {@code spec} needs after the per-block table's own (for a
    * table of {@code entries}): the entries' keys, where it finds entries by key ({@link
-   * LocalKeyTable}); 0 otherwise.
+   * LocalKeyTable}; in a kernel that {@link #fillsMultiprocessor}, {@code wholeMultiprocessor},
+   * a lone string key's short form too); 0 otherwise.
    */
-  public static int localKeyBytes(AggregateSpec spec, int entries) {
-    return LocalKeyTable.bytes(spec, entries);
-  }
-
-  /**
-   * {@link #localKeyBytes} of the kernel of {@code spec} that {@link #fillsMultiprocessor}: its
-   * table also holds a lone string key's short form ({@link LocalKeyTable#holdsShortStrings}).
-   */
-  public static int wholeBlockKeyBytes(AggregateSpec spec, int entries) {
-    return LocalKeyTable.wholeBlockBytes(spec, entries);
+  public static int localKeyBytes(AggregateSpec spec, int entries, boolean wholeMultiprocessor) {
+    return LocalKeyTable.bytes(spec, entries, wholeMultiprocessor);
   }
 
   /** Why no kernel is generated for this pipeline, or null when one is. */

@@ -48,30 +48,25 @@ final class GroupLookup {
    */
   private LastLong lastLong;
   /**
-   * While a row of one string key looks its group up: the string's first word (.b64, as {@link
-   * #rowWord} reads it), which {@link #shortForm} read, for the key's hash; null otherwise.
-   */
-  private String firstWord;
-  /**
    * Per key, whether the per-block table may hold a group whose key is NULL where the row's key
    * is not ({@link #holdsNullKeys}); null: where the row's key can be NULL.
    */
   private boolean[] nullsInTable;
   /**
    * Whether {@link #keyTable} holds the one string key's short form ({@link
-   * LocalKeyTable#holdsShortStrings}): rows of short strings find entries by it, others go to the
+   * LocalKeyTable#tableKeys}): rows of short strings find entries by it, others go to the
    * global table.
    */
   private final boolean shortStrings;
 
   GroupLookup(PtxBuilder b, AggregateSpec spec, ProgramEmitter body, PlanWords plan,
-      LocalKeyTable keyTable, boolean shortStrings) {
+      LocalKeyTable keyTable) {
     this.b = b;
     this.spec = spec;
     this.body = body;
     this.plan = plan;
     this.keyTable = keyTable;
-    this.shortStrings = shortStrings;
+    this.shortStrings = keyTable != null && spec.keyTypes().get(0).isString();
   }
 
   /**
@@ -154,9 +149,7 @@ final class GroupLookup {
     b.op("not.pred %s, %s", global, found.hit());
     b.op("and.pred %s, %s, %s", global, global, finds);
     b.op("or.pred %s, %s, %s", global, global, longLooks);
-    firstWord = form.word();
-    findGroupOf(global, keys, storedForms(keys), group);
-    firstWord = null;
+    findGroupOf(global, keys, storedForms(keys), group, form.word());
     keyTable.publish(table, found, entry, group, atClaim);
     String shortOnly = b.label("short_strings_only");
     b.op("@!%s bra.uni %s", anyLong, shortOnly);
@@ -292,7 +285,7 @@ final class GroupLookup {
    * bytes, 0 past its end, its length in the top byte: a different LONG for every string of at
    * most 7 bytes) with the string's null flag; {@code fits}, a .pred, whether the string is at
    * most {@link LocalKeyTable#SHORT_STRING_BYTES} bytes or NULL; {@code word}, the string's
-   * first word as {@link #rowWord} reads it (0 for NULL), for its hash ({@link #firstWord}).
+   * first word as {@link #rowWord} reads it (0 for NULL), for its hash ({@link #hashBytes}).
    */
   private record ShortForm(AggregateValue key, String fits, String word) {}
 
@@ -518,10 +511,19 @@ final class GroupLookup {
    * are the keys' {@link #storedForms}.
    */
   private void findGroupOf(String act, AggregateValue[] keys, StoredKey[] mine, String group) {
+    findGroupOf(act, keys, mine, group, null);
+  }
+
+  /**
+   * {@link #findGroupOf(String, AggregateValue[], StoredKey[], String)} where the caller has read
+   * the first key's first word ({@code firstWord}, a string's, for its hash; null where not).
+   */
+  private void findGroupOf(String act, AggregateValue[] keys, StoredKey[] mine, String group,
+      String firstWord) {
     String found = b.label("group_found");
     b.op("@!%s bra %s", act, found);
     if (!spec.directMapKeys()) { // the host builds no map: no code for one
-      findOrInsert(keys, mine, group);
+      findOrInsert(keys, mine, group, firstWord);
       b.place(found);
       return;
     }
@@ -567,7 +569,7 @@ final class GroupLookup {
     b.op("@%s mov.u32 %s, %s", hit, group, cached);
     b.op("@%s bra %s", hit, found);
     b.place(hashPath);
-    findOrInsert(keys, mine, group);
+    findOrInsert(keys, mine, group, firstWord);
     // A direct-map miss: the slot remembers the group (every writer writes the same one).
     String inRange = b.pred();
     b.op("setp.ge.s64 %s, %s, 0", inRange, directSlot);
@@ -590,8 +592,11 @@ final class GroupLookup {
     return plan.element(AggregatePlan.headerField(AggregatePlan.H_HEAP), offset, 1);
   }
 
-  /** hash_aggregate.cuh HashKeys. */
-  private String hash(AggregateValue[] keys) {
+  /**
+   * hash_aggregate.cuh HashKeys; {@code firstWord}: the first key's first word where the caller
+   * has read it ({@link #hashBytes}), else null.
+   */
+  private String hash(AggregateValue[] keys, String firstWord) {
     String h = b.b64();
     b.op("mov.b64 %s, %d", h, ProgramEmitter.KEY_TUPLE_SEED);
     for (int k = 0; k < keys.length; k++) {
@@ -620,7 +625,7 @@ final class GroupLookup {
    * hash.cuh HashBytes: a string's bytes, 8 at a time into a word, each whole word mixed in, then
    * the last (partial, or 0) word. Each word's bytes are loaded together ({@link #word}), so a
    * key costs a memory round trip per 8 bytes, not per byte. {@code first}: the key's first word
-   * where the caller has read it ({@link #firstWord}), else null.
+   * where the caller has read it ({@link #shortForm}), else null.
    */
   private String hashBytes(AggregateValue key, String first) {
     String h = b.b64();
@@ -636,7 +641,7 @@ final class GroupLookup {
     String end = b.b64();
     String mixed = b.b64();
     if (first != null) {
-      // The first word as read already ({@link #firstWord}): the loop's first round, unrolled.
+      // The first word as read already ({@code first}): the loop's first round, unrolled.
       b.op("xor.b64 %s, %s, %s", mixed, h, first);
       b.op("setp.lt.s64 %s, %s, 8", p, length64);
       b.op("@%s bra %s", p, last);
@@ -713,11 +718,12 @@ final class GroupLookup {
   }
 
   /**
-   * hash_aggregate.cuh FindOrInsert: the row's group into {@code group}; {@code mine} as for
-   * {@link #findGroupOf}.
+   * hash_aggregate.cuh FindOrInsert: the row's group into {@code group}; {@code mine} and {@code
+   * firstWord} as for {@link #findGroupOf}.
    */
-  private void findOrInsert(AggregateValue[] keys, StoredKey[] mine, String group) {
-    String h = hash(keys);
+  private void findOrInsert(AggregateValue[] keys, StoredKey[] mine, String group,
+      String firstWord) {
+    String h = hash(keys, firstWord);
     String slots = plan.address(AggregatePlan.headerField(AggregatePlan.H_SLOTS));
     String hashes = plan.address(AggregatePlan.headerField(AggregatePlan.H_HASHES));
     String mask = plan.word(AggregatePlan.headerField(AggregatePlan.H_TABLE_MASK));

@@ -40,8 +40,6 @@ final class GroupedAggregateEmitter {
    * plan in every item (about 6 of HashAggregateBench's 166 instructions an item at 100 groups).
    */
   private LocalKeyTable.View table;
-  /** Whether the kernel runs one block a multiprocessor (its registers are not short). */
-  private final boolean wholeMultiprocessor;
   /** Whether an item may take a plain copy ({@link #takesPlainItems}). */
   private final boolean plainCopies;
   /** The per-block table's entries where the kernel has them as a constant, or -1 (the plan's). */
@@ -75,19 +73,16 @@ final class GroupedAggregateEmitter {
       String localSymbol, KernelFeatures features, boolean wholeMultiprocessor,
       boolean plainCopies, int tableEntries) {
     this.b = b;
-    this.wholeMultiprocessor = wholeMultiprocessor;
     this.plainCopies = plainCopies;
     this.tableEntries = tableEntries;
     this.spec = spec;
     this.body = body;
     this.localSymbol = localSymbol;
     this.plan = new PlanWords(b, body, spec);
-    boolean shortStrings = wholeMultiprocessor && LocalKeyTable.holdsShortStrings(spec);
-    this.keyTable = LocalKeyTable.holds(spec) ? new LocalKeyTable(b, spec, localSymbol + "_claims")
-        : shortStrings
-            ? new LocalKeyTable(b, LocalKeyTable.shortStringSpec(spec), localSymbol + "_claims")
-            : null;
-    this.lookup = new GroupLookup(b, spec, body, plan, keyTable, shortStrings);
+    AggregateSpec tableKeys = LocalKeyTable.tableKeys(spec, wholeMultiprocessor);
+    this.keyTable =
+        tableKeys == null ? null : new LocalKeyTable(b, tableKeys, localSymbol + "_claims");
+    this.lookup = new GroupLookup(b, spec, body, plan, keyTable);
     this.accumulation = new GroupAccumulation(b, spec, plan, features);
   }
 

@@ -115,12 +115,25 @@ final class LocalKeyTable {
   }
 
   /**
-   * Shared-memory bytes of the keys of the table of a kernel that fills a multiprocessor, of
-   * {@code entries} entries: {@link #bytes}, or those of the short forms ({@link
-   * #holdsShortStrings}).
+   * The keys the per-block table of a kernel of {@code spec} holds, as the spec of a table of
+   * them: {@code spec} itself where it {@link #holds} them; where the kernel fills a
+   * multiprocessor ({@code wholeMultiprocessor}) and {@link #holdsShortStrings}, the string's
+   * short form ({@link #shortStringSpec}); else null (the table is found by group).
    */
-  static int wholeBlockBytes(AggregateSpec spec, int entries) {
-    return holdsShortStrings(spec) ? bytes(shortStringSpec(spec), entries) : bytes(spec, entries);
+  static AggregateSpec tableKeys(AggregateSpec spec, boolean wholeMultiprocessor) {
+    if (holds(spec)) {
+      return spec;
+    }
+    return wholeMultiprocessor && holdsShortStrings(spec) ? shortStringSpec(spec) : null;
+  }
+
+  /**
+   * Shared-memory bytes of the keys of the table of {@code entries} entries of a kernel of
+   * {@code spec} ({@link #tableKeys}), 0 where it is found by group.
+   */
+  static int bytes(AggregateSpec spec, int entries, boolean wholeMultiprocessor) {
+    AggregateSpec keys = tableKeys(spec, wholeMultiprocessor);
+    return keys == null ? 0 : bytes(keys, entries);
   }
 
   /**

@@ -65,7 +65,7 @@ public final class LocalTableSize {
    */
   public static int wholeMultiprocessorEntries(AggregateSpec spec, SharedMemory shared) {
     return wholeMultiprocessorEntries(spec.functions().size(),
-        LocalKeyTable.wholeBlockBytes(spec, 1), wholeMultiprocessorBudget(shared));
+        LocalKeyTable.bytes(spec, 1, true), wholeMultiprocessorBudget(shared));
   }
 
   /**

@@ -269,7 +269,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
       // Sized for the generated kernel where there may be one (the interpreter kernel, should
       // the pipeline fall back, leaves the keys' bytes unused).
       this.localEntries = LocalTableSize.entries(keyCount, functionCount,
-          codegen ? AggregateUpdateGenerator.localKeyBytes(spec, 1) : 0);
+          codegen ? AggregateUpdateGenerator.localKeyBytes(spec, 1, false) : 0);
       this.stringKeys = spec.keyTypes().stream().anyMatch(ColumnType::isString);
     }
 
@@ -730,9 +730,8 @@ final class CudaHashAggregate implements HashAggregateKernel {
           launchEntries = LocalTableSize.wholeMultiprocessorEntries(spec,
               device.generated().features().shared());
         }
-        int keyBytes = kernel == null ? 0
-            : fills ? AggregateUpdateGenerator.wholeBlockKeyBytes(spec, launchEntries)
-            : AggregateUpdateGenerator.localKeyBytes(spec, launchEntries);
+        int keyBytes =
+            kernel != null ? AggregateUpdateGenerator.localKeyBytes(spec, launchEntries, fills) : 0;
         LaunchShape oneBlock = new LaunchShape(1, threads,
             LocalTableSize.tableBytes(launchEntries, functionCount) + keyBytes);
         int resident;

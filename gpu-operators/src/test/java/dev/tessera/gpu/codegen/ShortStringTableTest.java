@@ -74,7 +74,7 @@ class ShortStringTableTest {
     // A string key's short form takes a LONG and a null word an entry, as a LONG key's does.
     AggregateSpec strings = LocalKeyTableTest.spec(List.of(ColumnType.STRING));
     AggregateSpec longs = LocalKeyTableTest.spec(List.of(ColumnType.LONG));
-    assertEquals(LocalKeyTable.bytes(longs, 2048), LocalKeyTable.wholeBlockBytes(strings, 2048));
+    assertEquals(LocalKeyTable.bytes(longs, 2048), LocalKeyTable.bytes(strings, 2048, true));
     KernelFeatures.SharedMemory hopper = KernelFeatures.forArch("sm_90").shared();
     assertEquals(LocalTableSize.wholeMultiprocessorEntries(longs, hopper),
         LocalTableSize.wholeMultiprocessorEntries(strings, hopper));
@@ -86,7 +86,7 @@ class ShortStringTableTest {
     }
     AggregateSpec wide = new AggregateSpec(types, 1, nine, false);
     int entries = LocalTableSize.wholeMultiprocessorEntries(wide, hopper);
-    assertTrue(LocalTableSize.tableBytes(entries, 9) + LocalKeyTable.wholeBlockBytes(wide, entries)
+    assertTrue(LocalTableSize.tableBytes(entries, 9) + LocalKeyTable.bytes(wide, entries, true)
         <= LocalTableSize.wholeMultiprocessorBudget(hopper), "entries " + entries);
   }
 }
