@@ -165,11 +165,15 @@ final class ColumnLoads {
     return new Val(address, valid, null, length);
   }
 
-  /** program.cuh SetDecoded: a dictionary code becomes its string; other values stay. */
+  /**
+   * program.cuh SetDecoded: a dictionary code becomes its string (the code kept beside it, {@link
+   * Val#code}); other values stay.
+   */
   private static Val decoded(PtxBuilder b, InputSpec spec, String data, String offsets,
       String value, String valid) {
     if (spec.dictionary()) {
-      return stringAt(b, data, offsets, value, valid);
+      Val string = stringAt(b, data, offsets, value, valid);
+      return new Val(string.value(), string.valid(), string.error(), string.length(), value);
     }
     return new Val(value, valid, null, null);
   }

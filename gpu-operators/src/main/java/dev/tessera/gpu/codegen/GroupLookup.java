@@ -123,47 +123,62 @@ final class GroupLookup {
    * theirs ({@link #recallLong}), else finds its group in the global table, then its entry in
    * the block's table by that group ({@link LocalKeyTable#LONG_STRING_GROUP}): without an entry,
    * rows of ten long strings took ten of the global accumulators' atomics each, and ten times
-   * as long (HashAggregateBench "long string keys", H200).
+   * as long (HashAggregateBench "long string keys", H200). Where the key is a dictionary
+   * column's string as loaded, every row is a row of one fixed-width key, its code ({@link
+   * #codeForm}), whatever the string's length.
    */
   private void findShortStringGroup(String act, AggregateValue[] keys, boolean[] seenAtInsert,
       String group, LocalKeyTable.View table, String entry, Runnable atClaim) {
     this.seenAtInsert = seenAtInsert;
-    b.comment("a short string as one fixed-width key: the block's table by key");
-    ShortForm form = shortForm(act, keys[0]);
+    boolean coded = keys[0].code() != null;
+    b.comment(coded ? "a dictionary string's code as one fixed-width key: the block's table by key"
+        : "a short string as one fixed-width key: the block's table by key");
+    ShortForm form = coded ? codeForm(keys[0]) : shortForm(act, keys[0]);
     AggregateValue[] tableKeys = {form.key()};
     StoredKey[] tableStored = storedForms(tableKeys);
-    String held = b.pred();
-    b.op("and.pred %s, %s, %s", held, act, form.fits());
+    String held = act;
+    if (!coded) {
+      held = b.pred();
+      b.op("and.pred %s, %s, %s", held, act, form.fits());
+    }
     // Entry -1 and the last group for every lane; the lanes of held that must look: finds.
     String finds = last.recall(b, held, tableKeys, tableStored, group, entry);
-    String longRows = b.pred();
-    b.op("and.pred %s, %s, !%s", longRows, act, form.fits());
-    // Warps of short strings alone pass the long strings' code on this uniform branch (without
-    // it the long strings' recall took 6-12% from short strings at 1 to 1,000 groups).
-    String anyLong = b.pred();
-    b.op("vote.sync.any.pred %s, %s, -1", anyLong, longRows);
-    String longLooks = recallLong(anyLong, longRows, keys[0], group, entry);
+    String anyLong = null;
+    String longLooks = null;
+    if (!coded) {
+      String longRows = b.pred();
+      b.op("and.pred %s, %s, !%s", longRows, act, form.fits());
+      // Warps of short strings alone pass the long strings' code on this uniform branch (without
+      // it the long strings' recall took 6-12% from short strings at 1 to 1,000 groups).
+      anyLong = b.pred();
+      b.op("vote.sync.any.pred %s, %s, -1", anyLong, longRows);
+      longLooks = recallLong(anyLong, longRows, keys[0], group, entry);
+    }
     boolean[] nullable = {form.key().valid() != null};
     LocalKeyTable.Found found = keyTable.find(table, finds, tableStored, nullable, entry, group);
     String global = b.pred();
     b.op("not.pred %s, %s", global, found.hit());
     b.op("and.pred %s, %s, %s", global, global, finds);
-    b.op("or.pred %s, %s, %s", global, global, longLooks);
+    if (longLooks != null) {
+      b.op("or.pred %s, %s, %s", global, global, longLooks);
+    }
     findGroupOf(global, keys, storedForms(keys), group, form.word());
     keyTable.publish(table, found, entry, group, atClaim);
-    String shortOnly = b.label("short_strings_only");
-    b.op("@!%s bra.uni %s", anyLong, shortOnly);
-    voteRepeats(finds, longLooks, group); // before any lane remembers its row
-    b.comment("a long string: the block's entry of its group, by the group");
-    String byGroup = b.b64();
-    b.op("cvt.u64.u32 %s, %s", byGroup, group);
-    b.op("or.b64 %s, %s, %d", byGroup, byGroup, LocalKeyTable.LONG_STRING_GROUP);
-    StoredKey[] groupKey = {new StoredKey(StoredKey.NOT_NULL, byGroup)};
-    LocalKeyTable.Found ofGroup =
-        keyTable.find(table, longLooks, groupKey, new boolean[] {false}, entry, group);
-    keyTable.publish(table, ofGroup, entry, group, atClaim);
-    rememberLong(longLooks, tableKeys, keys[0], group, entry);
-    b.place(shortOnly);
+    if (!coded) {
+      String shortOnly = b.label("short_strings_only");
+      b.op("@!%s bra.uni %s", anyLong, shortOnly);
+      voteRepeats(finds, longLooks, group); // before any lane remembers its row
+      b.comment("a long string: the block's entry of its group, by the group");
+      String byGroup = b.b64();
+      b.op("cvt.u64.u32 %s, %s", byGroup, group);
+      b.op("or.b64 %s, %s, %d", byGroup, byGroup, LocalKeyTable.LONG_STRING_GROUP);
+      StoredKey[] groupKey = {new StoredKey(StoredKey.NOT_NULL, byGroup)};
+      LocalKeyTable.Found ofGroup =
+          keyTable.find(table, longLooks, groupKey, new boolean[] {false}, entry, group);
+      keyTable.publish(table, ofGroup, entry, group, atClaim);
+      rememberLong(longLooks, tableKeys, keys[0], group, entry);
+      b.place(shortOnly);
+    }
     String remembered = b.pred();
     String inTable = b.pred();
     b.op("setp.ge.s32 %s, %s, 0", inTable, entry);
@@ -284,10 +299,21 @@ final class GroupLookup {
    * A string key's short form: {@code key}, a LONG of the row's string (its bytes in the low 7
    * bytes, 0 past its end, its length in the top byte: a different LONG for every string of at
    * most 7 bytes) with the string's null flag; {@code fits}, a .pred, whether the string is at
-   * most {@link LocalKeyTable#SHORT_STRING_BYTES} bytes or NULL; {@code word}, the string's
-   * first word as {@link #rowWord} reads it (0 for NULL), for its hash ({@link #hashBytes}).
+   * most {@link LocalKeyTable#SHORT_STRING_BYTES} bytes or NULL (null where every row's is:
+   * {@link #codeForm}); {@code word}, the string's first word as {@link #rowWord} reads it (0
+   * for NULL), for its hash ({@link #hashBytes}; null where none was read).
    */
   private record ShortForm(AggregateValue key, String fits, String word) {}
+
+  /**
+   * A dictionary string's {@link ShortForm}: its code ({@link AggregateValue#code}), within the
+   * launch's one batch one code a string and one string a code, whatever the string's length;
+   * every row's (no {@code fits}), and no word read (the hash reads its own where a row looks in
+   * the global table).
+   */
+  private static ShortForm codeForm(AggregateValue key) {
+    return new ShortForm(new AggregateValue(key.code(), key.valid(), null), null, null);
+  }
 
   /** {@code key}'s {@link ShortForm}, for the lanes of {@code act} (0 and fitting for others). */
   private ShortForm shortForm(String act, AggregateValue key) {

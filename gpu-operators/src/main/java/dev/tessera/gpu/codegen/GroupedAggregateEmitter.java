@@ -398,7 +398,7 @@ final class GroupedAggregateEmitter {
     if (type.isString()) {
       String length = b.b32();
       b.op("mov.b32 %s, %s", length, v.length());
-      return new AggregateValue(value, v.valid(), length);
+      return new AggregateValue(value, v.valid(), length, v.code());
     }
     int width = type.id().width();
     if (width < 8) {

@@ -22,6 +22,7 @@ import org.junit.jupiter.api.Test;
 class ShortStringTableTest {
   private static final String SHORT_TABLE = "a short string as one fixed-width key";
   private static final String LONG_RECALL = "a long string: its lane's last";
+  private static final String CODE_TABLE = "a dictionary string's code as one fixed-width key";
 
   private static GeneratedKernel kernel(AggregateSpec spec, boolean filtered, boolean nullable)
       throws CodegenUnsupportedException {
@@ -56,6 +57,28 @@ class ShortStringTableTest {
       assertEquals(1, TestPtx.hits(ptx, "@!%p\\d+ bra\\.uni \\$L_long_recalled_\\d+;"),
           "nullable " + nullable);
     }
+  }
+
+  @Test
+  void aDictionaryStringIsFoundByItsCodeWhateverItsLength() throws Exception {
+    AggregateSpec spec = LocalKeyTableTest.spec(List.of(ColumnType.STRING));
+    for (boolean nullable : new boolean[] {false, true}) {
+      // The key column as a cached table holds it: dictionary codes, GPU-FOR.
+      List<InputSpec> inputs = List.of(new InputSpec(ColumnType.STRING, Encoding.FOR, nullable),
+          new InputSpec(ColumnType.LONG, Encoding.PLAIN, nullable));
+      GeneratedKernel kernel = AggregateUpdateGenerator.generate(
+          AggregateBlockShapeTest.program(spec, false), inputs, spec,
+          KernelFeatures.forArch("sm_90"));
+      String ptx = kernel.ptx();
+      assertTrue(ptx.contains(CODE_TABLE), "nullable " + nullable);
+      assertFalse(ptx.contains(SHORT_TABLE), "nullable " + nullable);
+      assertFalse(ptx.contains(LONG_RECALL), "nullable " + nullable);
+      CompileReport report = TestPtx.assertCompilesClean(kernel, "sm_90");
+      assertTrue(report.registers() <= AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS,
+          report.summary());
+    }
+    // A plain string column has no codes.
+    assertFalse(kernel(spec, false, false).ptx().contains(CODE_TABLE));
   }
 
   @Test
