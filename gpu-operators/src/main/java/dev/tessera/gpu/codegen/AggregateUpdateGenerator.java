@@ -97,7 +97,11 @@ public final class AggregateUpdateGenerator {
    *       -9%, 1 to 100 groups within 3%, 10^5 +2%, 10^6 +12%. Its two keys (GROUP BY k, k % 3):
    *       1,000 groups -35%, 10^4 -10%, 1 to 100 groups within 4%, 10^5 +3%, 10^6 +11% (H200,
    *       ncu). A filter's or a probe's kernel keeps its blocks of 128 threads, whose warps queue
-   *       the rows it keeps ({@link KeptRowQueue}, {@link PrefilteredRows}).
+   *       the rows it keeps ({@link KeptRowQueue}, {@link PrefilteredRows});
+   *   <li>where the one key is a string and the program probes no join table, with a filter
+   *       too: the table holds its short strings by key ({@link
+   *       LocalKeyTable#holdsShortStrings}), and a kept row of one finds its entry as a long
+   *       key's does.
    * </ul>
    * Not where the inputs have GPU-DFOR columns: their tiles are decoded by block-wide steps
    * written for 128 threads ({@link TilePrimitives}).
@@ -107,8 +111,11 @@ public final class AggregateUpdateGenerator {
     if (InputSpec.anyDfor(inputs)) {
       return false;
     }
-    return LocalKeyTable.holds(spec)
-        || (spec.keyCount() > 0 && !program.hasFilter() && program.tables().isEmpty());
+    if (LocalKeyTable.holds(spec)) {
+      return true;
+    }
+    return program.tables().isEmpty()
+        && (LocalKeyTable.holdsShortStrings(spec) || (spec.keyCount() > 0 && !program.hasFilter()));
   }
 
   /**
@@ -154,7 +161,7 @@ public final class AggregateUpdateGenerator {
   /** The key of the kernel made for the probe filter of the tables in {@code used} alone. */
   private static String keyOf(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet used) {
-    StringBuilder key = new StringBuilder("aggregate-update v74;");
+    StringBuilder key = new StringBuilder("aggregate-update v75;");
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
     }

@@ -14,9 +14,10 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The block's table of a kernel of one string key that fills a multiprocessor holds the short
- * strings' short forms (LocalKeyTable.holdsShortStrings); other kernels of strings find their
- * groups by group. A lane there remembers its last long string (GroupLookup.recallLong). No GPU
+ * The block's table of a kernel of one string key, which fills a multiprocessor with a filter
+ * or without (not with a probe), holds the short strings' short forms
+ * (LocalKeyTable.holdsShortStrings); other kernels of strings find their groups by group. A
+ * lane there remembers its last long string (GroupLookup.recallLong). No GPU
  * (CudaGeneratedHashAggregateDifferentialTest's string keys run them).
  */
 class ShortStringTableTest {
@@ -24,38 +25,49 @@ class ShortStringTableTest {
   private static final String LONG_RECALL = "a long string: its lane's last";
   private static final String CODE_TABLE = "a dictionary string's code as one fixed-width key";
 
+  private static List<InputSpec> inputs(AggregateSpec spec, boolean nullable) {
+    return spec.inputTypes().stream().map(t -> new InputSpec(t, Encoding.PLAIN, nullable))
+        .toList();
+  }
+
   private static GeneratedKernel kernel(AggregateSpec spec, boolean filtered, boolean nullable)
       throws CodegenUnsupportedException {
-    List<InputSpec> inputs = spec.inputTypes().stream()
-        .map(t -> new InputSpec(t, Encoding.PLAIN, nullable)).toList();
     return AggregateUpdateGenerator.generate(AggregateBlockShapeTest.program(spec, filtered),
-        inputs, spec, KernelFeatures.forArch("sm_90"));
+        inputs(spec, nullable), spec, KernelFeatures.forArch("sm_90"));
   }
 
   @Test
-  void anUnfilteredKernelOfOneStringFindsShortStringsByKey() throws Exception {
+  void aKernelOfOneStringFindsShortStringsByKeyWithOrWithoutAFilter() throws Exception {
     AggregateSpec spec = LocalKeyTableTest.spec(List.of(ColumnType.STRING));
-    for (boolean nullable : new boolean[] {false, true}) {
-      GeneratedKernel kernel = kernel(spec, false, nullable);
-      assertTrue(kernel.ptx().contains(SHORT_TABLE), "nullable " + nullable);
-      CompileReport report = TestPtx.assertCompilesClean(kernel, "sm_90");
-      assertTrue(report.registers() <= AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS,
-          report.summary());
+    for (boolean filtered : new boolean[] {false, true}) {
+      assertTrue(AggregateUpdateGenerator.fillsMultiprocessor(
+          AggregateBlockShapeTest.program(spec, filtered), spec, inputs(spec, false)));
+      for (boolean nullable : new boolean[] {false, true}) {
+        GeneratedKernel kernel = kernel(spec, filtered, nullable);
+        String form = "filtered " + filtered + ", nullable " + nullable;
+        assertTrue(kernel.ptx().contains(SHORT_TABLE), form);
+        CompileReport report = TestPtx.assertCompilesClean(kernel, "sm_90");
+        assertTrue(report.registers() <= AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS,
+            form + ": " + report.summary());
+      }
     }
   }
 
   @Test
   void aLongStringIsComparedWithItsLanesLastWhereItsWarpRepeats() throws Exception {
-    for (boolean nullable : new boolean[] {false, true}) {
-      String ptx = kernel(LocalKeyTableTest.spec(List.of(ColumnType.STRING)), false, nullable)
-          .ptx();
-      assertEquals(1, TestPtx.hits(ptx, LONG_RECALL), "nullable " + nullable);
-      // The bytes against the last string's, a word of each at a time.
-      assertEquals(1, TestPtx.hits(ptx, "\\$L_long_recall_word_\\d+:"), "nullable " + nullable);
-      // Only a warp whose rows all took their lane's last group compares: a uniform branch past
-      // the compares on the warp's vote.
-      assertEquals(1, TestPtx.hits(ptx, "@!%p\\d+ bra\\.uni \\$L_long_recalled_\\d+;"),
-          "nullable " + nullable);
+    for (boolean filtered : new boolean[] {false, true}) {
+      for (boolean nullable : new boolean[] {false, true}) {
+        String ptx =
+            kernel(LocalKeyTableTest.spec(List.of(ColumnType.STRING)), filtered, nullable).ptx();
+        String form = "filtered " + filtered + ", nullable " + nullable;
+        assertEquals(1, TestPtx.hits(ptx, LONG_RECALL), form);
+        // The bytes against the last string's, a word of each at a time.
+        assertEquals(1, TestPtx.hits(ptx, "\\$L_long_recall_word_\\d+:"), form);
+        // Only a warp whose rows all took their lane's last group compares: a uniform branch
+        // past the compares on the warp's vote.
+        assertEquals(1, TestPtx.hits(ptx, "@!%p\\d+ bra\\.uni \\$L_long_recalled_\\d+;"),
+            form);
+      }
     }
   }
 
@@ -83,13 +95,10 @@ class ShortStringTableTest {
 
   @Test
   void otherKernelsOfStringsFindTheirGroupsByGroup() throws Exception {
-    assertFalse(kernel(LocalKeyTableTest.spec(List.of(ColumnType.STRING)), true, false).ptx()
-        .contains(SHORT_TABLE));
     assertFalse(kernel(LocalKeyTableTest.spec(List.of(ColumnType.INT, ColumnType.STRING)), false,
         false).ptx().contains(SHORT_TABLE));
-    // Nor do they remember a lane's last string.
-    assertFalse(kernel(LocalKeyTableTest.spec(List.of(ColumnType.STRING)), true, false).ptx()
-        .contains(LONG_RECALL));
+    assertFalse(kernel(LocalKeyTableTest.spec(List.of(ColumnType.INT, ColumnType.STRING)), false,
+        false).ptx().contains(LONG_RECALL));
   }
 
   @Test
