@@ -152,7 +152,7 @@ final class GroupLookup {
       // it the long strings' recall took 6-12% from short strings at 1 to 1,000 groups).
       anyLong = b.pred();
       b.op("vote.sync.any.pred %s, %s, -1", anyLong, longRows);
-      longLooks = recallLong(anyLong, longRows, keys[0], group, entry);
+      longLooks = recallLong(anyLong, longRows, keys[0], form.word(), group, entry);
     }
     boolean[] nullable = {form.key().valid() != null};
     LocalKeyTable.Found found = keyTable.find(table, finds, tableStored, nullable, entry, group);
@@ -204,19 +204,20 @@ final class GroupLookup {
 
   /**
    * For the lanes of {@code longRows} whose string is their lane's last long one (the same
-   * length and bytes, compared a word of each at a time), that string's group into {@code group}
-   * and entry into {@code entry}. Only a warp with a long string ({@code anyLong}, .pred, the
-   * same in every lane) compares, and only where its rows all took their lanes' last groups in
-   * its last item that had one ({@link LastLong#warpTries}): rows of a few groups in no order
-   * pass one branch, not the compares. Returns the lanes of {@code longRows} that must look
-   * their group up. The recall skips the string's hash, the global table's chain of round trips
-   * to L2 and the key heap's compare. Before the block's table held short strings, every string
+   * length and bytes, compared a word of each at a time, the row's first {@code word} as {@link
+   * #shortForm} read it), that string's group into {@code group} and entry into {@code entry}.
+   * Only a warp with a long string ({@code anyLong}, .pred, the same in every lane) compares,
+   * and only where its rows all took their lanes' last groups in its last item that had one
+   * ({@link LastLong#warpTries}): rows of a few groups in no order pass one branch, not the
+   * compares. Returns the lanes of {@code longRows} that must look their group up. The recall
+   * skips the string's hash, the global table's chain of round trips to L2 and the key heap's
+   * compare. Before the block's table held short strings, every string
    * key was recalled so, with the string's first word kept (HashAggregateBench's string keys,
    * H200, ncu: one group 902 -> 545 us, ten groups +2.2%; compared in every warp, ten groups
    * were 15% slower).
    */
-  private String recallLong(String anyLong, String longRows, AggregateValue key, String group,
-      String entry) {
+  private String recallLong(String anyLong, String longRows, AggregateValue key, String word,
+      String group, String entry) {
     b.comment("a long string: its lane's last, where its warp's rows took their last groups");
     String same = b.pred();
     b.op("setp.ne.s32 %s, 0, 0", same);
@@ -241,13 +242,18 @@ final class GroupLookup {
     b.op("cvt.s64.s32 %s, %s", length64, key.length());
     String i = b.b64();
     b.op("mov.b64 %s, 0", i);
-    b.op("setp.eq.s32 %s, 0, 0", same);
+    // The first word against the row's, read for its short form (word); the rest a word
+    // of each at a time.
+    String theirs = rowWord(address, i, length64);
+    b.op("setp.eq.b64 %s, %s, %s", same, word, theirs);
+    b.op("@!%s bra %s", same, done);
+    b.op("mov.b64 %s, 8", i);
     String loop = b.label("long_recall_word");
     b.place(loop);
     b.op("setp.ge.s64 %s, %s, %s", p, i, length64);
     b.op("@%s bra %s", p, done);
     String mine = rowWord(key.value(), i, length64);
-    String theirs = rowWord(address, i, length64);
+    theirs = rowWord(address, i, length64);
     b.op("setp.ne.b64 %s, %s, %s", p, mine, theirs);
     b.op("@%s setp.ne.u32 %s, 0, 0", p, same);
     b.op("@%s bra %s", p, done);
