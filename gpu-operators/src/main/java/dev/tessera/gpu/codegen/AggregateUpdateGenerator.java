@@ -161,7 +161,7 @@ public final class AggregateUpdateGenerator {
   /** The key of the kernel made for the probe filter of the tables in {@code used} alone. */
   private static String keyOf(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet used) {
-    StringBuilder key = new StringBuilder("aggregate-update v76;");
+    StringBuilder key = new StringBuilder("aggregate-update v78;");
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
     }
@@ -193,15 +193,17 @@ public final class AggregateUpdateGenerator {
   }
 
   /**
-   * tessera_hash_aggregate_update's parameters, in order (CudaHashAggregate passes them), then the
-   * plan's copy where it fits ({@link PlanWords}), then the program's words where they fit beside
-   * it ({@link #programWords}).
+   * tessera_hash_aggregate_update's parameters, in order (CudaHashAggregate passes them), and the
+   * launch's {@link CodeGroups} map (which the interpreter's kernel does not declare, nor read),
+   * then the plan's copy where it fits ({@link PlanWords}), then the program's words where they
+   * fit beside it ({@link #programWords}).
    */
   private static final String[][] PARAMETERS = {
       {"u64", "code"}, {"u32", "instruction_count"}, {"u32", "register_count"},
       {"u64", "constants"}, {"u64", "strings"}, {"u64", "inputs"}, {"u64", "tables"},
       {"u32", "filter_register"}, {"u32", "program_ansi"}, {"u32", "rows"},
-      {"u64", "plan"}, {"u64", "first_error"}, {"u64", "heap_overflow"}};
+      {"u64", "plan"}, {"u64", "first_error"}, {"u64", "heap_overflow"},
+      {"u64", CodeGroups.PARAMETER}};
   /** What {@link #PARAMETERS} take of the parameter space, at most 8 bytes each. */
   static final int PARAMETER_BYTES = PARAMETERS.length * Long.BYTES;
 

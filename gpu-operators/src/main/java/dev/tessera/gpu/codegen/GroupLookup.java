@@ -162,7 +162,13 @@ final class GroupLookup {
     if (longLooks != null) {
       b.op("or.pred %s, %s, %s", global, global, longLooks);
     }
-    findGroupOf(global, keys, storedForms(keys), group, form.word());
+    if (coded) {
+      CodeGroup mapped = codeGroup(global, keys[0], group);
+      findGroupOf(mapped.looks(), keys, storedForms(keys), group, null);
+      b.op("@%s st.global.s32 [%s], %s", mapped.stores(), mapped.address(), group);
+    } else {
+      findGroupOf(global, keys, storedForms(keys), group, form.word());
+    }
     keyTable.publish(table, found, entry, group, atClaim);
     if (!coded) {
       String shortOnly = b.label("short_strings_only");
@@ -310,6 +316,42 @@ final class GroupLookup {
    * for NULL), for its hash ({@link #hashBytes}; null where none was read).
    */
   private record ShortForm(AggregateValue key, String fits, String word) {}
+
+  /**
+   * What {@link #codeGroup} left: the lanes that must look their group up in the global table
+   * ({@code looks}), those of them that then store it in the launch's {@link CodeGroups} map
+   * ({@code stores}: their code is not NULL), and their code's entry there ({@code address}).
+   */
+  private record CodeGroup(String looks, String stores, String address) {}
+
+  /**
+   * For the lanes of {@code global} whose dictionary string's code ({@code key}'s {@link
+   * AggregateValue#code}) a row before them mapped to its group in the launch's {@link
+   * CodeGroups} map, that group into {@code group}; the others must look.
+   */
+  private CodeGroup codeGroup(String global, AggregateValue key, String group) {
+    b.comment("a dictionary string's group by its code, where a row of that code found it");
+    String stores = global;
+    if (key.valid() != null) {
+      stores = b.pred();
+      b.op("and.pred %s, %s, %s", stores, global, key.valid());
+    }
+    String address = b.b64();
+    b.op("shl.b64 %s, %s, 2", address, key.code());
+    String map = body.global(body.loadParam("u64", CodeGroups.PARAMETER));
+    b.op("add.s64 %s, %s, %s", address, address, map);
+    String mapped = b.b32();
+    b.op("mov.u32 %s, -1", mapped);
+    b.op("@%s ld.global.s32 %s, [%s]", stores, mapped, address);
+    String hit = b.pred();
+    b.op("setp.ge.s32 %s, %s, 0", hit, mapped);
+    b.op("@%s mov.u32 %s, %s", hit, group, mapped);
+    String looks = b.pred();
+    b.op("and.pred %s, %s, !%s", looks, global, hit);
+    String storing = b.pred();
+    b.op("and.pred %s, %s, !%s", storing, stores, hit);
+    return new CodeGroup(looks, storing, address);
+  }
 
   /**
    * A dictionary string's {@link ShortForm}: its code ({@link AggregateValue#code}), within the

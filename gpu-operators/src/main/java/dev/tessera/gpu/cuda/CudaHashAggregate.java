@@ -6,6 +6,7 @@ import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.agg.HashAggregateKernel;
 import dev.tessera.gpu.codegen.AggregateUpdateGenerator;
+import dev.tessera.gpu.codegen.CodeGroups;
 import dev.tessera.gpu.codegen.InputSpec;
 import dev.tessera.gpu.codegen.LocalTableSize;
 import dev.tessera.gpu.codegen.ProgramWords;
@@ -703,8 +704,11 @@ final class CudaHashAggregate implements HashAggregateKernel {
         Closing.closeAll(temporaries, null);
       }
 
-      /** An update's launch and the entries of its per-block table. */
-      private record UpdateLaunch(LaunchShape shape, int localEntries) {}
+      /**
+       * An update's launch, the entries of its per-block table and whether its generated kernel
+       * fills a multiprocessor.
+       */
+      private record UpdateLaunch(LaunchShape shape, int localEntries, boolean fills) {}
 
       /**
        * The launch of the update and its per-block table's entries. Blocks take tiles
@@ -746,10 +750,10 @@ final class CudaHashAggregate implements HashAggregateKernel {
             .gridBlocks();
         int blocks = (int) Math.max(1, Math.min(tiles, (long) device.multiprocessors() * resident));
         if (runsWithoutTable(kernel, fills, keyBytes, tiles, blocks)) {
-          return new UpdateLaunch(new LaunchShape(blocks, threads, 0), 0);
+          return new UpdateLaunch(new LaunchShape(blocks, threads, 0), 0, fills);
         }
         return new UpdateLaunch(new LaunchShape(blocks, threads, oneBlock.sharedMemoryBytes()),
-            launchEntries);
+            launchEntries, fills);
       }
 
       /**
@@ -827,7 +831,8 @@ final class CudaHashAggregate implements HashAggregateKernel {
             .i32(rows)
             .address(planAddress + stateAt)
             .address(status.address())
-            .address(status.address() + Long.BYTES);
+            .address(status.address() + Long.BYTES)
+            .address(codeGroups(kernel != null && CodeGroups.given(spec, inputs, launch.fills())));
         boolean generated = kernel != null;
         // The interpreter kernel wants every group it may insert at its identities already.
         long initializing = generated ? 0 : layout.capacity - initializedTo;
@@ -881,6 +886,21 @@ final class CudaHashAggregate implements HashAggregateKernel {
               RowError.ofCode((int) (firstError & ((1 << ERROR_ROW_SHIFT) - 1))),
               firstError >>> ERROR_ROW_SHIFT);
         }
+      }
+
+      /**
+       * The launch's {@link CodeGroups} map where the kernel is {@code given} one, cleared (every
+       * entry -1) on the stream; else 0.
+       */
+      private long codeGroups(boolean given) {
+        long entries = given ? CodeGroups.entries(input.columns()) : 0;
+        if (entries == 0) {
+          return 0;
+        }
+        DeviceBuffer map =
+            temporary(DeviceBuffer.allocate(pool, entries * CodeGroups.ENTRY_BYTES));
+        stream.fill(map.address(), map.size(), (byte) 0xff);
+        return map.address();
       }
 
       private <T extends AutoCloseable> T temporary(T resource) {

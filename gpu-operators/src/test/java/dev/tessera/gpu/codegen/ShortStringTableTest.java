@@ -24,6 +24,7 @@ class ShortStringTableTest {
   private static final String SHORT_TABLE = "a short string as one fixed-width key";
   private static final String LONG_RECALL = "a long string: its lane's last";
   private static final String CODE_TABLE = "a dictionary string's code as one fixed-width key";
+  private static final String CODE_GROUP = "a dictionary string's group by its code";
 
   private static List<InputSpec> inputs(AggregateSpec spec, boolean nullable) {
     return spec.inputTypes().stream().map(t -> new InputSpec(t, Encoding.PLAIN, nullable))
@@ -83,6 +84,10 @@ class ShortStringTableTest {
           KernelFeatures.forArch("sm_90"));
       String ptx = kernel.ptx();
       assertTrue(ptx.contains(CODE_TABLE), "nullable " + nullable);
+      // A row that misses the block's table reads its code's group from the launch's map.
+      assertTrue(ptx.contains(CODE_GROUP), "nullable " + nullable);
+      assertTrue(CodeGroups.given(spec, inputs, true), "nullable " + nullable);
+      assertFalse(CodeGroups.given(spec, inputs, false), "nullable " + nullable);
       assertFalse(ptx.contains(SHORT_TABLE), "nullable " + nullable);
       assertFalse(ptx.contains(LONG_RECALL), "nullable " + nullable);
       CompileReport report = TestPtx.assertCompilesClean(kernel, "sm_90");
@@ -91,6 +96,8 @@ class ShortStringTableTest {
     }
     // A plain string column has no codes.
     assertFalse(kernel(spec, false, false).ptx().contains(CODE_TABLE));
+    assertFalse(kernel(spec, false, false).ptx().contains(CODE_GROUP));
+    assertFalse(CodeGroups.given(spec, inputs(spec, false), true));
   }
 
   @Test
