@@ -163,9 +163,13 @@ final class GroupLookup {
       b.op("or.pred %s, %s, %s", global, global, longLooks);
     }
     if (coded) {
+      // Lanes that found their entry pass the map's code on one branch.
+      String mapDone = b.label("code_group_done");
+      b.op("@!%s bra %s", global, mapDone);
       CodeGroup mapped = codeGroup(global, keys[0], group);
       findGroupOf(mapped.looks(), keys, storedForms(keys), group, null);
       b.op("@%s st.global.s32 [%s], %s", mapped.stores(), mapped.address(), group);
+      b.place(mapDone);
     } else {
       findGroupOf(global, keys, storedForms(keys), group, form.word());
     }
