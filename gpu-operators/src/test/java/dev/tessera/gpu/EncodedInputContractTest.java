@@ -565,13 +565,50 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
         EncodedColumn.encodeFixed(ColumnType.LONG, values, null, rows));
     assertNotEquals(Encoding.PLAIN, encoded.get(0).encoding(), "a dictionary");
     for (boolean filtered : new boolean[] {false, true}) {
-      assertDictionaryGroups(encoded, filtered);
+      assertDictionaryGroups(List.of(encoded), filtered);
     }
   }
 
-  /** {@link #aGroupedAggregateByADictionaryStringReadsTheDecodedValues}'s aggregate. */
-  private void assertDictionaryGroups(List<EncodedColumn> encoded, boolean filtered) {
-    int rows = encoded.get(0).rowCount();
+  @Test
+  void manyDictionaryStringsAcrossBatchesFindTheirGroups() {
+    // More strings than a block's table holds (at most 2,048 entries, LocalTableSize: rows that
+    // miss it find their group by their code's, CodeGroups), in two batches whose dictionaries
+    // number the same strings apart.
+    Random random = new Random(29);
+    List<List<EncodedColumn>> batches = new ArrayList<>();
+    for (int batch = 0; batch < 2; batch++) {
+      int rows = 120_000;
+      byte[][] keys = new byte[rows][];
+      long[] values = new long[rows];
+      for (int row = 0; row < rows; ) {
+        int n = random.nextInt(12_000) + batch * 4_000; // batches share 8,000 strings
+        String name = switch (n % 4) {
+          case 0 -> "k" + n; // at most 7 bytes
+          case 1 -> "customer-key-" + n; // the first 8 bytes shared
+          case 2 -> n % 1_000 == 2 ? "" : "key-" + n;
+          default -> n % 500 == 3 ? null : "ünïcode-" + n + "-" + "x".repeat(n % 29);
+        };
+        for (int run = random.nextInt(4) == 0 ? 1 + random.nextInt(100) : 1;
+            run > 0 && row < rows; run--, row++) {
+          keys[row] = name == null ? null : name.getBytes(StandardCharsets.UTF_8);
+          values[row] = random.nextInt(2_000_001) - 1_000_000;
+        }
+      }
+      batches.add(List.of(EncodedColumn.encodeStrings(keys, rows),
+          EncodedColumn.encodeFixed(ColumnType.LONG, values, null, rows)));
+      assertNotEquals(Encoding.PLAIN, batches.get(batch).get(0).encoding(), "a dictionary");
+    }
+    for (boolean filtered : new boolean[] {false, true}) {
+      assertDictionaryGroups(batches, filtered);
+    }
+  }
+
+  /**
+   * The dictionary tests' aggregate ({@link
+   * #aGroupedAggregateByADictionaryStringReadsTheDecodedValues}): GROUP BY the string column,
+   * COUNT(*), SUM, MIN and MAX of the LONG one, over every batch of {@code batches} in turn.
+   */
+  private void assertDictionaryGroups(List<List<EncodedColumn>> batches, boolean filtered) {
     List<ColumnType> types = List.of(ColumnType.STRING, ColumnType.LONG);
     ProgramBuilder b = new ProgramBuilder(types, false);
     int key = b.loadColumn(0);
@@ -586,19 +623,21 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
         new AggregateFunction(Kind.MIN, 1, ColumnType.LONG),
         new AggregateFunction(Kind.MAX, 1, ColumnType.LONG)), false);
     Map<String, long[]> groups = new HashMap<>();
-    for (int row = 0; row < rows; row++) {
-      long v = encoded.get(1).fixedValue(row);
-      if (filtered && v <= 0) {
-        continue;
+    for (List<EncodedColumn> encoded : batches) {
+      for (int row = 0; row < encoded.get(0).rowCount(); row++) {
+        long v = encoded.get(1).fixedValue(row);
+        if (filtered && v <= 0) {
+          continue;
+        }
+        String name = encoded.get(0).isNull(row) ? null
+            : new String(encoded.get(0).stringValue(row), StandardCharsets.UTF_8);
+        long[] group = groups.computeIfAbsent(name,
+            n -> new long[] {0, 0, Long.MAX_VALUE, Long.MIN_VALUE});
+        group[0]++;
+        group[1] += v;
+        group[2] = Math.min(group[2], v);
+        group[3] = Math.max(group[3], v);
       }
-      String name = encoded.get(0).isNull(row) ? null
-          : new String(encoded.get(0).stringValue(row), StandardCharsets.UTF_8);
-      long[] group = groups.computeIfAbsent(name,
-          n -> new long[] {0, 0, Long.MAX_VALUE, Long.MIN_VALUE});
-      group[0]++;
-      group[1] += v;
-      group[2] = Math.min(group[2], v);
-      group[3] = Math.max(group[3], v);
     }
     Comparator<List<Object>> byName = Comparator.comparing(r -> (String) r.get(0),
         Comparator.nullsFirst(Comparator.naturalOrder()));
@@ -608,11 +647,16 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
     String what = filtered ? "WHERE v > 0" : "every row";
     List<DeviceEncodedColumn> copies = new ArrayList<>();
     try {
-      uploadAll(encoded, copies);
       try (HashAggregateKernel.Aggregation aggregation =
           backend.hashAggregateKernel().open(spec, backend.deviceMemory(), stream)) {
-        try (ColumnBatch<DeviceColumn> batch = new ColumnBatch<>(borrowAll(copies), rows)) {
-          aggregation.update(program, batch);
+        for (List<EncodedColumn> encoded : batches) {
+          List<DeviceEncodedColumn> batchCopies = new ArrayList<>();
+          uploadAll(encoded, batchCopies);
+          copies.addAll(batchCopies);
+          try (ColumnBatch<DeviceColumn> batch =
+              new ColumnBatch<>(borrowAll(batchCopies), encoded.get(0).rowCount())) {
+            aggregation.update(program, batch);
+          }
         }
         try (ColumnBatch<DeviceColumn> out = aggregation.finish();
             ColumnBatch<HostColumn> host =
