@@ -30,7 +30,8 @@ import java.util.Random;
 
 /**
  * Benchmark (not a test) of the hash aggregation: {@code SELECT k, count(*), sum(v), min(v),
- * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in twelve forms:
+ * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in thirteen
+ * forms:
  * <ul>
  *   <li>"long keys": update(batch) (the fused kernel with the identity program);
  *   <li>"nullable keys": the same, k with a validity bitmap and one row in 100 NULL (the kernel
@@ -41,8 +42,10 @@ import java.util.Random;
  *       keys" the same with {@value #LONG_STRING_PREFIX} before the number (14 to 19 bytes,
  *       past what a generated kernel holds in its block's table: found in the global table);
  *       "dictionary string keys" those long strings as a cached table holds a column of few
- *       distinct strings: codes into the batch's dictionary (GPU-FOR); "string keys, filter
- *       v > 0" the string keys with {@code WHERE v > 0};
+ *       distinct strings: codes into the batch's dictionary (GPU-FOR); "two dictionary string
+ *       keys" those and a second dictionary string column, "tag-" and the number modulo 3
+ *       (GROUP BY k, tag: the tag adds no group), as TPC-H Q1 groups a cached lineitem by two
+ *       flags; "string keys, filter v > 0" the string keys with {@code WHERE v > 0};
  *   <li>"long keys, 8 batches": the rows in 8 batches of one aggregation, so that the direct
  *       group map (decided after the first batch, for small dense integer keys) serves the rest;
  *   <li>"no keys": the same functions over every row, without GROUP BY (generated kernels keep
@@ -60,7 +63,7 @@ import java.util.Random;
  * <pre>run-bench.sh dev.tessera.gpu.bench.HashAggregateBench [rows] [deviceGBps] [backend] [codegen] [forms]</pre>
  *
  * <p>{@code forms}, when given, is a comma-separated list of the forms to run ("long keys,no
- * keys"); all twelve otherwise.
+ * keys"); all thirteen otherwise.
  */
 public final class HashAggregateBench {
   /** "long string keys": what comes before the number of a key. */
@@ -88,7 +91,7 @@ public final class HashAggregateBench {
       List<String> forms = List.of("long keys", "filter v > 0", "two keys, filter v > 0",
           "string keys", "long keys, 8 batches", "no keys", "nullable keys", "double values",
           "two keys", "long string keys", "dictionary string keys",
-          "string keys, filter v > 0");
+          "string keys, filter v > 0", "two dictionary string keys");
       if (args.length > 4) {
         List<String> chosen = List.of(args[4].split(",(?! )"));
         for (String form : chosen) {
@@ -101,9 +104,10 @@ public final class HashAggregateBench {
       for (String form : forms) {
         // The text before a string key's number; null where the key is a LONG.
         String prefix = form.startsWith("string keys") ? "key-"
-            : form.equals("long string keys") || form.equals("dictionary string keys")
+            : form.equals("long string keys") || form.endsWith("dictionary string keys")
                 ? LONG_STRING_PREFIX : null;
-        boolean dictionary = form.equals("dictionary string keys");
+        boolean dictionary = form.endsWith("dictionary string keys");
+        boolean tags = form.equals("two dictionary string keys");
         boolean strings = prefix != null;
         boolean nullableKeys = form.equals("nullable keys");
         int batches = form.equals("long keys, 8 batches") ? 8 : 1;
@@ -111,12 +115,14 @@ public final class HashAggregateBench {
         boolean global = form.equals("no keys");
         boolean twoKeys = form.startsWith("two keys");
         boolean doubles = form.equals("double values");
-        AggregateSpec spec = twoKeys ? twoKeySpec()
+        AggregateSpec spec = twoKeys ? twoKeySpec(ColumnType.LONG)
+            : tags ? twoKeySpec(ColumnType.STRING)
             : spec(keyType, global ? 0 : 1, doubles ? ColumnType.DOUBLE : ColumnType.LONG);
         boolean positive = form.equals("filter v > 0") || form.equals("string keys, filter v > 0");
         Program program = positive ? positiveValues(keyType)
             : twoKeys ? byTwoKeys(form.endsWith("filter v > 0")) : null;
-        warmHostPaths(backend, stream, spec, program, prefix, dictionary, nullableKeys, doubles);
+        Keys keys = new Keys(prefix, dictionary, tags, nullableKeys);
+        warmHostPaths(backend, stream, spec, program, keys, doubles);
         System.out.println(form);
         System.out.println("groups        median ms   G rows/s   floor ms   x floor");
         long maxGroups = global ? 1 : strings ? MAX_STRING_GROUPS : 10_000_000L;
@@ -128,7 +134,7 @@ public final class HashAggregateBench {
               int from = (int) ((long) rows * b / batches);
               int to = (int) ((long) rows * (b + 1) / batches);
               ColumnBatch<DeviceColumn> input =
-                  upload(backend, stream, from, to, groups, prefix, dictionary, nullableKeys, doubles);
+                  upload(backend, stream, from, to, groups, keys, doubles);
               inputs.add(input);
               for (DeviceColumn c : input.columns()) {
                 inputBytes += c.dataBytes()
@@ -152,10 +158,9 @@ public final class HashAggregateBench {
    * count) would time them interpreted.
    */
   private static void warmHostPaths(Backend backend, GpuStream stream, AggregateSpec spec,
-      Program program, String prefix, boolean dictionary, boolean nullableKeys,
-      boolean doubles) {
+      Program program, Keys keys, boolean doubles) {
     try (ColumnBatch<DeviceColumn> small =
-        upload(backend, stream, 0, 4096, 10, prefix, dictionary, nullableKeys, doubles)) {
+        upload(backend, stream, 0, 4096, 10, keys, doubles)) {
       HashAggregateKernel kernel = backend.hashAggregateKernel();
       for (int i = 0; i < HOST_WARM_UP; i++) {
         try (HashAggregateKernel.Aggregation a = kernel.open(spec, backend.deviceMemory(), stream)) {
@@ -182,9 +187,12 @@ public final class HashAggregateBench {
         new AggregateFunction(Kind.MAX, 1, valueType)), false);
   }
 
-  /** count(*), sum(v), min(v), max(v) grouped by the first two columns (k, k % 3). */
-  private static AggregateSpec twoKeySpec() {
-    return new AggregateSpec(List.of(ColumnType.LONG, ColumnType.LONG, ColumnType.LONG), 2,
+  /**
+   * count(*), sum(v), min(v), max(v) grouped by the first two columns (k, k % 3; or two strings,
+   * the key and its tag), of {@code keyType}.
+   */
+  private static AggregateSpec twoKeySpec(ColumnType keyType) {
+    return new AggregateSpec(List.of(keyType, keyType, ColumnType.LONG), 2,
         List.of(new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
             new AggregateFunction(Kind.SUM, 2, ColumnType.LONG),
             new AggregateFunction(Kind.MIN, 2, ColumnType.LONG),
@@ -251,18 +259,25 @@ public final class HashAggregateBench {
   }
 
   /**
+   * A form's keys: strings ({@code prefix} and the number) where {@code prefix} is not null,
+   * else LONGs; as a cached table holds them where {@code dictionary} ({@link
+   * #uploadDictionary}), with a second column of tags where {@code tags}; every {@value
+   * #NULL_KEY_EVERY}th NULL where {@code nullable}.
+   */
+  private record Keys(String prefix, boolean dictionary, boolean tags, boolean nullable) {}
+
+  /**
    * Rows {@code [from, to)} of the form's batch: row i < groups has key i, later rows a random
-   * one of {@code groups} (as strings, {@code prefix} and the number, where it is not null;
-   * every {@value #NULL_KEY_EVERY}th NULL where {@code nullableKeys}), values random ints. With
-   * {@code dictionary}, the strings as a cached table holds them ({@link #uploadDictionary}).
+   * one of {@code groups}, as {@code keys} says, values random ints.
    */
   private static ColumnBatch<DeviceColumn> upload(Backend backend, GpuStream stream, int from,
-      int to, long groups, String prefix, boolean dictionary, boolean nullableKeys,
-      boolean doubles) {
+      int to, long groups, Keys keys, boolean doubles) {
     Random random = new Random(groups * 31 + from);
     int rows = to - from;
-    if (dictionary) {
-      return uploadDictionary(backend, stream, from, to, groups, prefix, random);
+    String prefix = keys.prefix();
+    boolean nullableKeys = keys.nullable();
+    if (keys.dictionary()) {
+      return uploadDictionary(backend, stream, from, to, groups, prefix, keys.tags(), random);
     }
     HostColumn k;
     HostColumn v;
@@ -297,22 +312,28 @@ public final class HashAggregateBench {
   }
 
   /**
-   * {@link #upload}'s rows with the keys {@code prefix} and the number, encoded as the cache
-   * encodes them (a dictionary of the batch's distinct strings, the rows' codes GPU-FOR), and
-   * the values plain.
+   * {@link #upload}'s rows with the keys {@code prefix} and the number (and, where {@code tags},
+   * "tag-" and the number modulo 3 in a second column), encoded as the cache encodes them (a
+   * dictionary of the batch's distinct strings, the rows' codes GPU-FOR), and the values plain.
    */
   private static ColumnBatch<DeviceColumn> uploadDictionary(Backend backend, GpuStream stream,
-      int from, int to, long groups, String prefix, Random random) {
+      int from, int to, long groups, String prefix, boolean tags, Random random) {
     int rows = to - from;
     byte[][] keys = new byte[rows][];
+    byte[][] tagged = new byte[rows][];
     long[] values = new long[rows];
     for (int i = from; i < to; i++) {
       long key = i < groups ? i : Math.floorMod(random.nextLong(), groups);
       keys[i - from] = (prefix + key).getBytes(StandardCharsets.UTF_8);
+      tagged[i - from] = ("tag-" + key % 3).getBytes(StandardCharsets.UTF_8);
       values[i - from] = random.nextInt();
     }
-    List<EncodedColumn> encoded = List.of(EncodedColumn.encodeStrings(keys, rows),
-        EncodedColumn.encodeFixed(ColumnType.LONG, values, null, rows, Encoding.PLAIN));
+    List<EncodedColumn> encoded = new ArrayList<>();
+    encoded.add(EncodedColumn.encodeStrings(keys, rows));
+    if (tags) {
+      encoded.add(EncodedColumn.encodeStrings(tagged, rows));
+    }
+    encoded.add(EncodedColumn.encodeFixed(ColumnType.LONG, values, null, rows, Encoding.PLAIN));
     List<DeviceColumn> columns = new ArrayList<>();
     try {
       for (EncodedColumn column : encoded) {
