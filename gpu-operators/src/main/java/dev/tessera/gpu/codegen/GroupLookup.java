@@ -221,10 +221,9 @@ final class GroupLookup {
    * ({@link LastLong#warpTries}): rows of a few groups in no order pass one branch, not the
    * compares. Returns the lanes of {@code longRows} that must look their group up. The recall
    * skips the string's hash, the global table's chain of round trips to L2 and the key heap's
-   * compare. Before the block's table held short strings, every string
-   * key was recalled so, with the string's first word kept (HashAggregateBench's string keys,
-   * H200, ncu: one group 902 -> 545 us, ten groups +2.2%; compared in every warp, ten groups
-   * were 15% slower).
+   * compare. Before the block's table held short strings, every string key was recalled so,
+   * with the string's first word kept (HashAggregateBench's string keys, H200, ncu: one group
+   * 902 -> 545 us, ten groups +2.2%; compared in every warp, ten groups were 15% slower).
    */
   private String recallLong(String anyLong, String longRows, AggregateValue key, String word,
       String group, String entry) {
@@ -335,10 +334,10 @@ final class GroupLookup {
    */
   private CodeGroup codeGroup(String global, AggregateValue key, String group) {
     b.comment("a dictionary string's group by its code, where a row of that code found it");
-    String stores = global;
+    String withCode = global; // a NULL key has no code: it looks
     if (key.valid() != null) {
-      stores = b.pred();
-      b.op("and.pred %s, %s, %s", stores, global, key.valid());
+      withCode = b.pred();
+      b.op("and.pred %s, %s, %s", withCode, global, key.valid());
     }
     String address = b.b64();
     b.op("shl.b64 %s, %s, 2", address, key.code());
@@ -346,15 +345,15 @@ final class GroupLookup {
     b.op("add.s64 %s, %s, %s", address, address, map);
     String mapped = b.b32();
     b.op("mov.u32 %s, -1", mapped);
-    b.op("@%s ld.global.s32 %s, [%s]", stores, mapped, address);
+    b.op("@%s ld.global.s32 %s, [%s]", withCode, mapped, address);
     String hit = b.pred();
     b.op("setp.ge.s32 %s, %s, 0", hit, mapped);
     b.op("@%s mov.u32 %s, %s", hit, group, mapped);
     String looks = b.pred();
     b.op("and.pred %s, %s, !%s", looks, global, hit);
-    String storing = b.pred();
-    b.op("and.pred %s, %s, !%s", storing, stores, hit);
-    return new CodeGroup(looks, storing, address);
+    String stores = b.pred();
+    b.op("and.pred %s, %s, !%s", stores, withCode, hit);
+    return new CodeGroup(looks, stores, address);
   }
 
   /**

@@ -832,7 +832,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
             .address(planAddress + stateAt)
             .address(status.address())
             .address(status.address() + Long.BYTES)
-            .address(codeGroups(kernel != null && CodeGroups.given(spec, inputs, launch.fills())));
+            .address(codeGroups(CodeGroups.given(spec, inputs, launch.fills())));
         boolean generated = kernel != null;
         // The interpreter kernel wants every group it may insert at its identities already.
         long initializing = generated ? 0 : layout.capacity - initializedTo;
