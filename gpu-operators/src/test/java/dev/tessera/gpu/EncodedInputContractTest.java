@@ -31,6 +31,7 @@ import dev.tessera.gpu.memory.DeviceBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -603,35 +604,78 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
     }
   }
 
+  @Test
+  void aGroupedAggregateByTwoDictionaryStringsFindsThePairs() {
+    // TPC-H Q1's GROUP BY l_returnflag, l_linestatus over a cached table: two dictionary string
+    // columns, found by their pair of codes (CodeGroups.tuple), in two batches whose
+    // dictionaries number the strings apart; NULLs, the empty string, a string past a word.
+    String[] flags = {"A", "N", "R", "", null};
+    String[] statuses = {"F", "O", "a status of more than eight bytes", null};
+    Random random = new Random(41);
+    List<List<EncodedColumn>> batches = new ArrayList<>();
+    for (int batch = 0; batch < 2; batch++) {
+      int rows = 150_000;
+      byte[][] flag = new byte[rows][];
+      byte[][] status = new byte[rows][];
+      long[] values = new long[rows];
+      for (int row = 0; row < rows; ) {
+        // The second batch meets the strings in another order: other codes.
+        String f = flags[batch == 0 ? random.nextInt(flags.length)
+            : flags.length - 1 - random.nextInt(flags.length)];
+        String s = statuses[random.nextInt(statuses.length)];
+        for (int run = random.nextBoolean() ? 1 : 1 + random.nextInt(500); run > 0 && row < rows;
+            run--, row++) {
+          flag[row] = f == null ? null : f.getBytes(StandardCharsets.UTF_8);
+          status[row] = s == null ? null : s.getBytes(StandardCharsets.UTF_8);
+          values[row] = random.nextInt(2_000_001) - 1_000_000;
+        }
+      }
+      batches.add(List.of(EncodedColumn.encodeStrings(flag, rows),
+          EncodedColumn.encodeStrings(status, rows),
+          EncodedColumn.encodeFixed(ColumnType.LONG, values, null, rows)));
+    }
+    for (boolean filtered : new boolean[] {false, true}) {
+      assertDictionaryGroups(batches, filtered);
+    }
+  }
+
   /**
    * The dictionary tests' aggregate ({@link
    * #aGroupedAggregateByADictionaryStringReadsTheDecodedValues}): GROUP BY the string column,
    * COUNT(*), SUM, MIN and MAX of the LONG one, over every batch of {@code batches} in turn.
    */
   private void assertDictionaryGroups(List<List<EncodedColumn>> batches, boolean filtered) {
-    List<ColumnType> types = List.of(ColumnType.STRING, ColumnType.LONG);
+    // Every column but the last (the LONG) is a string key.
+    int keys = batches.get(0).size() - 1;
+    List<ColumnType> types = new ArrayList<>(Collections.nCopies(keys, ColumnType.STRING));
+    types.add(ColumnType.LONG);
     ProgramBuilder b = new ProgramBuilder(types, false);
-    int key = b.loadColumn(0);
-    int value = b.loadColumn(1);
+    List<Program.Output> outputs = new ArrayList<>();
+    for (int c = 0; c < types.size(); c++) {
+      outputs.add(new Program.Output(b.loadColumn(c), types.get(c)));
+    }
+    int value = outputs.get(keys).register();
     int keep = filtered
         ? b.emitNew(Opcode.CMP_INT, value, b.loadConstant(0), Comparison.GT.code()) : -1;
-    Program program = b.build(keep, List.of(new Program.Output(key, ColumnType.STRING),
-        new Program.Output(value, ColumnType.LONG)));
-    AggregateSpec spec = new AggregateSpec(types, 1, List.of(
+    Program program = b.build(keep, outputs);
+    AggregateSpec spec = new AggregateSpec(types, keys, List.of(
         new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
-        new AggregateFunction(Kind.SUM, 1, ColumnType.LONG),
-        new AggregateFunction(Kind.MIN, 1, ColumnType.LONG),
-        new AggregateFunction(Kind.MAX, 1, ColumnType.LONG)), false);
-    Map<String, long[]> groups = new HashMap<>();
+        new AggregateFunction(Kind.SUM, keys, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, keys, ColumnType.LONG),
+        new AggregateFunction(Kind.MAX, keys, ColumnType.LONG)), false);
+    Map<List<String>, long[]> groups = new HashMap<>();
     for (List<EncodedColumn> encoded : batches) {
       for (int row = 0; row < encoded.get(0).rowCount(); row++) {
-        long v = encoded.get(1).fixedValue(row);
+        long v = encoded.get(keys).fixedValue(row);
         if (filtered && v <= 0) {
           continue;
         }
-        String name = encoded.get(0).isNull(row) ? null
-            : new String(encoded.get(0).stringValue(row), StandardCharsets.UTF_8);
-        long[] group = groups.computeIfAbsent(name,
+        List<String> names = new ArrayList<>();
+        for (int k = 0; k < keys; k++) {
+          names.add(encoded.get(k).isNull(row) ? null
+              : new String(encoded.get(k).stringValue(row), StandardCharsets.UTF_8));
+        }
+        long[] group = groups.computeIfAbsent(names,
             n -> new long[] {0, 0, Long.MAX_VALUE, Long.MIN_VALUE});
         group[0]++;
         group[1] += v;
@@ -639,12 +683,16 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
         group[3] = Math.max(group[3], v);
       }
     }
-    Comparator<List<Object>> byName = Comparator.comparing(r -> (String) r.get(0),
-        Comparator.nullsFirst(Comparator.naturalOrder()));
+    Comparator<List<Object>> byNames =
+        Comparator.comparing(r -> String.valueOf(r.subList(0, keys)));
     List<List<Object>> expected = new ArrayList<>();
-    groups.forEach((name, g) -> expected.add(Arrays.asList(name, g[0], g[1], g[2], g[3])));
-    expected.sort(byName);
-    String what = filtered ? "WHERE v > 0" : "every row";
+    groups.forEach((names, g) -> {
+      List<Object> row = new ArrayList<>(names);
+      row.addAll(List.of(g[0], g[1], g[2], g[3]));
+      expected.add(row);
+    });
+    expected.sort(byNames);
+    String what = (filtered ? "WHERE v > 0" : "every row") + ", " + keys + " keys";
     List<DeviceEncodedColumn> copies = new ArrayList<>();
     try {
       try (HashAggregateKernel.Aggregation aggregation =
@@ -662,7 +710,7 @@ public abstract class EncodedInputContractTest extends BackendTestBase {
             ColumnBatch<HostColumn> host =
                 ColumnTransfer.toHost(out, backend.stagingAllocator(), stream)) {
           List<List<Object>> actual = TestColumns.rows(host);
-          actual.sort(byName);
+          actual.sort(byNames);
           assertEquals(expected, actual, what);
         }
       }
