@@ -101,7 +101,10 @@ public final class AggregateUpdateGenerator {
    *   <li>where the one key is a string and the program probes no join table, with a filter
    *       too: the table holds its short strings by key ({@link
    *       LocalKeyTable#holdsShortStrings}), and a kept row of one finds its entry as a long
-   *       key's does.
+   *       key's does;
+   *   <li>where the keys are found by their codes ({@link CodeGroups}: dictionary strings as a
+   *       cached table holds them), with a filter too: only such a kernel keeps a row's codes
+   *       from its load to its update.
    * </ul>
    * Not where the inputs have GPU-DFOR columns: their tiles are decoded by block-wide steps
    * written for 128 threads ({@link TilePrimitives}).
@@ -111,7 +114,7 @@ public final class AggregateUpdateGenerator {
     if (InputSpec.anyDfor(inputs)) {
       return false;
     }
-    if (LocalKeyTable.holds(spec)) {
+    if (LocalKeyTable.holds(spec) || CodeGroups.coded(program, spec, inputs)) {
       return true;
     }
     return program.tables().isEmpty()
@@ -131,7 +134,9 @@ public final class AggregateUpdateGenerator {
   private static int constantEntries(Program program, AggregateSpec spec,
       List<InputSpec> inputs, KernelFeatures features) {
     return fillsMultiprocessor(program, spec, inputs)
-        ? LocalTableSize.wholeMultiprocessorEntries(spec, features.shared()) : PLAN_ENTRIES;
+        ? LocalTableSize.wholeMultiprocessorEntries(spec, CodeGroups.coded(program, spec, inputs),
+            features.shared())
+        : PLAN_ENTRIES;
   }
 
   /**
@@ -161,7 +166,7 @@ public final class AggregateUpdateGenerator {
   /** The key of the kernel made for the probe filter of the tables in {@code used} alone. */
   private static String keyOf(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet used) {
-    StringBuilder key = new StringBuilder("aggregate-update v79;");
+    StringBuilder key = new StringBuilder("aggregate-update v80;");
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
     }
@@ -194,7 +199,8 @@ public final class AggregateUpdateGenerator {
 
   /**
    * tessera_hash_aggregate_update's parameters, in order (CudaHashAggregate passes them), and the
-   * launch's {@link CodeGroups} map (which the interpreter's kernel does not declare, nor read),
+   * launch's {@link CodeGroups} map and its shape (which the interpreter's kernel does not
+   * declare, nor read),
    * then the plan's copy where it fits ({@link PlanWords}), then the program's words where they
    * fit beside it ({@link #programWords}).
    */
@@ -203,7 +209,7 @@ public final class AggregateUpdateGenerator {
       {"u64", "constants"}, {"u64", "strings"}, {"u64", "inputs"}, {"u64", "tables"},
       {"u32", "filter_register"}, {"u32", "program_ansi"}, {"u32", "rows"},
       {"u64", "plan"}, {"u64", "first_error"}, {"u64", "heap_overflow"},
-      {"u64", CodeGroups.PARAMETER}};
+      {"u64", CodeGroups.PARAMETER}, {"u64", CodeGroups.SHAPE_PARAMETER}};
   /** What {@link #PARAMETERS} take of the parameter space, at most 8 bytes each. */
   static final int PARAMETER_BYTES = PARAMETERS.length * Long.BYTES;
 
@@ -231,10 +237,12 @@ public final class AggregateUpdateGenerator {
    * Shared-memory bytes the kernel of {@code spec} needs after the per-block table's own (for a
    * table of {@code entries}): the entries' keys, where it finds entries by key ({@link
    * LocalKeyTable}; in a kernel that {@link #fillsMultiprocessor}, {@code wholeMultiprocessor},
-   * a lone string key's short form too); 0 otherwise.
+   * a lone string key's short form too; where its keys are found by their codes, {@code coded},
+   * their index); 0 otherwise.
    */
-  public static int localKeyBytes(AggregateSpec spec, int entries, boolean wholeMultiprocessor) {
-    return LocalKeyTable.bytes(spec, entries, wholeMultiprocessor);
+  public static int localKeyBytes(AggregateSpec spec, int entries, boolean wholeMultiprocessor,
+      boolean coded) {
+    return LocalKeyTable.bytes(spec, entries, wholeMultiprocessor, coded);
   }
 
   /** Why no kernel is generated for this pipeline, or null when one is. */
@@ -377,7 +385,8 @@ public final class AggregateUpdateGenerator {
           ? new RegisterAccumulators(b, spec, body, BLOCK_THREADS) : null;
       this.update = registers == null
           ? new GroupedAggregateEmitter(b, spec, body, localName(), features, anyBlockSize,
-              plainCopies && anyBlockSize, constantEntries(program, spec, inputs, features)) : null;
+              CodeGroups.coded(program, spec, inputs), plainCopies && anyBlockSize,
+              constantEntries(program, spec, inputs, features)) : null;
     }
 
     /** Whether an item took a plain copy ({@link ShortcutMode}), after {@link #write}. */

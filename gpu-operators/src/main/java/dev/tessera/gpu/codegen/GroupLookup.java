@@ -58,15 +58,22 @@ final class GroupLookup {
    * global table.
    */
   private final boolean shortStrings;
+  /**
+   * Whether the keys are found by their codes ({@link CodeGroups}): {@link #keyTable} holds
+   * their code index ({@link #tableKeys}), and a row sent to the global table reads the
+   * launch's map first.
+   */
+  private final boolean coded;
 
   GroupLookup(PtxBuilder b, AggregateSpec spec, ProgramEmitter body, PlanWords plan,
-      LocalKeyTable keyTable) {
+      LocalKeyTable keyTable, boolean coded) {
     this.b = b;
     this.spec = spec;
     this.body = body;
     this.plan = plan;
     this.keyTable = keyTable;
-    this.shortStrings = keyTable != null && spec.keyTypes().get(0).isString();
+    this.coded = coded;
+    this.shortStrings = keyTable != null && spec.keyTypes().get(0).isString() && !coded;
   }
 
   /**
@@ -80,7 +87,7 @@ final class GroupLookup {
     if (keyTable == null) {
       return;
     }
-    int keys = spec.keyCount();
+    int keys = coded ? 1 : spec.keyCount();
     last = new LastGroup(b.pred(), b.b32(), b.b32(), new String[keys], new String[keys]);
     b.op("setp.ne.s32 %s, 0, 0", last.held());
     for (int k = 0; k < keys; k++) {
@@ -110,7 +117,41 @@ final class GroupLookup {
       return;
     }
     findGroup(act, keys, seenAtInsert, group, table, entry,
-        keyTable == null ? null : recall(act, keys, group, entry), atClaim);
+        keyTable == null ? null : recall(act, tableKeys(keys), group, entry), atClaim);
+  }
+
+  /**
+   * The keys as the per-block table holds them: {@code keys} themselves, or where they are
+   * found by their codes ({@link #coded}), their code index ({@link CodeGroups}), a LONG that
+   * cannot be NULL: each key's digit (0 for NULL, its code + 1 otherwise), the second's added
+   * to the first's times the second key's digits ({@link CodeGroups#SHAPE_PARAMETER}).
+   */
+  AggregateValue[] tableKeys(AggregateValue[] keys) {
+    if (!coded) {
+      return keys;
+    }
+    b.comment("dictionary strings found by their codes: the code index as one fixed-width key");
+    String index = null;
+    for (AggregateValue key : keys) {
+      if (key.code() == null) {
+        throw new IllegalStateException("a key found by its code was emitted without it"
+            + " (CodeGroups.keyInputs and the program's loads disagree)");
+      }
+      String digit = b.b64();
+      b.op("add.s64 %s, %s, 1", digit, key.code());
+      if (key.valid() != null) {
+        b.op("selp.b64 %s, %s, 0, %s", digit, digit, key.valid());
+      }
+      if (index == null) {
+        index = digit;
+      } else {
+        String next = b.b64();
+        b.op("mad.lo.s64 %s, %s, %s, %s", next, index,
+            body.loadParam("u64", CodeGroups.SHAPE_PARAMETER), digit);
+        index = next;
+      }
+    }
+    return new AggregateValue[] {new AggregateValue(index, null, null)};
   }
 
   /**
@@ -123,72 +164,48 @@ final class GroupLookup {
    * theirs ({@link #recallLong}), else finds its group in the global table, then its entry in
    * the block's table by that group ({@link LocalKeyTable#LONG_STRING_GROUP}): without an entry,
    * rows of ten long strings took ten of the global accumulators' atomics each, and ten times
-   * as long (HashAggregateBench "long string keys", H200). Where the key is a dictionary
-   * column's string as loaded, every row is a row of one fixed-width key, its code ({@link
-   * #codeForm}), whatever the string's length.
+   * as long (HashAggregateBench "long string keys", H200). (A dictionary string as loaded is
+   * found by its code instead: {@link #tableKeys}.)
    */
   private void findShortStringGroup(String act, AggregateValue[] keys, boolean[] seenAtInsert,
       String group, LocalKeyTable.View table, String entry, Runnable atClaim) {
     this.seenAtInsert = seenAtInsert;
-    boolean coded = keys[0].code() != null;
-    b.comment(coded ? "a dictionary string's code as one fixed-width key: the block's table by key"
-        : "a short string as one fixed-width key: the block's table by key");
-    ShortForm form = coded ? codeForm(keys[0]) : shortForm(act, keys[0]);
+    b.comment("a short string as one fixed-width key: the block's table by key");
+    ShortForm form = shortForm(act, keys[0]);
     AggregateValue[] tableKeys = {form.key()};
     StoredKey[] tableStored = storedForms(tableKeys);
-    String held = act;
-    if (!coded) {
-      held = b.pred();
-      b.op("and.pred %s, %s, %s", held, act, form.fits());
-    }
+    String held = b.pred();
+    b.op("and.pred %s, %s, %s", held, act, form.fits());
     // Entry -1 and the last group for every lane; the lanes of held that must look: finds.
     String finds = last.recall(b, held, tableKeys, tableStored, group, entry);
-    String anyLong = null;
-    String longLooks = null;
-    if (!coded) {
-      String longRows = b.pred();
-      b.op("and.pred %s, %s, !%s", longRows, act, form.fits());
-      // Warps of short strings alone pass the long strings' code on this uniform branch (without
-      // it the long strings' recall took 6-12% from short strings at 1 to 1,000 groups).
-      anyLong = b.pred();
-      b.op("vote.sync.any.pred %s, %s, -1", anyLong, longRows);
-      longLooks = recallLong(anyLong, longRows, keys[0], form.word(), group, entry);
-    }
+    String longRows = b.pred();
+    b.op("and.pred %s, %s, !%s", longRows, act, form.fits());
+    // Warps of short strings alone pass the long strings' code on this uniform branch (without
+    // it the long strings' recall took 6-12% from short strings at 1 to 1,000 groups).
+    String anyLong = b.pred();
+    b.op("vote.sync.any.pred %s, %s, -1", anyLong, longRows);
+    String longLooks = recallLong(anyLong, longRows, keys[0], form.word(), group, entry);
     boolean[] nullable = {form.key().valid() != null};
     LocalKeyTable.Found found = keyTable.find(table, finds, tableStored, nullable, entry, group);
     String global = b.pred();
     b.op("not.pred %s, %s", global, found.hit());
     b.op("and.pred %s, %s, %s", global, global, finds);
-    if (longLooks != null) {
-      b.op("or.pred %s, %s, %s", global, global, longLooks);
-    }
-    if (coded) {
-      // Lanes that found their entry pass the map's code on one branch.
-      String mapDone = b.label("code_group_done");
-      b.op("@!%s bra %s", global, mapDone);
-      CodeGroup mapped = codeGroup(global, keys[0], group);
-      findGroupOf(mapped.looks(), keys, storedForms(keys), group, null);
-      b.op("@%s st.global.s32 [%s], %s", mapped.stores(), mapped.address(), group);
-      b.place(mapDone);
-    } else {
-      findGroupOf(global, keys, storedForms(keys), group, form.word());
-    }
+    b.op("or.pred %s, %s, %s", global, global, longLooks);
+    findGroupOf(global, keys, storedForms(keys), group, form.word());
     keyTable.publish(table, found, entry, group, atClaim);
-    if (!coded) {
-      String shortOnly = b.label("short_strings_only");
-      b.op("@!%s bra.uni %s", anyLong, shortOnly);
-      voteRepeats(finds, longLooks, group); // before any lane remembers its row
-      b.comment("a long string: the block's entry of its group, by the group");
-      String byGroup = b.b64();
-      b.op("cvt.u64.u32 %s, %s", byGroup, group);
-      b.op("or.b64 %s, %s, %d", byGroup, byGroup, LocalKeyTable.LONG_STRING_GROUP);
-      StoredKey[] groupKey = {new StoredKey(StoredKey.NOT_NULL, byGroup)};
-      LocalKeyTable.Found ofGroup =
-          keyTable.find(table, longLooks, groupKey, new boolean[] {false}, entry, group);
-      keyTable.publish(table, ofGroup, entry, group, atClaim);
-      rememberLong(longLooks, tableKeys, keys[0], group, entry);
-      b.place(shortOnly);
-    }
+    String shortOnly = b.label("short_strings_only");
+    b.op("@!%s bra.uni %s", anyLong, shortOnly);
+    voteRepeats(finds, longLooks, group); // before any lane remembers its row
+    b.comment("a long string: the block's entry of its group, by the group");
+    String byGroup = b.b64();
+    b.op("cvt.u64.u32 %s, %s", byGroup, group);
+    b.op("or.b64 %s, %s, %d", byGroup, byGroup, LocalKeyTable.LONG_STRING_GROUP);
+    StoredKey[] groupKey = {new StoredKey(StoredKey.NOT_NULL, byGroup)};
+    LocalKeyTable.Found ofGroup =
+        keyTable.find(table, longLooks, groupKey, new boolean[] {false}, entry, group);
+    keyTable.publish(table, ofGroup, entry, group, atClaim);
+    rememberLong(longLooks, tableKeys, keys[0], group, entry);
+    b.place(shortOnly);
     String remembered = b.pred();
     String inTable = b.pred();
     b.op("setp.ge.s32 %s, %s, 0", inTable, entry);
@@ -314,56 +331,48 @@ final class GroupLookup {
    * A string key's short form: {@code key}, a LONG of the row's string (its bytes in the low 7
    * bytes, 0 past its end, its length in the top byte: a different LONG for every string of at
    * most 7 bytes) with the string's null flag; {@code fits}, a .pred, whether the string is at
-   * most {@link LocalKeyTable#SHORT_STRING_BYTES} bytes or NULL (null where every row's is:
-   * {@link #codeForm}); {@code word}, the string's first word as {@link #rowWord} reads it (0
-   * for NULL), for its hash ({@link #hashBytes}; null where none was read).
+   * most {@link LocalKeyTable#SHORT_STRING_BYTES} bytes or NULL; {@code word}, the string's
+   * first word as {@link #rowWord} reads it (0 for NULL), for its hash ({@link #hashBytes}).
    */
   private record ShortForm(AggregateValue key, String fits, String word) {}
 
   /**
-   * What {@link #codeGroup} left: the lanes that must look their group up in the global table
-   * ({@code looks}), those of them that then store it in the launch's {@link CodeGroups} map
-   * ({@code stores}: their code is not NULL), and their code's entry there ({@code address}).
+   * Where the keys are found by their codes ({@link CodeGroups}): for the lanes of {@code
+   * global} (not held in the block's table), the group of their code {@code index} ({@link
+   * #tableKeys}) from the launch's map, where a row of that index found it; the others look it
+   * up in the global table by their strings ({@code keys}) and store it there. Lanes that found
+   * their entry pass this code on one branch. A lane that has just claimed its block's entry
+   * ({@code claimed}) looks without reading the map: while the blocks' tables fill, every block
+   * claims the same indexes at about the same time and seldom finds them mapped yet (the rows
+   * the map saves are those past a full table, which claim nothing).
    */
-  private record CodeGroup(String looks, String stores, String address) {}
-
-  /**
-   * For the lanes of {@code global} whose dictionary string's code ({@code key}'s {@link
-   * AggregateValue#code}) a row before them mapped to its group in the launch's {@link
-   * CodeGroups} map, that group into {@code group}; the others must look.
-   */
-  private CodeGroup codeGroup(String global, AggregateValue key, String group) {
-    b.comment("a dictionary string's group by its code, where a row of that code found it");
-    String withCode = global; // a NULL key has no code: it looks
-    if (key.valid() != null) {
-      withCode = b.pred();
-      b.op("and.pred %s, %s, %s", withCode, global, key.valid());
-    }
+  private void findCodedGroup(String global, String claimed, AggregateValue[] keys,
+      AggregateValue index, String group) {
+    String done = b.label("code_group_done");
+    b.op("@!%s bra %s", global, done);
+    b.comment("dictionary strings' group by their code index, where a row of that index found it");
+    String map = body.loadParam("u64", CodeGroups.PARAMETER);
+    String mapped = b.pred();
+    b.op("setp.ne.u64 %s, %s, 0", mapped, map);
+    b.op("and.pred %s, %s, %s", mapped, mapped, global);
     String address = b.b64();
-    b.op("shl.b64 %s, %s, 2", address, key.code());
-    String map = body.global(body.loadParam("u64", CodeGroups.PARAMETER));
-    b.op("add.s64 %s, %s, %s", address, address, map);
-    String mapped = b.b32();
-    b.op("mov.u32 %s, -1", mapped);
-    b.op("@%s ld.global.s32 %s, [%s]", withCode, mapped, address);
+    b.op("mad.lo.s64 %s, %s, %d, %s", address, index.value(), CodeGroups.ENTRY_BYTES,
+        body.global(map));
+    String reads = b.pred();
+    b.op("and.pred %s, %s, !%s", reads, mapped, claimed);
+    String held = b.b32();
+    b.op("mov.u32 %s, -1", held);
+    b.op("@%s ld.global.s32 %s, [%s]", reads, held, address);
     String hit = b.pred();
-    b.op("setp.ge.s32 %s, %s, 0", hit, mapped);
-    b.op("@%s mov.u32 %s, %s", hit, group, mapped);
+    b.op("setp.ge.s32 %s, %s, 0", hit, held);
+    b.op("@%s mov.u32 %s, %s", hit, group, held);
     String looks = b.pred();
     b.op("and.pred %s, %s, !%s", looks, global, hit);
+    findGroupOf(looks, keys, storedForms(keys), group);
     String stores = b.pred();
-    b.op("and.pred %s, %s, !%s", stores, withCode, hit);
-    return new CodeGroup(looks, stores, address);
-  }
-
-  /**
-   * A dictionary string's {@link ShortForm}: its code ({@link AggregateValue#code}), within the
-   * launch's one batch one code a string and one string a code, whatever the string's length;
-   * every row's (no {@code fits}), and no word read (the hash reads its own where a row looks in
-   * the global table).
-   */
-  private static ShortForm codeForm(AggregateValue key) {
-    return new ShortForm(new AggregateValue(key.code(), key.valid(), null), null, null);
+    b.op("and.pred %s, %s, %s", stores, looks, mapped);
+    b.op("@%s st.global.s32 [%s], %s", stores, address, group);
+    b.place(done);
   }
 
   /** {@code key}'s {@link ShortForm}, for the lanes of {@code act} (0 and fitting for others). */
@@ -401,15 +410,16 @@ final class GroupLookup {
 
   /**
    * What {@link #recall} found: {@code looks}, the .pred of the lanes that must look their group
-   * up, and the keys' {@link #storedForms}, which the lookup compares and stores; {@code
-   * remembers} whether the lookup then remembers what it found ({@link #lookAll}'s does not).
+   * up, the keys as the per-block table holds them ({@link #tableKeys}) and their {@link
+   * #storedForms}, which the lookup compares and stores; {@code remembers} whether the lookup
+   * then remembers what it found ({@link #lookAll}'s does not).
    */
-  record Recalled(String looks, StoredKey[] stored, boolean remembers) {}
+  record Recalled(String looks, AggregateValue[] keys, StoredKey[] stored, boolean remembers) {}
 
   /**
-   * Where the per-block table is found by key: for the lanes of {@code act} whose keys are their
-   * last group's, that group into {@code group} and its entry into {@code entry} (-1 for the
-   * other lanes). Returns the lanes of {@code act} that must look their group up, for {@link
+   * Where the per-block table is found by key: for the lanes of {@code act} whose keys (as the
+   * table holds them, {@link #tableKeys}) are their last group's, that group into {@code group}
+   * and its entry into {@code entry} (-1 for the other lanes). Returns the lanes of {@code act} that must look their group up, for {@link
    * #findGroup(String, AggregateValue[], boolean[], String, LocalKeyTable.View, String,
    * Recalled)}.
    */
@@ -420,7 +430,7 @@ final class GroupLookup {
   /** {@link #recall(String, AggregateValue[], String, String)} of keys stored as {@code stored}. */
   Recalled recall(String act, AggregateValue[] keys, StoredKey[] stored, String group,
       String entry) {
-    return new Recalled(last.recall(b, act, keys, stored, group, entry), stored, true);
+    return new Recalled(last.recall(b, act, keys, stored, group, entry), keys, stored, true);
   }
 
   /**
@@ -428,22 +438,23 @@ final class GroupLookup {
    * ShortcutMode}): every lane of {@code act} looks its group up, none recalled ({@code entry}
    * -1 until the lookup), and the lookup leaves the last group as it was.
    */
-  Recalled lookAll(String act, StoredKey[] stored, String entry) {
+  Recalled lookAll(String act, AggregateValue[] keys, StoredKey[] stored, String entry) {
     b.op("mov.u32 %s, -1", entry);
-    return new Recalled(act, stored, false);
+    return new Recalled(act, keys, stored, false);
   }
 
   /**
    * {@link #findGroup(String, AggregateValue[], boolean[], String, LocalKeyTable.View, String,
    * Runnable)} where {@link #recall} has run: {@code recalled} is what it returned (null where the
-   * table is not found by key).
+   * table is not found by key). {@code keys} are the aggregation's keys (the strings, where they
+   * are found by their codes: the global table's).
    */
   void findGroup(String act, AggregateValue[] keys, boolean[] seenAtInsert, String group,
       LocalKeyTable.View table, String entry, Recalled recalled, Runnable atClaim) {
     this.seenAtInsert = seenAtInsert;
     StoredKey[] stored = recalled != null ? recalled.stored() : storedForms(keys);
     String looks = recalled == null ? null : recalled.looks();
-    if (Arrays.stream(keys).anyMatch(AggregateValue::isString)) {
+    if (!coded && Arrays.stream(keys).anyMatch(AggregateValue::isString)) {
       findGroupOf(act, keys, stored, group);
       return;
     }
@@ -469,9 +480,10 @@ final class GroupLookup {
       findGroupOf(leads, keys, stored, group);
     } else {
       b.comment("the block's table by key, then (not held there) the global table");
-      boolean[] nullable = new boolean[keys.length];
-      for (int k = 0; k < keys.length; k++) {
-        nullable[k] = keys[k].valid() != null || (nullsInTable != null && nullsInTable[k]);
+      AggregateValue[] tableKeys = recalled.keys();
+      boolean[] nullable = new boolean[tableKeys.length];
+      for (int k = 0; k < tableKeys.length; k++) {
+        nullable[k] = tableKeys[k].valid() != null || (nullsInTable != null && nullsInTable[k]);
       }
       LocalKeyTable.Found found = keyTable.find(table, looks, stored, nullable, entry, group);
       String global = b.pred();
@@ -480,7 +492,11 @@ final class GroupLookup {
       // The keys' hash only for a lane that takes the global table, where it needs it (not
       // where the direct map holds its keys): the block's table has a slot hash of its own
       // (LocalKeyTable.firstSlot), and a lane whose keys are its last group's looks nowhere.
-      findGroupOf(global, keys, stored, group);
+      if (coded) {
+        findCodedGroup(global, found.claimed(), keys, tableKeys[0], group);
+      } else {
+        findGroupOf(global, keys, stored, group);
+      }
       // A lane that claimed its entry publishes the group and does atClaim's work in one branch:
       // the lanes that find their entry (nearly all below 10^4 groups) pass one branch, not two
       // (HashAggregateBench, 10 to 1,000 groups, H200: long keys 1%, filter v > 0 2% faster).
@@ -492,7 +508,7 @@ final class GroupLookup {
         String inTable = b.pred();
         b.op("setp.ge.s32 %s, %s, 0", inTable, entry);
         b.op("and.pred %s, %s, %s", remembered, looks, inTable);
-        last.remember(b, remembered, keys, stored, group, entry);
+        last.remember(b, remembered, tableKeys, stored, group, entry);
       }
     }
     if (leader != null) {

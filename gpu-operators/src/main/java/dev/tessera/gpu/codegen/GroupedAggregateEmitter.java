@@ -40,6 +40,11 @@ final class GroupedAggregateEmitter {
    * plan in every item (about 6 of HashAggregateBench's 166 instructions an item at 100 groups).
    */
   private LocalKeyTable.View table;
+  /**
+   * Whether the per-block table is found by fixed-width keys (the aggregation's, or the code
+   * index of keys found by their codes): only then may the kernel accumulate runs.
+   */
+  private final boolean fixedWidthTable;
   /** Whether an item may take a plain copy ({@link #takesPlainItems}). */
   private final boolean plainCopies;
   /** The per-block table's entries where the kernel has them as a constant, or -1 (the plan's). */
@@ -61,7 +66,8 @@ final class GroupedAggregateEmitter {
   /**
    * {@code wholeMultiprocessor}: whether the kernel runs one block a multiprocessor
    * (AggregateUpdateGenerator.fillsMultiprocessor), where the block's table of a string key
-   * holds its short strings (LocalKeyTable.holdsShortStrings). {@code plainCopies}: whether
+   * holds its short strings (LocalKeyTable.holdsShortStrings). {@code coded}: whether the keys
+   * are found by their codes ({@link CodeGroups}). {@code plainCopies}: whether
    * items of runs may take a plain copy for warps whose items find no shortcut ({@link
    * ShortcutMode}): only in a kernel of a block a multiprocessor, where it was measured, and
    * whose register ask (64) the copy stays within or the generator writes the kernel again
@@ -70,7 +76,7 @@ final class GroupedAggregateEmitter {
    * kernel of this code the same), or -1 where the kernel reads them from the plan.
    */
   GroupedAggregateEmitter(PtxBuilder b, AggregateSpec spec, ProgramEmitter body,
-      String localSymbol, KernelFeatures features, boolean wholeMultiprocessor,
+      String localSymbol, KernelFeatures features, boolean wholeMultiprocessor, boolean coded,
       boolean plainCopies, int tableEntries) {
     this.b = b;
     this.plainCopies = plainCopies;
@@ -79,10 +85,11 @@ final class GroupedAggregateEmitter {
     this.body = body;
     this.localSymbol = localSymbol;
     this.plan = new PlanWords(b, body, spec);
-    AggregateSpec tableKeys = LocalKeyTable.tableKeys(spec, wholeMultiprocessor);
+    AggregateSpec tableKeys = LocalKeyTable.tableKeys(spec, wholeMultiprocessor, coded);
     this.keyTable =
         tableKeys == null ? null : new LocalKeyTable(b, tableKeys, localSymbol + "_claims");
-    this.lookup = new GroupLookup(b, spec, body, plan, keyTable);
+    this.lookup = new GroupLookup(b, spec, body, plan, keyTable, coded);
+    this.fixedWidthTable = keyTable != null && (coded || LocalKeyTable.holds(spec));
     this.accumulation = new GroupAccumulation(b, spec, plan, features);
   }
 
@@ -117,7 +124,7 @@ final class GroupedAggregateEmitter {
     if (spec.keyCount() == 0) {
       accumulation.remember();
     }
-    if (RunAccumulators.admits(spec)) {
+    if (fixedWidthTable && RunAccumulators.admits(spec)) {
       accumulation.beginRuns();
       if (plainCopies) {
         shortcuts = new ShortcutMode(b);
@@ -216,18 +223,19 @@ final class GroupedAggregateEmitter {
       }
       return;
     }
-    // One fixed-width key: the table is found by key. Where every aggregated row of the warp is
-    // of its lane's run (one group, or keys clustered in the data: every item after a lane's
-    // first), the rows go into the runs and the item skips the lookup's and the warp path's
-    // tests and shuffles.
-    GroupLookup.StoredKey[] stored = lookup.storedForms(keys);
-    boolean modes = takesPlainItems(keys);
+    // Fixed-width keys (or dictionary strings' code index): the table is found by key. Where
+    // every aggregated row of the warp is of its lane's run (one group, or keys clustered in the
+    // data: every item after a lane's first), the rows go into the runs and the item skips the
+    // lookup's and the warp path's tests and shuffles.
+    AggregateValue[] tableKeys = lookup.tableKeys(keys);
+    GroupLookup.StoredKey[] stored = lookup.storedForms(tableKeys);
+    boolean modes = takesPlainItems(tableKeys);
     String plain = modes ? b.label("item_plain") : null;
     String updated = b.label("item_updated");
     if (modes) {
       shortcuts.branchToPlain(plain);
     }
-    GroupLookup.Recalled recalled = lookup.recall(act, keys, stored, group, entry);
+    GroupLookup.Recalled recalled = lookup.recall(act, tableKeys, stored, group, entry);
     String looking = b.label("item_looks");
     b.op("@!%s bra.uni %s", accumulation.allInRuns(act, recalled.looks(), group, looking),
         looking);
@@ -246,7 +254,7 @@ final class GroupedAggregateEmitter {
       b.place(plain);
       shortcuts.plainItem();
       lookup.findGroup(act, keys, seenAtInsert, group, table, entry,
-          lookup.lookAll(act, stored, entry), atClaim);
+          lookup.lookAll(act, tableKeys, stored, entry), atClaim);
       accumulate(act, group, column, entry, false);
     }
     b.place(updated);
@@ -330,7 +338,7 @@ final class GroupedAggregateEmitter {
     String lookedEntry = b.b32();
     b.op("mov.u32 %s, 0", looked);
     lookup.findGroup(looks, keys, seenAtInsert, looked, table, lookedEntry,
-        lookup.lookAll(looks, lookup.storedForms(keys), lookedEntry),
+        lookup.lookAll(looks, keys, lookup.storedForms(keys), lookedEntry),
         () -> accumulation.markSeenAtClaim(table, seenAtInsert, lookedEntry));
     b.op("@%s mov.u32 %s, %s", looks, group, looked);
     b.op("@%s mov.u32 %s, %s", looks, entry, lookedEntry);

@@ -116,13 +116,19 @@ final class LocalKeyTable {
 
   /**
    * The keys the per-block table of a kernel of {@code spec} holds, as the spec of a table of
-   * them: {@code spec} itself where it {@link #holds} them; where the kernel fills a
-   * multiprocessor ({@code wholeMultiprocessor}) and {@link #holdsShortStrings}, the string's
-   * short form ({@link #shortStringSpec}); else null (the table is found by group).
+   * them: {@code spec} itself where it {@link #holds} them; where the keys are found by their
+   * codes ({@code coded}, {@link CodeGroups}), their code index ({@link CodeGroups#tableSpec});
+   * where the kernel fills a multiprocessor ({@code wholeMultiprocessor}) and {@link
+   * #holdsShortStrings}, the string's short form ({@link #shortStringSpec}); else null (the
+   * table is found by group).
    */
-  static AggregateSpec tableKeys(AggregateSpec spec, boolean wholeMultiprocessor) {
+  static AggregateSpec tableKeys(AggregateSpec spec, boolean wholeMultiprocessor,
+      boolean coded) {
     if (holds(spec)) {
       return spec;
+    }
+    if (coded) {
+      return CodeGroups.tableSpec(spec);
     }
     return wholeMultiprocessor && holdsShortStrings(spec) ? shortStringSpec(spec) : null;
   }
@@ -131,8 +137,9 @@ final class LocalKeyTable {
    * Shared-memory bytes of the keys of the table of {@code entries} entries of a kernel of
    * {@code spec} ({@link #tableKeys}), 0 where it is found by group.
    */
-  static int bytes(AggregateSpec spec, int entries, boolean wholeMultiprocessor) {
-    AggregateSpec keys = tableKeys(spec, wholeMultiprocessor);
+  static int bytes(AggregateSpec spec, int entries, boolean wholeMultiprocessor,
+      boolean coded) {
+    AggregateSpec keys = tableKeys(spec, wholeMultiprocessor, coded);
     return keys == null ? 0 : bytes(keys, entries);
   }
 

@@ -61,11 +61,13 @@ public final class LocalTableSize {
   /**
    * Entries of the table of {@code spec}'s kernel that runs one block a multiprocessor of a
    * device with {@code shared}: the largest power of two, at most {@link #MAX_WHOLE_ENTRIES},
-   * whose entries and keys fit {@link #wholeMultiprocessorBudget}.
+   * whose entries and keys fit {@link #wholeMultiprocessorBudget}; {@code coded}: whether its
+   * keys are found by their codes ({@link CodeGroups}).
    */
-  public static int wholeMultiprocessorEntries(AggregateSpec spec, SharedMemory shared) {
+  public static int wholeMultiprocessorEntries(AggregateSpec spec, boolean coded,
+      SharedMemory shared) {
     return wholeMultiprocessorEntries(spec.functions().size(),
-        LocalKeyTable.bytes(spec, 1, true), wholeMultiprocessorBudget(shared));
+        LocalKeyTable.bytes(spec, 1, true, coded), wholeMultiprocessorBudget(shared));
   }
 
   /**

@@ -63,9 +63,12 @@ final class RunAccumulators {
     }
   }
 
-  /** Whether a kernel for {@code spec} accumulates runs. */
+  /**
+   * Whether a kernel for {@code spec} whose per-block table is found by fixed-width keys
+   * accumulates runs.
+   */
   static boolean admits(AggregateSpec spec) {
-    if (!LocalKeyTable.holds(spec) || !registerInputs(spec)) {
+    if (!registerInputs(spec)) {
       return false;
     }
     int words = 0;

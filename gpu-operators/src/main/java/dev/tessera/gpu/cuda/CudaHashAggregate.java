@@ -270,7 +270,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
       // Sized for the generated kernel where there may be one (the interpreter kernel, should
       // the pipeline fall back, leaves the keys' bytes unused).
       this.localEntries = LocalTableSize.entries(keyCount, functionCount,
-          codegen ? AggregateUpdateGenerator.localKeyBytes(spec, 1, false) : 0);
+          codegen ? AggregateUpdateGenerator.localKeyBytes(spec, 1, false, false) : 0);
       this.stringKeys = spec.keyTypes().stream().anyMatch(ColumnType::isString);
     }
 
@@ -705,10 +705,12 @@ final class CudaHashAggregate implements HashAggregateKernel {
       }
 
       /**
-       * An update's launch, the entries of its per-block table and whether its generated kernel
-       * fills a multiprocessor.
+       * An update's launch, the entries of its per-block table, whether its generated kernel
+       * fills a multiprocessor, and the inputs its keys are where they are found by their codes
+       * ({@link CodeGroups#keyInputs}; else null).
        */
-      private record UpdateLaunch(LaunchShape shape, int localEntries, boolean fills) {}
+      private record UpdateLaunch(LaunchShape shape, int localEntries, boolean fills,
+          int[] codedKeys) {}
 
       /**
        * The launch of the update and its per-block table's entries. Blocks take tiles
@@ -728,14 +730,16 @@ final class CudaHashAggregate implements HashAggregateKernel {
         int launchEntries = localEntries;
         boolean fills = kernel != null
             && AggregateUpdateGenerator.fillsMultiprocessor(program, spec, inputs);
+        int[] codedKeys = kernel != null ? CodeGroups.keyInputs(program, spec, inputs) : null;
+        boolean coded = codedKeys != null;
         if (fills) {
           threads = kernels.maxBlockThreads(kernel.function(), kernel.entry());
           percent = LocalTableSize.WHOLE_SHARED_PERCENT;
-          launchEntries = LocalTableSize.wholeMultiprocessorEntries(spec,
+          launchEntries = LocalTableSize.wholeMultiprocessorEntries(spec, coded,
               device.generated().features().shared());
         }
-        int keyBytes =
-            kernel != null ? AggregateUpdateGenerator.localKeyBytes(spec, launchEntries, fills) : 0;
+        int keyBytes = kernel != null
+            ? AggregateUpdateGenerator.localKeyBytes(spec, launchEntries, fills, coded) : 0;
         LaunchShape oneBlock = new LaunchShape(1, threads,
             LocalTableSize.tableBytes(launchEntries, functionCount) + keyBytes);
         int resident;
@@ -750,10 +754,10 @@ final class CudaHashAggregate implements HashAggregateKernel {
             .gridBlocks();
         int blocks = (int) Math.max(1, Math.min(tiles, (long) device.multiprocessors() * resident));
         if (runsWithoutTable(kernel, fills, keyBytes, tiles, blocks)) {
-          return new UpdateLaunch(new LaunchShape(blocks, threads, 0), 0, fills);
+          return new UpdateLaunch(new LaunchShape(blocks, threads, 0), 0, fills, codedKeys);
         }
         return new UpdateLaunch(new LaunchShape(blocks, threads, oneBlock.sharedMemoryBytes()),
-            launchEntries, fills);
+            launchEntries, fills, codedKeys);
       }
 
       /**
@@ -802,6 +806,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
             lookup != null && lookup.kernel().generated() ? lookup.kernel() : null;
         UpdateLaunch launch = updateShape(kernel, inputs, rows);
         LaunchShape shape = launch.shape();
+        CodeGroups.Shape codeShape = CodeGroups.shape(launch.codedKeys(), input.columns());
 
         ArrowBuf state = host.slice(stateAt, planBytes());
         writeState(state, 0, layout, groups, slots, tableCapacity - 1, launch.localEntries());
@@ -832,7 +837,8 @@ final class CudaHashAggregate implements HashAggregateKernel {
             .address(planAddress + stateAt)
             .address(status.address())
             .address(status.address() + Long.BYTES)
-            .address(codeGroups(CodeGroups.given(spec, inputs, launch.fills())));
+            .address(codeGroups(codeShape))
+            .i64(codeShape.secondDigits());
         boolean generated = kernel != null;
         // The interpreter kernel wants every group it may insert at its identities already.
         long initializing = generated ? 0 : layout.capacity - initializedTo;
@@ -889,11 +895,11 @@ final class CudaHashAggregate implements HashAggregateKernel {
       }
 
       /**
-       * The launch's {@link CodeGroups} map where the kernel is {@code given} one, cleared (every
-       * entry -1) on the stream; else 0.
+       * The launch's {@link CodeGroups} map of {@code shape}'s entries, cleared (every entry -1)
+       * on the stream; 0 where it has none.
        */
-      private long codeGroups(boolean given) {
-        long entries = given ? CodeGroups.entries(input.columns()) : 0;
+      private long codeGroups(CodeGroups.Shape shape) {
+        long entries = shape.entries();
         if (entries == 0) {
           return 0;
         }

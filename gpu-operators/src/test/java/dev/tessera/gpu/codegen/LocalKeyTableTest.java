@@ -51,12 +51,12 @@ class LocalKeyTableTest {
         ColumnType.BOOLEAN, ColumnType.DATE)) {
       assertTrue(LocalKeyTable.holds(spec(List.of(key))), key.toString());
       assertEquals(256 * 12,
-          AggregateUpdateGenerator.localKeyBytes(spec(List.of(key)), 256, false));
+          AggregateUpdateGenerator.localKeyBytes(spec(List.of(key)), 256, false, false));
     }
     for (List<ColumnType> keys : List.of(List.<ColumnType>of(), List.of(ColumnType.STRING),
         List.of(ColumnType.INT, ColumnType.INT))) {
       assertFalse(LocalKeyTable.holds(spec(keys)), keys.toString());
-      assertEquals(0, AggregateUpdateGenerator.localKeyBytes(spec(keys), 256, false));
+      assertEquals(0, AggregateUpdateGenerator.localKeyBytes(spec(keys), 256, false, false));
     }
   }
 

@@ -97,8 +97,8 @@ class LocalTableSizeTest {
     KernelFeatures hopper = KernelFeatures.forArch("sm_90");
     KernelFeatures ada = KernelFeatures.forArch("sm_89");
     // 96 bytes an entry: 2,048 in an H100's or H200's budget, 512 in 84 KiB of an sm_89's.
-    assertEquals(2048, LocalTableSize.wholeMultiprocessorEntries(SPEC, hopper.shared()));
-    assertEquals(512, LocalTableSize.wholeMultiprocessorEntries(SPEC, ada.shared()));
+    assertEquals(2048, LocalTableSize.wholeMultiprocessorEntries(SPEC, false, hopper.shared()));
+    assertEquals(512, LocalTableSize.wholeMultiprocessorEntries(SPEC, false, ada.shared()));
     // With a nullable key too (its NULL rows go apart from the item, and the constant gained).
     for (boolean nullable : new boolean[] {false, true}) {
       List<InputSpec> inputs = List.of(new InputSpec(ColumnType.LONG, Encoding.PLAIN, nullable),
@@ -110,7 +110,7 @@ class LocalTableSizeTest {
       for (KernelFeatures features : List.of(hopper, ada)) {
         GeneratedKernel kernel =
             AggregateUpdateGenerator.generate(program, inputs, SPEC, features);
-        int entries = LocalTableSize.wholeMultiprocessorEntries(SPEC, features.shared());
+        int entries = LocalTableSize.wholeMultiprocessorEntries(SPEC, false, features.shared());
         assertTrue(Pattern.compile("mov\\.u64 %rd\\d+, " + entries + ";").matcher(kernel.ptx())
             .find(), "nullable " + nullable + ": the constant " + entries);
         CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());

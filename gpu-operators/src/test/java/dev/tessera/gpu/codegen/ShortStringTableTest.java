@@ -23,8 +23,6 @@ import org.junit.jupiter.api.Test;
 class ShortStringTableTest {
   private static final String SHORT_TABLE = "a short string as one fixed-width key";
   private static final String LONG_RECALL = "a long string: its lane's last";
-  private static final String CODE_TABLE = "a dictionary string's code as one fixed-width key";
-  private static final String CODE_GROUP = "a dictionary string's group by its code";
 
   private static List<InputSpec> inputs(AggregateSpec spec, boolean nullable) {
     return spec.inputTypes().stream().map(t -> new InputSpec(t, Encoding.PLAIN, nullable))
@@ -73,34 +71,6 @@ class ShortStringTableTest {
   }
 
   @Test
-  void aDictionaryStringIsFoundByItsCodeWhateverItsLength() throws Exception {
-    AggregateSpec spec = LocalKeyTableTest.spec(List.of(ColumnType.STRING));
-    for (boolean nullable : new boolean[] {false, true}) {
-      // The key column as a cached table holds it: dictionary codes, GPU-FOR.
-      List<InputSpec> inputs = List.of(new InputSpec(ColumnType.STRING, Encoding.FOR, nullable),
-          new InputSpec(ColumnType.LONG, Encoding.PLAIN, nullable));
-      GeneratedKernel kernel = AggregateUpdateGenerator.generate(
-          AggregateBlockShapeTest.program(spec, false), inputs, spec,
-          KernelFeatures.forArch("sm_90"));
-      String ptx = kernel.ptx();
-      assertTrue(ptx.contains(CODE_TABLE), "nullable " + nullable);
-      // A row that misses the block's table reads its code's group from the launch's map.
-      assertTrue(ptx.contains(CODE_GROUP), "nullable " + nullable);
-      assertTrue(CodeGroups.given(spec, inputs, true), "nullable " + nullable);
-      assertFalse(CodeGroups.given(spec, inputs, false), "nullable " + nullable);
-      assertFalse(ptx.contains(SHORT_TABLE), "nullable " + nullable);
-      assertFalse(ptx.contains(LONG_RECALL), "nullable " + nullable);
-      CompileReport report = TestPtx.assertCompilesClean(kernel, "sm_90");
-      assertTrue(report.registers() <= AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS,
-          report.summary());
-    }
-    // A plain string column has no codes.
-    assertFalse(kernel(spec, false, false).ptx().contains(CODE_TABLE));
-    assertFalse(kernel(spec, false, false).ptx().contains(CODE_GROUP));
-    assertFalse(CodeGroups.given(spec, inputs(spec, false), true));
-  }
-
-  @Test
   void otherKernelsOfStringsFindTheirGroupsByGroup() throws Exception {
     assertFalse(kernel(LocalKeyTableTest.spec(List.of(ColumnType.INT, ColumnType.STRING)), false,
         false).ptx().contains(SHORT_TABLE));
@@ -113,10 +83,10 @@ class ShortStringTableTest {
     // A string key's short form takes a LONG and a null word an entry, as a LONG key's does.
     AggregateSpec strings = LocalKeyTableTest.spec(List.of(ColumnType.STRING));
     AggregateSpec longs = LocalKeyTableTest.spec(List.of(ColumnType.LONG));
-    assertEquals(LocalKeyTable.bytes(longs, 2048), LocalKeyTable.bytes(strings, 2048, true));
+    assertEquals(LocalKeyTable.bytes(longs, 2048), LocalKeyTable.bytes(strings, 2048, true, false));
     KernelFeatures.SharedMemory hopper = KernelFeatures.forArch("sm_90").shared();
-    assertEquals(LocalTableSize.wholeMultiprocessorEntries(longs, hopper),
-        LocalTableSize.wholeMultiprocessorEntries(strings, hopper));
+    assertEquals(LocalTableSize.wholeMultiprocessorEntries(longs, false, hopper),
+        LocalTableSize.wholeMultiprocessorEntries(strings, false, hopper));
     // Nine functions: 1,024 entries without the keys' bytes would not fit with them.
     List<ColumnType> types = new ArrayList<>(List.of(ColumnType.STRING, ColumnType.LONG));
     List<AggregateFunction> nine = new ArrayList<>();
@@ -124,8 +94,8 @@ class ShortStringTableTest {
       nine.add(new AggregateFunction(Kind.SUM, 1, ColumnType.LONG));
     }
     AggregateSpec wide = new AggregateSpec(types, 1, nine, false);
-    int entries = LocalTableSize.wholeMultiprocessorEntries(wide, hopper);
-    assertTrue(LocalTableSize.tableBytes(entries, 9) + LocalKeyTable.bytes(wide, entries, true)
+    int entries = LocalTableSize.wholeMultiprocessorEntries(wide, false, hopper);
+    assertTrue(LocalTableSize.tableBytes(entries, 9) + LocalKeyTable.bytes(wide, entries, true, false)
         <= LocalTableSize.wholeMultiprocessorBudget(hopper), "entries " + entries);
   }
 }
