@@ -166,7 +166,7 @@ public final class AggregateUpdateGenerator {
   /** The key of the kernel made for the probe filter of the tables in {@code used} alone. */
   private static String keyOf(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet used) {
-    StringBuilder key = new StringBuilder("aggregate-update v80;");
+    StringBuilder key = new StringBuilder("aggregate-update v81;");
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
     }
@@ -383,9 +383,17 @@ public final class AggregateUpdateGenerator {
           programWords(program, inputs, spec));
       this.registers = RegisterAccumulators.admits(spec)
           ? new RegisterAccumulators(b, spec, body, BLOCK_THREADS) : null;
+      CodeGroups.Keys coded = CodeGroups.Keys.of(program, spec, inputs);
+      if (coded != null && registers == null) {
+        for (int k = 0; k < coded.inputs().length; k++) {
+          if (coded.decodedAtLookup()[k]) {
+            body.leaveCoded(coded.inputs()[k]);
+          }
+        }
+      }
       this.update = registers == null
           ? new GroupedAggregateEmitter(b, spec, body, localName(), features, anyBlockSize,
-              CodeGroups.coded(program, spec, inputs), plainCopies && anyBlockSize,
+              coded, plainCopies && anyBlockSize,
               constantEntries(program, spec, inputs, features)) : null;
     }
 

@@ -7,6 +7,7 @@ import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.List;
 
 /**
@@ -73,6 +74,48 @@ public final class CodeGroups {
       keyInputs[k] = input;
     }
     return keyInputs;
+  }
+
+  /**
+   * Per key of {@code keyInputs} ({@link #keyInputs}), whether its strings are decoded only
+   * where a row looks its group up in the global table (GroupLookup): where no instruction of
+   * {@code program} reads a string its column's loads give, nor is it the filter or a
+   * function's input, a row's load keeps its code alone, and the two reads of the dictionary's
+   * offsets that make the string happen only for the rows that need it.
+   */
+  static boolean[] decodedAtLookup(Program program, AggregateSpec spec, int[] keyInputs) {
+    BitSet read = ProgramEmitter.readRegisters(program);
+    BitSet functionInputs = new BitSet();
+    for (int o = spec.keyCount(); o < program.outputs().size(); o++) {
+      functionInputs.set(program.outputs().get(o).register());
+    }
+    BitSet decoded = new BitSet(); // columns a load of which gives a string something reads
+    int[] code = program.code();
+    for (int i = 0; i < program.instructionCount(); i++) {
+      int register = code[i * Program.WORDS + 1];
+      if (code[i * Program.WORDS] == Opcode.LOAD_COLUMN.code() && (read.get(register)
+          || register == program.filterRegister() || functionInputs.get(register))) {
+        decoded.set(code[i * Program.WORDS + 2]);
+      }
+    }
+    boolean[] atLookup = new boolean[keyInputs.length];
+    for (int k = 0; k < keyInputs.length; k++) {
+      atLookup[k] = !decoded.get(keyInputs[k]);
+    }
+    return atLookup;
+  }
+
+  /**
+   * A kernel's keys found by their codes: per key, its input column ({@link #keyInputs}) and
+   * whether its strings are decoded where a row looks alone ({@link #decodedAtLookup}).
+   */
+  record Keys(int[] inputs, boolean[] decodedAtLookup) {
+    /** The keys of a kernel of {@code spec} over {@code inputs}, or null where not coded. */
+    static Keys of(Program program, AggregateSpec spec, List<InputSpec> inputs) {
+      int[] keyInputs = keyInputs(program, spec, inputs);
+      return keyInputs == null ? null
+          : new Keys(keyInputs, CodeGroups.decodedAtLookup(program, spec, keyInputs));
+    }
   }
 
   /** Whether the kernel's keys are found by their codes ({@link #keyInputs}). */

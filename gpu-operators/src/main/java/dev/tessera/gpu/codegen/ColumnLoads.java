@@ -27,7 +27,7 @@ final class ColumnLoads {
    */
   static Val load(PtxBuilder b, InputSpec spec, String data, String validity, String offsets,
       String words, String blockStarts, String[] dfor, ForMiniblock miniblock, int later,
-      RowEmitter.Item item) {
+      RowEmitter.Item item, boolean codeOnly) {
     String row = item.row();
     String valid = validity == null ? null : validBit(b, validity, row);
     switch (spec.encoding()) {
@@ -41,10 +41,10 @@ final class ColumnLoads {
         String value = miniblock == null
             ? forValue(b, words, blockStarts, row, spec.referenceWords())
             : forValue(b, miniblock, later, spec.referenceWords());
-        return decoded(b, spec, data, offsets, value, valid);
+        return decoded(b, spec, data, offsets, value, valid, codeOnly);
       }
       default -> {
-        return decoded(b, spec, data, offsets, dfor[item.index()], valid);
+        return decoded(b, spec, data, offsets, dfor[item.index()], valid, codeOnly);
       }
     }
   }
@@ -167,10 +167,14 @@ final class ColumnLoads {
 
   /**
    * program.cuh SetDecoded: a dictionary code becomes its string (the code kept beside it, {@link
-   * Val#code}); other values stay.
+   * Val#code}); other values stay. With {@code codeOnly} (ProgramEmitter.leaveCoded) the code
+   * stays undecoded: the value and length are 0, for a reader that decodes the code itself.
    */
   private static Val decoded(PtxBuilder b, InputSpec spec, String data, String offsets,
-      String value, String valid) {
+      String value, String valid, boolean codeOnly) {
+    if (spec.dictionary() && codeOnly) {
+      return new Val("0", valid, null, "0", value);
+    }
     if (spec.dictionary()) {
       Val string = stringAt(b, data, offsets, value, valid);
       return new Val(string.value(), string.valid(), string.error(), string.length(), value);

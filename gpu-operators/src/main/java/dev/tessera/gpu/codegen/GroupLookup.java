@@ -64,15 +64,18 @@ final class GroupLookup {
    * launch's map first.
    */
   private final boolean coded;
+  /** Where the keys are found by their codes: which, and how their strings are decoded. */
+  private final CodeGroups.Keys codedKeys;
 
   GroupLookup(PtxBuilder b, AggregateSpec spec, ProgramEmitter body, PlanWords plan,
-      LocalKeyTable keyTable, boolean coded) {
+      LocalKeyTable keyTable, CodeGroups.Keys codedKeys) {
     this.b = b;
     this.spec = spec;
     this.body = body;
     this.plan = plan;
     this.keyTable = keyTable;
-    this.coded = coded;
+    this.codedKeys = codedKeys;
+    this.coded = codedKeys != null;
     this.shortStrings = keyTable != null && spec.keyTypes().get(0).isString() && !coded;
   }
 
@@ -368,7 +371,16 @@ final class GroupLookup {
     b.op("@%s mov.u32 %s, %s", hit, group, held);
     String looks = b.pred();
     b.op("and.pred %s, %s, !%s", looks, global, hit);
-    findGroupOf(looks, keys, storedForms(keys), group);
+    AggregateValue[] strings = keys.clone();
+    for (int k = 0; k < keys.length; k++) {
+      if (codedKeys.decodedAtLookup()[k]) {
+        b.comment("key " + k + "'s string, which its load left coded");
+        Val string = body.decodeString(codedKeys.inputs()[k], keys[k].code(), keys[k].valid());
+        strings[k] = new AggregateValue(string.value(), keys[k].valid(), string.length(),
+            keys[k].code());
+      }
+    }
+    findGroupOf(looks, strings, storedForms(strings), group);
     String stores = b.pred();
     b.op("and.pred %s, %s, %s", stores, looks, mapped);
     b.op("@%s st.global.s32 [%s], %s", stores, address, group);

@@ -66,8 +66,8 @@ final class GroupedAggregateEmitter {
   /**
    * {@code wholeMultiprocessor}: whether the kernel runs one block a multiprocessor
    * (AggregateUpdateGenerator.fillsMultiprocessor), where the block's table of a string key
-   * holds its short strings (LocalKeyTable.holdsShortStrings). {@code coded}: whether the keys
-   * are found by their codes ({@link CodeGroups}). {@code plainCopies}: whether
+   * holds its short strings (LocalKeyTable.holdsShortStrings). {@code coded}: where the keys are
+   * found by their codes ({@link CodeGroups}), which; else null. {@code plainCopies}: whether
    * items of runs may take a plain copy for warps whose items find no shortcut ({@link
    * ShortcutMode}): only in a kernel of a block a multiprocessor, where it was measured, and
    * whose register ask (64) the copy stays within or the generator writes the kernel again
@@ -76,8 +76,8 @@ final class GroupedAggregateEmitter {
    * kernel of this code the same), or -1 where the kernel reads them from the plan.
    */
   GroupedAggregateEmitter(PtxBuilder b, AggregateSpec spec, ProgramEmitter body,
-      String localSymbol, KernelFeatures features, boolean wholeMultiprocessor, boolean coded,
-      boolean plainCopies, int tableEntries) {
+      String localSymbol, KernelFeatures features, boolean wholeMultiprocessor,
+      CodeGroups.Keys coded, boolean plainCopies, int tableEntries) {
     this.b = b;
     this.plainCopies = plainCopies;
     this.tableEntries = tableEntries;
@@ -85,11 +85,11 @@ final class GroupedAggregateEmitter {
     this.body = body;
     this.localSymbol = localSymbol;
     this.plan = new PlanWords(b, body, spec);
-    AggregateSpec tableKeys = LocalKeyTable.tableKeys(spec, wholeMultiprocessor, coded);
+    AggregateSpec tableKeys = LocalKeyTable.tableKeys(spec, wholeMultiprocessor, coded != null);
     this.keyTable =
         tableKeys == null ? null : new LocalKeyTable(b, tableKeys, localSymbol + "_claims");
     this.lookup = new GroupLookup(b, spec, body, plan, keyTable, coded);
-    this.fixedWidthTable = keyTable != null && (coded || LocalKeyTable.holds(spec));
+    this.fixedWidthTable = keyTable != null && (coded != null || LocalKeyTable.holds(spec));
     this.accumulation = new GroupAccumulation(b, spec, plan, features);
   }
 

@@ -103,6 +103,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private final Map<Integer, ColumnRegisters> columns = new LinkedHashMap<>();
   /** The item's columns loaded ahead of it ({@link #takeLoadedAhead}), by column. */
   private Map<Integer, LookaheadColumns.Raw> loadedAhead = Map.of();
+  /** Dictionary columns whose loads keep their codes undecoded ({@link #leaveCoded}). */
+  private final BitSet leftCoded = new BitSet();
   private final Map<Integer, String[]> dforValues = new LinkedHashMap<>();
   /** Per GPU-FOR column, the miniblock of the thread's run of rows ({@link #beginRun}). */
   private final Map<Integer, ColumnLoads.ForMiniblock> runMiniblocks = new LinkedHashMap<>();
@@ -282,6 +284,15 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       writer[code[at + 1]] = i;
     }
     return selects;
+  }
+
+  /** The registers any instruction of {@code program} reads. */
+  static BitSet readRegisters(Program program) {
+    BitSet read = new BitSet();
+    for (int i = 0; i < program.instructionCount(); i++) {
+      operands(program, i).forEach(read::set);
+    }
+    return read;
   }
 
   /** The register operands of instruction {@code i}, PROBE's key registers included. */
@@ -1865,6 +1876,29 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       later = 0;
     }
     return ColumnLoads.load(b, inputs.get(column), c.data(), c.validity(), c.offsets(),
-        c.words(), c.blockStarts(), dforValues.get(column), miniblock, later, item);
+        c.words(), c.blockStarts(), dforValues.get(column), miniblock, later, item,
+        leftCoded.get(column));
+  }
+
+  /**
+   * Leaves the strings of dictionary column {@code column} undecoded where it is loaded: its
+   * values keep their codes ({@link Val#code}), with a value and length of 0, and a reader
+   * that needs a string decodes it ({@link #decodeString}). Only for a column whose strings no
+   * instruction reads (CodeGroups.decodedAtLookup).
+   */
+  void leaveCoded(int column) {
+    if (!inputs.get(column).dictionary()) {
+      throw new IllegalArgumentException("column " + column + " holds no dictionary codes");
+    }
+    leftCoded.set(column);
+  }
+
+  /**
+   * The string of code {@code code} (.b64) of dictionary column {@code column}, which {@link
+   * #leaveCoded} left undecoded, NULL where {@code valid} (a .pred, or null) is false.
+   */
+  Val decodeString(int column, String code, String valid) {
+    ColumnRegisters c = columnRegisters(column);
+    return ColumnLoads.stringAt(b, c.data(), c.offsets(), code, valid);
   }
 }

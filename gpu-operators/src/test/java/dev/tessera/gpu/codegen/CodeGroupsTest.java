@@ -123,6 +123,46 @@ class CodeGroupsTest {
   }
 
   @Test
+  void aKeysStringsAreDecodedWhereARowLooksUnlessTheProgramReadsThem() throws Exception {
+    AggregateSpec two = strings(2);
+    Program identity = AggregateBlockShapeTest.program(two, false);
+    int[] keys = CodeGroups.keyInputs(identity, two, inputs(two, true));
+    assertArrayEquals(new boolean[] {true, true},
+        CodeGroups.decodedAtLookup(identity, two, keys));
+    String ptx = AggregateUpdateGenerator.generate(identity, inputs(two, true), two,
+        KernelFeatures.forArch("sm_90")).ptx();
+    assertTrue(ptx.contains("key 0's string, which its load left coded"));
+    assertTrue(ptx.contains("key 1's string, which its load left coded"));
+    // The filter reads the first key's string (its length): it is decoded where it is loaded.
+    List<ColumnType> types = two.inputTypes();
+    ProgramBuilder b = new ProgramBuilder(types, false);
+    int first = b.loadColumn(0);
+    int second = b.loadColumn(1);
+    int value = b.loadColumn(2);
+    int keep = b.emitNew(Opcode.CMP_INT, b.emitNew(Opcode.LENGTH, first, 0, 0),
+        b.loadConstant(0), dev.tessera.gpu.expr.Comparison.GT.code());
+    Program read = b.build(keep, List.of(new Program.Output(first, ColumnType.STRING),
+        new Program.Output(second, ColumnType.STRING), new Program.Output(value, ColumnType.LONG)));
+    assertArrayEquals(new boolean[] {false, true}, CodeGroups.decodedAtLookup(read, two,
+        new int[] {0, 1}));
+    // The second key's string is also an input of the aggregation's functions.
+    ProgramBuilder c = new ProgramBuilder(types, false);
+    int k1 = c.loadColumn(0);
+    int k2 = c.loadColumn(1);
+    int v = c.loadColumn(2);
+    Program asInput = c.build(-1, List.of(new Program.Output(k1, ColumnType.STRING),
+        new Program.Output(k2, ColumnType.STRING), new Program.Output(v, ColumnType.LONG),
+        new Program.Output(k2, ColumnType.STRING)));
+    List<ColumnType> withInput = new ArrayList<>(types);
+    withInput.add(ColumnType.STRING);
+    AggregateSpec spec = new AggregateSpec(withInput, 2, List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.COUNT, 3, ColumnType.LONG)), false);
+    assertArrayEquals(new boolean[] {true, false}, CodeGroups.decodedAtLookup(asInput, spec,
+        new int[] {0, 1}));
+  }
+
+  @Test
   void theTableHoldsTheIndexAsOneLong() {
     AggregateSpec two = strings(2);
     AggregateSpec table = CodeGroups.tableSpec(two);
