@@ -2,6 +2,7 @@ package dev.tessera.gpu.codegen;
 
 import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.codec.GpuForLayout;
 import dev.tessera.gpu.expr.Program;
 import java.util.ArrayList;
@@ -166,7 +167,7 @@ public final class AggregateUpdateGenerator {
   /** The key of the kernel made for the probe filter of the tables in {@code used} alone. */
   private static String keyOf(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet used) {
-    StringBuilder key = new StringBuilder("aggregate-update v81;");
+    StringBuilder key = new StringBuilder("aggregate-update v82;");
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
     }
@@ -298,10 +299,11 @@ public final class AggregateUpdateGenerator {
     String entry = FilterProjectGenerator.entryName(ENTRY_PREFIX, key);
     Writer writer = new Writer(program, inputs, spec, entry, features, used, true);
     String ptx = writer.write();
-    // A plain copy can take the kernel past its register ask, which would cost it threads: the
-    // kernel without one is the compiler's second choice (in 120 random kernels with a copy, one
-    // went from 64 to 96 registers).
-    GeneratedKernel leaner = !writer.tookPlainCopy() ? null : new GeneratedKernel(entry, key,
+    // A plain copy, or a GPU-FOR column loaded ahead, can take the kernel past its register ask,
+    // which would cost it threads: the kernel without either is the compiler's second choice (in
+    // 120 random kernels with a copy, one went from 64 to 96 registers).
+    GeneratedKernel leaner = !writer.tookPlainCopy() && !writer.loadsEncodedAhead() ? null
+        : new GeneratedKernel(entry, key,
         new Writer(program, inputs, spec, entry, features, used, false).write(),
         features.ptxTarget());
     return new GeneratedKernel(entry, key, ptx, features.ptxTarget(), leaner);
@@ -365,16 +367,24 @@ public final class AggregateUpdateGenerator {
     /** The tile's GPU-FOR headers its items take ({@link #tileForHeaders}), or null. */
     private TileForHeaders tileHeaders;
     private String tileItems;
+    /**
+     * Whether the items may load a GPU-FOR column ahead (the kernel's richer form: the leaner
+     * one, {@link GeneratedKernel#leaner}, does not), and whether they do (set by write()).
+     */
+    private final boolean mayLoadEncodedAhead;
+    private boolean encodedAhead;
     /** A thread's items a tile: {@link #RUN_ITEMS} where they are one run (set by write()). */
     private int items = ITEMS;
 
     /**
      * {@code plainCopies}: whether items may take a plain copy ({@link ShortcutMode}), in a kernel
-     * of a block a multiprocessor.
+     * of a block a multiprocessor, and load a GPU-FOR column ahead ({@link LookaheadColumns}):
+     * the kernel's richer form, false for its leaner one.
      */
     Writer(Program program, List<InputSpec> inputs, AggregateSpec spec, String entry,
         KernelFeatures features, BitSet probeFiltered, boolean plainCopies) {
       this.spec = spec;
+      this.mayLoadEncodedAhead = plainCopies;
       this.probeFiltered = probeFiltered;
       this.anyBlockSize = fillsMultiprocessor(program, spec, inputs);
       this.inputs = inputs;
@@ -395,6 +405,11 @@ public final class AggregateUpdateGenerator {
           ? new GroupedAggregateEmitter(b, spec, body, localName(), features, anyBlockSize,
               coded, plainCopies && anyBlockSize,
               constantEntries(program, spec, inputs, features)) : null;
+    }
+
+    /** Whether the items' GPU-FOR columns are loaded ahead (set by write()). */
+    boolean loadsEncodedAhead() {
+      return encodedAhead;
     }
 
     /** Whether an item took a plain copy ({@link ShortcutMode}), after {@link #write}. */
@@ -464,12 +479,15 @@ public final class AggregateUpdateGenerator {
       b.op("mul.lo.u32 %s, %s, %s", tileStart, tileStart, tileItems);
       LookaheadColumns ahead = null;
       LookaheadColumns secondAhead = null; // the second item's, where items are paired
-      SortedSet<Integer> readAhead = readsAhead() ? LookaheadColumns.columns(
-          body.plainColumnsLoaded(split != null ? split.first() : needed), inputs)
-          : new TreeSet<>();
+      SortedSet<Integer> readAhead = !readsAhead() ? new TreeSet<>() : split != null
+          ? LookaheadColumns.columns(body.plainColumnsLoaded(split.first()), inputs)
+          : LookaheadColumns.columns(body.columnsLoaded(needed), inputs, mayLoadEncodedAhead);
+      encodedAhead = readAhead.stream()
+          .anyMatch(c -> inputs.get(c).encoding() != Encoding.PLAIN);
       if (!readAhead.isEmpty()) { // from the thread's first row on
         ahead = new LookaheadColumns(b, body, inputs, readAhead);
         loadFirstRow(ahead, thread, tileStart, 0, rows32);
+        ahead.loadHeaders();
         if (pairsItems()) {
           secondAhead = new LookaheadColumns(b, body, inputs, readAhead);
           loadFirstRow(secondAhead, thread, tileStart, BLOCK_THREADS, rows32);
@@ -599,6 +617,9 @@ public final class AggregateUpdateGenerator {
         } else {
           body.takeLoadedAhead(firstLoaded);
           item(0, itemOffset64, thread, tileOffset, outside, cone, rest, filter, outputs);
+          if (ahead != null) {
+            ahead.loadHeaders(); // the next row's, whose block start has had the item to arrive
+          }
         }
         body.takeLoadedAhead(Map.of());
         if (prefiltered != null) {

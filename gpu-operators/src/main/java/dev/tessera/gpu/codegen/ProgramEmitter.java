@@ -1862,15 +1862,30 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     return columnRegisters(c).data();
   }
 
+  /** Encoded column c's block starts (.b64, global). */
+  String columnBlockStarts(int c) {
+    return columnRegisters(c).blockStarts();
+  }
+
+  /** Encoded column c's words (.b64, global). */
+  String columnWords(int c) {
+    return columnRegisters(c).words();
+  }
+
   @Override
   public Val loadColumn(int column, RowEmitter.Item item) {
     LookaheadColumns.Raw ahead = loadedAhead.get(column);
-    if (ahead != null) {
+    if (ahead != null && ahead.header() == null) {
       return LookaheadColumns.value(b, ahead, item.row());
     }
     ColumnRegisters c = columnRegisters(column);
     ColumnLoads.ForMiniblock miniblock = runMiniblocks.get(column);
     int later = item.index(); // a run's item i is its first row plus i
+    if (ahead != null) {
+      miniblock = LookaheadColumns.miniblock(b, ahead, c.words(), item.row(),
+          inputs.get(column).referenceWords());
+      later = 0;
+    }
     if (miniblock == null && tileHeaders != null && tileHeaders.covers(column)) {
       miniblock = tileHeaders.miniblock(column, item.row());
       later = 0;

@@ -173,6 +173,31 @@ class AggregateBlockShapeTest {
   }
 
   @Test
+  void aKernelOfTheLaunchsBlockLoadsItsFirstGpuForColumnsHeaderAhead() throws Exception {
+    AggregateSpec keyed = spec(List.of(ColumnType.LONG));
+    GeneratedKernel kernel = AggregateUpdateGenerator.generate(program(keyed, false),
+        inputs(keyed, Encoding.FOR), keyed, KernelFeatures.forArch("sm_90"));
+    String ptx = kernel.ptx();
+    int loop = ptx.indexOf("$L_item_loop");
+    String inLoop = ptx.substring(loop);
+    // The key's block start with the row (predicated: where it is in the batch), then at the
+    // end of the item before, its block's reference and widths; the value's column is read by
+    // its item (one column ahead: two took the kernels of two keys to 90 registers).
+    Pattern start = Pattern.compile("@%p\\d+ ld\\.global\\.nc\\.s32");
+    Pattern header =
+        Pattern.compile("@%p\\d+ ld\\.global\\.nc\\.u32 %r\\d+, \\[%rd\\d+(\\+[48])?\\];");
+    assertEquals(1, start.matcher(ptx.substring(0, loop)).results().count());
+    assertEquals(2 + 1, header.matcher(ptx.substring(0, loop)).results().count());
+    assertEquals(1, start.matcher(inLoop).results().count());
+    assertEquals(2 + 1, header.matcher(inLoop).results().count());
+    Matcher headers = header.matcher(inLoop);
+    assertTrue(headers.find() && headers.start() > inLoop.indexOf("the row's group"),
+        "the header after the item");
+    // The leaner form (the compiler's second choice) reads it in its item.
+    assertEquals(0, start.matcher(kernel.leaner().ptx()).results().count());
+  }
+
+  @Test
   @RequiresPtxCompiler
   void aKernelOfTheLaunchsBlockCompilesClean() throws Exception {
     AggregateSpec keyed = spec(List.of(ColumnType.LONG));
