@@ -431,9 +431,9 @@ final class GroupLookup {
   /**
    * Where the per-block table is found by key: for the lanes of {@code act} whose keys (as the
    * table holds them, {@link #tableKeys}) are their last group's, that group into {@code group}
-   * and its entry into {@code entry} (-1 for the other lanes). Returns the lanes of {@code act} that must look their group up, for {@link
-   * #findGroup(String, AggregateValue[], boolean[], String, LocalKeyTable.View, String,
-   * Recalled)}.
+   * and its entry into {@code entry} (-1 for the other lanes). Returns the lanes of {@code act}
+   * that must look their group up, for {@link #findGroup(String, AggregateValue[], boolean[],
+   * String, LocalKeyTable.View, String, Recalled)}.
    */
   Recalled recall(String act, AggregateValue[] keys, String group, String entry) {
     return recall(act, keys, storedForms(keys), group, entry);

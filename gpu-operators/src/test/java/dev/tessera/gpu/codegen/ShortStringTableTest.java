@@ -95,7 +95,8 @@ class ShortStringTableTest {
     }
     AggregateSpec wide = new AggregateSpec(types, 1, nine, false);
     int entries = LocalTableSize.wholeMultiprocessorEntries(wide, false, hopper);
-    assertTrue(LocalTableSize.tableBytes(entries, 9) + LocalKeyTable.bytes(wide, entries, true, false)
-        <= LocalTableSize.wholeMultiprocessorBudget(hopper), "entries " + entries);
+    long bytes = LocalTableSize.tableBytes(entries, 9)
+        + LocalKeyTable.bytes(wide, entries, true, false);
+    assertTrue(bytes <= LocalTableSize.wholeMultiprocessorBudget(hopper), "entries " + entries);
   }
 }
