@@ -7,6 +7,9 @@
 #   dev/gpu-profile/bench-launch-profile.sh MAIN_CLASS [ARGS...]
 #   e.g. dev/gpu-profile/bench-launch-profile.sh dev.tessera.gpu.bench.FilterProjectBench \
 #          67108864 4268 cuda codegen
+#        KERNEL=regex:tessera_gen_aggregate SKIP=2001 dev/gpu-profile/bench-launch-profile.sh \
+#          dev.tessera.gpu.bench.HashAggregateBench 33554432 4268 cuda codegen "long keys" 1000
+#        (the second of 1,000 groups' launches; with one group count the run ends after it)
 #
 # Environment: KERNEL (ncu's kernel filter, default regex:tessera_gen), SKIP (launches of it to
 # skip first, default 4), JAVA_TOOL_OPTIONS (say -Dtessera.exp.x=1 of a temporary build). Writes
@@ -14,7 +17,7 @@
 # bench-sass.csv, prints the summary, the hot spots (ncu_tables.py hotspots) and the length of the
 # path most items take (ncu_tables.py path).
 set -uo pipefail
-[ $# -ge 1 ] || { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+[ $# -ge 1 ] || { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 app=/opt/tessera/app
 work=${TMPDIR:-/tmp}/bench-profile

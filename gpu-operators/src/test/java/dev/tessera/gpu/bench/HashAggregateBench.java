@@ -60,10 +60,14 @@ import java.util.Random;
  * form's runs, its aggregation runs 2,000 times over a small batch, so that the host's part is
  * timed compiled by the JVM, as an executor runs it, not interpreted.
  *
- * <pre>run-bench.sh dev.tessera.gpu.bench.HashAggregateBench [rows] [deviceGBps] [backend] [codegen] [forms]</pre>
+ * <pre>run-bench.sh dev.tessera.gpu.bench.HashAggregateBench [rows] [deviceGBps] [backend] [codegen]
+ *     [forms] [groups]</pre>
  *
  * <p>{@code forms}, when given, is a comma-separated list of the forms to run ("long keys,no
- * keys"); all thirteen otherwise.
+ * keys"); all thirteen otherwise. {@code groups}, when given, is a comma-separated list of the
+ * group counts to run ("10,1000"), of those a form runs (1, 10, ... up to 10^7, 10^6 for string
+ * keys, 1 without keys); all of them otherwise. A profile of one group count's launch then ends
+ * after it, not after every larger count's batches were made and run.
  */
 public final class HashAggregateBench {
   /** "long string keys": what comes before the number of a key. */
@@ -101,6 +105,7 @@ public final class HashAggregateBench {
         }
         forms = chosen;
       }
+      List<Long> chosenGroups = args.length > 5 ? groupCounts(args[5]) : null;
       for (String form : forms) {
         // The text before a string key's number; null where the key is a LONG.
         String prefix = form.startsWith("string keys") ? "key-"
@@ -127,6 +132,9 @@ public final class HashAggregateBench {
         System.out.println("groups        median ms   G rows/s   floor ms   x floor");
         long maxGroups = global ? 1 : strings ? MAX_STRING_GROUPS : 10_000_000L;
         for (long groups = 1; groups <= maxGroups; groups *= 10) {
+          if (chosenGroups != null && !chosenGroups.contains(groups)) {
+            continue;
+          }
           List<ColumnBatch<DeviceColumn>> inputs = new ArrayList<>();
           try {
             long inputBytes = 0;
@@ -149,6 +157,25 @@ public final class HashAggregateBench {
         }
       }
     }
+  }
+
+  /** The group counts of the {@code groups} argument: powers of ten from 1 to 10^7. */
+  private static List<Long> groupCounts(String groups) {
+    List<Long> counts = new ArrayList<>();
+    for (String count : groups.split(",")) {
+      long n;
+      try {
+        n = Long.parseLong(count.trim());
+      } catch (NumberFormatException e) {
+        n = -1;
+      }
+      if (n < 1 || n > 10_000_000L || !Long.toString(n).matches("10*")) {
+        throw new IllegalArgumentException("groups: '" + count
+            + "' is not a power of ten from 1 to 10000000 (say \"10,1000\")");
+      }
+      counts.add(n);
+    }
+    return counts;
   }
 
   /**
