@@ -2,8 +2,8 @@
 // plan layout below.
 //
 // The aggregation state (owned by the Java side, living across batches) is an open-addressing
-// hash table with linear probing: `slots` holds int32 group indexes (kEmpty = -1, kBusy = -2 while
-// a thread writes a new group's key). Per group: its 64-bit hash, its key values and key null
+// hash table with linear probing: each Slot holds an int32 group index (kEmpty = -1, kBusy = -2
+// while a thread writes a new group's key) and that group's hash. Per group: its 64-bit hash, its key values and key null
 // flags, and per function a value word, a high word (sums are exact 128-bit: low word in `value`,
 // high word in `high`) and a seen flag. A fixed-width key value is int64, sign-extended from its
 // width (FLOAT/DOUBLE by bits); a STRING key value is the offset of its bytes in the key heap
@@ -102,13 +102,17 @@ tessera_hash_aggregate_update(const int* __restrict__ code, int instruction_coun
 
 extern "C" __global__ void __launch_bounds__(tessera::kBlockThreads)
 tessera_hash_aggregate_rehash(const unsigned long long* __restrict__ hashes, long long groups,
-                              int* __restrict__ slots, long long table_mask) {
+                              tessera::hash_aggregate::Slot* __restrict__ slots,
+                              long long table_mask) {
+  using namespace tessera::hash_aggregate;
   const long long g = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (g >= groups) return;
-  unsigned long long slot = hashes[g] & static_cast<unsigned long long>(table_mask);
-  while (atomicCAS(slots + slot, -1, static_cast<int>(g)) != -1) {
+  const unsigned long long h = hashes[g];
+  unsigned long long slot = h & static_cast<unsigned long long>(table_mask);
+  while (atomicCAS(&slots[slot].group, kEmpty, static_cast<int>(g)) != kEmpty) {
     slot = (slot + 1) & static_cast<unsigned long long>(table_mask);
   }
+  slots[slot].hash = h;  // read by the next launch, after this one ends
 }
 
 // Accumulators of groups [from, to) to their identities (value, high, seen per function).

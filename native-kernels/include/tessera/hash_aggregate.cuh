@@ -7,6 +7,8 @@
 // arithmetic must be made in both.
 #pragma once
 
+#include <cstddef>  // offsetof
+
 #include "tessera/config.cuh"
 #include "tessera/hash.cuh"  // Mix, HashBytes
 #include "tessera/program.cuh"
@@ -41,6 +43,23 @@ constexpr int kMax = static_cast<int>(AggregateKind::MAX);
 
 constexpr int kEmpty = -1;
 constexpr int kBusy = -2;
+// A slot of the group table: the group's key tuple hash beside its index, so that a probe reads
+// both in one 16-byte access; a generated kernel decides a single fixed-width key by the hash
+// alone (HashKeys is a bijection of it). Both start all ones (kEmpty; kUnknownHash). The inserting
+// thread writes the hash before it names the group; a reader that sees the group with the hash
+// still kUnknownHash compares the group's keys instead.
+struct Slot {
+  unsigned long long hash;
+  int group;
+  int unused;
+};
+constexpr int kSlotBytes = 16;
+constexpr int kSlotHash = 0;
+constexpr int kSlotGroup = 8;
+constexpr unsigned long long kUnknownHash = 0xffffffffffffffffull;
+static_assert(sizeof(Slot) == kSlotBytes, "Slot is 16 bytes");
+static_assert(offsetof(Slot, hash) == kSlotHash, "Slot::hash");
+static_assert(offsetof(Slot, group) == kSlotGroup, "Slot::group");
 // Slots of the per-block table a row looks at before it goes to the global accumulators.
 constexpr int kLocalProbes = 4;
 // LocalTable::Find: the multiplier that spreads group indexes over the per-block table.
@@ -60,7 +79,7 @@ struct Header {
   long long key_count;
   long long function_count;
   long long table_mask;        // table capacity - 1 (a power of two)
-  unsigned long long slots;
+  unsigned long long slots;    // the group table: table_mask + 1 Slots
   unsigned long long hashes;
   unsigned long long group_count;  // device counter (unsigned long long)
   unsigned long long heap;         // the key heap's base (0 without string keys)
@@ -330,26 +349,29 @@ __device__ int FindOrInsert(const Header& header, const Key* keys, const KeyAt& 
                             unsigned long long* heap_overflow) {
   const int key_count = static_cast<int>(header.key_count);
   const unsigned long long h = HashKeys(keys, key_count, key_at);
-  int* slots = reinterpret_cast<int*>(header.slots);
+  Slot* slots = reinterpret_cast<Slot*>(header.slots);
   unsigned long long* hashes = reinterpret_cast<unsigned long long*>(header.hashes);
   const unsigned long long mask = static_cast<unsigned long long>(header.table_mask);
   unsigned long long slot = h & mask;
   while (true) {
-    const int s = LoadAcquire(slots + slot);
+    Slot* at = slots + slot;
+    const int s = LoadAcquire(&at->group);
     if (s == kEmpty) {
-      if (atomicCAS(slots + slot, kEmpty, kBusy) == kEmpty) {
+      if (atomicCAS(&at->group, kEmpty, kBusy) == kEmpty) {
         const int group = static_cast<int>(
             atomicAdd(reinterpret_cast<unsigned long long*>(header.group_count), 1ull));
         WriteKey(header, keys, key_count, key_at, group, heap_overflow);
         hashes[group] = h;
-        __threadfence();  // the key and hash before the slot names the group
-        atomicExch(slots + slot, group);
+        at->hash = h;
+        __threadfence();  // the key and hashes before the slot names the group
+        atomicExch(&at->group, group);
         return group;
       }
       continue;  // lost the race: look at the slot again
     }
     if (s == kBusy) continue;  // another thread is writing the key; wait for it
-    if (__ldcg(hashes + s) == h && KeysEqual(header, keys, key_count, key_at, s)) return s;
+    // The acquire above makes the slot's hash visible with its group.
+    if (__ldcg(&at->hash) == h && KeysEqual(header, keys, key_count, key_at, s)) return s;
     slot = (slot + 1) & mask;
   }
 }

@@ -10,7 +10,10 @@ final class AggregatePlan {
   static final int COLUMN_WORDS = 12;
   /** Header.table_mask: the group table's capacity - 1 (a power of two). */
   static final int H_TABLE_MASK = 3;
-  /** Header.slots: the group table, int32 group index per slot (-1 empty, -2 being written). */
+  /**
+   * Header.slots: the group table, a hash_aggregate.cuh Slot each: the group's uint64 hash, then
+   * its int32 index (-1 empty, -2 being written).
+   */
   static final int H_SLOTS = 4;
   /** Header.hashes: per group its key tuple's uint64 hash. */
   static final int H_HASHES = 5;

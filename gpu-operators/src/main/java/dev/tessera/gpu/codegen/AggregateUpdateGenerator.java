@@ -48,6 +48,11 @@ public final class AggregateUpdateGenerator {
    * padding.
    */
   public static final int KEY_HEAP_ALIGNMENT = 8;
+  /**
+   * hash_aggregate.cuh kSlotBytes: a slot of the group table, its group's hash beside its index
+   * (GroupLookup reads both in one access); the host allocates the table (CudaHashAggregate).
+   */
+  public static final int GROUP_SLOT_BYTES = 16;
   /** The PTX comment where a thread's items start one run of consecutive rows. */
   public static final String RUN_MARK = "the thread's items: one run of rows";
   /**
@@ -167,7 +172,7 @@ public final class AggregateUpdateGenerator {
   /** The key of the kernel made for the probe filter of the tables in {@code used} alone. */
   private static String keyOf(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet used) {
-    StringBuilder key = new StringBuilder("aggregate-update v82;");
+    StringBuilder key = new StringBuilder("aggregate-update v83;");
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
     }

@@ -13,10 +13,10 @@ import java.util.Arrays;
  *   <li>with fixed-width keys, of the warp's rows with the same keys only the first looks the
  *       group up, for them all;
  *   <li>slots are read relaxed, not acquired, and published after an acq_rel fence instead of a
- *       sequentially consistent one (see {@link #findOrInsert}); a group's hash and keys are
- *       loaded together;
- *   <li>only string keys compare the group's hash: fixed-width keys compare their null flags and
- *       values alone.
+ *       sequentially consistent one (see {@link #findOrInsert}); a group's keys are loaded
+ *       together;
+ *   <li>one fixed-width key is decided by the slot's hash alone (no read of the group's key) where
+ *       the hash is exact: HashKeys is a bijection of one key's value.
  * </ul>
  */
 final class GroupLookup {
@@ -26,6 +26,13 @@ final class GroupLookup {
    */
   static final int EMPTY = -1;
   static final int BUSY = -2;
+  /**
+   * hash_aggregate.cuh kSlotHash, kSlotGroup (a Slot's fields' byte offsets) and kUnknownHash (a
+   * slot's hash before its group's inserting thread writes it).
+   */
+  static final int SLOT_HASH = 0;
+  static final int SLOT_GROUP = 8;
+  static final long UNKNOWN_HASH = -1L;
   /** hash_aggregate.cuh kNullKeyHash and kNullKeySalt: a NULL key's value hash, and its salt. */
   private static final long NULL_KEY_HASH = 0x9e3779b97f4a7c15L;
   private static final long NULL_KEY_SALT = 0x51ed270b27L;
@@ -840,13 +847,20 @@ final class GroupLookup {
     String stored = b.label("group_stored");
     b.place(probe);
     String slotAddress = b.b64();
-    b.op("mad.lo.s64 %s, %s, 4, %s", slotAddress, slot, slots);
-    String s = b.b32();
+    b.op("mad.lo.s64 %s, %s, %d, %s", slotAddress, slot,
+        AggregateUpdateGenerator.GROUP_SLOT_BYTES, slots);
+    String groupAddress = b.b64();
+    b.op("add.s64 %s, %s, %d", groupAddress, slotAddress, SLOT_GROUP);
+    // The slot's hash and group in one access (a Slot: the hash, then the group's int32).
     // Relaxed, where hash_aggregate.cuh's LoadAcquire acquires: an acquire load makes ptxas
-    // invalidate the multiprocessor's L1 (CCTL.IVALL) at every probe. The group's hash and key
-    // are read at L2 (.cg), by loads whose addresses depend on the index read here, after the
-    // inserting thread's release made them visible there.
-    b.op("ld.relaxed.gpu.global.s32 %s, [%s]", s, slotAddress);
+    // invalidate the multiprocessor's L1 (CCTL.IVALL) at every probe. The group's keys are read
+    // at L2 (.cg), by loads whose addresses depend on the index read here, after the inserting
+    // thread's release made them visible there; its hash may still read kUnknownHash.
+    String slotHash = b.b64();
+    String groupWord = b.b64();
+    b.op("ld.relaxed.gpu.global.v2.u64 {%s, %s}, [%s]", slotHash, groupWord, slotAddress);
+    String s = b.b32();
+    b.op("cvt.u32.u64 %s, %s", s, groupWord);
     String p = b.pred();
     b.op("setp.ne.s32 %s, %s, %d", p, s, EMPTY);
     b.op("@%s bra %s", p, occupied);
@@ -857,7 +871,7 @@ final class GroupLookup {
     String lanes = b.b32();
     b.op("activemask.b32 %s", lanes);
     String peers = b.b32();
-    b.op("match.any.sync.b64 %s, %s, %s", peers, slotAddress, lanes);
+    b.op("match.any.sync.b64 %s, %s, %s", peers, groupAddress, lanes);
     String leader = TilePrimitives.lowestLane(b, peers);
     String lane = b.b32();
     b.op("mov.u32 %s, %%laneid", lane);
@@ -865,7 +879,7 @@ final class GroupLookup {
     b.op("setp.eq.u32 %s, %s, %s", claims, lane, leader);
     String before = b.b32();
     b.op("mov.b32 %s, %d", before, BUSY);
-    b.op("@%s atom.global.cas.b32 %s, [%s], %d, %d", claims, before, slotAddress, EMPTY, BUSY);
+    b.op("@%s atom.global.cas.b32 %s, [%s], %d, %d", claims, before, groupAddress, EMPTY, BUSY);
     b.op("shfl.sync.idx.b32 %s, %s, %s, 31, %s", before, before, leader, lanes);
     b.op("setp.eq.s32 %s, %s, %d", p, before, EMPTY);
     b.op("and.pred %s, %s, %s", claims, claims, p);
@@ -880,36 +894,45 @@ final class GroupLookup {
     String hashAddress = b.b64();
     b.op("mad.lo.s64 %s, %s, 8, %s", hashAddress, index, hashes);
     b.op("st.global.u64 [%s], %s", hashAddress, h);
-    // Release (a fence, then the exchange): the key, accumulators and hash before the slot
+    b.op("st.global.u64 [%s], %s", slotAddress, h);
+    // Release (a fence, then the exchange): the key, accumulators and hashes before the slot
     // names the group. The fence is acq_rel, not membar.gl's sequential consistency; an
     // atom.release instead costs ptxas some 20 registers.
     b.op("fence.acq_rel.gpu");
     String old = b.b32();
-    b.op("atom.global.exch.b32 %s, [%s], %s", old, slotAddress, group);
+    b.op("atom.global.exch.b32 %s, [%s], %s", old, groupAddress, group);
     b.op("bra %s", stored);
     b.place(occupied);
     b.op("setp.eq.s32 %s, %s, %d", p, s, BUSY);
     b.op("@%s bra %s", p, probe); // another thread is writing the key; wait for it
     String candidate = b.b64();
     b.op("cvt.s64.s32 %s, %s", candidate, s);
-    // Only string keys compare the group's hash first (it spares most of their byte compares).
-    // Fixed-width keys' null flags and values decide alone: the hash would be one more read at
-    // L2 for every probe (HashAggregateBench's long keys, ncu: 10^4 groups 2,453 → 2,165 µs,
-    // 10^5 2,180 → 1,972 µs).
-    boolean byHash = Arrays.stream(keys).anyMatch(AggregateValue::isString);
-    String candidateHash = null;
-    if (byHash) {
-      b.op("mad.lo.s64 %s, %s, 8, %s", hashAddress, candidate, hashes);
-      candidateHash = b.b64();
-      b.op("ld.global.cg.u64 %s, [%s]", candidateHash, hashAddress);
+    // A slot's hash once written is its group's (kUnknownHash before, or where that is the hash).
+    String known = b.pred();
+    b.op("setp.ne.u64 %s, %s, %d", known, slotHash, UNKNOWN_HASH);
+    String sameHash = b.pred();
+    b.op("setp.eq.u64 %s, %s, %s", sameHash, slotHash, h);
+    b.op("and.pred %s, %s, %s", sameHash, sameHash, known);
+    String exact = exactByHash(keys, sameHash);
+    if (exact != null) {
+      // The row's hash is the group's: the same key (HashKeys is a bijection of it), no read.
+      b.op("@%s mov.u32 %s, %s", exact, group, s);
+      b.op("@%s bra %s", exact, stored);
     }
-    // The group's key values (and strings' null flags and lengths) are loaded with its hash
-    // (where compared), not after comparing it: one round trip to L2 instead of one per word.
+    String compare = b.label("group_compare");
+    b.op("@%s bra %s", sameHash, compare);
+    b.op("@%s bra %s", known, next); // another hash: another group
+    // The slot's hash not yet visible: the group's own, written before the release.
+    String hashAddress2 = b.b64();
+    b.op("mad.lo.s64 %s, %s, 8, %s", hashAddress2, candidate, hashes);
+    String groupHash = b.b64();
+    b.op("ld.global.cg.u64 %s, [%s]", groupHash, hashAddress2);
+    b.op("setp.ne.u64 %s, %s, %s", p, groupHash, h);
+    b.op("@%s bra %s", p, next);
+    // The hashes are equal (a short string's compare relies on that, stringEqual): the group's
+    // key values (and strings' null flags and lengths), one round trip to L2.
+    b.place(compare);
     StoredKey[] groupKeys = loadKeys(keys, candidate);
-    if (byHash) {
-      b.op("setp.ne.u64 %s, %s, %s", p, candidateHash, h);
-      b.op("@%s bra %s", p, next);
-    }
     keysEqual(keys, mine, groupKeys, candidate, next);
     b.op("mov.u32 %s, %s", group, s);
     b.op("bra %s", stored);
@@ -918,6 +941,28 @@ final class GroupLookup {
     b.op("and.b64 %s, %s, %s", slot, slot, mask);
     b.op("bra %s", probe);
     b.place(stored);
+  }
+
+  /**
+   * Where the row's key tuple hash equal to the slot's ({@code sameHash}) decides its group alone:
+   * one fixed-width key, whose hash (HashKeys: Mix of the seed and Mix of the value) is a
+   * bijection of its value, so that equal hashes are equal keys; not for a NULL key or a value
+   * whose hash is NULL's (HashKeys hashes both alike). {@code sameHash} itself where the key
+   * cannot be NULL, a new predicate where it can, null (no code) for several keys or a string key.
+   */
+  private String exactByHash(AggregateValue[] keys, String sameHash) {
+    if (keys.length != 1 || keys[0].isString()) {
+      return null;
+    }
+    AggregateValue key = keys[0];
+    if (key.valid() == null) {
+      return sameHash;
+    }
+    String exact = b.pred();
+    b.op("setp.ne.u64 %s, %s, %d", exact, key.value(), NULL_KEY_HASH + NULL_KEY_SALT);
+    b.op("and.pred %s, %s, %s", exact, exact, key.valid());
+    b.op("and.pred %s, %s, %s", exact, exact, sameHash);
+    return exact;
   }
 
   /**

@@ -35,8 +35,8 @@ import org.slf4j.LoggerFactory;
  * {@link HashAggregateKernel} on CUDA (native-kernels/kernels/hash_aggregate.cu). Produces what
  * {@code HostHashAggregate} produces (group order aside).
  *
- * <p>The state is a device hash table (open addressing, linear probing, int32 group indexes in
- * the slots) plus per-group arrays: hash, key values and null flags (string keys: an offset into
+ * <p>The state is a device hash table (open addressing, linear probing, an int32 group index and
+ * that group's hash in each slot) plus per-group arrays: hash, key values and null flags (string keys: an offset into
  * a device key heap and a byte length), and per function a value word, a high word (sums are
  * exact 128-bit) and a seen flag. Before each batch the group arrays are grown (copied into bigger
  * ones and rehashed) so that groups + rows of the batch fit, and the key heap is grown (copied:
@@ -363,7 +363,8 @@ final class CudaHashAggregate implements HashAggregateKernel {
       try {
         nextGroups = DeviceBuffer.allocate(pool, next.size);
         if (nextTable > 0) {
-          nextSlots = DeviceBuffer.allocate(pool, Integer.BYTES * nextTable);
+          nextSlots = DeviceBuffer.allocate(pool,
+              (long) AggregateUpdateGenerator.GROUP_SLOT_BYTES * nextTable);
         }
         boolean initializes = keyCount == 0 && capacity > copied; // the group no update inserts
         long planAddress = 0;
@@ -389,6 +390,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
               .address(planAddress).i64(copied).i64(capacity));
         }
         if (nextSlots != null) {
+          // every slot kEmpty, its hash kUnknownHash
           stream.fill(nextSlots.address(), nextSlots.size(), (byte) 0xff);
           if (copied > 0) {
             kernels.launch(REHASH_KERNEL, threadsFor(copied), stream, new KernelArgs()

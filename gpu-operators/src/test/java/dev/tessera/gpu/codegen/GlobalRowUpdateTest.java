@@ -92,17 +92,26 @@ class GlobalRowUpdateTest {
   }
 
   @Test
-  void onlyStringKeysCompareTheGroupsHash() throws Exception {
-    // A probe of the global table loads one .u64 a key: the group's value (no hash). One LONG
-    // key has two lookups, its items' with the shortcuts and without (ShortcutMode).
-    assertEquals(2, count(kernel(spec(List.of(ColumnType.LONG), Kind.SUM), false).ptx(),
-        "ld.global.cg.u64"));
-    assertEquals(2, count(kernel(spec(List.of(ColumnType.INT, ColumnType.INT), Kind.SUM), true)
-        .ptx(), "ld.global.cg.u64"));
-    // A string key's probe loads the group's hash and its key's heap offset, then the key's
-    // bytes a word at a time (one load, in the compare's loop).
-    assertEquals(3, count(kernel(spec(List.of(ColumnType.STRING), Kind.SUM), false).ptx(),
-        "ld.global.cg.u64"));
+  void aSlotsHashDecidesOneFixedWidthKeyWithoutItsGroupsKey() throws Exception {
+    // A probe reads the slot's hash with its group, in one access. One LONG key has two
+    // lookups, its items' with the shortcuts and without (ShortcutMode); two INT keys one.
+    String one = kernel(spec(List.of(ColumnType.LONG), Kind.SUM), false).ptx();
+    String two = kernel(spec(List.of(ColumnType.INT, ColumnType.INT), Kind.SUM), true).ptx();
+    String string = kernel(spec(List.of(ColumnType.STRING), Kind.SUM), false).ptx();
+    assertEquals(2, count(one, "ld.relaxed.gpu.global.v2.u64"));
+    assertEquals(1, count(two, "ld.relaxed.gpu.global.v2.u64"));
+    assertEquals(1, count(string, "ld.relaxed.gpu.global.v2.u64"));
+    // Each lookup reaches its group from the claim and from the keys' compare; one fixed-width
+    // key also where the hashes are equal, before the group's key is read.
+    assertEquals(3 * 2, count(one, "bra $L_group_stored"));
+    assertEquals(2, count(two, "bra $L_group_stored"));
+    assertEquals(2, count(string, "bra $L_group_stored"));
+    // Where the slot's hash is not yet written, a lookup reads the group's (one .u64), then the
+    // group's values: one .u64 a fixed-width key; a string's heap offset, then its bytes a word
+    // at a time (one load, in the compare's loop).
+    assertEquals(2 * 2, count(one, "ld.global.cg.u64"));
+    assertEquals(1 + 2, count(two, "ld.global.cg.u64"));
+    assertEquals(3, count(string, "ld.global.cg.u64"));
   }
 
   @Test

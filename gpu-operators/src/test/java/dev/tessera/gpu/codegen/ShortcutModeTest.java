@@ -82,7 +82,8 @@ class ShortcutModeTest {
     // lookup and the row path, once each.
     assertFalse(plain.contains("vote.sync.all"), plain);
     assertFalse(plain.contains("run"), plain);
-    assertEquals(1, count(plain, "ld.global.cg.u64"), "one probe of the global table");
+    assertEquals(1, count(plain, "ld.relaxed.gpu.global.v2.u64"),
+        "one probe of the global table");
     assertEquals(1, count(plain, "red.global.min.s64"), "one global row path");
     // Both copies fit the 64 registers of a block of 1,024 threads, with no stack or spill.
     CompileReport report = GeneratedModule.compile(k, "sm_90").report(k.entry());

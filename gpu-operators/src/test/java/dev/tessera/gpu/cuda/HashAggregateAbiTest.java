@@ -57,7 +57,7 @@ class HashAggregateAbiTest {
   /**
    * The constants the generated kernels' group update (codegen's GroupLookup and
    * GroupAccumulation, which write hash_aggregate.cuh's functions in PTX) shares with the CUDA
-   * code: the slot states, the hash's seeds and salts, the key heap's alignment, the per-block
+   * code: the slot states and layout, the hash's seeds and salts, the key heap's alignment, the per-block
    * table's probes.
    */
   @Test
@@ -68,6 +68,10 @@ class HashAggregateAbiTest {
     String accumulation = "dev.tessera.gpu.codegen.GroupAccumulation";
     assertEquals(constexpr(aggregate, "kEmpty"), staticField(lookup, "EMPTY"));
     assertEquals(constexpr(aggregate, "kBusy"), staticField(lookup, "BUSY"));
+    assertEquals(constexpr(aggregate, "kSlotHash"), staticField(lookup, "SLOT_HASH"));
+    assertEquals(constexpr(aggregate, "kSlotGroup"), staticField(lookup, "SLOT_GROUP"));
+    assertEquals(constexpr(aggregate, "kUnknownHash"), staticField(lookup, "UNKNOWN_HASH"));
+    assertEquals(constexpr(aggregate, "kSlotBytes"), AggregateUpdateGenerator.GROUP_SLOT_BYTES);
     assertEquals(constexpr(aggregate, "kNullKeyHash"), staticField(lookup, "NULL_KEY_HASH"));
     assertEquals(constexpr(aggregate, "kNullKeySalt"), staticField(lookup, "NULL_KEY_SALT"));
     assertEquals(constexpr(hash, "kStringHashSeed"), staticField(lookup, "STRING_HASH_SEED"));
