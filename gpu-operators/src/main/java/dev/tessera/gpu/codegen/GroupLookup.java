@@ -923,10 +923,10 @@ final class GroupLookup {
     b.op("@%s bra %s", sameHash, compare);
     b.op("@%s bra %s", known, next); // another hash: another group
     // The slot's hash not yet visible: the group's own, written before the release.
-    String hashAddress2 = b.b64();
-    b.op("mad.lo.s64 %s, %s, 8, %s", hashAddress2, candidate, hashes);
+    String groupHashAt = b.b64();
+    b.op("mad.lo.s64 %s, %s, 8, %s", groupHashAt, candidate, hashes);
     String groupHash = b.b64();
-    b.op("ld.global.cg.u64 %s, [%s]", groupHash, hashAddress2);
+    b.op("ld.global.cg.u64 %s, [%s]", groupHash, groupHashAt);
     b.op("setp.ne.u64 %s, %s, %s", p, groupHash, h);
     b.op("@%s bra %s", p, next);
     // The hashes are equal (a short string's compare relies on that, stringEqual): the group's
