@@ -217,6 +217,16 @@ final class CudaHashAggregate implements HashAggregateKernel {
     }
   }
 
+  /**
+   * For tests: every slot of {@code aggregation}'s group table then reads its hash as
+   * kUnknownHash, as a relaxed reader may see a slot whose group is published before the hash
+   * written ahead of it (hash_aggregate.cuh Slot); the next updates must find each such group by
+   * its keys. {@code aggregation} must be one this kernel opened.
+   */
+  static void forgetSlotHashes(Aggregation aggregation) {
+    ((CudaAggregation) aggregation).forgetSlotHashes();
+  }
+
   private final class CudaAggregation implements Aggregation {
     private final AggregateSpec spec;
     private final ArenaPool pool;
@@ -1135,6 +1145,28 @@ final class CudaHashAggregate implements HashAggregateKernel {
     private void checkOpen() {
       if (closed) {
         throw new IllegalStateException("the aggregation is closed");
+      }
+    }
+
+    /** {@link CudaHashAggregate#forgetSlotHashes}. */
+    void forgetSlotHashes() {
+      checkOpen();
+      if (slots == null) {
+        return;
+      }
+      try (ArrowBuf host = staging.buffer(slots.size())) {
+        try {
+          stream.copyDeviceToHost(slots.address(), host.memoryAddress(), slots.size());
+          stream.synchronize();
+          for (long at = 0; at < slots.size(); at += AggregateUpdateGenerator.GROUP_SLOT_BYTES) {
+            host.setLong(at, -1L); // Slot::hash, kUnknownHash
+          }
+          stream.copyHostToDevice(host.memoryAddress(), slots.address(), slots.size());
+          stream.synchronize();
+        } catch (RuntimeException | Error e) {
+          stream.synchronizeAfter(e);
+          throw e;
+        }
       }
     }
 

@@ -648,6 +648,65 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
   }
 
   /**
+   * A lookup that sees a slot's group before its hash (the inserting thread writes the hash
+   * first and publishes the group after a fence, but a relaxed reader may see the group first:
+   * hash_aggregate.cuh Slot) finds the group by its keys, never inserts it again. Between the
+   * two batches every slot's hash is made kUnknownHash; the second batch repeats the first's
+   * groups (most of its rows miss a block's table: 50,000 groups) and adds new ones. Scenario:
+   * the keys (one LONG, decided by its hash where the hash is known; one nullable LONG; two
+   * INTs; a STRING).
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"long", "nullable long", "two ints", "string"})
+  void groupsWhoseSlotsHashIsNotYetSeenAreFoundByTheirKeys(String scenario) {
+    List<ColumnType> keyTypes = switch (scenario) {
+      case "two ints" -> List.of(ColumnType.INT, ColumnType.INT);
+      case "string" -> List.of(ColumnType.STRING);
+      default -> List.of(ColumnType.LONG);
+    };
+    List<ColumnType> types = new ArrayList<>(keyTypes);
+    types.add(ColumnType.LONG);
+    int value = keyTypes.size();
+    AggregateSpec spec = new AggregateSpec(types, keyTypes.size(), List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM, value, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, value, ColumnType.LONG)), false);
+    Random random = new Random(scenario.hashCode());
+    List<List<List<Object>>> batches = new ArrayList<>();
+    for (int groups : new int[] {50_000, 60_000}) {
+      int n = 400_000;
+      List<List<Object>> columns = new ArrayList<>();
+      for (int c = 0; c < types.size(); c++) {
+        columns.add(new ArrayList<>(n));
+      }
+      for (int r = 0; r < n; r++) {
+        int g = r < groups ? r : random.nextInt(groups);
+        boolean nullKey = scenario.equals("nullable long") && g % 1000 == 7;
+        switch (scenario) {
+          case "two ints" -> {
+            columns.get(0).add(g / 100);
+            columns.get(1).add(g % 100);
+          }
+          case "string" -> columns.get(0).add("key-" + g);
+          default -> columns.get(0).add(nullKey ? null : (long) g * 0x9E3779B97L);
+        }
+        columns.get(value).add((long) random.nextInt(2_000_001) - 1_000_000);
+      }
+      batches.add(columns);
+    }
+    List<List<Object>> want = aggregate(host, hostStream, spec, batches);
+    List<List<Object>> got;
+    try (HashAggregateKernel.Aggregation aggregation =
+        cuda.hashAggregateKernel().open(spec, cuda.deviceMemory(), cudaStream)) {
+      feed(cuda, cudaStream, aggregation, types, batches.get(0), batches.get(0).get(0).size());
+      CudaHashAggregate.forgetSlotHashes(aggregation);
+      feed(cuda, cudaStream, aggregation, types, batches.get(1), batches.get(1).get(0).size());
+      got = finish(cuda, cudaStream, aggregation);
+    }
+    assertSameRows(want, got, spec, "slots' hashes not yet seen, " + scenario);
+  }
+
+  /**
    * The direct group map (Crystal's SSB group-by): small dense integer keys (SSB-like: a year, a
    * nation code) decided from the first batch; later batches leave the range (values below and
    * above it, and NULLs), which must go through the hash table and still group with the rest.
