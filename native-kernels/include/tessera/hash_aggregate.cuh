@@ -370,8 +370,11 @@ __device__ int FindOrInsert(const Header& header, const Key* keys, const KeyAt& 
       continue;  // lost the race: look at the slot again
     }
     if (s == kBusy) continue;  // another thread is writing the key; wait for it
-    // The acquire above makes the slot's hash visible with its group.
-    if (__ldcg(&at->hash) == h && KeysEqual(header, keys, key_count, key_at, s)) return s;
+    // The acquire above makes the slot's hash visible with its group; kUnknownHash (the real
+    // hash, or a test's) sends the lookup to the group's own, as in a generated kernel.
+    unsigned long long slot_hash = __ldcg(&at->hash);
+    if (slot_hash == kUnknownHash) slot_hash = __ldcg(hashes + s);
+    if (slot_hash == h && KeysEqual(header, keys, key_count, key_at, s)) return s;
     slot = (slot + 1) & mask;
   }
 }
