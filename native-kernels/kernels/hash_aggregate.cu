@@ -1,14 +1,14 @@
 // The hash aggregation operator, driven by CudaHashAggregate.java, whose constants mirror the
 // plan layout below.
 //
-// The aggregation state (owned by the Java side, living across batches) is an open-addressing
-// hash table with linear probing: each Slot holds an int32 group index (kEmpty = -1, kBusy = -2
-// while a thread writes a new group's key) and that group's hash. Per group: its 64-bit hash, its key values and key null
-// flags, and per function a value word, a high word (sums are exact 128-bit: low word in `value`,
-// high word in `high`) and a seen flag. A fixed-width key value is int64, sign-extended from its
-// width (FLOAT/DOUBLE by bits); a STRING key value is the offset of its bytes in the key heap
-// (relative to the heap's base, so the host can grow the heap by copying it) with the byte length
-// in a per-group int32 array.
+// The aggregation state (owned by the Java side, living across batches) is an open-addressing hash
+// table with linear probing: each Slot holds an int32 group index (kEmpty = -1, kBusy = -2 while a
+// thread writes a new group's key) and that group's hash. Per group: its 64-bit hash, its key
+// values and key null flags, and per function a value word, a high word (sums are exact 128-bit:
+// low word in `value`, high word in `high`) and a seen flag. A fixed-width key value is int64,
+// sign-extended from its width (FLOAT/DOUBLE by bits); a STRING key value is the offset of its
+// bytes in the key heap (relative to the heap's base, so the host can grow the heap by copying it)
+// with the byte length in a per-group int32 array.
 //
 // tessera_hash_aggregate_update: the fused pipeline (DESIGN.md §3), one launch per batch. A block
 // takes tiles of kTileItems rows (grid-stride), runs the expression program over the tile with

@@ -47,7 +47,7 @@ constexpr int kBusy = -2;
 // both in one 16-byte access; a generated kernel decides a single fixed-width key by the hash
 // alone (HashKeys is a bijection of it). Both start all ones (kEmpty; kUnknownHash). The inserting
 // thread writes the hash before it names the group; a reader that sees the group with the hash
-// still kUnknownHash compares the group's keys instead.
+// still kUnknownHash takes the group's own hash (Header.hashes), then compares its keys.
 struct Slot {
   unsigned long long hash;
   int group;

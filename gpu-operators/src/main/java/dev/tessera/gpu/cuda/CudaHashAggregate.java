@@ -36,14 +36,14 @@ import org.slf4j.LoggerFactory;
  * {@code HostHashAggregate} produces (group order aside).
  *
  * <p>The state is a device hash table (open addressing, linear probing, an int32 group index and
- * that group's hash in each slot) plus per-group arrays: hash, key values and null flags (string keys: an offset into
- * a device key heap and a byte length), and per function a value word, a high word (sums are
- * exact 128-bit) and a seen flag. Before each batch the group arrays are grown (copied into bigger
- * ones and rehashed) so that groups + rows of the batch fit, and the key heap is grown (copied:
- * groups hold offsets relative to its base) so that every string key byte the batch may insert
- * fits; the table has twice as many slots as the group arrays have room for, so probes always
- * end. Sums overflow when the exact sum leaves int64 (SUM to LONG: wraps, or the ANSI error)
- * or the result precision (SUM_DECIMAL: NULL, never an error); a SUM to DOUBLE is the exact
+ * that group's hash in each slot) plus per-group arrays: hash, key values and null flags (string
+ * keys: an offset into a device key heap and a byte length), and per function a value word, a high
+ * word (sums are exact 128-bit) and a seen flag. Before each batch the group arrays are grown
+ * (copied into bigger ones and rehashed) so that groups + rows of the batch fit, and the key heap
+ * is grown (copied: groups hold offsets relative to its base) so that every string key byte the
+ * batch may insert fits; the table has twice as many slots as the group arrays have room for, so
+ * probes always end. Sums overflow when the exact sum leaves int64 (SUM to LONG: wraps, or the ANSI
+ * error) or the result precision (SUM_DECIMAL: NULL, never an error); a SUM to DOUBLE is the exact
  * sum rounded once. DOUBLE inputs of SUM are whole numbers, converted exactly to int128.
  *
  * <p>Every update is the fused kernel: {@link #update(ColumnBatch)} runs it with the identity
