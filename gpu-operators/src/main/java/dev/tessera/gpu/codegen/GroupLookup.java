@@ -16,7 +16,7 @@ import java.util.Arrays;
  *       sequentially consistent one (see {@link #findOrInsert}); a group's keys are loaded
  *       together;
  *   <li>one fixed-width key is decided by the slot's hash alone (no read of the group's key) where
- *       the hash is exact: HashKeys is a bijection of one key's value.
+ *       the hash is exact: HashKeys is a bijection of one key's value ({@link #exactByHash}).
  * </ul>
  */
 final class GroupLookup {
@@ -944,23 +944,25 @@ final class GroupLookup {
   }
 
   /**
-   * Where the row's key tuple hash equal to the slot's ({@code sameHash}) decides its group alone:
-   * one fixed-width key, whose hash (HashKeys: Mix of the seed and Mix of the value) is a
-   * bijection of its value, so that equal hashes are equal keys; not for a NULL key or a value
-   * whose hash is NULL's (HashKeys hashes both alike). {@code sameHash} itself where the key
-   * cannot be NULL, a new predicate where it can, null (no code) for several keys or a string key.
+   * A new predicate: where the row's key tuple hash equal to the slot's ({@code sameHash}) decides
+   * its group alone. One fixed-width key's hash (HashKeys: Mix of the seed and Mix of the value)
+   * is a bijection of its value, so equal hashes are equal keys, but for the value HashKeys hashes
+   * as it hashes NULL (kNullKeyHash + kNullKeySalt): a row of that value, or a NULL row, compares
+   * the group's key. That holds in a kernel whose key cannot be NULL too (or whose item sees only
+   * rows with a key, GroupedAggregateEmitter.nullKeyRows): the table lives across batches, and
+   * an earlier one may have inserted the NULL group. Null (no code) for several keys or a string
+   * key.
    */
   private String exactByHash(AggregateValue[] keys, String sameHash) {
     if (keys.length != 1 || keys[0].isString()) {
       return null;
     }
     AggregateValue key = keys[0];
-    if (key.valid() == null) {
-      return sameHash;
-    }
     String exact = b.pred();
     b.op("setp.ne.u64 %s, %s, %d", exact, key.value(), NULL_KEY_HASH + NULL_KEY_SALT);
-    b.op("and.pred %s, %s, %s", exact, exact, key.valid());
+    if (key.valid() != null) {
+      b.op("and.pred %s, %s, %s", exact, exact, key.valid());
+    }
     b.op("and.pred %s, %s, %s", exact, exact, sameHash);
     return exact;
   }

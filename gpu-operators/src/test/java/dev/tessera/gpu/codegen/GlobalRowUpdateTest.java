@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
  * How a generated aggregate kernel updates a group's global accumulators and finds a group in
  * the global table, where the per-block table does not hold the row's: a keyed kernel's integer
  * MIN/MAX read first, the waits issued after every function's atomic (at most three such
- * functions), only string keys compared by the group's hash, and a fixed-width key's null flag
+ * functions), one fixed-width key decided by the slot's hash, and a fixed-width key's null flag
  * read only where the values are 0. No GPU (the CUDA differential suites run these kernels
  * against the host reference).
  */
@@ -112,6 +112,20 @@ class GlobalRowUpdateTest {
     assertEquals(2 * 2, count(one, "ld.global.cg.u64"));
     assertEquals(1 + 2, count(two, "ld.global.cg.u64"));
     assertEquals(3, count(string, "ld.global.cg.u64"));
+  }
+
+  @Test
+  void theValueHashedAsNullIsNeverDecidedByTheHash() throws Exception {
+    // HashKeys hashes NULL as the value kNullKeyHash + kNullKeySalt: a row of that value (or a
+    // NULL one) compares the group's key, also where the kernel's key cannot be NULL (the table
+    // may hold the NULL group of an earlier batch's), in both lookups of each kernel.
+    String nullLike = Long.toString(0x9e3779b97f4a7c15L + 0x51ed270b27L);
+    for (boolean nullable : new boolean[] {false, true}) {
+      String ptx = kernel(spec(List.of(ColumnType.LONG), Kind.SUM), nullable).ptx();
+      assertTrue(count(ptx, "setp.ne.u64") > 0);
+      assertEquals(count(ptx, "ld.relaxed.gpu.global.v2.u64"), count(ptx, ", " + nullLike + ";"),
+          "nullable " + nullable);
+    }
   }
 
   @Test

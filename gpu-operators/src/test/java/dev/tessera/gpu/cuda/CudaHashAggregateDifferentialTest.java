@@ -50,6 +50,8 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
   private static final int ROWS = 3_000_000;
   private static final int BATCHES = 5;
 
+  /** hash_aggregate.cuh kNullKeyHash + kNullKeySalt: the LONG key HashKeys hashes as NULL. */
+  private static final long NULL_LIKE_KEY = 0x9e3779b97f4a7c15L + 0x51ed270b27L;
   private static final ColumnType DECIMAL_IN = ColumnType.decimal(15, 2);
   private static final ColumnType DECIMAL_OUT = ColumnType.decimal(16, 2);
 
@@ -653,8 +655,8 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
    * hash_aggregate.cuh Slot) finds the group by its keys, never inserts it again. Between the
    * two batches every slot's hash is made kUnknownHash; the second batch repeats the first's
    * groups (most of its rows miss a block's table: 50,000 groups) and adds new ones. Scenario:
-   * the keys (one LONG, decided by its hash where the hash is known; one nullable LONG; two
-   * INTs; a STRING).
+   * the keys (one LONG, decided by its hash where the hash is known; one nullable LONG, among
+   * them NULL and the value HashKeys hashes as NULL; two INTs; a STRING).
    */
   @ParameterizedTest
   @ValueSource(strings = {"long", "nullable long", "two ints", "string"})
@@ -688,7 +690,10 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
             columns.get(1).add(g % 100);
           }
           case "string" -> columns.get(0).add("key-" + g);
-          default -> columns.get(0).add(nullKey ? null : (long) g * 0x9E3779B97L);
+          // g = 8: the value HashKeys hashes as it hashes NULL (kNullKeyHash + kNullKeySalt):
+          // its group and NULL's have one hash, which must not make them one group.
+          default -> columns.get(0).add(nullKey ? null
+              : g == 8 ? NULL_LIKE_KEY : (long) g * 0x9E3779B97L);
         }
         columns.get(value).add((long) random.nextInt(2_000_001) - 1_000_000);
       }
