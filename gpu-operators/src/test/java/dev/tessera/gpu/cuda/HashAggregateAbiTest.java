@@ -57,8 +57,8 @@ class HashAggregateAbiTest {
   /**
    * The constants the generated kernels' group update (codegen's GroupLookup and
    * GroupAccumulation, which write hash_aggregate.cuh's functions in PTX) shares with the CUDA
-   * code: the slot states and layout, the hash's seeds and salts, the key heap's alignment, the per-block
-   * table's probes.
+   * code: the slot states and layout, the hash's seeds and salts, the key heap's alignment, the
+   * per-block table's probes.
    */
   @Test
   void generatedGroupUpdateUsesTheCudaConstants() throws Exception {
