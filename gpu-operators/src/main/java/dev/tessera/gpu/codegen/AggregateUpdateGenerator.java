@@ -53,6 +53,8 @@ public final class AggregateUpdateGenerator {
    * (GroupLookup reads both in one access); the host allocates the table (CudaHashAggregate).
    */
   public static final int GROUP_SLOT_BYTES = 16;
+  /** hash_aggregate.cuh kSlotHash: the byte offset of a slot's hash (its group's uint64). */
+  public static final int GROUP_SLOT_HASH = 0;
   /** The PTX comment where a thread's items start one run of consecutive rows. */
   public static final String RUN_MARK = "the thread's items: one run of rows";
   /**

@@ -27,10 +27,10 @@ final class GroupLookup {
   static final int EMPTY = -1;
   static final int BUSY = -2;
   /**
-   * hash_aggregate.cuh kSlotHash, kSlotGroup (a Slot's fields' byte offsets) and kUnknownHash (a
-   * slot's hash before its group's inserting thread writes it).
+   * hash_aggregate.cuh kSlotGroup (the byte offset of a Slot's group index; its hash's is
+   * AggregateUpdateGenerator.GROUP_SLOT_HASH) and kUnknownHash (a slot's hash before its group's
+   * inserting thread writes it).
    */
-  static final int SLOT_HASH = 0;
   static final int SLOT_GROUP = 8;
   static final long UNKNOWN_HASH = -1L;
   /** hash_aggregate.cuh kNullKeyHash and kNullKeySalt: a NULL key's value hash, and its salt. */
@@ -851,7 +851,8 @@ final class GroupLookup {
         AggregateUpdateGenerator.GROUP_SLOT_BYTES, slots);
     String groupAddress = b.b64();
     b.op("add.s64 %s, %s, %d", groupAddress, slotAddress, SLOT_GROUP);
-    // The slot's hash and group in one access (a Slot: the hash, then the group's int32).
+    // The slot's hash and group in one access: a Slot's hash, then its group's int32 in the low
+    // half of the next word (GROUP_SLOT_HASH 0, SLOT_GROUP 8).
     // Relaxed, where hash_aggregate.cuh's LoadAcquire acquires: an acquire load makes ptxas
     // invalidate the multiprocessor's L1 (CCTL.IVALL) at every probe. The group's keys are read
     // at L2 (.cg), by loads whose addresses depend on the index read here, after the inserting
@@ -894,7 +895,7 @@ final class GroupLookup {
     String hashAddress = b.b64();
     b.op("mad.lo.s64 %s, %s, 8, %s", hashAddress, index, hashes);
     b.op("st.global.u64 [%s], %s", hashAddress, h);
-    b.op("st.global.u64 [%s], %s", slotAddress, h);
+    b.op("st.global.u64 [%s+%d], %s", slotAddress, AggregateUpdateGenerator.GROUP_SLOT_HASH, h);
     // Release (a fence, then the exchange): the key, accumulators and hashes before the slot
     // names the group. The fence is acq_rel, not membar.gl's sequential consistency; an
     // atom.release instead costs ptxas some 20 registers.

@@ -1159,7 +1159,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
           stream.copyDeviceToHost(slots.address(), host.memoryAddress(), slots.size());
           stream.synchronize();
           for (long at = 0; at < slots.size(); at += AggregateUpdateGenerator.GROUP_SLOT_BYTES) {
-            host.setLong(at, -1L); // Slot::hash, kUnknownHash
+            host.setLong(at + AggregateUpdateGenerator.GROUP_SLOT_HASH, -1L); // kUnknownHash
           }
           stream.copyHostToDevice(host.memoryAddress(), slots.address(), slots.size());
           stream.synchronize();
