@@ -125,6 +125,38 @@ public abstract class FilterProjectContractTest extends BackendTestBase {
     assertEquals(Arrays.asList(0, 0, 0), project(in, false, INT, minByMinusOne));
   }
 
+  /**
+   * LONG remainders on both sides of 2^32, where generated kernels switch between the unsigned
+   * 32-bit remainder and the 64-bit one: every pair of these dividends and divisors, as Java's
+   * {@code %} gives them (PMOD as Math.floorMod for a positive divisor).
+   */
+  @Test
+  void longRemaindersAcrossThirtyTwoBits() {
+    long[] dividends = {0, 1, 7, -7, 4294967295L, 4294967296L, 4294967301L, -4294967296L,
+        2147483647L, -2147483648L, Long.MAX_VALUE, Long.MIN_VALUE};
+    long[] divisors = {3, -3, 1, -1, 4294967295L, 4294967296L, -4294967296L, 2147483648L,
+        Long.MAX_VALUE, Long.MIN_VALUE};
+    List<Object> values = new ArrayList<>();
+    for (long x : dividends) {
+      values.add(x);
+    }
+    Input in = new Input(LONG, values);
+    for (long n : divisors) {
+      List<Object> rem = new ArrayList<>();
+      List<Object> pmod = new ArrayList<>();
+      for (long x : dividends) {
+        rem.add(x % n);
+        pmod.add(n > 0 ? Math.floorMod(x, n) : null);
+      }
+      assertEquals(rem, project(in, false, LONG, b -> b.emitNew(Opcode.REM_INT,
+          b.loadColumn(0), b.loadConstant(n), 64)), "x % " + n);
+      if (n > 0) {
+        assertEquals(pmod, project(in, false, LONG, b -> b.emitNew(Opcode.PMOD_INT,
+            b.loadColumn(0), b.loadConstant(n), 64)), "pmod(x, " + n + ")");
+      }
+    }
+  }
+
   @Test
   void floatComparisonsFollowSparkForNaNAndNegativeZero() {
     Input in = Input.of(ColumnType.DOUBLE, Double.NaN, -0.0, 1.0, Double.POSITIVE_INFINITY, null);

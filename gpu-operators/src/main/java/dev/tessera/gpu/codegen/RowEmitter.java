@@ -402,7 +402,10 @@ final class RowEmitter {
    * program.cuh java::Rem for n != 0: x % n truncating, MIN % -1 = 0 (rem's result for it, and
    * for n == 0, is not defined, so those are chosen around it). Operands of at most 32 bits (sign
    * extended, as every narrower integer is) use the 32-bit remainder: ptxas makes a 64-bit one a
-   * call to a division routine, and values held across a call spill.
+   * call to a division routine, and values held across a call spill. Wider operands take the
+   * routine only where one of them is not in [0, 2^32): the rest (a LONG key modulo a small
+   * constant, say) use the unsigned 32-bit remainder, equal there, as NVVM's own PTX does for
+   * CUDA C's 64-bit {@code %} (LLVM's BypassSlowDivision), which writing PTX by hand loses.
    */
   private String javaRemainder(String x, String n, int width) {
     String r = b.b64();
@@ -415,7 +418,25 @@ final class RowEmitter {
       b.op("rem.s32 %s, %s, %s", r32, x32, n32);
       b.op("cvt.s64.s32 %s, %s", r, r32);
     } else {
+      String high = b.b64();
+      b.op("or.b64 %s, %s, %s", high, x, n);
+      b.op("shr.u64 %s, %s, 32", high, high);
+      String wide = b.pred();
+      b.op("setp.ne.u64 %s, %s, 0", wide, high);
+      String slow = b.label("rem_wide");
+      String done = b.label("rem_done");
+      b.op("@%s bra %s", wide, slow);
+      String x32 = b.b32();
+      b.op("cvt.u32.u64 %s, %s", x32, x);
+      String n32 = b.b32();
+      b.op("cvt.u32.u64 %s, %s", n32, n);
+      String r32 = b.b32();
+      b.op("rem.u32 %s, %s, %s", r32, x32, n32);
+      b.op("cvt.u64.u32 %s, %s", r, r32);
+      b.op("bra %s", done);
+      b.place(slow);
       b.op("rem.s64 %s, %s, %s", r, x, n);
+      b.place(done);
     }
     String minusOne = b.pred();
     b.op("setp.eq.s64 %s, %s, -1", minusOne, n);
