@@ -89,7 +89,8 @@ final class GroupedAggregateEmitter {
     this.keyTable =
         tableKeys == null ? null : new LocalKeyTable(b, tableKeys, localSymbol + "_claims");
     this.lookup = new GroupLookup(b, spec, body, plan, keyTable, coded);
-    this.fixedWidthTable = keyTable != null && (coded != null || LocalKeyTable.holds(spec));
+    this.fixedWidthTable = keyTable != null
+        && (coded != null || LocalKeyTable.holdsFixedWidth(spec, wholeMultiprocessor));
     this.accumulation = new GroupAccumulation(b, spec, plan, features);
   }
 

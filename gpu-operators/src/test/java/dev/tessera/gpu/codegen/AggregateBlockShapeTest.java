@@ -66,21 +66,26 @@ class AggregateBlockShapeTest {
 
   @Test
   void aKernelWhoseTableIsFoundByKeyTakesTheLaunchsBlock() throws Exception {
-    AggregateSpec keyed = spec(List.of(ColumnType.LONG));
-    for (boolean filtered : new boolean[] {false, true}) {
-      assertTrue(AggregateUpdateGenerator.fillsMultiprocessor(program(keyed, filtered), keyed,
-          inputs(keyed, Encoding.PLAIN)));
-      String ptx = ptx(keyed, filtered, Encoding.PLAIN);
-      assertFalse(ptx.contains(".maxntid"));
-      assertTrue(ptx.contains("%ntid.x"));
+    // One fixed-width key, or two where the kernel probes no join table (LocalKeyTableTest).
+    for (List<ColumnType> keys : List.of(List.of(ColumnType.LONG),
+        List.of(ColumnType.INT, ColumnType.INT))) {
+      AggregateSpec keyed = spec(keys);
+      for (boolean filtered : new boolean[] {false, true}) {
+        assertTrue(AggregateUpdateGenerator.fillsMultiprocessor(program(keyed, filtered), keyed,
+            inputs(keyed, Encoding.PLAIN)), keys.toString());
+        String ptx = ptx(keyed, filtered, Encoding.PLAIN);
+        assertFalse(ptx.contains(".maxntid"));
+        assertTrue(ptx.contains("%ntid.x"));
+      }
     }
 
-    // Found by group (two keys) behind a filter, or GPU-DFOR tiles decoded by 128 threads: a
+    // Found by group (three keys) behind a filter, or GPU-DFOR tiles decoded by 128 threads: a
     // fixed block.
-    AggregateSpec twoKeys = spec(List.of(ColumnType.INT, ColumnType.INT));
-    assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(program(twoKeys, true), twoKeys,
-        inputs(twoKeys, Encoding.PLAIN)));
-    assertTrue(ptx(twoKeys, true, Encoding.PLAIN).contains(FIXED_BLOCK));
+    AggregateSpec keyed = spec(List.of(ColumnType.LONG));
+    AggregateSpec threeKeys = spec(List.of(ColumnType.INT, ColumnType.INT, ColumnType.INT));
+    assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(program(threeKeys, true),
+        threeKeys, inputs(threeKeys, Encoding.PLAIN)));
+    assertTrue(ptx(threeKeys, true, Encoding.PLAIN).contains(FIXED_BLOCK));
     assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(program(keyed, false), keyed,
         inputs(keyed, Encoding.DFOR)));
     assertTrue(ptx(keyed, false, Encoding.DFOR).contains(FIXED_BLOCK));
@@ -91,7 +96,7 @@ class AggregateBlockShapeTest {
     // Its table is found by group; without a filter or a probe it fills the multiprocessor (its
     // 2,048 entries a constant), with a filter its warps queue their kept rows in blocks of 128.
     // (One string key's kernel fills it with a filter too: ShortStringTableTest.)
-    for (List<ColumnType> keys : List.of(List.of(ColumnType.INT, ColumnType.INT),
+    for (List<ColumnType> keys : List.of(List.of(ColumnType.INT, ColumnType.INT, ColumnType.INT),
         List.of(ColumnType.LONG, ColumnType.STRING))) {
       AggregateSpec spec = spec(keys);
       assertTrue(AggregateUpdateGenerator.fillsMultiprocessor(program(spec, false), spec,
@@ -125,8 +130,8 @@ class AggregateBlockShapeTest {
     assertEquals(2, count(all, "prefetch.global.L2"));
     Matcher read = READS_CLAIMS.matcher(all);
     assertTrue(read.find() && read.start() < all.indexOf("prefetch.global.L2"));
-    AggregateSpec twoKeys = spec(List.of(ColumnType.INT, ColumnType.INT));
-    assertEquals(0, count(ptx(twoKeys, true, Encoding.PLAIN), "prefetch.global.L2"));
+    AggregateSpec threeKeys = spec(List.of(ColumnType.INT, ColumnType.INT, ColumnType.INT));
+    assertEquals(0, count(ptx(threeKeys, true, Encoding.PLAIN), "prefetch.global.L2"));
   }
 
   @Test
@@ -167,8 +172,8 @@ class AggregateBlockShapeTest {
     // It asks for a block of 1,024 threads' registers (GeneratedModule lifts them where they
     // spill); a kernel of a fixed block, for the most a generated kernel may take.
     assertTrue(ptx.contains(".maxnreg " + AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS + "\n"));
-    AggregateSpec twoKeys = spec(List.of(ColumnType.INT, ColumnType.INT));
-    assertTrue(ptx(twoKeys, true, Encoding.PLAIN)
+    AggregateSpec threeKeys = spec(List.of(ColumnType.INT, ColumnType.INT, ColumnType.INT));
+    assertTrue(ptx(threeKeys, true, Encoding.PLAIN)
         .contains(".maxnreg " + GeneratedModule.MAX_REGISTERS + "\n"));
   }
 

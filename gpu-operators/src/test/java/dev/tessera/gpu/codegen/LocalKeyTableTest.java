@@ -9,7 +9,10 @@ import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.expr.Opcode;
+import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
+import dev.tessera.gpu.join.JoinTableSchema;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -58,6 +61,49 @@ class LocalKeyTableTest {
       assertFalse(LocalKeyTable.holds(spec(keys)), keys.toString());
       assertEquals(0, AggregateUpdateGenerator.localKeyBytes(spec(keys), 256, false, false));
     }
+    // Two where the kernel fills a multiprocessor; three nowhere.
+    AggregateSpec two = spec(List.of(ColumnType.INT, ColumnType.DATE));
+    assertEquals(256 * 20, AggregateUpdateGenerator.localKeyBytes(two, 256, true, false));
+    AggregateSpec three = spec(List.of(ColumnType.INT, ColumnType.INT, ColumnType.INT));
+    assertEquals(0, AggregateUpdateGenerator.localKeyBytes(three, 256, true, false));
+  }
+
+  /**
+   * (k, c, v): GROUP BY k, c; SUM(v), where {@code probes}, of the rows whose c finds a row of a
+   * join table (StarJoinBench's shape, one dimension).
+   */
+  private static Program twoKeys(boolean probes) {
+    List<ColumnType> types = List.of(ColumnType.INT, ColumnType.INT, ColumnType.LONG);
+    ProgramBuilder b = new ProgramBuilder(types, false);
+    List<Program.Output> outputs = List.of(new Program.Output(b.loadColumn(0), ColumnType.INT),
+        new Program.Output(b.loadColumn(1), ColumnType.INT),
+        new Program.Output(b.loadColumn(2), ColumnType.LONG));
+    if (!probes) {
+      return b.build(-1, outputs);
+    }
+    int dimension = b.table(new JoinTableSchema(List.of(ColumnType.INT), List.of()));
+    int found = b.emitNew(Opcode.PROBE, dimension, b.constant(b.loadColumn(1)), 1);
+    return b.build(b.emitNew(Opcode.IS_NOT_NULL, found, 0, 0), outputs);
+  }
+
+  @Test
+  void twoKeysAreHeldWhereTheKernelProbesNoJoinTable() throws Exception {
+    // StarJoinBench's fused kernel (three probes, one row in 125 aggregated) was 2.3-4.6x
+    // slower with them held: LocalKeyTable.MAX_WHOLE_MULTIPROCESSOR_KEYS.
+    AggregateSpec spec = new AggregateSpec(
+        List.of(ColumnType.INT, ColumnType.INT, ColumnType.LONG), 2,
+        List.of(new AggregateFunction(Kind.SUM, 2, ColumnType.LONG)), false);
+    List<InputSpec> inputs = spec.inputTypes().stream()
+        .map(t -> new InputSpec(t, Encoding.PLAIN, false)).toList();
+    KernelFeatures hopper = KernelFeatures.forArch("sm_90");
+    for (boolean probes : new boolean[] {false, true}) {
+      Program program = twoKeys(probes);
+      String ptx = AggregateUpdateGenerator.generate(program, inputs, spec, hopper).ptx();
+      assertEquals(!probes, ptx.matches(CLAIM), "probes: " + probes);
+      assertEquals(!probes,
+          AggregateUpdateGenerator.key(program, inputs, spec, hopper).contains("keyed;"));
+      assertEquals(!probes, AggregateUpdateGenerator.fillsMultiprocessor(program, spec, inputs));
+    }
   }
 
   @Test
@@ -84,12 +130,12 @@ class LocalKeyTableTest {
     assertTrue(AggregateUpdateGenerator.key(ProgramBuilder.identity(held.inputTypes(), false),
         List.of(), held).contains("keyed;"));
 
-    AggregateSpec twoKeys = spec(List.of(ColumnType.INT, ColumnType.INT));
-    String other = kernel(twoKeys, KernelFeatures.forArch("sm_90")).ptx();
+    AggregateSpec threeKeys = spec(List.of(ColumnType.INT, ColumnType.INT, ColumnType.INT));
+    String other = kernel(threeKeys, KernelFeatures.forArch("sm_90")).ptx();
     assertFalse(other.contains("ld.acquire.cta.shared"));
     assertFalse(other.matches(CLAIM));
-    assertFalse(AggregateUpdateGenerator.key(ProgramBuilder.identity(twoKeys.inputTypes(),
-        false), List.of(), twoKeys).contains("keyed;"));
+    assertFalse(AggregateUpdateGenerator.key(ProgramBuilder.identity(threeKeys.inputTypes(),
+        false), List.of(), threeKeys).contains("keyed;"));
   }
 
   @Test
@@ -103,11 +149,11 @@ class LocalKeyTableTest {
     assertTrue(byKey.matches(GLOBAL_CLAIM), "the global slot's claim");
     // By group, the warp's rows with the same keys leave the global lookup to the first: one
     // match a key's null flag and one a key's value (the inputs here are nullable).
-    String byGroup = kernel(spec(List.of(ColumnType.INT, ColumnType.INT)),
+    String byGroup = kernel(spec(List.of(ColumnType.INT, ColumnType.INT, ColumnType.INT)),
         KernelFeatures.forArch("sm_90")).ptx();
     assertTrue(byGroup.matches(GLOBAL_CLAIM), "the global slot's claim");
-    assertEquals(2, AggregateBlockShapeTest.count(byGroup, "match.any.sync.b32"));
-    assertEquals(2 + 1, AggregateBlockShapeTest.count(byGroup, "match.any.sync.b64"));
+    assertEquals(3, AggregateBlockShapeTest.count(byGroup, "match.any.sync.b32"));
+    assertEquals(3 + 1, AggregateBlockShapeTest.count(byGroup, "match.any.sync.b64"));
   }
 
   @Test

@@ -121,11 +121,12 @@ class LocalTableSizeTest {
 
   @Test
   void aKernelOfBlocksOf128ThreadsReadsItsEntriesFromThePlan() throws Exception {
-    // A filtered GROUP BY of two keys: the table is found by group, its size the launch's
+    // A filtered GROUP BY of three keys: the table is found by group, its size the launch's
     // (plan) choice.
-    List<ColumnType> types = List.of(ColumnType.LONG, ColumnType.INT, ColumnType.LONG);
-    AggregateSpec spec = new AggregateSpec(types, 2, List.of(
-        new AggregateFunction(Kind.SUM, 2, ColumnType.LONG)), false);
+    List<ColumnType> types =
+        List.of(ColumnType.LONG, ColumnType.INT, ColumnType.INT, ColumnType.LONG);
+    AggregateSpec spec = new AggregateSpec(types, 3, List.of(
+        new AggregateFunction(Kind.SUM, 3, ColumnType.LONG)), false);
     List<InputSpec> inputs = types.stream()
         .map(t -> new InputSpec(t, Encoding.PLAIN, false)).toList();
     ProgramBuilder b = new ProgramBuilder(types, false);
@@ -133,7 +134,7 @@ class LocalTableSizeTest {
     for (int c = 0; c < types.size(); c++) {
       outputs.add(new Program.Output(b.loadColumn(c), types.get(c)));
     }
-    int keep = b.emitNew(Opcode.CMP_INT, outputs.get(2).register(), b.loadConstant(0),
+    int keep = b.emitNew(Opcode.CMP_INT, outputs.get(3).register(), b.loadConstant(0),
         Comparison.GT.code());
     Program program = b.build(keep, outputs);
     assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(program, spec, inputs));
