@@ -52,8 +52,9 @@ import java.util.Random;
  *       a global aggregate's accumulators in registers);
  *   <li>"double values": "long keys" with v a DOUBLE (whole numbers of 21 bits): functions
  *       that are not integral (their runs sum in 128 bits and compare in Spark's order);
- *   <li>"two keys": GROUP BY k, k % 3 (k % 3 adds no group; two keys are found by group, not
- *       by key), and "two keys, filter v > 0" the same WHERE v > 0.
+ *   <li>"two keys": GROUP BY k, k % 3 (k % 3 adds no group; the generated kernel holds both
+ *       keys in its per-block table, as a kernel that probes no join table does), and "two
+ *       keys, filter v > 0" the same WHERE v > 0.
  * </ul>
  * Prints the median wall time of update + finish (each synchronizes) over the runs, and the
  * bandwidth floor (every input read once, every group's five values written once). Before a
