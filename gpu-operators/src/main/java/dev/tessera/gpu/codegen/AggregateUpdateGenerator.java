@@ -100,13 +100,13 @@ public final class AggregateUpdateGenerator {
    *       threads held 256 each: on an H200, 1,000 groups -60%, 100 groups -33%, 10^4 groups
    *       -17%, 1 to 10 groups and 10^5 within 2% (ncu);
    *   <li>where it is found by group (a string key, or more fixed-width keys than {@link
-   *       LocalKeyTable} holds), and the program has no filter and probes no join table (the
-   *       two keys measured here are now held by key, below).
+   *       LocalKeyTable} holds), and the program has no filter and probes no join table.
    *       HashAggregateBench's string keys: 1,000 groups -49% (2,048 entries against 256), 10^4
-   *       -9%, 1 to 100 groups within 3%, 10^5 +2%, 10^6 +12%. Its two keys (GROUP BY k, k % 3):
-   *       1,000 groups -35%, 10^4 -10%, 1 to 100 groups within 4%, 10^5 +3%, 10^6 +11% (H200,
-   *       ncu). A filter's or a probe's kernel keeps its blocks of 128 threads, whose warps queue
-   *       the rows it keeps ({@link KeptRowQueue}, {@link PrefilteredRows});
+   *       -9%, 1 to 100 groups within 3%, 10^5 +2%, 10^6 +12%. Its two keys (GROUP BY k, k % 3),
+   *       then found by group: 1,000 groups -35%, 10^4 -10%, 1 to 100 groups within 4%, 10^5
+   *       +3%, 10^6 +11% (H200, ncu). A filter's or a probe's kernel keeps its blocks of 128
+   *       threads, whose warps queue the rows it keeps ({@link KeptRowQueue}, {@link
+   *       PrefilteredRows});
    *   <li>where the keys are two fixed-width columns and the program probes no join table, with
    *       a filter too: the table holds them by key ({@link
    *       LocalKeyTable#MAX_WHOLE_MULTIPROCESSOR_KEYS}, where the measures are);
