@@ -245,13 +245,15 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       }
     }
     // Which SELECTs are conjunctions depends on a constant's value (falseElseSelects), and so
-    // does whether a constant is loaded as a 32-bit value (fitsInt).
+    // do whether a constant is loaded as a 32-bit value (fitsInt) and whether it is 0
+    // (nonZeroConstant): always in the key, so that a kernel is right for every program that
+    // shares it whether or not it was generated knowing.
     key.append(";s").append(falseElseSelects(program));
     key.append(";n");
     for (int i = 0; i < program.instructionCount(); i++) {
       if (program.code()[i * Program.WORDS] == Opcode.LOAD_CONST.code()) {
-        key.append(fitsInt(program.constants()[program.code()[i * Program.WORDS + 2]]) ? 'n'
-            : 'w');
+        long constant = program.constants()[program.code()[i * Program.WORDS + 2]];
+        key.append(constant == 0 ? 'z' : fitsInt(constant) ? 'n' : 'w');
       }
     }
     key.append(";t");
@@ -1819,6 +1821,18 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   }
 
   // ---- RowEmitter.KernelContext ----------------------------------------------------------------
+
+  /**
+   * The system property under which generated code relies on which of the program's constants are
+   * not 0 ({@link #nonZeroConstant}; off by default): written without a GPU, it becomes the
+   * default once the CUDA suites have passed with it on one (issue 14).
+   */
+  static final String NON_ZERO_CONSTANTS_PROPERTY = "tessera.codegen.nonZeroConstants";
+
+  @Override
+  public boolean nonZeroConstant(int index) {
+    return Boolean.getBoolean(NON_ZERO_CONSTANTS_PROPERTY) && program.constants()[index] != 0;
+  }
 
   @Override
   public String constant(int index) {

@@ -4,7 +4,9 @@ import dev.tessera.gpu.expr.Comparison;
 import dev.tessera.gpu.expr.Decimals;
 import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.RowError;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * The PTX of one program instruction for one row: one emitter per opcode, each mirroring the
@@ -29,6 +31,11 @@ final class RowEmitter {
   private final PtxBuilder b;
   private final boolean ansi;
   private final KernelContext kernel;
+  /**
+   * The registers that hold a constant known not to be 0 ({@link KernelContext#nonZeroConstant}):
+   * a remainder by one cannot be NULL, nor raise.
+   */
+  private final Set<String> nonZero = new HashSet<>();
 
   RowEmitter(PtxBuilder b, boolean ansi, KernelContext kernel) {
     this.b = b;
@@ -40,6 +47,12 @@ final class RowEmitter {
   interface KernelContext {
     /** The .b64 register holding constants[index] (loaded once per kernel). */
     String constant(int index);
+
+    /**
+     * Whether constants[index] is known not to be 0 (ProgramEmitter.knowsZeroConstants: the
+     * kernel's key then says which constants are 0, so programs share it only where they agree).
+     */
+    boolean nonZeroConstant(int index);
 
     /** The .b64 address of the string pool. */
     String strings();
@@ -102,7 +115,7 @@ final class RowEmitter {
   Val emit(Opcode op, int a, int bb, int c, Val x, Val y, Val z, Item item) {
     return switch (op) {
       case LOAD_COLUMN -> kernel.loadColumn(a, item);
-      case LOAD_CONST -> Val.of(kernel.constant(a));
+      case LOAD_CONST -> loadConstant(a);
       // A NULL of any kind, strings included: a zero length keeps string readers well formed.
       case LOAD_NULL -> new Val(imm(0), kernel.alwaysFalse(), null, zeroLength());
       case LOAD_STRING_CONST -> loadStringConstant(a, bb);
@@ -374,12 +387,22 @@ final class RowEmitter {
     return r;
   }
 
-  /** program.cuh IntegerRemainder (REM_INT, PMOD_INT). */
+  private Val loadConstant(int index) {
+    String value = kernel.constant(index);
+    if (kernel.nonZeroConstant(index)) {
+      nonZero.add(value);
+    }
+    return Val.of(value);
+  }
+
+  /**
+   * program.cuh IntegerRemainder (REM_INT, PMOD_INT). By a constant known not to be 0 (x % 3, a
+   * grouping key's bucket, say) the result is NULL only where x is: it has no zero test, and a
+   * key of it can be held as not NULL.
+   */
   private Val integerRemainder(boolean pmod, Val x, Val y, int width) {
     String valid = bothValid(x, y);
     String error = firstError(x.error(), y.error());
-    String zero = b.pred();
-    b.op("setp.eq.s64 %s, %s, 0", zero, y.value());
     String r = javaRemainder(x.value(), y.value(), width);
     if (pmod) {
       String negative = b.pred();
@@ -389,13 +412,18 @@ final class RowEmitter {
       String again = javaRemainder(wrap(sum, width), y.value(), width);
       r = selp(negative, again, r);
     }
+    if (nonZero.contains(y.value())) {
+      return new Val(r, valid, error, null);
+    }
+    String zero = b.pred();
+    b.op("setp.eq.s64 %s, %s, 0", zero, y.value());
     if (ansi) {
       error = raise(error, andPred(zero, valid), RowError.REMAINDER_BY_ZERO);
       return new Val(selp(zero, "0", r), valid, error, null);
     }
-    String nonZero = b.pred();
-    b.op("not.pred %s, %s", nonZero, zero);
-    return new Val(r, andPred(valid, nonZero), error, null);
+    String notZero = b.pred();
+    b.op("not.pred %s, %s", notZero, zero);
+    return new Val(r, andPred(valid, notZero), error, null);
   }
 
   /**

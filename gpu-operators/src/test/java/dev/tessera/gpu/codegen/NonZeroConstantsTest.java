@@ -1,0 +1,103 @@
+package dev.tessera.gpu.codegen;
+
+import static dev.tessera.gpu.codegen.TestPtx.hits;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tessera.gpu.agg.AggregateFunction;
+import dev.tessera.gpu.agg.AggregateFunction.Kind;
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codec.Encoding;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.expr.Opcode;
+import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.expr.ProgramBuilder;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A remainder by a constant the kernel knows is not 0 has no zero test and cannot be NULL
+ * (ProgramEmitter.nonZeroConstant, under {@value ProgramEmitter#NON_ZERO_CONSTANTS_PROPERTY}), so
+ * a GROUP BY k, k % 3 holds two keys that cannot be NULL; and a kernel's key says which of its
+ * constants are 0 whether or not the kernel relies on it. No GPU: the CUDA suites run these
+ * kernels with the property on.
+ */
+class NonZeroConstantsTest {
+  private static final ColumnType LONG = ColumnType.LONG;
+  /** The divisor's zero test: a 64-bit compare of a register with 0. */
+  private static final String ZERO_TEST = "setp\\.eq\\.s64 %p\\d+, %rd\\d+, 0;";
+  private static final AggregateSpec SPEC = new AggregateSpec(List.of(LONG, LONG, LONG), 2,
+      List.of(new AggregateFunction(Kind.COUNT_ROWS, -1, LONG),
+          new AggregateFunction(Kind.SUM, 2, LONG), new AggregateFunction(Kind.MIN, 2, LONG),
+          new AggregateFunction(Kind.MAX, 2, LONG)), false);
+  private static final List<InputSpec> INPUTS =
+      List.of(new InputSpec(LONG, Encoding.PLAIN, false), new InputSpec(LONG, Encoding.PLAIN, false));
+
+  /** k, k % divisor (PMOD where {@code pmod}), v: HashAggregateBench's "two keys". */
+  private static Program byKeyAndRemainder(long divisor, boolean pmod) {
+    ProgramBuilder b = new ProgramBuilder(List.of(LONG, LONG), false);
+    int k = b.loadColumn(0);
+    int bucket = b.emitNew(pmod ? Opcode.PMOD_INT : Opcode.REM_INT, k, b.loadConstant(divisor),
+        64);
+    return b.build(-1, List.of(new Program.Output(k, LONG), new Program.Output(bucket, LONG),
+        new Program.Output(b.loadColumn(1), LONG)));
+  }
+
+  private static <T> T knowing(boolean knows, Callable<T> generate) throws Exception {
+    String property = ProgramEmitter.NON_ZERO_CONSTANTS_PROPERTY;
+    String before = System.getProperty(property);
+    System.setProperty(property, Boolean.toString(knows));
+    try {
+      return generate.call();
+    } finally {
+      if (before == null) {
+        System.clearProperty(property);
+      } else {
+        System.setProperty(property, before);
+      }
+    }
+  }
+
+  private static GeneratedKernel kernel(long divisor, boolean pmod, boolean knows)
+      throws Exception {
+    return knowing(knows, () -> AggregateUpdateGenerator.generate(
+        byKeyAndRemainder(divisor, pmod), INPUTS, SPEC, KernelFeatures.forArch("sm_90")));
+  }
+
+  private static String key(long divisor) {
+    return AggregateUpdateGenerator.key(byKeyAndRemainder(divisor, false), INPUTS, SPEC,
+        KernelFeatures.forArch("sm_90"));
+  }
+
+  @Test
+  void aRemainderByAKnownNonZeroConstantHasNoZeroTest() throws Exception {
+    for (boolean pmod : new boolean[] {false, true}) {
+      int unknown = hits(kernel(3, pmod, false).ptx(), ZERO_TEST);
+      int known = hits(kernel(3, pmod, true).ptx(), ZERO_TEST);
+      assertTrue(known < unknown, "pmod " + pmod + ": " + known + " zero tests of " + unknown);
+      // By 0 the test stays, known or not: the result is NULL (or an error under ANSI).
+      assertEquals(hits(kernel(0, pmod, false).ptx(), ZERO_TEST),
+          hits(kernel(0, pmod, true).ptx(), ZERO_TEST));
+    }
+  }
+
+  @Test
+  void theKeySaysWhichConstantsAreZero() throws Exception {
+    assertEquals(key(3), key(5));
+    assertNotEquals(key(3), key(0));
+    assertEquals(knowing(true, () -> key(3)), knowing(false, () -> key(3)));
+  }
+
+  @Test
+  @RequiresPtxCompiler
+  void twoKeysOfWhichOneIsARemainderCompileInAWholeBlocksRegisters() throws Exception {
+    // Not NULL, the keys need no null words nor flags: the whole multiprocessor's 64 registers a
+    // thread, where a NULL-able remainder took the kernel to 90.
+    GeneratedKernel kernel = kernel(3, false, true);
+    CompileReport report = TestPtx.assertCompilesClean(kernel, "sm_90");
+    assertTrue(report.registers() <= AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS,
+        report.summary());
+  }
+}
