@@ -1822,16 +1822,9 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
 
   // ---- RowEmitter.KernelContext ----------------------------------------------------------------
 
-  /**
-   * The system property under which generated code relies on which of the program's constants are
-   * not 0 ({@link #nonZeroConstant}; off by default): written without a GPU, it becomes the
-   * default once the CUDA suites have passed with it on one (issue 14).
-   */
-  static final String NON_ZERO_CONSTANTS_PROPERTY = "tessera.codegen.nonZeroConstants";
-
   @Override
   public boolean nonZeroConstant(int index) {
-    return Boolean.getBoolean(NON_ZERO_CONSTANTS_PROPERTY) && program.constants()[index] != 0;
+    return program.constants()[index] != 0;
   }
 
   @Override

@@ -27,10 +27,19 @@ final class RowEmitter {
   private static final int ALWAYS_FITS_PRECISION = 19;
   /** The immediate a conjunction's constant false is (ProgramEmitter's falseElseSelects). */
   static final String FALSE = "0";
+  /**
+   * The system property that turns on a remainder's fast paths ({@link #javaRemainder}'s 32-bit
+   * one for LONGs, {@link #integerRemainder}'s for a divisor known not to be 0). Off by default:
+   * written and measured without a GPU run of the suites over them, they become the default
+   * (and the property goes) once the CUDA suites have passed with it on (issue 14).
+   */
+  static final String FAST_REMAINDER_PROPERTY = "tessera.codegen.fastRemainder";
 
   private final PtxBuilder b;
   private final boolean ansi;
   private final KernelContext kernel;
+  /** {@link #FAST_REMAINDER_PROPERTY}, read once for the kernel. */
+  private final boolean fastRemainder = Boolean.getBoolean(FAST_REMAINDER_PROPERTY);
   /**
    * The registers that hold a constant known not to be 0 ({@link KernelContext#nonZeroConstant}):
    * a remainder by one cannot be NULL, nor raise.
@@ -49,8 +58,8 @@ final class RowEmitter {
     String constant(int index);
 
     /**
-     * Whether constants[index] is known not to be 0 (ProgramEmitter.knowsZeroConstants: the
-     * kernel's key then says which constants are 0, so programs share it only where they agree).
+     * Whether constants[index] is not 0: the kernel's key says which constants are 0
+     * (ProgramEmitter.structuralKey), so programs share a kernel only where they agree on it.
      */
     boolean nonZeroConstant(int index);
 
@@ -389,7 +398,7 @@ final class RowEmitter {
 
   private Val loadConstant(int index) {
     String value = kernel.constant(index);
-    if (kernel.nonZeroConstant(index)) {
+    if (fastRemainder && kernel.nonZeroConstant(index)) {
       nonZero.add(value);
     }
     return Val.of(value);
@@ -445,6 +454,8 @@ final class RowEmitter {
       String r32 = b.b32();
       b.op("rem.s32 %s, %s, %s", r32, x32, n32);
       b.op("cvt.s64.s32 %s, %s", r, r32);
+    } else if (!fastRemainder) {
+      b.op("rem.s64 %s, %s, %s", r, x, n);
     } else {
       String high = b.b64();
       b.op("or.b64 %s, %s, %s", high, x, n);

@@ -18,13 +18,14 @@ import java.util.concurrent.Callable;
 import org.junit.jupiter.api.Test;
 
 /**
- * A remainder by a constant the kernel knows is not 0 has no zero test and cannot be NULL
- * (ProgramEmitter.nonZeroConstant, under {@value ProgramEmitter#NON_ZERO_CONSTANTS_PROPERTY}), so
- * a GROUP BY k, k % 3 holds two keys that cannot be NULL; and a kernel's key says which of its
- * constants are 0 whether or not the kernel relies on it. No GPU: the CUDA suites run these
- * kernels with the property on.
+ * A remainder's fast paths, under {@value RowEmitter#FAST_REMAINDER_PROPERTY}: a LONG one takes
+ * the 32-bit remainder where both operands fit, and one by a constant that is not 0 has no zero
+ * test and cannot be NULL, so a GROUP BY k, k % 3 holds two keys that cannot be NULL. A kernel's
+ * key says which of its constants are 0 either way. No GPU: the CUDA suites run these kernels
+ * with the property on (FilterProjectContractTest's longRemaindersAcrossThirtyTwoBits among
+ * them, as CudaGeneratedFilterProjectContractTest).
  */
-class NonZeroConstantsTest {
+class FastRemainderTest {
   private static final ColumnType LONG = ColumnType.LONG;
   /** The divisor's zero test: a 64-bit compare of a register with 0. */
   private static final String ZERO_TEST = "setp\\.eq\\.s64 %p\\d+, %rd\\d+, 0;";
@@ -45,10 +46,10 @@ class NonZeroConstantsTest {
         new Program.Output(b.loadColumn(1), LONG)));
   }
 
-  private static <T> T knowing(boolean knows, Callable<T> generate) throws Exception {
-    String property = ProgramEmitter.NON_ZERO_CONSTANTS_PROPERTY;
+  private static <T> T fast(boolean fast, Callable<T> generate) throws Exception {
+    String property = RowEmitter.FAST_REMAINDER_PROPERTY;
     String before = System.getProperty(property);
-    System.setProperty(property, Boolean.toString(knows));
+    System.setProperty(property, Boolean.toString(fast));
     try {
       return generate.call();
     } finally {
@@ -60,9 +61,9 @@ class NonZeroConstantsTest {
     }
   }
 
-  private static GeneratedKernel kernel(long divisor, boolean pmod, boolean knows)
+  private static GeneratedKernel kernel(long divisor, boolean pmod, boolean fast)
       throws Exception {
-    return knowing(knows, () -> AggregateUpdateGenerator.generate(
+    return fast(fast, () -> AggregateUpdateGenerator.generate(
         byKeyAndRemainder(divisor, pmod), INPUTS, SPEC, KernelFeatures.forArch("sm_90")));
   }
 
@@ -72,7 +73,19 @@ class NonZeroConstantsTest {
   }
 
   @Test
-  void aRemainderByAKnownNonZeroConstantHasNoZeroTest() throws Exception {
+  void aLongRemainderTakesThe32BitOneWhereBothOperandsFit() throws Exception {
+    String slow = kernel(3, false, false).ptx();
+    String fast = kernel(3, false, true).ptx();
+    assertEquals(0, hits(slow, "rem\\.u32"));
+    assertEquals(1, hits(fast, "rem\\.u32 %r\\d+, %r\\d+, %r\\d+;"));
+    assertEquals(hits(slow, "rem\\.s64"), hits(fast, "rem\\.s64"), "the 64-bit one elsewhere");
+    assertTrue(fast.matches("(?s).*\tor\\.b64 (%rd\\d+), %rd\\d+, %rd\\d+;\n"
+        + "\tshr\\.u64 \\1, \\1, 32;\n\tsetp\\.ne\\.u64 (%p\\d+), \\1, 0;\n"
+        + "\t@\\2 bra \\$L_rem_wide_\\d+;.*"), "the test of both operands' high words");
+  }
+
+  @Test
+  void aRemainderByANonZeroConstantHasNoZeroTest() throws Exception {
     for (boolean pmod : new boolean[] {false, true}) {
       int unknown = hits(kernel(3, pmod, false).ptx(), ZERO_TEST);
       int known = hits(kernel(3, pmod, true).ptx(), ZERO_TEST);
@@ -87,7 +100,7 @@ class NonZeroConstantsTest {
   void theKeySaysWhichConstantsAreZero() throws Exception {
     assertEquals(key(3), key(5));
     assertNotEquals(key(3), key(0));
-    assertEquals(knowing(true, () -> key(3)), knowing(false, () -> key(3)));
+    assertEquals(fast(true, () -> key(3)), fast(false, () -> key(3)));
   }
 
   @Test
