@@ -439,10 +439,11 @@ final class RowEmitter {
    * program.cuh java::Rem for n != 0: x % n truncating, MIN % -1 = 0 (rem's result for it, and
    * for n == 0, is not defined, so those are chosen around it). Operands of at most 32 bits (sign
    * extended, as every narrower integer is) use the 32-bit remainder: ptxas makes a 64-bit one a
-   * call to a division routine, and values held across a call spill. Wider operands take the
-   * routine only where one of them is not in [0, 2^32): the rest (a LONG key modulo a small
-   * constant, say) use the unsigned 32-bit remainder, equal there, as NVVM's own PTX does for
-   * CUDA C's 64-bit {@code %} (LLVM's BypassSlowDivision), which writing PTX by hand loses.
+   * call to a division routine, and values held across a call spill. With {@link
+   * #FAST_REMAINDER_PROPERTY}, wider operands take the routine only where one of them is not in
+   * [0, 2^32): the rest (a LONG key modulo a small constant, say) use the unsigned 32-bit
+   * remainder, equal there, as NVVM's own PTX does for CUDA C's 64-bit {@code %} (LLVM's
+   * BypassSlowDivision), which writing PTX by hand loses.
    */
   private String javaRemainder(String x, String n, int width) {
     String r = b.b64();
