@@ -30,7 +30,7 @@ import java.util.Random;
 
 /**
  * Benchmark (not a test) of the hash aggregation: {@code SELECT k, count(*), sum(v), min(v),
- * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in thirteen
+ * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in fifteen
  * forms:
  * <ul>
  *   <li>"long keys": update(batch) (the fused kernel with the identity program);
@@ -54,7 +54,9 @@ import java.util.Random;
  *       that are not integral (their runs sum in 128 bits and compare in Spark's order);
  *   <li>"two keys": GROUP BY k, k % 3 (k % 3 adds no group; the generated kernel holds both
  *       keys in its per-block table, as a kernel that probes no join table does), and "two
- *       keys, filter v > 0" the same WHERE v > 0.
+ *       keys, filter v > 0" the same WHERE v > 0; "two columns": GROUP BY k, c with c a second
+ *       input column, an INT (k % 3, made on the host: no group more, and unlike the
+ *       remainder's, a key that cannot be NULL), and "two columns, filter v > 0".
  * </ul>
  * Prints the median wall time of update + finish (each synchronizes) over the runs, and the
  * bandwidth floor (every input read once, every group's five values written once). Before a
@@ -65,7 +67,7 @@ import java.util.Random;
  *     [forms] [groups]</pre>
  *
  * <p>{@code forms}, when given, is a comma-separated list of the forms to run ("long keys,no
- * keys"); all thirteen otherwise. {@code groups}, when given, is a comma-separated list of the
+ * keys"); all fifteen otherwise. {@code groups}, when given, is a comma-separated list of the
  * group counts to run ("10,1000"), of those a form runs (1, 10, ... up to 10^7, 10^6 for string
  * keys, 1 without keys); all of them otherwise. A profile of one group count's launch then ends
  * after it, not after every larger count's batches were made and run.
@@ -96,7 +98,8 @@ public final class HashAggregateBench {
       List<String> forms = List.of("long keys", "filter v > 0", "two keys, filter v > 0",
           "string keys", "long keys, 8 batches", "no keys", "nullable keys", "double values",
           "two keys", "long string keys", "dictionary string keys",
-          "string keys, filter v > 0", "two dictionary string keys");
+          "string keys, filter v > 0", "two dictionary string keys", "two columns",
+          "two columns, filter v > 0");
       if (args.length > 4) {
         List<String> chosen = List.of(args[4].split(",(?! )"));
         for (String form : chosen) {
@@ -116,6 +119,7 @@ public final class HashAggregateBench {
         boolean tags = form.equals("two dictionary string keys");
         boolean strings = prefix != null;
         boolean nullableKeys = form.equals("nullable keys");
+        boolean twoColumns = form.startsWith("two columns");
         int batches = form.equals("long keys, 8 batches") ? 8 : 1;
         ColumnType keyType = strings ? ColumnType.STRING : ColumnType.LONG;
         boolean global = form.equals("no keys");
@@ -123,11 +127,13 @@ public final class HashAggregateBench {
         boolean doubles = form.equals("double values");
         AggregateSpec spec = twoKeys ? twoKeySpec(ColumnType.LONG)
             : tags ? twoKeySpec(ColumnType.STRING)
+            : twoColumns ? twoColumnSpec()
             : spec(keyType, global ? 0 : 1, doubles ? ColumnType.DOUBLE : ColumnType.LONG);
         boolean positive = form.equals("filter v > 0") || form.equals("string keys, filter v > 0");
         Program program = positive ? positiveValues(keyType)
-            : twoKeys ? byTwoKeys(form.endsWith("filter v > 0")) : null;
-        Keys keys = new Keys(prefix, dictionary, tags, nullableKeys);
+            : twoKeys ? byTwoKeys(form.endsWith("filter v > 0"))
+            : twoColumns && form.endsWith("filter v > 0") ? positiveValuesOfTwoColumns() : null;
+        Keys keys = new Keys(prefix, dictionary, tags, nullableKeys, twoColumns);
         warmHostPaths(backend, stream, spec, program, keys, doubles);
         System.out.println(form);
         System.out.println("groups        median ms   G rows/s   floor ms   x floor");
@@ -227,6 +233,28 @@ public final class HashAggregateBench {
             new AggregateFunction(Kind.MAX, 2, ColumnType.LONG)), false);
   }
 
+  /** count(*), sum(v), min(v), max(v) grouped by k (a LONG) and c (an INT), of v (a LONG). */
+  private static AggregateSpec twoColumnSpec() {
+    return new AggregateSpec(List.of(ColumnType.LONG, ColumnType.INT, ColumnType.LONG), 2,
+        List.of(new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+            new AggregateFunction(Kind.SUM, 2, ColumnType.LONG),
+            new AggregateFunction(Kind.MIN, 2, ColumnType.LONG),
+            new AggregateFunction(Kind.MAX, 2, ColumnType.LONG)), false);
+  }
+
+  /** k, c, v WHERE v > 0 (about half of the rows). */
+  private static Program positiveValuesOfTwoColumns() {
+    List<ColumnType> types = List.of(ColumnType.LONG, ColumnType.INT, ColumnType.LONG);
+    ProgramBuilder b = new ProgramBuilder(types, false);
+    List<Program.Output> outputs = new ArrayList<>();
+    for (int c = 0; c < types.size(); c++) {
+      outputs.add(new Program.Output(b.loadColumn(c), types.get(c)));
+    }
+    int keep = b.emitNew(Opcode.CMP_INT, outputs.get(2).register(), b.loadConstant(0),
+        Comparison.GT.code());
+    return b.build(keep, outputs);
+  }
+
   /**
    * k, k % 3, v (k % 3 adds no group), WHERE v > 0 where {@code filtered} (about half of the
    * rows).
@@ -290,9 +318,11 @@ public final class HashAggregateBench {
    * A form's keys: strings ({@code prefix} and the number) where {@code prefix} is not null,
    * else LONGs; as a cached table holds them where {@code dictionary} ({@link
    * #uploadDictionary}), with a second column of tags where {@code tags}; every {@value
-   * #NULL_KEY_EVERY}th NULL where {@code nullable}.
+   * #NULL_KEY_EVERY}th NULL where {@code nullable}; with a second column, an INT of the key
+   * modulo 3, where {@code secondColumn}.
    */
-  private record Keys(String prefix, boolean dictionary, boolean tags, boolean nullable) {}
+  private record Keys(String prefix, boolean dictionary, boolean tags, boolean nullable,
+      boolean secondColumn) {}
 
   /**
    * Rows {@code [from, to)} of the form's batch: row i < groups has key i, later rows a random
@@ -307,14 +337,18 @@ public final class HashAggregateBench {
     if (keys.dictionary()) {
       return uploadDictionary(backend, stream, from, to, groups, prefix, keys.tags(), random);
     }
-    HostColumn k;
-    HostColumn v;
+    List<HostColumn> columns = new ArrayList<>();
     ColumnType keyType = prefix != null ? ColumnType.STRING : ColumnType.LONG;
     try (HostColumnBuilder kb = new HostColumnBuilder(keyType, rows, backend.stagingAllocator());
+        HostColumnBuilder cb = keys.secondColumn()
+            ? new HostColumnBuilder(ColumnType.INT, rows, backend.stagingAllocator()) : null;
         HostColumnBuilder vb = new HostColumnBuilder(
             doubles ? ColumnType.DOUBLE : ColumnType.LONG, rows, backend.stagingAllocator())) {
       for (int i = from; i < to; i++) {
         long key = i < groups ? i : Math.floorMod(random.nextLong(), groups);
+        if (cb != null) {
+          cb.appendInt((int) (key % 3));
+        }
         if (nullableKeys && i % NULL_KEY_EVERY == NULL_KEY_EVERY - 1) {
           kb.appendNull();
         } else if (prefix != null) {
@@ -328,10 +362,13 @@ public final class HashAggregateBench {
           vb.appendLong(random.nextInt());
         }
       }
-      k = kb.build();
-      v = vb.build();
+      columns.add(kb.build());
+      if (cb != null) {
+        columns.add(cb.build());
+      }
+      columns.add(vb.build());
     }
-    try (ColumnBatch<HostColumn> host = new ColumnBatch<>(List.of(k, v), rows)) {
+    try (ColumnBatch<HostColumn> host = new ColumnBatch<>(columns, rows)) {
       ColumnBatch<DeviceColumn> device =
           ColumnTransfer.toDeviceAsync(host, backend.deviceMemory(), stream);
       stream.synchronize();
