@@ -55,6 +55,8 @@ public final class AggregateUpdateGenerator {
   public static final int GROUP_SLOT_BYTES = 16;
   /** hash_aggregate.cuh kSlotHash: the byte offset of a slot's hash (its group's uint64). */
   public static final int GROUP_SLOT_HASH = 0;
+  /** hash_aggregate.cuh kUnknownHash: a slot's hash before its group's inserter writes it. */
+  public static final long GROUP_SLOT_UNKNOWN_HASH = GroupLookup.UNKNOWN_HASH;
   /** The PTX comment where a thread's items start one run of consecutive rows. */
   public static final String RUN_MARK = "the thread's items: one run of rows";
   /**

@@ -412,6 +412,12 @@ final class RowEmitter {
   private Val integerRemainder(boolean pmod, Val x, Val y, int width) {
     String valid = bothValid(x, y);
     String error = firstError(x.error(), y.error());
+    boolean divisorNotZero = nonZero.contains(y.value());
+    String zero = null;
+    if (!divisorNotZero) {
+      zero = b.pred();
+      b.op("setp.eq.s64 %s, %s, 0", zero, y.value());
+    }
     String r = javaRemainder(x.value(), y.value(), width);
     if (pmod) {
       String negative = b.pred();
@@ -421,11 +427,9 @@ final class RowEmitter {
       String again = javaRemainder(wrap(sum, width), y.value(), width);
       r = selp(negative, again, r);
     }
-    if (nonZero.contains(y.value())) {
+    if (divisorNotZero) {
       return new Val(r, valid, error, null);
     }
-    String zero = b.pred();
-    b.op("setp.eq.s64 %s, %s, 0", zero, y.value());
     if (ansi) {
       error = raise(error, andPred(zero, valid), RowError.REMAINDER_BY_ZERO);
       return new Val(selp(zero, "0", r), valid, error, null);
@@ -448,13 +452,7 @@ final class RowEmitter {
   private String javaRemainder(String x, String n, int width) {
     String r = b.b64();
     if (width <= 32) {
-      String x32 = b.b32();
-      b.op("cvt.u32.u64 %s, %s", x32, x);
-      String n32 = b.b32();
-      b.op("cvt.u32.u64 %s, %s", n32, n);
-      String r32 = b.b32();
-      b.op("rem.s32 %s, %s, %s", r32, x32, n32);
-      b.op("cvt.s64.s32 %s, %s", r, r32);
+      remainder32(r, x, n, "s");
     } else if (!fastRemainder) {
       b.op("rem.s64 %s, %s, %s", r, x, n);
     } else {
@@ -466,13 +464,7 @@ final class RowEmitter {
       String slow = b.label("rem_wide");
       String done = b.label("rem_done");
       b.op("@%s bra %s", wide, slow);
-      String x32 = b.b32();
-      b.op("cvt.u32.u64 %s, %s", x32, x);
-      String n32 = b.b32();
-      b.op("cvt.u32.u64 %s, %s", n32, n);
-      String r32 = b.b32();
-      b.op("rem.u32 %s, %s, %s", r32, x32, n32);
-      b.op("cvt.u64.u32 %s, %s", r, r32);
+      remainder32(r, x, n, "u");
       b.op("bra %s", done);
       b.place(slow);
       b.op("rem.s64 %s, %s, %s", r, x, n);
@@ -481,6 +473,20 @@ final class RowEmitter {
     String minusOne = b.pred();
     b.op("setp.eq.s64 %s, %s, -1", minusOne, n);
     return selp(minusOne, "0", r);
+  }
+
+  /**
+   * Into {@code r} (.b64): the 32-bit remainder of x's and n's low words, signed ({@code sign}
+   * "s", sign-extended) or unsigned ("u", zero-extended).
+   */
+  private void remainder32(String r, String x, String n, String sign) {
+    String x32 = b.b32();
+    b.op("cvt.u32.u64 %s, %s", x32, x);
+    String n32 = b.b32();
+    b.op("cvt.u32.u64 %s, %s", n32, n);
+    String r32 = b.b32();
+    b.op("rem.%s32 %s, %s, %s", sign, r32, x32, n32);
+    b.op("cvt.%s64.%s32 %s, %s", sign, sign, r, r32);
   }
 
   /** EQ_NULL_SAFE: both NULL is true, one NULL false, else equal as compare says. */

@@ -1159,7 +1159,8 @@ final class CudaHashAggregate implements HashAggregateKernel {
           stream.copyDeviceToHost(slots.address(), host.memoryAddress(), slots.size());
           stream.synchronize();
           for (long at = 0; at < slots.size(); at += AggregateUpdateGenerator.GROUP_SLOT_BYTES) {
-            host.setLong(at + AggregateUpdateGenerator.GROUP_SLOT_HASH, -1L); // kUnknownHash
+            host.setLong(at + AggregateUpdateGenerator.GROUP_SLOT_HASH,
+                AggregateUpdateGenerator.GROUP_SLOT_UNKNOWN_HASH);
           }
           stream.copyHostToDevice(host.memoryAddress(), slots.address(), slots.size());
           stream.synchronize();
