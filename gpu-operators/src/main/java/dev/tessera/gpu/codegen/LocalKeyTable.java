@@ -45,11 +45,11 @@ final class LocalKeyTable {
    * multiprocessor (AggregateUpdateGenerator.fillsMultiprocessor), which for more than one key
    * probes no join table: HashAggregateBench's "two keys" (GROUP BY k, k % 3) at 1 to 10^5
    * groups 10-71% faster than finding entries by group, with WHERE v > 0 20-56% faster up to
-   * 1,000 groups, 10^4 2% and 10^5 29% slower (both with RowEmitter's fast remainder; without
-   * it, k % 3 can be NULL and the kernels take 90-96 registers: WHERE v > 0 8-41% faster up to
-   * 1,000 groups, 10^4 15% and 10^5 39% slower); StarJoinBench's fused kernel, which probes three
-   * tables and aggregates one row in 125, 2.3× (dense) and 4.6× (sparse) slower (H200, ncu), so a
-   * kernel that probes keeps the table by group.
+   * 1,000 groups, 10^4 2% and 10^5 29% slower. Both were measured while k % 3 could be NULL (90-96
+   * registers); as a key that cannot be NULL (64 registers) they are a further 42-51% faster up
+   * to 1,000 groups, and with the filter 27% (10^4) and 20% (10^5). StarJoinBench's fused kernel,
+   * which probes three tables and aggregates one row in 125, was 2.3× (dense) and 4.6× (sparse)
+   * slower (H200, ncu), so a kernel that probes keeps the table by group.
    */
   static final int MAX_WHOLE_MULTIPROCESSOR_KEYS = 2;
   /** Slots a lane looks at, from the one {@link #firstSlot} names. */

@@ -27,19 +27,9 @@ final class RowEmitter {
   private static final int ALWAYS_FITS_PRECISION = 19;
   /** The immediate a conjunction's constant false is (ProgramEmitter's falseElseSelects). */
   static final String FALSE = "0";
-  /**
-   * The system property that turns on a remainder's fast paths ({@link #javaRemainder}'s 32-bit
-   * one for LONGs, {@link #integerRemainder}'s for a divisor known not to be 0). Off by default:
-   * written and measured without a GPU run of the suites over them, they become the default
-   * (and the property goes) once the CUDA suites have passed with it on (issue 14).
-   */
-  static final String FAST_REMAINDER_PROPERTY = "tessera.codegen.fastRemainder";
-
   private final PtxBuilder b;
   private final boolean ansi;
   private final KernelContext kernel;
-  /** {@link #FAST_REMAINDER_PROPERTY}, read once for the kernel. */
-  private final boolean fastRemainder = Boolean.getBoolean(FAST_REMAINDER_PROPERTY);
   /**
    * The registers that hold a constant known not to be 0 ({@link KernelContext#nonZeroConstant}):
    * a remainder by one cannot be NULL, nor raise.
@@ -398,7 +388,7 @@ final class RowEmitter {
 
   private Val loadConstant(int index) {
     String value = kernel.constant(index);
-    if (fastRemainder && kernel.nonZeroConstant(index)) {
+    if (kernel.nonZeroConstant(index)) {
       nonZero.add(value);
     }
     return Val.of(value);
@@ -443,18 +433,15 @@ final class RowEmitter {
    * program.cuh java::Rem for n != 0: x % n truncating, MIN % -1 = 0 (rem's result for it, and
    * for n == 0, is not defined, so those are chosen around it). Operands of at most 32 bits (sign
    * extended, as every narrower integer is) use the 32-bit remainder: ptxas makes a 64-bit one a
-   * call to a division routine, and values held across a call spill. With {@link
-   * #FAST_REMAINDER_PROPERTY}, wider operands take the routine only where one of them is not in
-   * [0, 2^32): the rest (a LONG key modulo a small constant, say) use the unsigned 32-bit
-   * remainder, equal there, as NVVM's own PTX does for CUDA C's 64-bit {@code %} (LLVM's
-   * BypassSlowDivision), which writing PTX by hand loses.
+   * call to a division routine, and values held across a call spill. Wider operands take the
+   * routine only where one of them is not in [0, 2^32): the rest (a LONG key modulo a small
+   * constant, say) use the unsigned 32-bit remainder, equal there, as NVVM's own PTX does for
+   * CUDA C's 64-bit {@code %} (LLVM's BypassSlowDivision), which writing PTX by hand loses.
    */
   private String javaRemainder(String x, String n, int width) {
     String r = b.b64();
     if (width <= 32) {
       remainder32(r, x, n, "s");
-    } else if (!fastRemainder) {
-      b.op("rem.s64 %s, %s, %s", r, x, n);
     } else {
       String high = b.b64();
       b.op("or.b64 %s, %s, %s", high, x, n);

@@ -14,16 +14,14 @@ import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
 import java.util.List;
-import java.util.concurrent.Callable;
 import org.junit.jupiter.api.Test;
 
 /**
- * A remainder's fast paths, under {@value RowEmitter#FAST_REMAINDER_PROPERTY}: a LONG one takes
- * the 32-bit remainder where both operands fit, and one by a constant that is not 0 has no zero
- * test and cannot be NULL, so a GROUP BY k, k % 3 holds two keys that cannot be NULL. A kernel's
- * key says which of its constants are 0 either way. No GPU: the CUDA suites run these kernels
- * with the property on (FilterProjectContractTest's longRemaindersAcrossThirtyTwoBits among
- * them, as CudaGeneratedFilterProjectContractTest).
+ * A remainder's fast paths: a LONG one takes the 32-bit remainder where both operands fit, and
+ * one by a constant that is not 0 has no zero test and cannot be NULL, so a GROUP BY k, k % 3
+ * holds two keys that cannot be NULL. A kernel's key says which of its constants are 0. No GPU:
+ * the CUDA suites run these kernels (FilterProjectContractTest's longRemaindersAcrossThirtyTwoBits
+ * among them, as CudaGeneratedFilterProjectContractTest).
  */
 class FastRemainderTest {
   private static final ColumnType LONG = ColumnType.LONG;
@@ -46,25 +44,10 @@ class FastRemainderTest {
         new Program.Output(b.loadColumn(1), LONG)));
   }
 
-  private static <T> T fast(boolean fast, Callable<T> generate) throws Exception {
-    String property = RowEmitter.FAST_REMAINDER_PROPERTY;
-    String before = System.getProperty(property);
-    System.setProperty(property, Boolean.toString(fast));
-    try {
-      return generate.call();
-    } finally {
-      if (before == null) {
-        System.clearProperty(property);
-      } else {
-        System.setProperty(property, before);
-      }
-    }
-  }
-
-  private static GeneratedKernel kernel(long divisor, boolean pmod, boolean fast)
-      throws Exception {
-    return fast(fast, () -> AggregateUpdateGenerator.generate(
-        byKeyAndRemainder(divisor, pmod), INPUTS, SPEC, KernelFeatures.forArch("sm_90")));
+  private static GeneratedKernel kernel(long divisor, boolean pmod)
+      throws CodegenUnsupportedException {
+    return AggregateUpdateGenerator.generate(byKeyAndRemainder(divisor, pmod), INPUTS, SPEC,
+        KernelFeatures.forArch("sm_90"));
   }
 
   private static String key(long divisor) {
@@ -74,33 +57,32 @@ class FastRemainderTest {
 
   @Test
   void aLongRemainderTakesThe32BitOneWhereBothOperandsFit() throws Exception {
-    String slow = kernel(3, false, false).ptx();
-    String fast = kernel(3, false, true).ptx();
-    assertEquals(0, hits(slow, "rem\\.u32"));
-    assertEquals(1, hits(fast, "rem\\.u32 %r\\d+, %r\\d+, %r\\d+;"));
-    assertEquals(hits(slow, "rem\\.s64"), hits(fast, "rem\\.s64"), "the 64-bit one elsewhere");
-    assertTrue(fast.matches("(?s).*\tor\\.b64 (%rd\\d+), %rd\\d+, %rd\\d+;\n"
-        + "\tshr\\.u64 \\1, \\1, 32;\n\tsetp\\.ne\\.u64 (%p\\d+), \\1, 0;\n"
-        + "\t@\\2 bra \\$L_rem_wide_\\d+;.*"), "the test of both operands' high words");
+    for (boolean pmod : new boolean[] {false, true}) {
+      String ptx = kernel(3, pmod).ptx();
+      // PMOD takes a second remainder, of the first one plus the divisor, where it was negative.
+      int remainders = pmod ? 2 : 1;
+      assertEquals(remainders, hits(ptx, "rem\\.u32 %r\\d+, %r\\d+, %r\\d+;"), "pmod " + pmod);
+      assertEquals(remainders, hits(ptx, "rem\\.s64"), "pmod " + pmod + ": the 64-bit one where they do not");
+      assertEquals(remainders, hits(ptx, "\tor\\.b64 (%rd\\d+), %rd\\d+, %rd\\d+;\n"
+          + "\tshr\\.u64 \\1, \\1, 32;\n\tsetp\\.ne\\.u64 (%p\\d+), \\1, 0;\n"
+          + "\t@\\2 bra \\$L_rem_wide_\\d+;"), "pmod " + pmod + ": both operands' high words");
+    }
   }
 
   @Test
   void aRemainderByANonZeroConstantHasNoZeroTest() throws Exception {
     for (boolean pmod : new boolean[] {false, true}) {
-      int unknown = hits(kernel(3, pmod, false).ptx(), ZERO_TEST);
-      int known = hits(kernel(3, pmod, true).ptx(), ZERO_TEST);
-      assertTrue(known < unknown, "pmod " + pmod + ": " + known + " zero tests of " + unknown);
-      // By 0 the test stays, known or not: the result is NULL (or an error under ANSI).
-      assertEquals(hits(kernel(0, pmod, false).ptx(), ZERO_TEST),
-          hits(kernel(0, pmod, true).ptx(), ZERO_TEST));
+      // By 0 the test stays: the result is NULL (or an error under ANSI).
+      int byZero = hits(kernel(0, pmod).ptx(), ZERO_TEST);
+      int byThree = hits(kernel(3, pmod).ptx(), ZERO_TEST);
+      assertTrue(byThree < byZero, "pmod " + pmod + ": " + byThree + " zero tests of " + byZero);
     }
   }
 
   @Test
-  void theKeySaysWhichConstantsAreZero() throws Exception {
+  void theKeySaysWhichConstantsAreZero() {
     assertEquals(key(3), key(5));
     assertNotEquals(key(3), key(0));
-    assertEquals(fast(true, () -> key(3)), fast(false, () -> key(3)));
   }
 
   @Test
@@ -108,7 +90,7 @@ class FastRemainderTest {
   void twoKeysOfWhichOneIsARemainderCompileInAWholeBlocksRegisters() throws Exception {
     // Not NULL, the keys need no null words nor flags: the whole multiprocessor's 64 registers a
     // thread, where a NULL-able remainder took the kernel to 90.
-    GeneratedKernel kernel = kernel(3, false, true);
+    GeneratedKernel kernel = kernel(3, false);
     CompileReport report = TestPtx.assertCompilesClean(kernel, "sm_90");
     assertTrue(report.registers() <= AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS,
         report.summary());
