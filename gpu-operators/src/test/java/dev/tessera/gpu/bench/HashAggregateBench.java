@@ -30,7 +30,7 @@ import java.util.Random;
 
 /**
  * Benchmark (not a test) of the hash aggregation: {@code SELECT k, count(*), sum(v), min(v),
- * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in fifteen
+ * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in sixteen
  * forms:
  * <ul>
  *   <li>"long keys": update(batch) (the fused kernel with the identity program);
@@ -56,7 +56,10 @@ import java.util.Random;
  *       keys in its per-block table, as a kernel that probes no join table does), and "two
  *       keys, filter v > 0" the same WHERE v > 0; "two columns": GROUP BY k, c with c a second
  *       input column, an INT (k % 3, made on the host: no group more, and unlike the
- *       remainder's, a key that cannot be NULL), and "two columns, filter v > 0".
+ *       remainder's, a key that cannot be NULL), and "two columns, filter v > 0"; "two nullable
+ *       columns" GROUP BY k, c with k NULL in one row in 100 and c in another (the kernel of
+ *       two keys that can be NULL: their rows with a NULL key apart from the others; (k, NULL)
+ *       a group more per k, (NULL, c) three more).
  * </ul>
  * Prints the median wall time of update + finish (each synchronizes) over the runs, and the
  * bandwidth floor (every input read once, every group's five values written once). Before a
@@ -67,7 +70,7 @@ import java.util.Random;
  *     [forms] [groups]</pre>
  *
  * <p>{@code forms}, when given, is a comma-separated list of the forms to run ("long keys,no
- * keys"); all fifteen otherwise. {@code groups}, when given, is a comma-separated list of the
+ * keys"); all sixteen otherwise. {@code groups}, when given, is a comma-separated list of the
  * group counts to run ("10,1000"), of those a form runs (1, 10, ... up to 10^7, 10^6 for string
  * keys, 1 without keys); all of them otherwise. A profile of one group count's launch then ends
  * after it, not after every larger count's batches were made and run.
@@ -99,7 +102,7 @@ public final class HashAggregateBench {
           "string keys", "long keys, 8 batches", "no keys", "nullable keys", "double values",
           "two keys", "long string keys", "dictionary string keys",
           "string keys, filter v > 0", "two dictionary string keys", "two columns",
-          "two columns, filter v > 0");
+          "two columns, filter v > 0", "two nullable columns");
       if (args.length > 4) {
         List<String> chosen = List.of(args[4].split(",(?! )"));
         for (String form : chosen) {
@@ -118,8 +121,8 @@ public final class HashAggregateBench {
         boolean dictionary = form.endsWith("dictionary string keys");
         boolean tags = form.equals("two dictionary string keys");
         boolean strings = prefix != null;
-        boolean nullableKeys = form.equals("nullable keys");
-        boolean twoColumns = form.startsWith("two columns");
+        boolean nullableKeys = form.equals("nullable keys") || form.equals("two nullable columns");
+        boolean twoColumns = form.startsWith("two columns") || form.equals("two nullable columns");
         int batches = form.equals("long keys, 8 batches") ? 8 : 1;
         ColumnType keyType = strings ? ColumnType.STRING : ColumnType.LONG;
         boolean global = form.equals("no keys");
@@ -319,7 +322,8 @@ public final class HashAggregateBench {
    * else LONGs; as a cached table holds them where {@code dictionary} ({@link
    * #uploadDictionary}), with a second column of tags where {@code tags}; every {@value
    * #NULL_KEY_EVERY}th NULL where {@code nullable}; with a second column, an INT of the key
-   * modulo 3, where {@code secondColumn}.
+   * modulo 3, where {@code secondColumn} (where {@code nullable} too, another row in {@value
+   * #NULL_KEY_EVERY} NULL).
    */
   private record Keys(String prefix, boolean dictionary, boolean tags, boolean nullable,
       boolean secondColumn) {}
@@ -346,7 +350,9 @@ public final class HashAggregateBench {
             doubles ? ColumnType.DOUBLE : ColumnType.LONG, rows, backend.stagingAllocator())) {
       for (int i = from; i < to; i++) {
         long key = i < groups ? i : Math.floorMod(random.nextLong(), groups);
-        if (cb != null) {
+        if (cb != null && nullableKeys && i % NULL_KEY_EVERY == NULL_KEY_EVERY / 2 - 1) {
+          cb.appendNull();
+        } else if (cb != null) {
           cb.appendInt((int) (key % 3));
         }
         if (nullableKeys && i % NULL_KEY_EVERY == NULL_KEY_EVERY - 1) {

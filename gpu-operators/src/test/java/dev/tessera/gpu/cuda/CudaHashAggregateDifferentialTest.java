@@ -773,35 +773,51 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
    * remembering the NULL group's per-block entry (GroupedAggregateEmitter.nullKeyRows). The key
    * 0, whose stored value a NULL key shares, is among the keys. One group, a few, and more than
    * the per-block table holds; a NULL key one row in 100, every other row (warps of many NULL
-   * rows, reduced together), and every row. Scenario: groups, one row in how many NULL.
+   * rows, reduced together), and every row. Two keys (a LONG and an INT, either or both with
+   * NULLs): the rows with a NULL key go to the global table, before the others
+   * (GroupedAggregateEmitter.rowsWithANullKey), and (0, NULL) must not meet (0, 0) nor (NULL,
+   * 0). Scenario: groups, one row in how many has a NULL key, and per key whether it has NULLs
+   * ("n") or not ("-").
    */
   @ParameterizedTest
-  @ValueSource(strings = {"1:100", "10:100", "1000:100", "100000:100", "7:2", "1:1"})
-  void aNullableKeyOverValuesWithoutNullsMatchesTheHostReference(String scenario) {
-    int groups = Integer.parseInt(scenario.split(":")[0]);
-    int nullEvery = Integer.parseInt(scenario.split(":")[1]);
-    List<ColumnType> types = List.of(ColumnType.LONG, ColumnType.LONG);
-    AggregateSpec spec = new AggregateSpec(types, 1, List.of(
+  @ValueSource(strings = {"1:100:n", "10:100:n", "1000:100:n", "100000:100:n", "7:2:n", "1:1:n",
+      "1:100:nn", "10:100:nn", "1000:100:n-", "1000:100:-n", "100000:100:nn", "7:2:nn",
+      "1:1:-n"})
+  void nullableKeysOverValuesWithoutNullsMatchTheHostReference(String scenario) {
+    String[] parts = scenario.split(":");
+    int groups = Integer.parseInt(parts[0]);
+    int nullEvery = Integer.parseInt(parts[1]);
+    String nulls = parts[2];
+    int keyCount = nulls.length();
+    List<ColumnType> types = keyCount == 1 ? List.of(ColumnType.LONG, ColumnType.LONG)
+        : List.of(ColumnType.LONG, ColumnType.INT, ColumnType.LONG);
+    AggregateSpec spec = new AggregateSpec(types, keyCount, List.of(
         new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
-        new AggregateFunction(Kind.SUM, 1, ColumnType.LONG),
-        new AggregateFunction(Kind.MIN, 1, ColumnType.LONG),
-        new AggregateFunction(Kind.MAX, 1, ColumnType.LONG)), false);
+        new AggregateFunction(Kind.SUM, keyCount, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, keyCount, ColumnType.LONG),
+        new AggregateFunction(Kind.MAX, keyCount, ColumnType.LONG)), false);
     Random random = new Random(scenario.hashCode());
     List<List<List<Object>>> batches = new ArrayList<>();
     for (int batch = 0; batch < 5; batch++) {
       int n = 600_000 + batch;
-      List<Object> keys = new ArrayList<>(n);
-      List<Object> values = new ArrayList<>(n);
+      List<List<Object>> columns = new ArrayList<>();
+      for (int c = 0; c < types.size(); c++) {
+        columns.add(new ArrayList<>(n));
+      }
       for (int r = 0; r < n; r++) {
-        keys.add(random.nextInt(nullEvery) == 0 ? null
-            : (long) (random.nextInt(groups) - groups / 2));
-        values.add(switch (random.nextInt(8)) {
+        int g = random.nextInt(groups) - groups / 2;
+        for (int k = 0; k < keyCount; k++) {
+          boolean isNull = nulls.charAt(k) == 'n' && random.nextInt(nullEvery) == 0;
+          // The second key, g % 3, is 0 for a third of the groups: the stored value of NULL.
+          columns.get(k).add(isNull ? null : k == 0 ? (Object) (long) g : (Object) (g % 3));
+        }
+        columns.get(keyCount).add(switch (random.nextInt(8)) {
           case 0 -> Long.MIN_VALUE;
           case 1 -> Long.MAX_VALUE;
           default -> random.nextLong();
         });
       }
-      batches.add(List.of(keys, values));
+      batches.add(columns);
     }
     assertSameOnBoth(spec, batches, scenario);
   }
