@@ -428,17 +428,6 @@ final class GroupLookup {
   }
 
   /**
-   * Into {@code group}, for the lanes of {@code act} (0 for the others), the global table's group
-   * of {@code keys}, found or inserted there without the per-block table: for rows that table
-   * does not hold (GroupedAggregateEmitter's rows with a NULL key among several keys).
-   */
-  void findGlobalGroup(String act, AggregateValue[] keys, boolean[] seenAtInsert, String group) {
-    this.seenAtInsert = seenAtInsert;
-    findGroupOf(act, keys, storedForms(keys), group);
-    b.op("selp.b32 %s, %s, 0, %s", group, group, act);
-  }
-
-  /**
    * What {@link #recall} found: {@code looks}, the .pred of the lanes that must look their group
    * up, the keys as the per-block table holds them ({@link #tableKeys}) and their {@link
    * #storedForms}, which the lookup compares and stores; {@code remembers} whether the lookup

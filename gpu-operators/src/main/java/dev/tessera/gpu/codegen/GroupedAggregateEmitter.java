@@ -212,10 +212,6 @@ final class GroupedAggregateEmitter {
     if (splitsNullKeys(keys, nullable)) {
       nullRows = b.pred();
       keys = rowsWithKeys(act, keys, nullRows);
-      if (keys.length > 1) {
-        rowsWithANullKey(nullRows, nullKeys, column, seenAtInsert);
-        nullRows = null;
-      }
     }
     Runnable atClaim = () -> accumulation.markSeenAtClaim(table, seenAtInsert, entry);
     if (!accumulation.accumulatesRuns()) {
@@ -269,17 +265,15 @@ final class GroupedAggregateEmitter {
   }
 
   /**
-   * Whether the item's rows with a NULL key are updated apart from the others ({@link
-   * #rowsWithKeys}): where the per-block table is found by fixed-width keys, one can be NULL and
-   * no function's input can ({@code nullable}, by input column). Of one key, the NULL rows are one
-   * group, whose entry a lane remembers ({@link #nullKeyRows}, after the item); of several, they
-   * go to the global table ({@link #rowsWithANullKey}, before it). Where an input can be NULL
-   * too, the kernel of HashAggregateBench's functions took 110 registers with the split, its
-   * form without the plain copy 96 (64 without the split).
+   * Whether the item's rows whose key is NULL are updated apart from the others ({@link
+   * #rowsWithKeys}, {@link #nullKeyRows}): where the per-block table is found by one key (its
+   * NULL rows are one group, whose entry a lane remembers), that key can be NULL and no
+   * function's input can ({@code nullable}, by input column). Where an input can be NULL too, the
+   * kernel of HashAggregateBench's functions took 110 registers with the split, its form without
+   * the plain copy 96 (64 without the split).
    */
   private boolean splitsNullKeys(AggregateValue[] keys, boolean[] nullable) {
-    return keyTable != null && Arrays.stream(keys).noneMatch(AggregateValue::isString)
-        && Arrays.stream(keys).anyMatch(k -> k.valid() != null)
+    return keyTable != null && keys.length == 1 && !keys[0].isString() && keys[0].valid() != null
         && spec.functions().stream()
             .noneMatch(f -> f.kind() != Kind.COUNT_ROWS && nullable[f.input()]);
   }
@@ -289,12 +283,11 @@ final class GroupedAggregateEmitter {
    * nullRows}, a .pred), and the keys without their validity: for those rows the lookup, the
    * lane's last group, the runs and the shortcuts are the non-NULL kernel's, where a NULL key's
    * rows broke a warp's run at every item that held one (HashAggregateBench "nullable keys", one
-   * key in 100 NULL: 28% of a warp's items). Of one key, the per-block table still holds the
-   * NULL group, so it compares its entries' null words ({@link GroupLookup#holdsNullKeys}); of
-   * several, it holds no NULL key.
+   * key in 100 NULL: 28% of a warp's items). The per-block table still holds the NULL group, so
+   * it compares its entries' null words ({@link GroupLookup#holdsNullKeys}).
    */
   private AggregateValue[] rowsWithKeys(String act, AggregateValue[] keys, String nullRows) {
-    b.comment("rows whose keys are not NULL: the item; rows with a NULL key apart");
+    b.comment("rows whose keys are not NULL: the item; rows with a NULL key after it");
     String valid = b.pred();
     b.op("setp.eq.u32 %s, 0, 0", valid);
     boolean[] nullable = new boolean[keys.length];
@@ -309,9 +302,7 @@ final class GroupedAggregateEmitter {
     b.op("not.pred %s, %s", nullRows, valid);
     b.op("and.pred %s, %s, %s", nullRows, nullRows, act);
     b.op("and.pred %s, %s, %s", act, act, valid);
-    if (keys.length == 1) {
-      lookup.holdsNullKeys(nullable);
-    }
+    lookup.holdsNullKeys(nullable);
     return present;
   }
 
@@ -360,34 +351,6 @@ final class GroupedAggregateEmitter {
     b.op("@%s mov.u32 %s, %s", remember, nullEntry, lookedEntry);
     b.op("@%s mov.u32 %s, %s", remember, nullGroup, looked);
     b.place(found);
-    accumulation.accumulateApart(table, nullRows, group, inputs(column), entry);
-    b.place(done);
-  }
-
-  /**
-   * Of several keys, the item's rows where any is NULL ({@code nullRows}), before the others: each
-   * row's group found in the global table ({@link GroupLookup#findGlobalGroup}) and updated in the
-   * global accumulators, apart from the runs ({@link GroupAccumulation#accumulateApart}). Such rows
-   * are of many groups (a NULL in either key), so no lane remembers one, and the per-block table
-   * never holds a NULL key: its lookups compare no null words. With the rows looked up in the
-   * table instead, and after the item, two keys of which one or both can be NULL took 80 to 96
-   * registers (HashAggregateBench's functions over LONG keys: 90 and 91 without the split); this
-   * way 64 to 80, most at 64, which a block of 1,024 threads needs (the in-jar compiler). Before
-   * the item rather than after it, the keys' validity need not live through it: one more of
-   * those kernels at 64.
-   */
-  private void rowsWithANullKey(String nullRows, AggregateValue[] keys,
-      IntFunction<AggregateValue> column, boolean[] seenAtInsert) {
-    b.comment("the item's rows with a NULL key: the global table's groups, apart from the runs");
-    String any = b.pred();
-    b.op("vote.sync.any.pred %s, %s, -1", any, nullRows);
-    String done = b.label("null_rows_done");
-    b.op("@!%s bra.uni %s", any, done);
-    String group = b.b32();
-    b.op("mov.u32 %s, 0", group);
-    lookup.findGlobalGroup(nullRows, keys, seenAtInsert, group);
-    String entry = b.b32();
-    b.op("mov.u32 %s, -1", entry);
     accumulation.accumulateApart(table, nullRows, group, inputs(column), entry);
     b.place(done);
   }

@@ -58,8 +58,8 @@ import java.util.Random;
  *       input column, an INT (k % 3, made on the host: no group more, and unlike the
  *       remainder's, a key that cannot be NULL), and "two columns, filter v > 0"; "two nullable
  *       columns" GROUP BY k, c with k NULL in one row in 100 and c in another (the kernel of
- *       two keys that can be NULL: their rows with a NULL key apart from the others; (k, NULL)
- *       a group more per k, (NULL, c) three more).
+ *       two keys that can be NULL, whose null flags it holds and compares; (k, NULL) a group more
+ *       per k, (NULL, c) three more).
  * </ul>
  * Prints the median wall time of update + finish (each synchronizes) over the runs, and the
  * bandwidth floor (every input read once, every group's five values written once). Before a

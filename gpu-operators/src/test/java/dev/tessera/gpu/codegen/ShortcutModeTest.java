@@ -148,37 +148,6 @@ class ShortcutModeTest {
   }
 
   @Test
-  @RequiresPtxCompiler
-  void twoKeysThatCanBeNullUpdateTheirNullKeysRowsBeforeTheItemInTheGlobalTable()
-      throws Exception {
-    // GROUP BY k, c (a LONG and an INT, either or both with NULLs; HashAggregateBench's "two
-    // nullable columns"): count(*), sum(v), min(v), max(v) of a LONG v that cannot be NULL.
-    AggregateSpec spec = new AggregateSpec(List.of(ColumnType.LONG, ColumnType.INT,
-        ColumnType.LONG), 2, List.of(new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
-        new AggregateFunction(Kind.SUM, 2, ColumnType.LONG),
-        new AggregateFunction(Kind.MIN, 2, ColumnType.LONG),
-        new AggregateFunction(Kind.MAX, 2, ColumnType.LONG)), false);
-    for (boolean[] nullable : new boolean[][] {{true, false}, {false, true}, {true, true}}) {
-      String which = nullable[0] + ", " + nullable[1];
-      List<InputSpec> inputs = List.of(new InputSpec(ColumnType.LONG, Encoding.PLAIN, nullable[0]),
-          new InputSpec(ColumnType.INT, Encoding.PLAIN, nullable[1]),
-          new InputSpec(ColumnType.LONG, Encoding.PLAIN, false));
-      GeneratedKernel k = AggregateUpdateGenerator.generate(
-          ProgramBuilder.identity(spec.inputTypes(), false), inputs, spec,
-          KernelFeatures.forArch("sm_90"));
-      String ptx = k.ptx();
-      // GroupedAggregateEmitter.rowsWithANullKey: once, before the item's branch to its copy.
-      assertEquals(1, count(ptx, "$L_null_rows_done_") - 1, which);
-      assertTrue(ptx.indexOf("\n" + labelOf(ptx, "$L_null_rows_done_") + ":")
-          < ptx.indexOf("bra.uni " + labelOf(ptx, PLAIN) + ";"), which + ": before the item");
-      // Its keys never NULL, the item fits a block of 1,024 threads' registers (90-96 when the
-      // NULL keys' rows went through it and the per-block table).
-      CompileReport report = GeneratedModule.compile(k, "sm_90").report(k.entry());
-      assertTrue(report.clean() && report.registers() <= 64, which + ": " + report.summary());
-    }
-  }
-
-  @Test
   void aKernelWithoutRunsHasNoPlainCopy() throws Exception {
     // FLOAT inputs take no runs (RunAccumulators.registerInputs), so no shortcut to leave.
     AggregateSpec spec = new AggregateSpec(List.of(ColumnType.LONG, ColumnType.FLOAT), 1,

@@ -774,10 +774,9 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
    * 0, whose stored value a NULL key shares, is among the keys. One group, a few, and more than
    * the per-block table holds; a NULL key one row in 100, every other row (warps of many NULL
    * rows, reduced together), and every row. Two keys (a LONG and an INT, either or both with
-   * NULLs): the rows with a NULL key go to the global table, before the others
-   * (GroupedAggregateEmitter.rowsWithANullKey), and (0, NULL) must not meet (0, 0) nor (NULL,
-   * 0). Scenario: groups, one row in how many has a NULL key, and per key whether it has NULLs
-   * ("n") or not ("-").
+   * NULLs; held by key in the per-block table, their null flags with them): (0, NULL) must not
+   * meet (0, 0) nor (NULL, 0). Scenario: groups, one row in how many has a NULL key, and per key
+   * whether it has NULLs ("n") or not ("-").
    */
   @ParameterizedTest
   @ValueSource(strings = {"1:100:n", "10:100:n", "1000:100:n", "100000:100:n", "7:2:n", "1:1:n",
