@@ -32,7 +32,8 @@ class FastRemainderTest {
           new AggregateFunction(Kind.SUM, 2, LONG), new AggregateFunction(Kind.MIN, 2, LONG),
           new AggregateFunction(Kind.MAX, 2, LONG)), false);
   private static final List<InputSpec> INPUTS =
-      List.of(new InputSpec(LONG, Encoding.PLAIN, false), new InputSpec(LONG, Encoding.PLAIN, false));
+      List.of(new InputSpec(LONG, Encoding.PLAIN, false),
+          new InputSpec(LONG, Encoding.PLAIN, false));
 
   /** k, k % divisor (PMOD where {@code pmod}), v: HashAggregateBench's "two keys". */
   private static Program byKeyAndRemainder(long divisor, boolean pmod) {
@@ -62,7 +63,8 @@ class FastRemainderTest {
       // PMOD takes a second remainder, of the first one plus the divisor, where it was negative.
       int remainders = pmod ? 2 : 1;
       assertEquals(remainders, hits(ptx, "rem\\.u32 %r\\d+, %r\\d+, %r\\d+;"), "pmod " + pmod);
-      assertEquals(remainders, hits(ptx, "rem\\.s64"), "pmod " + pmod + ": the 64-bit one where they do not");
+      assertEquals(remainders, hits(ptx, "rem\\.s64"),
+          "pmod " + pmod + ": the 64-bit one where they do not");
       assertEquals(remainders, hits(ptx, "\tor\\.b64 (%rd\\d+), %rd\\d+, %rd\\d+;\n"
           + "\tshr\\.u64 \\1, \\1, 32;\n\tsetp\\.ne\\.u64 (%p\\d+), \\1, 0;\n"
           + "\t@\\2 bra \\$L_rem_wide_\\d+;"), "pmod " + pmod + ": both operands' high words");
