@@ -187,7 +187,7 @@ final class GroupLookup {
     String held = b.pred();
     b.op("and.pred %s, %s, %s", held, act, form.fits());
     // Entry -1 and the last group for every lane; the lanes of held that must look: finds.
-    String finds = last.recall(b, held, tableKeys, tableStored, group, entry);
+    String finds = last.recall(b, held, tableKeys, tableStored, null, group, entry);
     String longRows = b.pred();
     b.op("and.pred %s, %s, !%s", longRows, act, form.fits());
     // Warps of short strings alone pass the long strings' code on this uniform branch (without
@@ -421,7 +421,9 @@ final class GroupLookup {
   /**
    * Per key, whether the per-block table may hold a group whose key is NULL ({@code nullable}),
    * for lookups whose keys cannot be NULL: their rows' keys are not, and their entries' null words
-   * are compared all the same (GroupedAggregateEmitter looks the NULL keys' rows up apart).
+   * are compared all the same, or where NULL keys are held by value ({@link #tableForms}) a key
+   * that is LocalKeyTable.NULL_KEY itself looks elsewhere (GroupedAggregateEmitter looks the NULL
+   * keys' rows up apart).
    */
   void holdsNullKeys(boolean[] nullable) {
     nullsInTable = nullable.clone();
@@ -429,11 +431,81 @@ final class GroupLookup {
 
   /**
    * What {@link #recall} found: {@code looks}, the .pred of the lanes that must look their group
-   * up, the keys as the per-block table holds them ({@link #tableKeys}) and their {@link
-   * #storedForms}, which the lookup compares and stores; {@code remembers} whether the lookup
-   * then remembers what it found ({@link #lookAll}'s does not).
+   * up, the keys as the per-block table holds them ({@link #tableKeys}) in their {@link
+   * #tableForms}, which the lookup compares and stores there; {@code remembers} whether the
+   * lookup then remembers what it found ({@link #lookAll}'s does not).
    */
-  record Recalled(String looks, AggregateValue[] keys, StoredKey[] stored, boolean remembers) {}
+  record Recalled(String looks, TableForms forms, boolean remembers) {
+    AggregateValue[] keys() {
+      return forms.keys();
+    }
+
+    StoredKey[] stored() {
+      return forms.stored();
+    }
+  }
+
+  /**
+   * The system property that holds NULL keys in the per-block table by value ({@link
+   * #tableForms}). Off by default: written and checked with the in-jar compiler only, it becomes
+   * the default (and the property goes) once the CUDA suites have passed with it on (issue 14).
+   */
+  static final String NULL_KEYS_BY_VALUE_PROPERTY = "tessera.codegen.nullKeysByValue";
+
+  /**
+   * The keys as the per-block table and the lane's last group compare them ({@link #tableForms}):
+   * {@code keys} and their {@code stored} forms; {@code outside} (.pred, or null where no lane
+   * can be), the lanes whose keys the table must not hold, which look in the global table
+   * instead; {@code nullBits}, per key, whether the table compares its null bit.
+   */
+  record TableForms(AggregateValue[] keys, StoredKey[] stored, String outside,
+      boolean[] nullBits) {}
+
+  /**
+   * {@code keys} (the table's, {@link #tableKeys}) as the per-block table compares them. Without
+   * {@link #NULL_KEYS_BY_VALUE_PROPERTY}: their {@link #storedForms}, a NULL key's value 0 and
+   * its null bit compared in the entry's null word. With it, fixed-width keys that can be NULL
+   * (or that the table may hold NULL, {@link #holdsNullKeys}) are held by value alone: a NULL
+   * key's value is LocalKeyTable.NULL_KEY, so the table needs no null words, and a row whose
+   * 64-bit key is that value itself (not NULL) is {@code outside}. Two keys that can be NULL
+   * took 88 to 96 registers with the null words, 64 without (the in-jar compiler).
+   */
+  TableForms tableForms(AggregateValue[] keys) {
+    boolean[] nullBits = new boolean[keys.length];
+    for (int k = 0; k < keys.length; k++) {
+      nullBits[k] = keys[k].valid() != null || (nullsInTable != null && nullsInTable[k]);
+    }
+    boolean byValue = Boolean.getBoolean(NULL_KEYS_BY_VALUE_PROPERTY)
+        && Arrays.stream(keys).noneMatch(AggregateValue::isString);
+    if (!byValue) {
+      return new TableForms(keys, storedForms(keys), null, nullBits);
+    }
+    AggregateValue[] held = new AggregateValue[keys.length];
+    StoredKey[] stored = new StoredKey[keys.length];
+    String outside = null;
+    for (int k = 0; k < keys.length; k++) {
+      AggregateValue key = keys[k];
+      String value = key.value();
+      if (key.valid() != null) {
+        value = b.b64();
+        b.op("selp.b64 %s, %s, %d, %s", value, key.value(), LocalKeyTable.NULL_KEY, key.valid());
+      }
+      if (nullBits[k] && spec.keyTypes().get(k).id().width() == Long.BYTES) {
+        String same = b.pred();
+        b.op("setp.eq.s64 %s, %s, %d", same, value, LocalKeyTable.NULL_KEY);
+        if (key.valid() != null) {
+          b.op("and.pred %s, %s, %s", same, same, key.valid());
+        }
+        if (outside != null) {
+          b.op("or.pred %s, %s, %s", same, same, outside);
+        }
+        outside = same;
+      }
+      held[k] = new AggregateValue(value, null, key.length());
+      stored[k] = new StoredKey(StoredKey.NOT_NULL, value);
+    }
+    return new TableForms(held, stored, outside, new boolean[keys.length]);
+  }
 
   /**
    * Where the per-block table is found by key: for the lanes of {@code act} whose keys (as the
@@ -443,13 +515,13 @@ final class GroupLookup {
    * String, LocalKeyTable.View, String, Recalled)}.
    */
   Recalled recall(String act, AggregateValue[] keys, String group, String entry) {
-    return recall(act, keys, storedForms(keys), group, entry);
+    return recall(act, tableForms(keys), group, entry);
   }
 
-  /** {@link #recall(String, AggregateValue[], String, String)} of keys stored as {@code stored}. */
-  Recalled recall(String act, AggregateValue[] keys, StoredKey[] stored, String group,
-      String entry) {
-    return new Recalled(last.recall(b, act, keys, stored, group, entry), keys, stored, true);
+  /** {@link #recall(String, AggregateValue[], String, String)} of keys in their table forms. */
+  Recalled recall(String act, TableForms forms, String group, String entry) {
+    return new Recalled(last.recall(b, act, forms.keys(), forms.stored(), forms.outside(), group,
+        entry), forms, true);
   }
 
   /**
@@ -457,9 +529,9 @@ final class GroupLookup {
    * ShortcutMode}): every lane of {@code act} looks its group up, none recalled ({@code entry}
    * -1 until the lookup), and the lookup leaves the last group as it was.
    */
-  Recalled lookAll(String act, AggregateValue[] keys, StoredKey[] stored, String entry) {
+  Recalled lookAll(String act, TableForms forms, String entry) {
     b.op("mov.u32 %s, -1", entry);
-    return new Recalled(act, keys, stored, false);
+    return new Recalled(act, forms, false);
   }
 
   /**
@@ -500,11 +572,16 @@ final class GroupLookup {
     } else {
       b.comment("the block's table by key, then (not held there) the global table");
       AggregateValue[] tableKeys = recalled.keys();
-      boolean[] nullable = new boolean[tableKeys.length];
-      for (int k = 0; k < tableKeys.length; k++) {
-        nullable[k] = tableKeys[k].valid() != null || (nullsInTable != null && nullsInTable[k]);
+      String tableLooks = looks;
+      String outside = recalled.forms().outside();
+      if (outside != null) {
+        String inside = b.pred();
+        b.op("not.pred %s, %s", inside, outside);
+        tableLooks = b.pred();
+        b.op("and.pred %s, %s, %s", tableLooks, looks, inside);
       }
-      LocalKeyTable.Found found = keyTable.find(table, looks, stored, nullable, entry, group);
+      LocalKeyTable.Found found =
+          keyTable.find(table, tableLooks, stored, recalled.forms().nullBits(), entry, group);
       String global = b.pred();
       b.op("not.pred %s, %s", global, found.hit());
       b.op("and.pred %s, %s, %s", global, global, looks);
@@ -514,7 +591,8 @@ final class GroupLookup {
       if (coded) {
         findCodedGroup(global, found.claimed(), keys, tableKeys[0], group);
       } else {
-        findGroupOf(global, keys, stored, group);
+        // Where the table holds NULL keys by value, the global table's forms are other ones.
+        findGroupOf(global, keys, tableKeys == keys ? stored : storedForms(keys), group);
       }
       // A lane that claimed its entry publishes the group and does atClaim's work in one branch:
       // the lanes that find their entry (nearly all below 10^4 groups) pass one branch, not two
@@ -560,9 +638,14 @@ final class GroupLookup {
      * Returns a new .pred: the lanes of {@code act} that must look their group up.
      */
     String recall(PtxBuilder b, String act, AggregateValue[] keys, StoredKey[] stored,
-        String group, String entry) {
+        String outside, String group, String entry) {
       String same = b.pred();
       b.op("and.pred %s, %s, %s", same, act, held);
+      if (outside != null) { // their keys are not remembered: never the last group's
+        String inside = b.pred();
+        b.op("not.pred %s, %s", inside, outside);
+        b.op("and.pred %s, %s, %s", same, same, inside);
+      }
       String p = b.pred();
       for (int k = 0; k < keys.length; k++) {
         b.op("setp.eq.u64 %s, %s, %s", p, stored[k].value(), values[k]);

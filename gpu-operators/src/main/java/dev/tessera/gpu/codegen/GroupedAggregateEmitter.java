@@ -229,14 +229,14 @@ final class GroupedAggregateEmitter {
     // data: every item after a lane's first), the rows go into the runs and the item skips the
     // lookup's and the warp path's tests and shuffles.
     AggregateValue[] tableKeys = lookup.tableKeys(keys);
-    GroupLookup.StoredKey[] stored = lookup.storedForms(tableKeys);
+    GroupLookup.TableForms forms = lookup.tableForms(tableKeys);
     boolean modes = takesPlainItems(tableKeys);
     String plain = modes ? b.label("item_plain") : null;
     String updated = b.label("item_updated");
     if (modes) {
       shortcuts.branchToPlain(plain);
     }
-    GroupLookup.Recalled recalled = lookup.recall(act, tableKeys, stored, group, entry);
+    GroupLookup.Recalled recalled = lookup.recall(act, forms, group, entry);
     String looking = b.label("item_looks");
     b.op("@!%s bra.uni %s", accumulation.allInRuns(act, recalled.looks(), group, looking),
         looking);
@@ -255,7 +255,7 @@ final class GroupedAggregateEmitter {
       b.place(plain);
       shortcuts.plainItem();
       lookup.findGroup(act, keys, seenAtInsert, group, table, entry,
-          lookup.lookAll(act, tableKeys, stored, entry), atClaim);
+          lookup.lookAll(act, forms, entry), atClaim);
       accumulate(act, group, column, entry, false);
     }
     b.place(updated);
@@ -339,7 +339,7 @@ final class GroupedAggregateEmitter {
     String lookedEntry = b.b32();
     b.op("mov.u32 %s, 0", looked);
     lookup.findGroup(looks, keys, seenAtInsert, looked, table, lookedEntry,
-        lookup.lookAll(looks, keys, lookup.storedForms(keys), lookedEntry),
+        lookup.lookAll(looks, lookup.tableForms(keys), lookedEntry),
         () -> accumulation.markSeenAtClaim(table, seenAtInsert, lookedEntry));
     b.op("@%s mov.u32 %s, %s", looks, group, looked);
     b.op("@%s mov.u32 %s, %s", looks, entry, lookedEntry);

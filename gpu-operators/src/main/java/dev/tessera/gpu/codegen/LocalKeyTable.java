@@ -32,6 +32,10 @@ import java.util.List;
  * keys, takes the global table and accumulators: the table can only skip work. The merge at the
  * block's end (LocalTable's own) reads the group words after a barrier, as before. The block also
  * counts the entries claimed ({@link #hasRoom}), a hint for prefetching only.
+ *
+ * <p>Under GroupLookup.NULL_KEYS_BY_VALUE_PROPERTY (off by default) the table holds a NULL key as
+ * the value {@link #NULL_KEY} and its null words are neither written nor read: a lane compares
+ * values only, and one whose 64-bit key is NULL_KEY itself takes the global table.
  */
 final class LocalKeyTable {
   /**
@@ -70,6 +74,12 @@ final class LocalKeyTable {
   private static final long RESET_KEY = Long.MIN_VALUE;
   /** {@link #RESET_KEY} as a PTX literal. */
   private static final String RESET_KEY_PTX = "0x" + Long.toHexString(RESET_KEY);
+  /**
+   * Where the table holds NULL keys by value (GroupLookup.tableForms): a NULL key's value in the
+   * table, which no sign-extended narrower integer is and {@link #RESET_KEY} is not. A row whose
+   * key is this value itself, not NULL, does not look in the table.
+   */
+  static final long NULL_KEY = Long.MIN_VALUE + 1;
   private static final int EMPTY = GroupLookup.EMPTY;
   private static final int BUSY = GroupLookup.BUSY;
 

@@ -775,8 +775,11 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
    * the per-block table holds; a NULL key one row in 100, every other row (warps of many NULL
    * rows, reduced together), and every row. Two keys (a LONG and an INT, either or both with
    * NULLs; held by key in the per-block table, their null flags with them): (0, NULL) must not
-   * meet (0, 0) nor (NULL, 0). Scenario: groups, one row in how many has a NULL key, and per key
-   * whether it has NULLs ("n") or not ("-").
+   * meet (0, 0) nor (NULL, 0). With 10 and 1,000 groups, the LONG key of one group is
+   * Long.MIN_VALUE + 1, the value a NULL key has in the per-block table where it is held by value
+   * (GroupLookup.NULL_KEYS_BY_VALUE_PROPERTY): it must not meet NULL either (the other scenarios
+   * keep their keys dense, for the direct group map). Scenario: groups, one row in how many has a
+   * NULL key, and per key whether it has NULLs ("n") or not ("-").
    */
   @ParameterizedTest
   @ValueSource(strings = {"1:100:n", "10:100:n", "1000:100:n", "100000:100:n", "7:2:n", "1:1:n",
@@ -795,6 +798,7 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
         new AggregateFunction(Kind.SUM, keyCount, ColumnType.LONG),
         new AggregateFunction(Kind.MIN, keyCount, ColumnType.LONG),
         new AggregateFunction(Kind.MAX, keyCount, ColumnType.LONG)), false);
+    boolean nullKeyValue = groups == 10 || groups == 1000;
     Random random = new Random(scenario.hashCode());
     List<List<List<Object>>> batches = new ArrayList<>();
     for (int batch = 0; batch < 5; batch++) {
@@ -808,7 +812,8 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
         for (int k = 0; k < keyCount; k++) {
           boolean isNull = nulls.charAt(k) == 'n' && random.nextInt(nullEvery) == 0;
           // The second key, g % 3, is 0 for a third of the groups: the stored value of NULL.
-          columns.get(k).add(isNull ? null : k == 0 ? (Object) (long) g : (Object) (g % 3));
+          long first = nullKeyValue && g == 1 ? Long.MIN_VALUE + 1 : g;
+          columns.get(k).add(isNull ? null : k == 0 ? (Object) first : (Object) (g % 3));
         }
         columns.get(keyCount).add(switch (random.nextInt(8)) {
           case 0 -> Long.MIN_VALUE;
