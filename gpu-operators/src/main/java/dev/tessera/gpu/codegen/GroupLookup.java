@@ -59,6 +59,8 @@ final class GroupLookup {
    * is not ({@link #holdsNullKeys}); null: where the row's key can be NULL.
    */
   private boolean[] nullsInTable;
+  /** {@link #NULL_KEYS_BY_VALUE_PROPERTY}, read once for the kernel. */
+  private final boolean nullKeysByValue = Boolean.getBoolean(NULL_KEYS_BY_VALUE_PROPERTY);
   /**
    * Whether {@link #keyTable} holds the one string key's short form ({@link
    * LocalKeyTable#tableKeys}): rows of short strings find entries by it, others go to the
@@ -454,12 +456,14 @@ final class GroupLookup {
 
   /**
    * The keys as the per-block table and the lane's last group compare them ({@link #tableForms}):
-   * {@code keys} and their {@code stored} forms; {@code outside} (.pred, or null where no lane
-   * can be), the lanes whose keys the table must not hold, which look in the global table
-   * instead; {@code nullBits}, per key, whether the table compares its null bit.
+   * {@code keys} and their {@code stored} forms; {@code inside} (.pred, or null where every lane
+   * is), the lanes whose keys the table may hold (the others look in the global table only);
+   * {@code nullBits}, per key, whether the table compares its null bit; {@code byValue}, whether
+   * the forms are the table's own (NULL held by value), not the global table's {@link
+   * #storedForms}.
    */
-  record TableForms(AggregateValue[] keys, StoredKey[] stored, String outside,
-      boolean[] nullBits) {}
+  record TableForms(AggregateValue[] keys, StoredKey[] stored, String inside,
+      boolean[] nullBits, boolean byValue) {}
 
   /**
    * {@code keys} (the table's, {@link #tableKeys}) as the per-block table compares them. Without
@@ -467,7 +471,7 @@ final class GroupLookup {
    * its null bit compared in the entry's null word. With it, fixed-width keys that can be NULL
    * (or that the table may hold NULL, {@link #holdsNullKeys}) are held by value alone: a NULL
    * key's value is LocalKeyTable.NULL_KEY, so the table needs no null words, and a row whose
-   * 64-bit key is that value itself (not NULL) is {@code outside}. Two keys that can be NULL
+   * 64-bit key is that value itself (not NULL) is not {@code inside}. Two keys that can be NULL
    * took 88 to 96 registers with the null words, 64 without (the in-jar compiler).
    */
   TableForms tableForms(AggregateValue[] keys) {
@@ -475,10 +479,9 @@ final class GroupLookup {
     for (int k = 0; k < keys.length; k++) {
       nullBits[k] = keys[k].valid() != null || (nullsInTable != null && nullsInTable[k]);
     }
-    boolean byValue = Boolean.getBoolean(NULL_KEYS_BY_VALUE_PROPERTY)
-        && Arrays.stream(keys).noneMatch(AggregateValue::isString);
+    boolean byValue = nullKeysByValue && Arrays.stream(keys).noneMatch(AggregateValue::isString);
     if (!byValue) {
-      return new TableForms(keys, storedForms(keys), null, nullBits);
+      return new TableForms(keys, storedForms(keys), null, nullBits, false);
     }
     AggregateValue[] held = new AggregateValue[keys.length];
     StoredKey[] stored = new StoredKey[keys.length];
@@ -504,7 +507,12 @@ final class GroupLookup {
       held[k] = new AggregateValue(value, null, key.length());
       stored[k] = new StoredKey(StoredKey.NOT_NULL, value);
     }
-    return new TableForms(held, stored, outside, new boolean[keys.length]);
+    String inside = null;
+    if (outside != null) {
+      inside = b.pred();
+      b.op("not.pred %s, %s", inside, outside);
+    }
+    return new TableForms(held, stored, inside, new boolean[keys.length], true);
   }
 
   /**
@@ -520,7 +528,7 @@ final class GroupLookup {
 
   /** {@link #recall(String, AggregateValue[], String, String)} of keys in their table forms. */
   Recalled recall(String act, TableForms forms, String group, String entry) {
-    return new Recalled(last.recall(b, act, forms.keys(), forms.stored(), forms.outside(), group,
+    return new Recalled(last.recall(b, act, forms.keys(), forms.stored(), forms.inside(), group,
         entry), forms, true);
   }
 
@@ -573,10 +581,8 @@ final class GroupLookup {
       b.comment("the block's table by key, then (not held there) the global table");
       AggregateValue[] tableKeys = recalled.keys();
       String tableLooks = looks;
-      String outside = recalled.forms().outside();
-      if (outside != null) {
-        String inside = b.pred();
-        b.op("not.pred %s, %s", inside, outside);
+      String inside = recalled.forms().inside();
+      if (inside != null) {
         tableLooks = b.pred();
         b.op("and.pred %s, %s, %s", tableLooks, looks, inside);
       }
@@ -592,7 +598,7 @@ final class GroupLookup {
         findCodedGroup(global, found.claimed(), keys, tableKeys[0], group);
       } else {
         // Where the table holds NULL keys by value, the global table's forms are other ones.
-        findGroupOf(global, keys, tableKeys == keys ? stored : storedForms(keys), group);
+        findGroupOf(global, keys, recalled.forms().byValue() ? storedForms(keys) : stored, group);
       }
       // A lane that claimed its entry publishes the group and does atClaim's work in one branch:
       // the lanes that find their entry (nearly all below 10^4 groups) pass one branch, not two
@@ -638,12 +644,10 @@ final class GroupLookup {
      * Returns a new .pred: the lanes of {@code act} that must look their group up.
      */
     String recall(PtxBuilder b, String act, AggregateValue[] keys, StoredKey[] stored,
-        String outside, String group, String entry) {
+        String inside, String group, String entry) {
       String same = b.pred();
       b.op("and.pred %s, %s, %s", same, act, held);
-      if (outside != null) { // their keys are not remembered: never the last group's
-        String inside = b.pred();
-        b.op("not.pred %s, %s", inside, outside);
+      if (inside != null) { // the others' keys are never remembered: never the last group's
         b.op("and.pred %s, %s, %s", same, same, inside);
       }
       String p = b.pred();

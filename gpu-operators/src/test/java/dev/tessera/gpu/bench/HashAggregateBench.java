@@ -128,14 +128,15 @@ public final class HashAggregateBench {
         boolean global = form.equals("no keys");
         boolean twoKeys = form.startsWith("two keys");
         boolean doubles = form.equals("double values");
-        AggregateSpec spec = twoKeys ? twoKeySpec(ColumnType.LONG)
-            : tags ? twoKeySpec(ColumnType.STRING)
-            : twoColumns ? twoColumnSpec()
+        AggregateSpec spec = twoKeys ? twoKeySpec(ColumnType.LONG, ColumnType.LONG)
+            : tags ? twoKeySpec(ColumnType.STRING, ColumnType.STRING)
+            : twoColumns ? twoKeySpec(ColumnType.LONG, ColumnType.INT)
             : spec(keyType, global ? 0 : 1, doubles ? ColumnType.DOUBLE : ColumnType.LONG);
         boolean positive = form.equals("filter v > 0") || form.equals("string keys, filter v > 0");
-        Program program = positive ? positiveValues(keyType)
+        Program program = positive ? positiveValues(List.of(keyType))
             : twoKeys ? byTwoKeys(form.endsWith("filter v > 0"))
-            : twoColumns && form.endsWith("filter v > 0") ? positiveValuesOfTwoColumns() : null;
+            : twoColumns && form.endsWith("filter v > 0")
+                ? positiveValues(List.of(ColumnType.LONG, ColumnType.INT)) : null;
         Keys keys = new Keys(prefix, dictionary, tags, nullableKeys, twoColumns);
         warmHostPaths(backend, stream, spec, program, keys, doubles);
         System.out.println(form);
@@ -225,37 +226,15 @@ public final class HashAggregateBench {
   }
 
   /**
-   * count(*), sum(v), min(v), max(v) grouped by the first two columns (k, k % 3; or two strings,
-   * the key and its tag), of {@code keyType}.
+   * count(*), sum(v), min(v), max(v) of a LONG v grouped by the first two columns, of {@code
+   * first} and {@code second} (k, k % 3; two strings, the key and its tag; k and c).
    */
-  private static AggregateSpec twoKeySpec(ColumnType keyType) {
-    return new AggregateSpec(List.of(keyType, keyType, ColumnType.LONG), 2,
+  private static AggregateSpec twoKeySpec(ColumnType first, ColumnType second) {
+    return new AggregateSpec(List.of(first, second, ColumnType.LONG), 2,
         List.of(new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
             new AggregateFunction(Kind.SUM, 2, ColumnType.LONG),
             new AggregateFunction(Kind.MIN, 2, ColumnType.LONG),
             new AggregateFunction(Kind.MAX, 2, ColumnType.LONG)), false);
-  }
-
-  /** count(*), sum(v), min(v), max(v) grouped by k (a LONG) and c (an INT), of v (a LONG). */
-  private static AggregateSpec twoColumnSpec() {
-    return new AggregateSpec(List.of(ColumnType.LONG, ColumnType.INT, ColumnType.LONG), 2,
-        List.of(new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
-            new AggregateFunction(Kind.SUM, 2, ColumnType.LONG),
-            new AggregateFunction(Kind.MIN, 2, ColumnType.LONG),
-            new AggregateFunction(Kind.MAX, 2, ColumnType.LONG)), false);
-  }
-
-  /** k, c, v WHERE v > 0 (about half of the rows). */
-  private static Program positiveValuesOfTwoColumns() {
-    List<ColumnType> types = List.of(ColumnType.LONG, ColumnType.INT, ColumnType.LONG);
-    ProgramBuilder b = new ProgramBuilder(types, false);
-    List<Program.Output> outputs = new ArrayList<>();
-    for (int c = 0; c < types.size(); c++) {
-      outputs.add(new Program.Output(b.loadColumn(c), types.get(c)));
-    }
-    int keep = b.emitNew(Opcode.CMP_INT, outputs.get(2).register(), b.loadConstant(0),
-        Comparison.GT.code());
-    return b.build(keep, outputs);
   }
 
   /**
@@ -274,15 +253,18 @@ public final class HashAggregateBench {
     return b.build(keep, outputs);
   }
 
-  /** k, v WHERE v > 0 (about half of the rows). */
-  private static Program positiveValues(ColumnType keyType) {
-    ProgramBuilder b = new ProgramBuilder(List.of(keyType, ColumnType.LONG), false);
-    int k = b.loadColumn(0);
-    int v = b.loadColumn(1);
-    int zero = b.loadConstant(0);
-    int keep = b.emitNew(Opcode.CMP_INT, v, zero, Comparison.GT.code());
-    return b.build(keep, List.of(new Program.Output(k, keyType),
-        new Program.Output(v, ColumnType.LONG)));
+  /** The keys (of {@code keyTypes}) and a LONG v, WHERE v > 0 (about half of the rows). */
+  private static Program positiveValues(List<ColumnType> keyTypes) {
+    List<ColumnType> types = new ArrayList<>(keyTypes);
+    types.add(ColumnType.LONG);
+    ProgramBuilder b = new ProgramBuilder(types, false);
+    List<Program.Output> outputs = new ArrayList<>();
+    for (int c = 0; c < types.size(); c++) {
+      outputs.add(new Program.Output(b.loadColumn(c), types.get(c)));
+    }
+    int v = outputs.get(keyTypes.size()).register();
+    int keep = b.emitNew(Opcode.CMP_INT, v, b.loadConstant(0), Comparison.GT.code());
+    return b.build(keep, outputs);
   }
 
   private static void measure(Backend backend, GpuStream stream, AggregateSpec spec,
