@@ -59,8 +59,6 @@ final class GroupLookup {
    * is not ({@link #holdsNullKeys}); null: where the row's key can be NULL.
    */
   private boolean[] nullsInTable;
-  /** {@link #NULL_KEYS_BY_VALUE_PROPERTY}, read once for the kernel. */
-  private final boolean nullKeysByValue = Boolean.getBoolean(NULL_KEYS_BY_VALUE_PROPERTY);
   /**
    * Whether {@link #keyTable} holds the one string key's short form ({@link
    * LocalKeyTable#tableKeys}): rows of short strings find entries by it, others go to the
@@ -422,10 +420,9 @@ final class GroupLookup {
 
   /**
    * Per key, whether the per-block table may hold a group whose key is NULL ({@code nullable}),
-   * for lookups whose keys cannot be NULL: their rows' keys are not, and their entries' null words
-   * are compared all the same, or where NULL keys are held by value ({@link #tableForms}) a key
-   * that is LocalKeyTable.NULL_KEY itself looks elsewhere (GroupedAggregateEmitter looks the NULL
-   * keys' rows up apart).
+   * for lookups whose keys cannot be NULL (GroupedAggregateEmitter looks the NULL keys' rows up
+   * apart): the table holds NULL by value ({@link #tableForms}), so a key that is
+   * LocalKeyTable.NULL_KEY itself looks elsewhere.
    */
   void holdsNullKeys(boolean[] nullable) {
     nullsInTable = nullable.clone();
@@ -448,13 +445,6 @@ final class GroupLookup {
   }
 
   /**
-   * The system property that holds NULL keys in the per-block table by value ({@link
-   * #tableForms}). Off by default: written and checked with the in-jar compiler only, it becomes
-   * the default (and the property goes) once the CUDA suites have passed with it on (issue 14).
-   */
-  static final String NULL_KEYS_BY_VALUE_PROPERTY = "tessera.codegen.nullKeysByValue";
-
-  /**
    * The keys as the per-block table and the lane's last group compare them ({@link #tableForms}):
    * {@code keys} and their {@code stored} forms; {@code inside} (.pred, or null where every lane
    * is), the lanes whose keys the table may hold (the others look in the global table only);
@@ -466,21 +456,20 @@ final class GroupLookup {
       boolean[] nullBits, boolean byValue) {}
 
   /**
-   * {@code keys} (the table's, {@link #tableKeys}) as the per-block table compares them. Without
-   * {@link #NULL_KEYS_BY_VALUE_PROPERTY}: their {@link #storedForms}, a NULL key's value 0 and
-   * its null bit compared in the entry's null word. With it, fixed-width keys that can be NULL
-   * (or that the table may hold NULL, {@link #holdsNullKeys}) are held by value alone: a NULL
-   * key's value is LocalKeyTable.NULL_KEY, so the table needs no null words, and a row whose
-   * 64-bit key is that value itself (not NULL) is not {@code inside}. Two keys that can be NULL
-   * took 88 to 96 registers with the null words, 64 without (the in-jar compiler).
+   * {@code keys} (the table's, {@link #tableKeys}) as the per-block table compares them.
+   * Fixed-width keys that can be NULL (or that the table may hold NULL, {@link #holdsNullKeys})
+   * are held by value alone: a NULL key's value is LocalKeyTable.NULL_KEY, so the table needs no
+   * null words, and a row whose 64-bit key is that value itself (not NULL) is not {@code
+   * inside}. Two keys that can be NULL took 88 to 96 registers with the null words, 64 without
+   * (the in-jar compiler; HashAggregateBench's two nullable columns TODO). A string key keeps
+   * its {@link #storedForms}: a NULL key's value 0 and its null bit in the entry's null word.
    */
   TableForms tableForms(AggregateValue[] keys) {
     boolean[] nullBits = new boolean[keys.length];
     for (int k = 0; k < keys.length; k++) {
       nullBits[k] = keys[k].valid() != null || (nullsInTable != null && nullsInTable[k]);
     }
-    boolean byValue = nullKeysByValue && Arrays.stream(keys).noneMatch(AggregateValue::isString);
-    if (!byValue) {
+    if (Arrays.stream(keys).anyMatch(AggregateValue::isString)) {
       return new TableForms(keys, storedForms(keys), null, nullBits, false);
     }
     AggregateValue[] held = new AggregateValue[keys.length];

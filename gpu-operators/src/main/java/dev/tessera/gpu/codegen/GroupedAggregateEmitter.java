@@ -283,8 +283,9 @@ final class GroupedAggregateEmitter {
    * nullRows}, a .pred), and the keys without their validity: for those rows the lookup, the
    * lane's last group, the runs and the shortcuts are the non-NULL kernel's, where a NULL key's
    * rows broke a warp's run at every item that held one (HashAggregateBench "nullable keys", one
-   * key in 100 NULL: 28% of a warp's items). The per-block table still holds the NULL group, so
-   * it compares its entries' null words ({@link GroupLookup#holdsNullKeys}).
+   * key in 100 NULL: 28% of a warp's items). The per-block table still holds the NULL group, as
+   * LocalKeyTable.NULL_KEY, so a row whose key is that value takes the global table ({@link
+   * GroupLookup#holdsNullKeys}).
    */
   private AggregateValue[] rowsWithKeys(String act, AggregateValue[] keys, String nullRows) {
     b.comment("rows whose keys are not NULL: the item; rows with a NULL key after it");

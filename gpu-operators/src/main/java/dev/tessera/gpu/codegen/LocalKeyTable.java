@@ -15,8 +15,9 @@ import java.util.List;
  * row whose keys the block has seen finds entry and group there, without the global table.
  *
  * <p>Layout, after LocalTable's bytes rounded up to 8 ({@code CudaHashAggregate.localTableBytes}):
- * {@code values[K][E]} (.b64, a key's stored form: 0 when NULL), then {@code nulls[E]} (.b32, bit
- * k set when key k is NULL). {@link #bytes} is their size, which the host adds to the launch's
+ * {@code values[K][E]} (.b64, a key's stored form: {@link #NULL_KEY} for a NULL fixed-width key,
+ * 0 for a NULL string), then {@code nulls[E]} (.b32, bit k set when key k is NULL; written and
+ * read only for a string key that can be NULL). {@link #bytes} is their size, which the host adds to the launch's
  * shared memory.
  *
  * <p>An entry's group word (LocalTable's {@code keys[E]}) goes from EMPTY to BUSY (the claiming
@@ -33,9 +34,10 @@ import java.util.List;
  * block's end (LocalTable's own) reads the group words after a barrier, as before. The block also
  * counts the entries claimed ({@link #hasRoom}), a hint for prefetching only.
  *
- * <p>Under GroupLookup.NULL_KEYS_BY_VALUE_PROPERTY (off by default) the table holds a NULL key as
- * the value {@link #NULL_KEY} and its null words are neither written nor read: a lane compares
- * values only, and one whose 64-bit key is NULL_KEY itself takes the global table.
+ * <p>Fixed-width keys that can be NULL are held by value (GroupLookup.tableForms): a NULL key is
+ * the value {@link #NULL_KEY} and the null words are neither written nor read, so a lane compares
+ * values only; one whose 64-bit key is NULL_KEY itself takes the global table. Only a string key
+ * that can be NULL has its null bit in the entry's null word.
  */
 final class LocalKeyTable {
   /**
@@ -372,7 +374,8 @@ final class LocalKeyTable {
 
   /**
    * A new .pred: whether a match of the lane's keys ({@code keys}, stored forms) read relaxed
-   * is its claimer's: no key is {@link #RESET_KEY}, and none that can be NULL is 0.
+   * is its claimer's: no key is {@link #RESET_KEY}, and none whose null bit the table compares
+   * ({@code nullable}: a string key that can be NULL) is 0.
    */
   private String settled(GroupLookup.StoredKey[] keys, boolean[] nullable) {
     String all = b.pred();
@@ -395,7 +398,8 @@ final class LocalKeyTable {
    * table reads it (its keys are compared, and the merge walks every entry), so it need not be
    * the global table's hash: that hash, two rounds of a 64-bit mixer (some 46 SASS
    * instructions), is then computed only by the lanes that take the global table, where the table
-   * here holds their groups few are. A NULL key's stored value is 0, so it shares 0's slots.
+   * here holds their groups few are. A NULL fixed-width key is held as {@link #NULL_KEY}, not
+   * 0, so it does not share 0's slots.
    */
   private String firstSlot(GroupLookup.StoredKey[] keys, String entries) {
     String mixed = b.b64();

@@ -11,15 +11,13 @@ import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.expr.ProgramBuilder;
 import java.util.List;
-import java.util.concurrent.Callable;
 import org.junit.jupiter.api.Test;
 
 /**
- * NULL keys held by value in the per-block table, under {@value
- * GroupLookup#NULL_KEYS_BY_VALUE_PROPERTY} (off by default, not yet run on a GPU): a NULL key's
- * value there is LocalKeyTable.NULL_KEY, the entries' null words are neither written nor read,
- * and a row whose LONG key is NULL_KEY itself looks in the global table. No GPU: the CUDA suites
- * run these kernels with the property on (CudaHashAggregateDifferentialTest's
+ * NULL keys held by value in the per-block table (GroupLookup.tableForms): a NULL key's value
+ * there is LocalKeyTable.NULL_KEY, the entries' null words are neither written nor read, and a
+ * row whose LONG key is NULL_KEY itself looks in the global table. The CUDA suites run these
+ * kernels (CudaHashAggregateDifferentialTest's
  * nullableKeysOverValuesWithoutNullsMatchTheHostReference among them, whose LONG keys include
  * NULL_KEY).
  */
@@ -41,50 +39,32 @@ class NullKeysByValueTest {
           new AggregateFunction(Kind.MIN, 2, ColumnType.LONG),
           new AggregateFunction(Kind.MAX, 2, ColumnType.LONG)), false);
 
-  private static <T> T byValue(boolean on, Callable<T> generate) throws Exception {
-    String property = GroupLookup.NULL_KEYS_BY_VALUE_PROPERTY;
-    String before = System.getProperty(property);
-    System.setProperty(property, Boolean.toString(on));
-    try {
-      return generate.call();
-    } finally {
-      if (before == null) {
-        System.clearProperty(property);
-      } else {
-        System.setProperty(property, before);
-      }
-    }
-  }
-
-  private static GeneratedKernel kernel(AggregateSpec spec, boolean[] nullable, boolean on)
-      throws Exception {
+  private static GeneratedKernel kernel(AggregateSpec spec, boolean[] nullable)
+      throws CodegenUnsupportedException {
     List<InputSpec> inputs = new java.util.ArrayList<>();
     for (int i = 0; i < spec.inputTypes().size(); i++) {
       inputs.add(new InputSpec(spec.inputTypes().get(i), Encoding.PLAIN,
           i < nullable.length && nullable[i]));
     }
-    return byValue(on, () -> AggregateUpdateGenerator.generate(
-        ProgramBuilder.identity(spec.inputTypes(), false), inputs, spec,
-        KernelFeatures.forArch("sm_90")));
+    return AggregateUpdateGenerator.generate(ProgramBuilder.identity(spec.inputTypes(), false),
+        inputs, spec, KernelFeatures.forArch("sm_90"));
   }
 
   @Test
   void twoKeysThatCanBeNullAreHeldWithoutNullWords() throws Exception {
-    boolean[] both = {true, true};
-    String off = kernel(TWO_KEYS, both, false).ptx();
-    String on = kernel(TWO_KEYS, both, true).ptx();
-    assertTrue(hits(off, NULL_WORD_STORE) > 0, "without the property, null words");
-    assertEquals(0, hits(on, NULL_WORD_STORE), "held by value, no null words");
-    assertEquals(0, hits(off, NULL_KEY_VALUE));
-    assertEquals(2, hits(on, NULL_KEY_VALUE), "each key's NULL as NULL_KEY");
+    String ptx = kernel(TWO_KEYS, new boolean[] {true, true}).ptx();
+    assertEquals(0, hits(ptx, NULL_WORD_STORE), "held by value, no null words");
+    assertEquals(2, hits(ptx, NULL_KEY_VALUE), "each key's NULL as NULL_KEY");
     // Only the LONG can be NULL_KEY itself: a sign-extended INT never is.
-    assertEquals(1, hits(on, NULL_KEY_TEST), "the LONG key tested for NULL_KEY");
+    assertEquals(1, hits(ptx, NULL_KEY_TEST), "the LONG key tested for NULL_KEY");
   }
 
   @Test
-  void keysThatCannotBeNullAreHeldAsBefore() throws Exception {
-    boolean[] none = {false, false};
-    assertEquals(kernel(TWO_KEYS, none, false).ptx(), kernel(TWO_KEYS, none, true).ptx());
+  void keysThatCannotBeNullNeitherBecomeNorMeetNullKey() throws Exception {
+    String ptx = kernel(TWO_KEYS, new boolean[] {false, false}).ptx();
+    assertEquals(0, hits(ptx, NULL_WORD_STORE));
+    assertEquals(0, hits(ptx, NULL_KEY_VALUE));
+    assertEquals(0, hits(ptx, NULL_KEY_TEST), "a key that is NULL_KEY is held like any other");
   }
 
   @Test
@@ -94,7 +74,7 @@ class NullKeysByValueTest {
     AggregateSpec spec = new AggregateSpec(List.of(ColumnType.LONG, ColumnType.LONG), 1,
         TWO_KEYS.functions().stream().map(f -> f.kind() == Kind.COUNT_ROWS ? f
             : new AggregateFunction(f.kind(), 1, f.resultType())).toList(), false);
-    String on = kernel(spec, new boolean[] {true}, true).ptx();
+    String on = kernel(spec, new boolean[] {true}).ptx();
     assertEquals(0, hits(on, NULL_WORD_STORE));
     assertEquals(1, hits(on, NULL_KEY_VALUE), "the NULL rows' key");
     // The item's key and the NULL rows' each tested (a NULL one is never NULL_KEY itself).
@@ -105,7 +85,7 @@ class NullKeysByValueTest {
   @RequiresPtxCompiler
   void twoKeysThatCanBeNullFitAWholeBlocksRegisters() throws Exception {
     for (boolean[] nullable : new boolean[][] {{true, false}, {false, true}, {true, true}}) {
-      GeneratedKernel on = kernel(TWO_KEYS, nullable, true);
+      GeneratedKernel on = kernel(TWO_KEYS, nullable);
       CompileReport report = GeneratedModule.compile(on, "sm_90").report(on.entry());
       // 90 to 96 registers with the null words (672 threads a block instead of 1,024).
       assertTrue(report.clean()
