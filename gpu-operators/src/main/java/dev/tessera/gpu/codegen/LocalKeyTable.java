@@ -17,8 +17,8 @@ import java.util.List;
  * <p>Layout, after LocalTable's bytes rounded up to 8 ({@code CudaHashAggregate.localTableBytes}):
  * {@code values[K][E]} (.b64, a key's stored form: {@link #NULL_KEY} for a NULL fixed-width key,
  * 0 for a NULL string), then {@code nulls[E]} (.b32, bit k set when key k is NULL; written and
- * read only for a string key that can be NULL). {@link #bytes} is their size, which the host adds to the launch's
- * shared memory.
+ * read only for a string key that can be NULL). {@link #bytes} is their size, which the host adds
+ * to the launch's shared memory.
  *
  * <p>An entry's group word (LocalTable's {@code keys[E]}) goes from EMPTY to BUSY (the claiming
  * lane's compare-and-swap), and, once the claiming lane has stored the keys and found the group in

@@ -771,14 +771,13 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
    * A key that can be NULL over values that cannot (HashAggregateBench's "nullable keys"): the
    * generated kernel updates the rows of a NULL key apart from the others and their runs,
    * remembering the NULL group's per-block entry (GroupedAggregateEmitter.nullKeyRows). The key
-   * 0, whose stored value a NULL key shares, is among the keys. One group, a few, and more than
-   * the per-block table holds; a NULL key one row in 100, every other row (warps of many NULL
-   * rows, reduced together), and every row. Two keys (a LONG and an INT, either or both with
-   * NULLs; held by key in the per-block table, their null flags with them): (0, NULL) must not
-   * meet (0, 0) nor (NULL, 0). With 10 and 1,000 groups, the LONG key of one group is
-   * Long.MIN_VALUE + 1, the value a NULL key has in the per-block table where it is held by value
-   * (GroupLookup.NULL_KEYS_BY_VALUE_PROPERTY): it must not meet NULL either (the other scenarios
-   * keep their keys dense, for the direct group map). Scenario: groups, one row in how many has a
+   * 0, whose stored value a NULL key shares in the global table, is among the keys. One group, a
+   * few, and more than the per-block table holds; a NULL key one row in 100, every other row
+   * (warps of many NULL rows, reduced together), and every row. Two keys (a LONG and an INT,
+   * either or both with NULLs; held by key in the per-block table): (0, NULL) must not meet (0, 0)
+   * nor (NULL, 0). With 10 and 1,000 groups, the LONG key of one group is Long.MIN_VALUE + 1, the
+   * value a NULL key has in the per-block table (LocalKeyTable.NULL_KEY): it must not meet NULL
+   * either (the other scenarios keep their keys dense, for the direct group map). Scenario: groups, one row in how many has a
    * NULL key, and per key whether it has NULLs ("n") or not ("-").
    */
   @ParameterizedTest
