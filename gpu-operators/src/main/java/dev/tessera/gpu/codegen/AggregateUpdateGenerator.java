@@ -190,6 +190,9 @@ public final class AggregateUpdateGenerator {
     if (features.reduxSync()) {
       key.append("redux;");
     }
+    if (GroupedAggregateEmitter.nullRowsInPlainItems()) {
+      key.append("null-rows-in-plain;"); // a switch (off by default) that changes the code
+    }
     if (LocalKeyTable.holdsFixedWidth(spec, fillsMultiprocessor(program, spec, inputs))) {
       key.append("keyed;");
     }
