@@ -135,6 +135,15 @@ class HashAggregateSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQuer
       " FROM a GROUP BY k2")
     checkAggregate("SELECT k, v, count(*), sum(dec), avg(dec) FROM a WHERE id < 5000" +
       " GROUP BY k, v")
+    // NULL beside the values a generated kernel's tables use as markers: Long.MIN_VALUE (an
+    // empty entry's key), Long.MIN_VALUE + 1 (a NULL key in the per-block table) and 0 (a NULL
+    // key's value in the global table); alone and as the first of two keys.
+    sql("SELECT CASE id % 6 WHEN 0 THEN NULL WHEN 1 THEN -9223372036854775807L" +
+      " WHEN 2 THEN -9223372036854775807L - 1 WHEN 3 THEN 0L ELSE id % 5 END AS m," +
+      " CASE WHEN id % 4 = 0 THEN NULL ELSE k2 END AS n, v, id FROM a")
+      .createOrReplaceTempView("markers")
+    checkAggregate("SELECT m, count(*), sum(v), min(id), max(id) FROM markers GROUP BY m")
+    checkAggregate("SELECT m, n, count(*), sum(id), min(id), max(id) FROM markers GROUP BY m, n")
   }
 
   test("floating point keys group NaN together and -0.0 with 0.0, as Spark does") {
