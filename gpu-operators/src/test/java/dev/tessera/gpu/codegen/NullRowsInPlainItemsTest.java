@@ -56,6 +56,11 @@ class NullRowsInPlainItemsTest {
         NULLABLE_KEY, KernelFeatures.forArch("sm_90")));
   }
 
+  private static String key(boolean on) throws Exception {
+    return with(on, () -> AggregateUpdateGenerator.key(
+        ProgramBuilder.identity(NULLABLE_KEY.inputTypes(), false), inputs(true), NULLABLE_KEY));
+  }
+
   /** The plain copy: from its label's placement to the item's end. */
   private static String plainCopy(String ptx) {
     int start = ptx.indexOf("\n$L_item_plain");
@@ -73,12 +78,7 @@ class NullRowsInPlainItemsTest {
     assertEquals(TestPtx.hits(off, "or\\.pred ") + 1, TestPtx.hits(on, "or\\.pred "));
     assertEquals(TestPtx.hits(off, "@%p\\d+ mov\\.u32 ") + 2,
         TestPtx.hits(on, "@%p\\d+ mov\\.u32 "));
-    String property = "with the property";
-    assertNotEquals(with(false, () -> AggregateUpdateGenerator.key(
-            ProgramBuilder.identity(NULLABLE_KEY.inputTypes(), false), inputs(true), NULLABLE_KEY)),
-        with(true, () -> AggregateUpdateGenerator.key(
-            ProgramBuilder.identity(NULLABLE_KEY.inputTypes(), false), inputs(true), NULLABLE_KEY)),
-        property + ", another kernel key");
+    assertNotEquals(key(false), key(true), "with the property, another kernel key");
   }
 
   @Test

@@ -777,8 +777,9 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
    * either or both with NULLs; held by key in the per-block table): (0, NULL) must not meet (0, 0)
    * nor (NULL, 0). With 10 and 1,000 groups, the LONG key of one group is Long.MIN_VALUE + 1, the
    * value a NULL key has in the per-block table (LocalKeyTable.NULL_KEY): it must not meet NULL
-   * either (the other scenarios keep their keys dense, for the direct group map). Scenario: groups, one row in how many has a
-   * NULL key, and per key whether it has NULLs ("n") or not ("-").
+   * either (the other scenarios keep their keys dense, for the direct group map). Scenario:
+   * groups, one row in how many has a NULL key, and per key whether it has NULLs ("n") or not
+   * ("-").
    */
   @ParameterizedTest
   @ValueSource(strings = {"1:100:n", "10:100:n", "1000:100:n", "100000:100:n", "7:2:n", "1:1:n",
