@@ -180,7 +180,7 @@ public final class AggregateUpdateGenerator {
   /** The key of the kernel made for the probe filter of the tables in {@code used} alone. */
   private static String keyOf(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet used) {
-    StringBuilder key = new StringBuilder("aggregate-update v87;");
+    StringBuilder key = new StringBuilder("aggregate-update v88;");
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
     }
@@ -189,9 +189,6 @@ public final class AggregateUpdateGenerator {
     }
     if (features.reduxSync()) {
       key.append("redux;");
-    }
-    if (GroupedAggregateEmitter.nullRowsInPlainItems()) {
-      key.append("null-rows-in-plain;"); // a switch (off by default) that changes the code
     }
     if (LocalKeyTable.holdsFixedWidth(spec, fillsMultiprocessor(program, spec, inputs))) {
       key.append("keyed;");

@@ -47,8 +47,6 @@ final class GroupedAggregateEmitter {
   private final boolean fixedWidthTable;
   /** Whether an item may take a plain copy ({@link #takesPlainItems}). */
   private final boolean plainCopies;
-  /** {@link #nullRowsInPlainItems()}, read once for the kernel. */
-  private final boolean nullRowsInPlainItems = nullRowsInPlainItems();
   /** The per-block table's entries where the kernel has them as a constant, or -1 (the plan's). */
   private final int tableEntries;
   /**
@@ -258,8 +256,7 @@ final class GroupedAggregateEmitter {
       shortcuts.plainItem();
       lookup.findGroup(act, keys, seenAtInsert, group, table, entry,
           lookup.lookAll(act, forms, entry), atClaim);
-      String rows = nullRows != null && nullRowsInPlainItems
-          ? nullRowsJoin(act, nullRows, group, entry) : act;
+      String rows = nullRows != null ? nullRowsJoin(act, nullRows, group, entry) : act;
       accumulate(rows, group, column, entry, false);
     }
     b.place(updated);
@@ -269,25 +266,12 @@ final class GroupedAggregateEmitter {
   }
 
   /**
-   * The system property under which a plain item's NULL keys' rows take its row path ({@link
-   * #nullRowsJoin}). Off by default: HashAggregateBench's nullable keys 3-4% faster at 10 to
-   * 1,000 groups (H200, ncu), and the CUDA suites' nullable-key scenarios, contract and random
-   * tests passed with it on; it becomes the default (and the property goes) once the whole of
-   * CudaGeneratedHashAggregateDifferentialTest and HashAggregateSuite have too (issue 14).
-   */
-  static final String NULL_ROWS_IN_PLAIN_ITEMS_PROPERTY = "tessera.codegen.nullRowsInPlainItems";
-
-  /** {@link #NULL_ROWS_IN_PLAIN_ITEMS_PROPERTY}, as set now. */
-  static boolean nullRowsInPlainItems() {
-    return Boolean.getBoolean(NULL_ROWS_IN_PLAIN_ITEMS_PROPERTY);
-  }
-
-  /**
    * In a plain item (each row on its own, ShortcutMode): the rows of {@code nullRows} whose lane
    * remembers the NULL group's per-block entry join the item's rows ({@code act}) with that group
    * and entry, and leave {@code nullRows}, so that {@link #nullKeyRows} runs only for NULL rows
    * whose lane has not found the entry yet (a pass of its own was some 24 of a plain item's 192
-   * instructions at 100 groups). Returns the rows the item then accumulates.
+   * instructions at 100 groups): HashAggregateBench's nullable keys 3-4% faster at 10 to 1,000
+   * groups (H200, ncu). Returns the rows the item then accumulates.
    */
   private String nullRowsJoin(String act, String nullRows, String group, String entry) {
     String joined = b.pred();
