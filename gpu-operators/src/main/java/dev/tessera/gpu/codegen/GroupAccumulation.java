@@ -128,7 +128,7 @@ final class GroupAccumulation {
    * groups 15-19% slower (3d44884, reverted).
    */
   void beginRuns() {
-    run = new RunAccumulators(b, spec, arithmetic);
+    run = new RunAccumulators(b, spec, arithmetic, spec.keyCount() == 1);
     run.begin();
   }
 
@@ -206,7 +206,7 @@ final class GroupAccumulation {
     String merge = b.pred();
     b.op("and.pred %s, %s, %s", merge, change, run.held);
     mergeRun(merge);
-    run.start(change, group, entry);
+    run.start(change, group, entry, inputs);
     run.takeEntry(act, entry);
     run.add(act, inputs);
   }
@@ -247,7 +247,9 @@ final class GroupAccumulation {
       b.place(skip);
       return;
     }
-    b.op("@!%s bra %s", run.seen[f], skip);
+    if (run.tracksSeen(f, inputs)) { // else the run has a value for it wherever it is held
+      b.op("@!%s bra %s", run.seen[f], skip);
+    }
     boolean nullable = inputs[f].valid() != null;
     arithmetic.markSeen(at, new AggregateValue(run.value[f], nullable ? run.seen[f] : null, null));
     if (isSum(kind)) {

@@ -37,13 +37,24 @@ final class RunAccumulators {
   final String[] value;
   /** Per function: the sum's high word (.b64; null for other kinds). */
   final String[] high;
-  /** Per function: whether a row of the run had a value (.pred; null for COUNT_ROWS). */
+  /**
+   * Per function: whether a row of the run had a value (.pred; null for COUNT_ROWS), where
+   * {@link #tracksSeen}.
+   */
   final String[] seen;
+  /** Whether {@link #seen} is kept only for functions whose input can be NULL. */
+  private final boolean seenOnlyWhereNullable;
 
-  RunAccumulators(PtxBuilder b, AggregateSpec spec, AccumulatorArithmetic arithmetic) {
+  /**
+   * The run's registers; {@code seenOnlyWhereNullable}: whether a function whose input cannot be
+   * NULL goes without its {@link #seen} flag ({@link #tracksSeen}).
+   */
+  RunAccumulators(PtxBuilder b, AggregateSpec spec, AccumulatorArithmetic arithmetic,
+      boolean seenOnlyWhereNullable) {
     this.b = b;
     this.spec = spec;
     this.arithmetic = arithmetic;
+    this.seenOnlyWhereNullable = seenOnlyWhereNullable;
     int n = spec.functions().size();
     this.held = b.pred();
     this.group = b.b32();
@@ -122,9 +133,9 @@ final class RunAccumulators {
 
   /**
    * Where {@code start} holds: a new run of {@code group}'s rows (its entry {@code entry}), every
-   * accumulator at its identity.
+   * accumulator at its identity; {@code inputs} as {@link #add} takes them.
    */
-  void start(String start, String group, String entry) {
+  void start(String start, String group, String entry, AggregateValue[] inputs) {
     b.op("@%s mov.u32 %s, %s", start, this.group, group);
     b.op("@%s mov.u32 %s, %s", start, this.entry, entry);
     for (int f = 0; f < value.length; f++) {
@@ -132,11 +143,29 @@ final class RunAccumulators {
       if (high[f] != null) {
         b.op("@%s mov.b64 %s, 0", start, high[f]);
       }
-      if (seen[f] != null) {
+      if (tracksSeen(f, inputs)) {
         b.op("@%s setp.ne.u32 %s, 0, 0", start, seen[f]);
       }
     }
     b.op("or.pred %s, %s, %s", held, held, start);
+  }
+
+  /**
+   * Whether the run keeps function f's {@link #seen} flag, given the functions' {@code inputs}
+   * (as {@link #add} takes them). Where it does not, the function's input cannot be NULL, so a
+   * lane that {@link #held} a run has seen a value (a run starts with a row, which {@link #add}
+   * adds), and the flag is never written or read. Only in kernels of one key ({@link
+   * GroupAccumulation#beginRuns}): there the flags of HashAggregateBench's SUM, MIN and MAX lived
+   * through the launch beside the run's and the last group's, and ptxas kept the nullable-key
+   * kernel's other predicates in bits of a general register (about 8 instructions an item);
+   * without them (H200, ncu) long keys took 205 → 175 µs at one group, 1-2% less at 10 to 1,000
+   * groups, nullable keys 282 → 249 µs at one group and 4% less at 10 to 1,000. In kernels of two
+   * keys the in-jar compiler then spilled 8 bytes at 64 registers (GROUP BY a LONG and an INT or
+   * two LONGs), which cost their plain copy (ShortcutMode): two columns 16-21% slower at 1 to 100
+   * groups.
+   */
+  boolean tracksSeen(int f, AggregateValue[] inputs) {
+    return seen[f] != null && (!seenOnlyWhereNullable || inputs[f].valid() != null);
   }
 
   /**
@@ -198,7 +227,9 @@ final class RunAccumulators {
         }
         default -> throw new IllegalStateException("admits() let " + kind(f) + " through");
       }
-      b.op("or.pred %s, %s, %s", seen[f], seen[f], when);
+      if (tracksSeen(f, inputs)) {
+        b.op("or.pred %s, %s, %s", seen[f], seen[f], when);
+      }
     }
   }
 }
