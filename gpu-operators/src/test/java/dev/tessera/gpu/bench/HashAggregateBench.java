@@ -30,7 +30,7 @@ import java.util.Random;
 
 /**
  * Benchmark (not a test) of the hash aggregation: {@code SELECT k, count(*), sum(v), min(v),
- * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in sixteen
+ * max(v) GROUP BY k} over one batch of int64 k and v, for several group counts, in eighteen
  * forms:
  * <ul>
  *   <li>"long keys": update(batch) (the fused kernel with the identity program);
@@ -59,7 +59,8 @@ import java.util.Random;
  *       remainder's, a key that cannot be NULL), and "two columns, filter v > 0"; "two nullable
  *       columns" GROUP BY k, c with k NULL in one row in 100 and c in another (the kernel of
  *       two keys that can be NULL, whose null flags it holds and compares; (k, NULL) a group more
- *       per k, (NULL, c) three more).
+ *       per k, (NULL, c) three more); "two long columns" and "two long columns, filter v > 0"
+ *       the two columns' forms with c a LONG (the kernel of two 8-byte keys).
  * </ul>
  * Prints the median wall time of update + finish (each synchronizes) over the runs, and the
  * bandwidth floor (every input read once, every group's five values written once). Before a
@@ -102,7 +103,8 @@ public final class HashAggregateBench {
           "string keys", "long keys, 8 batches", "no keys", "nullable keys", "double values",
           "two keys", "long string keys", "dictionary string keys",
           "string keys, filter v > 0", "two dictionary string keys", "two columns",
-          "two columns, filter v > 0", "two nullable columns");
+          "two columns, filter v > 0", "two nullable columns", "two long columns",
+          "two long columns, filter v > 0");
       if (args.length > 4) {
         List<String> chosen = List.of(args[4].split(",(?! )"));
         for (String form : chosen) {
@@ -122,7 +124,10 @@ public final class HashAggregateBench {
         boolean tags = form.equals("two dictionary string keys");
         boolean strings = prefix != null;
         boolean nullableKeys = form.equals("nullable keys") || form.equals("two nullable columns");
-        boolean twoColumns = form.startsWith("two columns") || form.equals("two nullable columns");
+        boolean longColumns = form.startsWith("two long columns");
+        boolean twoColumns = form.startsWith("two columns") || longColumns
+            || form.equals("two nullable columns");
+        ColumnType secondType = longColumns ? ColumnType.LONG : ColumnType.INT;
         int batches = form.equals("long keys, 8 batches") ? 8 : 1;
         ColumnType keyType = strings ? ColumnType.STRING : ColumnType.LONG;
         boolean global = form.equals("no keys");
@@ -130,14 +135,15 @@ public final class HashAggregateBench {
         boolean doubles = form.equals("double values");
         AggregateSpec spec = twoKeys ? twoKeySpec(ColumnType.LONG, ColumnType.LONG)
             : tags ? twoKeySpec(ColumnType.STRING, ColumnType.STRING)
-            : twoColumns ? twoKeySpec(ColumnType.LONG, ColumnType.INT)
+            : twoColumns ? twoKeySpec(ColumnType.LONG, secondType)
             : spec(keyType, global ? 0 : 1, doubles ? ColumnType.DOUBLE : ColumnType.LONG);
         boolean positive = form.equals("filter v > 0") || form.equals("string keys, filter v > 0");
         Program program = positive ? positiveValues(List.of(keyType))
             : twoKeys ? byTwoKeys(form.endsWith("filter v > 0"))
             : twoColumns && form.endsWith("filter v > 0")
-                ? positiveValues(List.of(ColumnType.LONG, ColumnType.INT)) : null;
-        Keys keys = new Keys(prefix, dictionary, tags, nullableKeys, twoColumns);
+                ? positiveValues(List.of(ColumnType.LONG, secondType)) : null;
+        Keys keys = new Keys(prefix, dictionary, tags, nullableKeys,
+            twoColumns ? secondType : null);
         warmHostPaths(backend, stream, spec, program, keys, doubles);
         System.out.println(form);
         System.out.println("groups        median ms   G rows/s   floor ms   x floor");
@@ -303,12 +309,12 @@ public final class HashAggregateBench {
    * A form's keys: strings ({@code prefix} and the number) where {@code prefix} is not null,
    * else LONGs; as a cached table holds them where {@code dictionary} ({@link
    * #uploadDictionary}), with a second column of tags where {@code tags}; every {@value
-   * #NULL_KEY_EVERY}th NULL where {@code nullable}; with a second column, an INT of the key
-   * modulo 3, where {@code secondColumn} (where {@code nullable} too, another row in {@value
-   * #NULL_KEY_EVERY} NULL).
+   * #NULL_KEY_EVERY}th NULL where {@code nullable}; with a second column of the key modulo 3, of
+   * type {@code secondColumn} (INT or LONG; none where null; where {@code nullable} too, another
+   * row in {@value #NULL_KEY_EVERY} NULL).
    */
   private record Keys(String prefix, boolean dictionary, boolean tags, boolean nullable,
-      boolean secondColumn) {}
+      ColumnType secondColumn) {}
 
   /**
    * Rows {@code [from, to)} of the form's batch: row i < groups has key i, later rows a random
@@ -326,14 +332,16 @@ public final class HashAggregateBench {
     List<HostColumn> columns = new ArrayList<>();
     ColumnType keyType = prefix != null ? ColumnType.STRING : ColumnType.LONG;
     try (HostColumnBuilder kb = new HostColumnBuilder(keyType, rows, backend.stagingAllocator());
-        HostColumnBuilder cb = keys.secondColumn()
-            ? new HostColumnBuilder(ColumnType.INT, rows, backend.stagingAllocator()) : null;
+        HostColumnBuilder cb = keys.secondColumn() != null
+            ? new HostColumnBuilder(keys.secondColumn(), rows, backend.stagingAllocator()) : null;
         HostColumnBuilder vb = new HostColumnBuilder(
             doubles ? ColumnType.DOUBLE : ColumnType.LONG, rows, backend.stagingAllocator())) {
       for (int i = from; i < to; i++) {
         long key = i < groups ? i : Math.floorMod(random.nextLong(), groups);
         if (cb != null && nullableKeys && i % NULL_KEY_EVERY == NULL_KEY_EVERY / 2 - 1) {
           cb.appendNull();
+        } else if (cb != null && keys.secondColumn() == ColumnType.LONG) {
+          cb.appendLong(key % 3);
         } else if (cb != null) {
           cb.appendInt((int) (key % 3));
         }
