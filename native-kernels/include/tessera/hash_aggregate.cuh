@@ -87,7 +87,8 @@ struct Header {
   long long heap_capacity;         // bytes
   unsigned long long output_registers;  // update: int32 register of each program output
   long long output_count;               // update: program outputs (= the spec's input columns)
-  long long local_entries;  // update: entries of the per-block table (a power of two; 0: none)
+  long long local_entries;  // update: entries of the per-block table (a power of two, any
+                            // count where a generated kernel finds them by key; 0: none)
   unsigned long long direct;  // update: the direct group map, int32 per slot (0: none)
   long long reserved[2];
 };
@@ -501,7 +502,8 @@ struct LocalTable {
   unsigned long long* highs;
   int* keys;
   unsigned int* seen;
-  int entries;  // a power of two, or 0: no table
+  int entries;  // a power of two, or 0: no table (any count where a generated kernel finds
+                // its entries by key, LocalKeyTable.find: Find is not used there)
 
   __device__ __forceinline__ static LocalTable In(unsigned long long* shared, int entries,
                                                   int functions) {

@@ -25,7 +25,10 @@ final class AggregatePlan {
   static final int H_HEAP_USED = 8;
   /** Header.heap_capacity: the key heap's bytes. */
   static final int H_HEAP_CAPACITY = 9;
-  /** Header.local_entries: entries of the per-block table (a power of two; 0: none). */
+  /**
+   * Header.local_entries: entries of the per-block table (a power of two, or any count where a
+   * generated kernel finds them by key, LocalKeyTable; 0: none).
+   */
   static final int H_LOCAL_ENTRIES = 12;
   /** Header.direct: the direct group map, int32 per slot (0: none). */
   static final int H_DIRECT = 13;

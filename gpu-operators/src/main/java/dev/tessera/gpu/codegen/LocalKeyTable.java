@@ -314,7 +314,10 @@ final class LocalKeyTable {
       for (int probe = from; probe < to; probe++) {
         slot[probe] = b.b32();
         b.op("add.u32 %s, %s, %d", slot[probe], first, probe);
-        b.op("and.b32 %s, %s, %s", slot[probe], slot[probe], lastEntry);
+        // Past the last entry, the last again: any count of entries, in the one instruction a
+        // mask of a power of two took (wrapping to slot 0 would take two). A lane whose slots
+        // pass the last entry looks at that entry more than once; each look decides the same.
+        b.op("min.u32 %s, %s, %s", slot[probe], slot[probe], lastEntry);
         held[probe] = b.b32();
         b.op("ld.relaxed.cta.shared.s32 %s, [%s]", held[probe], groupWord(at, slot[probe]));
       }

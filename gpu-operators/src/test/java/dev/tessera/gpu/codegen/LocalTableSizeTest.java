@@ -56,15 +56,26 @@ class LocalTableSizeTest {
     assertEquals(budget, LocalTableSize.wholeMultiprocessorBudget(
         new KernelFeatures.SharedMemory(233_472, 232_448, 1024)));
     assertEquals(2048, LocalTableSize.wholeMultiprocessorEntries(4, 12, budget));
+    // Two LONG keys: 104 bytes an entry, 1,898 of them (a power of two would be 1,024).
+    assertEquals(budget / 104, LocalTableSize.wholeMultiprocessorEntries(4, 20, budget));
     for (int functions = 1; functions <= 64; functions++) {
-      int entries = LocalTableSize.wholeMultiprocessorEntries(functions, 12, budget);
-      assertTrue(Integer.bitCount(entries) == 1 && entries <= 2048, "a power of two: " + entries);
-      assertTrue(LocalTableSize.tableBytes(entries, functions) + 12 * entries <= budget,
-          functions + " functions");
-      assertTrue(entries >= LocalTableSize.entries(1, functions, 12));
+      for (int keyBytes : new int[] {12, 20}) {
+        int entries = LocalTableSize.wholeMultiprocessorEntries(functions, keyBytes, budget);
+        assertTrue(entries <= 2048, functions + " functions: " + entries);
+        assertTrue(LocalTableSize.tableBytes(entries, functions) + keyBytes * entries <= budget,
+            functions + " functions");
+        assertTrue(LocalTableSize.tableBytes(entries + 1, functions) + keyBytes * (entries + 1)
+            > budget || entries == 2048, functions + " functions: as many as fit");
+        assertTrue(entries >= LocalTableSize.entries(1, functions, keyBytes));
+      }
+      // A table found by group (no keys): its slots are masked, so a power of two.
+      int byGroup = LocalTableSize.wholeMultiprocessorEntries(functions, 0, budget);
+      assertTrue(Integer.bitCount(byGroup) == 1 && byGroup <= 2048, "a power of two: " + byGroup);
     }
-    assertEquals(0, LocalTableSize.wholeMultiprocessorEntries(4, 12, 95)); // one is 96 bytes
-    assertEquals(1, LocalTableSize.wholeMultiprocessorEntries(4, 12, 96));
+    // One entry is 96 bytes, 100 with LocalTable's bytes rounded up to 8 before the keys.
+    assertEquals(0, LocalTableSize.wholeMultiprocessorEntries(4, 12, 99));
+    assertEquals(1, LocalTableSize.wholeMultiprocessorEntries(4, 12, 100));
+    assertEquals(2, LocalTableSize.wholeMultiprocessorEntries(4, 12, 192));
     assertEquals(0, LocalTableSize.wholeMultiprocessorEntries(0, 12, budget));
   }
 
@@ -96,9 +107,9 @@ class LocalTableSizeTest {
     Program program = ProgramBuilder.identity(TYPES, false);
     KernelFeatures hopper = KernelFeatures.forArch("sm_90");
     KernelFeatures ada = KernelFeatures.forArch("sm_89");
-    // 96 bytes an entry: 2,048 in an H100's or H200's budget, 512 in 84 KiB of an sm_89's.
+    // 96 bytes an entry: 2,048 in an H100's or H200's budget, 896 in 84 KiB of an sm_89's.
     assertEquals(2048, LocalTableSize.wholeMultiprocessorEntries(SPEC, false, hopper.shared()));
-    assertEquals(512, LocalTableSize.wholeMultiprocessorEntries(SPEC, false, ada.shared()));
+    assertEquals(896, LocalTableSize.wholeMultiprocessorEntries(SPEC, false, ada.shared()));
     // With a nullable key too (its NULL rows go apart from the item, and the constant gained).
     for (boolean nullable : new boolean[] {false, true}) {
       List<InputSpec> inputs = List.of(new InputSpec(ColumnType.LONG, Encoding.PLAIN, nullable),
