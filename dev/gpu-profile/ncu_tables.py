@@ -19,6 +19,7 @@
 """
 import csv
 import os
+import signal
 import statistics
 import sys
 
@@ -154,6 +155,8 @@ def path(path, percent):
 
 
 if __name__ == "__main__":
+    # Piped into head, stop quietly where the reader stops (no BrokenPipeError traceback).
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     command = sys.argv[1] if len(sys.argv) > 1 else ""
     if command == "times" and len(sys.argv) in (3, 4):
         times(sys.argv[2], sys.argv[3] if len(sys.argv) == 4 else "")
