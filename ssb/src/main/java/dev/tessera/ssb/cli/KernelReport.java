@@ -392,6 +392,14 @@ public final class KernelReport {
         Files.writeString(file, GeneratedModule.text(kernel), StandardCharsets.US_ASCII);
       }
       out.println(indent + "PTX: " + file);
+      // The compiled kernel's cubin beside it, for a SASS disassembler (dev/sass-waits).
+      if (COMPILED.get(kernel.key()) instanceof CompiledKernel compiled) {
+        Path cubin = ptxDir.resolve(kernel.entry() + ".cubin");
+        if (written.add(cubin)) {
+          Files.write(cubin, compiled.cubin());
+        }
+        out.println(indent + "cubin: " + cubin);
+      }
     }
   }
 

@@ -118,7 +118,7 @@ class SqlKernelsTest {
     // The PTX is written whether or not the compiler can run here.
     List<Path> files;
     try (Stream<Path> listing = Files.list(ptx)) {
-      files = listing.toList();
+      files = listing.filter(f -> f.toString().endsWith(".ptx")).toList();
     }
     assertEquals(1, files.size(), files.toString());
     Path file = files.get(0);
@@ -141,5 +141,11 @@ class SqlKernelsTest {
     assertTrue(report.contains(" registers, 0 B stack, 0/0 B spilled"), report);
     assertTrue(report.contains("compiled in "), report);
     assertTrue(report.contains("the runtime would use it"), report);
+    // Where it was compiled, its cubin beside the PTX: an ELF file.
+    Path cubin = ptx.resolve(file.getFileName().toString().replace(".ptx", ".cubin"));
+    assertTrue(report.contains("cubin: " + cubin), report);
+    byte[] elf = Files.readAllBytes(cubin);
+    assertTrue(elf.length > 4 && elf[0] == 0x7f && elf[1] == 'E' && elf[2] == 'L' && elf[3] == 'F',
+        "not an ELF file: " + cubin);
   }
 }
