@@ -25,8 +25,8 @@ import java.util.List;
  * the global table, to the group, released (a fence, then the store). Its keys are {@link
  * #RESET_KEY} and its null word 0 from the launch's start ({@link #reset}) until the claiming
  * lane stores them. Nothing is written to an entry again during the launch. A lane reads a
- * slot's group word and keys together, relaxed (the first slot's alone, the other three's only
- * where it is not the lane's); where they seem to hold its keys and a key is RESET_KEY, or 0 and
+ * slot's group word and keys together, relaxed (the first slot's alone, the next ones two at a
+ * time where none before is the lane's, {@link #PROBE_ROUNDS}); where they seem to hold its keys and a key is RESET_KEY, or 0 and
  * nullable (a stale null word would pass), it reads the group word again, acquiring, and the
  * keys after it, so a hit never rests on keys read stale. A lane that finds a
  * BUSY entry, or loses the race for an empty one, or finds the slots it looks at held by other
@@ -58,10 +58,23 @@ final class LocalKeyTable {
    * slower (H200, ncu), so a kernel that probes keeps the table by group.
    */
   static final int MAX_WHOLE_MULTIPROCESSOR_KEYS = 2;
+  /**
+   * The slots a lane looks at, from the one {@link #firstSlot} names, in rounds read together
+   * ({@link #find}): each number is where a round ends. The first slot alone (below 10^4 groups
+   * most lanes find their keys there, or claim it), then two at a time, where the round before
+   * held other keys: eleven in all. Keys the slot hash spreads as at random (two keys; one that
+   * is not a run of integers) fill half of 1,898 entries at 1,000 groups with 27% of their rows
+   * past their first slot and 0.5-0.7% of the groups past four, whose rows took the global
+   * table: a lane of one item in three there. HashAggregateBench at 1,000 groups against four
+   * slots (one, then three): "two columns" 658 -> 507 us, "two nullable columns" 923 -> 743; 1
+   * to 100 groups within -5% to +2%, 10^4 and 10^5 +2% to +4% (H200, ncu). Rounds of three or
+   * more after the first took the two-key kernels to 80-84 registers; other round shapes made
+   * ptxas wait at the item's branch to its plain copy for the next item's loads (one group 18-20%
+   * slower), which dev/sass-waits finds in the cubin.
+   */
+  private static final int[] PROBE_ROUNDS = {1, 3, 5, 7, 9, 11};
   /** Slots a lane looks at, from the one {@link #firstSlot} names. */
-  private static final int PROBES = GroupAccumulation.LOCAL_PROBES;
-  /** Of them, those read before the first is compared ({@link #find}): the rest on a miss. */
-  private static final int FIRST_READS = 1;
+  private static final int PROBES = PROBE_ROUNDS[PROBE_ROUNDS.length - 1];
   /**
    * The odd multiplier of the slot's hash (2^64 divided by the golden ratio, Fibonacci hashing).
    */
@@ -229,14 +242,15 @@ final class LocalKeyTable {
     String first = firstSlot(keys, table.entries());
     String myNulls = nullBits(keys, nullable);
     Slots slots = new Slots(at, table, first, lastEntry, keys.length, myNulls != null);
-    // The first slot's group word and keys, relaxed: the rest only where it is not the lane's
-    // (below 10^4 groups nearly every lane finds its keys there, or claims it), so most rows
-    // read one entry, not four. No fence (it would wait for the thread's global atomics too).
-    slots.load(0, FIRST_READS);
+    // A round's group words and keys, relaxed, each round read together (one wait, not one a
+    // slot) where the lane's keys were in none of the rounds before (PROBE_ROUNDS), so most
+    // rows read one entry. No fence (it would wait for the thread's global atomics too).
     String p = b.pred();
+    int round = 0;
     for (int probe = 0; probe < PROBES; probe++) {
-      if (probe == FIRST_READS) {
-        slots.load(FIRST_READS, PROBES); // the others' together: one wait, not one a slot
+      if (probe == (round == 0 ? 0 : PROBE_ROUNDS[round - 1])) {
+        slots.load(probe, PROBE_ROUNDS[round]);
+        round++;
       }
       String next = b.label("local_key_next");
       String busyOrEmpty = b.label("local_key_free");
