@@ -26,13 +26,14 @@ import java.util.List;
  * #RESET_KEY} and its null word 0 from the launch's start ({@link #reset}) until the claiming
  * lane stores them. Nothing is written to an entry again during the launch. A lane reads a
  * slot's group word and keys together, relaxed (the first slot's alone, the next ones two at a
- * time where none before is the lane's, {@link #PROBE_ROUNDS}); where they seem to hold its keys and a key is RESET_KEY, or 0 and
- * nullable (a stale null word would pass), it reads the group word again, acquiring, and the
- * keys after it, so a hit never rests on keys read stale. A lane that finds a
- * BUSY entry, or loses the race for an empty one, or finds the slots it looks at held by other
- * keys, takes the global table and accumulators: the table can only skip work. The merge at the
- * block's end (LocalTable's own) reads the group words after a barrier, as before. The block also
- * counts the entries claimed ({@link #hasRoom}), a hint for prefetching only.
+ * time where none before is the lane's, {@link #PROBE_ROUNDS}); where they seem to hold its
+ * keys and a key is RESET_KEY, or 0 and nullable (a stale null word would pass), it reads the
+ * group word again, acquiring, and the keys after it, so a hit never rests on keys read stale.
+ * A lane that finds a BUSY entry, or loses the race for an empty one, or finds the slots it looks
+ * at held by other keys, takes the global table and accumulators: the table can only skip work.
+ * The merge at the block's end (LocalTable's own) reads the group words after a barrier, as
+ * before. The block also counts the entries claimed ({@link #hasRoom}), a hint for prefetching
+ * only.
  *
  * <p>Fixed-width keys that can be NULL are held by value (GroupLookup.tableForms): a NULL key is
  * the value {@link #NULL_KEY} and the null words are neither written nor read, so a lane compares
