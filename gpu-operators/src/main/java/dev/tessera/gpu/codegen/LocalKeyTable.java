@@ -68,8 +68,8 @@ final class LocalKeyTable {
    * past their first slot and 0.5-0.7% of the groups past four, whose rows took the global
    * table: a lane of one item in three there. HashAggregateBench at 1,000 groups against four
    * slots (one, then three): "two columns" 658 -> 507 us, "two nullable columns" 923 -> 743; 1
-   * to 100 groups within -5% to +2%, 10^4 and 10^5 +2% to +4% (H200, ncu). Rounds of three or
-   * more after the first took the two-key kernels to 80-84 registers; other round shapes made
+   * to 100 groups within -5% to +2%, 10^4 and 10^5 +2% to +4% (H200, ncu). More slots after a
+   * round of three took the two-key kernels to 80-84 registers; other round shapes made
    * ptxas wait at the item's branch to its plain copy for the next item's loads (one group 18-20%
    * slower), which dev/sass-waits finds in the cubin.
    */
