@@ -249,9 +249,8 @@ final class LocalKeyTable {
     String p = b.pred();
     int round = 0;
     for (int probe = 0; probe < PROBES; probe++) {
-      if (probe == (round == 0 ? 0 : PROBE_ROUNDS[round - 1])) {
-        slots.load(probe, PROBE_ROUNDS[round]);
-        round++;
+      if (probe == 0 || probe == PROBE_ROUNDS[round - 1]) { // a round's first slot
+        slots.load(probe, PROBE_ROUNDS[round++]);
       }
       String next = b.label("local_key_next");
       String busyOrEmpty = b.label("local_key_free");
