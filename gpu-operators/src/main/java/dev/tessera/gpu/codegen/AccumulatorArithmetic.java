@@ -97,6 +97,29 @@ final class AccumulatorArithmetic {
   }
 
   /**
+   * Function f's sum of the row's {@code x} (its input's value) in two parts, as {@link #addSum}
+   * of the row: the atomic whose result the sum waits for (a lower half's old value, for its
+   * carry) issued here, and what waits in the returned part, for the caller to write after its
+   * other functions' atomics and reads. Only for a sum that waits in its state space:
+   * GroupAccumulation.waitsForResult.
+   */
+  Runnable issueSum(int f, Accumulators at, String x) {
+    boolean shared = at.space().equals(".shared");
+    if (wraps(f)) {
+      if (!shared) {
+        throw new IllegalStateException("a wrapping sum waits for nothing in " + at.space());
+      }
+      return SharedAtomics.issueWrapping64(b, at.value(), x);
+    }
+    String[] wide = int128(spec.inputTypes().get(spec.functions().get(f).input()).id(), x);
+    if (shared) {
+      return SharedAtomics.issueInt128(b, at.value(), at.high(), wide[0], wide[1]);
+    }
+    String old = Int128Atomics.addLow(b, at.space(), at.value(), wide[0]);
+    return () -> Int128Atomics.carry(b, at.space(), at.high(), old, wide[0], wide[1]);
+  }
+
+  /**
    * Adds the int128 ({@code low}, {@code high}) to a sum's accumulators: in a per-block entry by
    * {@link SharedAtomics}, elsewhere by {@link Int128Atomics}.
    */
@@ -139,9 +162,9 @@ final class AccumulatorArithmetic {
   /**
    * hash_aggregate.cuh AtomicMinMax: for integers one atomic, whose result no one waits for
    * (where the header reads the value first: that read is a round trip to L2 for every row; in a
-   * per-block entry the read is cheap and spares the loop, {@link SharedAtomics#minMax}; in the
-   * global copy of GroupAccumulation's rowsInTableOrGlobal the read is issued with the row's
-   * other atomics, {@link #readFirstMinMax}); for FLOAT and DOUBLE, only a value that improves on
+   * per-block entry the read is cheap and spares the loop, {@link SharedAtomics#minMax}; in
+   * GroupAccumulation's rowsInTableOrGlobal the read is issued with the row's other atomics,
+   * {@link #readFirstMinMax}); for FLOAT and DOUBLE, only a value that improves on
    * the current one is written, by compare-and-swap in Spark's order.
    */
   void atomicMinMax(Kind kind, TypeId type, Accumulators at, String v) {
@@ -173,16 +196,20 @@ final class AccumulatorArithmetic {
   }
 
   /**
-   * An integer MIN/MAX into a group's global accumulator at {@code at}, read first: the read is
-   * issued here; the returned part, written after the row's other atomics, sends {@code v} to an
-   * atomic only where it improves on what was read. The accumulator only ever improves, so a
-   * value that does not improve on an earlier read cannot improve on the final value either. Most
-   * rows of a group with many rows then cost a read instead of an atomic: with 10^4 groups and
-   * more, the atomics' read-modify-writes were what kept L2 busy (92% of its throughput at 10^5,
-   * ncu). The read is {@code .relaxed.gpu}, so it is answered by L2 (where the group's inserter
-   * set the accumulator before publishing it), not by a stale line in L1.
+   * An integer MIN/MAX into the accumulator at {@code at}, read first: the read is issued here;
+   * the returned part, written after the row's other atomics, sends {@code v} to an atomic only
+   * where it improves on what was read (in a per-block entry, {@link
+   * SharedAtomics#readFirstMinMax}). The accumulator only ever improves, so a value that does not
+   * improve on an earlier read cannot improve on the final value either. Most rows of a group with
+   * many rows then cost a read instead of an atomic: with 10^4 groups and more, the atomics'
+   * read-modify-writes were what kept L2 busy (92% of its throughput at 10^5, ncu). A global
+   * read is {@code .relaxed.gpu}, so it is answered by L2 (where the group's inserter set the
+   * accumulator before publishing it), not by a stale line in L1.
    */
   Runnable readFirstMinMax(Kind kind, Accumulators at, String v) {
+    if (at.space().equals(".shared")) {
+      return SharedAtomics.readFirstMinMax(b, kind == Kind.MIN ? "min" : "max", at.value(), v);
+    }
     String current = b.b64();
     b.op("ld.relaxed.gpu%s.u64 %s, [%s]", at.space(), current, at.value());
     return () -> {

@@ -8,6 +8,7 @@ import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.codegen.AccumulatorArithmetic.Accumulators;
 import dev.tessera.gpu.column.TypeId;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.IntPredicate;
@@ -31,8 +32,8 @@ final class GroupAccumulation {
    */
   private static final long LOCAL_HASH = 0x9e3779b1L;
   /**
-   * The most functions whose global update waits for a result that a row's global copy issues
-   * before any of those waits ({@link #rowsInTableOrGlobal}).
+   * The most functions whose update waits for a result that a row's copy issues before any of
+   * those waits ({@link #rowsInTableOrGlobal}).
    */
   private static final int DEFERRED_WAITS = 3;
 
@@ -394,19 +395,25 @@ final class GroupAccumulation {
    * kernel 18% slower (ncu, dense: 1,100 against 930 µs), while HashAggregateBench's keyed kernel
    * gained 13% at 10 groups (614 against 709 µs) and 4% at 100.
    *
-   * <p>In the global copy, what waits for an atomic's or a read's result (a sum's carry, an
-   * integer MIN/MAX's compare) comes after every function's atomics and reads are issued, so
-   * that a row waits for the slowest of them rather than for each in turn: HashAggregateBench's
-   * long keys (most rows in the global accumulators from 10^4 groups on, ncu) 2,719 → 2,454 µs
-   * at 10^4 groups and 2,353 → 2,187 µs at 10^5. Only with at most {@value #DEFERRED_WAITS}
+   * <p>In each copy, what waits for an atomic's or a read's result (a sum's carry, an integer
+   * MIN/MAX's compare) comes after every function's atomics and reads are issued, so that a row
+   * waits for the slowest of them rather than for each in turn. In the global copy:
+   * HashAggregateBench's long keys (most rows in the global accumulators from 10^4 groups on,
+   * ncu) 2,719 → 2,454 µs at 10^4 groups and 2,353 → 2,187 µs at 10^5. In the shared copy (a
+   * wrapping sum's lower half returns its old value there, {@link SharedAtomics}): the row's
+   * three shared round trips (the sum's atomic, the MIN's and the MAX's reads) overlap, where
+   * each waited for the one before: long keys at 10 / 100 / 1,000 groups 2-3% faster, "two
+   * columns" at 100 5-6%, 10^5 groups +1% (H200, ncu). Only with at most {@value #DEFERRED_WAITS}
    * such functions: each wait holds its values until the last function's atomic is issued (a
    * sum's old low word, addend and high part: six registers), and wider aggregations (averages of
-   * several columns, decimal sums) spilled.
+   * several columns, decimal sums) spilled; and in the shared copy only where no function's input
+   * can be NULL (two nullable keys and a nullable value: 64 → 96-102 registers, in-jar compiler).
    */
   private void rowsInTableOrGlobal(String entry, String group, String done) {
     bySpace(entry, b.label("rows_global"), done, space -> {
-      List<Runnable> waits = space.equals(".global")
-          && waitingFunctions() <= DEFERRED_WAITS ? new ArrayList<>() : null;
+      boolean defer = waitingFunctions(space) <= DEFERRED_WAITS
+          && (space.equals(".global") || noNullableInputs());
+      List<Runnable> waits = defer ? new ArrayList<>() : null;
       for (int f = 0; f < inputs.length; f++) {
         int function = f;
         rowFunction(f, inputs[f], () -> accumulators(function, entry, group, space), waits);
@@ -825,21 +832,17 @@ final class GroupAccumulation {
     switch (kind) {
       case COUNT_ROWS, COUNT -> arithmetic.addCount(at, "1");
       case SUM, SUM_DECIMAL -> {
-        if (arithmetic.wraps(f)) {
+        if (waits != null && waitsForResult(f, at.space())) {
+          waits.add(where(valid, arithmetic.issueSum(f, at, input.value())));
+        } else if (arithmetic.wraps(f)) {
           arithmetic.addWrappingSum(at, input.value());
-          break;
-        }
-        String[] x = arithmetic.int128(inputType(f), input.value());
-        if (waits != null) {
-          String old = Int128Atomics.addLow(b, at.space(), at.value(), x[0]);
-          waits.add(where(valid,
-              () -> Int128Atomics.carry(b, at.space(), at.high(), old, x[0], x[1])));
         } else {
+          String[] x = arithmetic.int128(inputType(f), input.value());
           arithmetic.addSum(at, x[0], x[1]);
         }
       }
       case MIN, MAX -> {
-        if (waits != null && waitsForResult(f)) {
+        if (waits != null && waitsForResult(f, at.space())) {
           waits.add(where(valid, arithmetic.readFirstMinMax(kind, at, input.value())));
         } else {
           arithmetic.atomicMinMax(kind, inputType(f), at, input.value());
@@ -851,20 +854,28 @@ final class GroupAccumulation {
   }
 
   /**
-   * Whether function f's global update waits for a result: a sum (the carry) or an integer
-   * MIN/MAX (the compare after the read, {@link AccumulatorArithmetic#readFirstMinMax}).
+   * Whether function f's update in {@code space} (".shared" or ".global") waits for a result: a
+   * sum (the carry; a wrapping sum's in shared memory only, {@link SharedAtomics#issueWrapping64})
+   * or an integer MIN/MAX (the compare after the read, {@link
+   * AccumulatorArithmetic#readFirstMinMax}).
    */
-  private boolean waitsForResult(int f) {
+  private boolean waitsForResult(int f, String space) {
     Kind kind = kind(f);
     boolean minMax = kind == Kind.MIN || kind == Kind.MAX;
-    return isSum(kind) && !arithmetic.wraps(f) || minMax && !isFloating(inputType(f));
+    boolean carryWaits = !arithmetic.wraps(f) || space.equals(".shared");
+    return isSum(kind) && carryWaits || minMax && !isFloating(inputType(f));
   }
 
-  /** The functions that {@link #waitsForResult}. */
-  private int waitingFunctions() {
+  /** Whether no function's input can be NULL (COUNT(*) has none). */
+  private boolean noNullableInputs() {
+    return Arrays.stream(inputs).allMatch(input -> input == null || input.valid() == null);
+  }
+
+  /** The functions that {@link #waitsForResult} in {@code space}. */
+  private int waitingFunctions(String space) {
     int waiting = 0;
     for (int f = 0; f < spec.functions().size(); f++) {
-      if (waitsForResult(f)) {
+      if (waitsForResult(f, space)) {
         waiting++;
       }
     }
