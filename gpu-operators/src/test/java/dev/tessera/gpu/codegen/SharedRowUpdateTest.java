@@ -3,8 +3,6 @@ package dev.tessera.gpu.codegen;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.tessera.gpu.agg.AggregateFunction;
-import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.column.ColumnType;
@@ -27,18 +25,10 @@ import org.junit.jupiter.api.Test;
 class SharedRowUpdateTest {
   private static final Pattern GLOBAL_COPY = Pattern.compile("\\$L_rows_global_\\d+");
 
-  /** HashAggregateBench's: GROUP BY a LONG, COUNT(*), SUM, MIN and MAX of a LONG, not ANSI. */
-  private static AggregateSpec benchSpec() {
-    return new AggregateSpec(List.of(ColumnType.LONG, ColumnType.LONG), 1, List.of(
-        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
-        new AggregateFunction(Kind.SUM, 1, ColumnType.LONG),
-        new AggregateFunction(Kind.MIN, 1, ColumnType.LONG),
-        new AggregateFunction(Kind.MAX, 1, ColumnType.LONG)), false);
-  }
-
   private static GeneratedKernel kernel(boolean keyNullable, boolean valueNullable)
       throws CodegenUnsupportedException {
-    AggregateSpec spec = benchSpec();
+    // HashAggregateBench's: GROUP BY a LONG, COUNT(*), SUM, MIN and MAX of a LONG, not ANSI.
+    AggregateSpec spec = ShortcutModeTest.benchSpec(ColumnType.LONG);
     return AggregateUpdateGenerator.generate(ProgramBuilder.identity(spec.inputTypes(), false),
         List.of(new InputSpec(ColumnType.LONG, Encoding.PLAIN, keyNullable),
             new InputSpec(ColumnType.LONG, Encoding.PLAIN, valueNullable)),

@@ -27,7 +27,7 @@ class ShortcutModeTest {
   private static final String UPDATED = "$L_item_updated";
 
   /** HashAggregateBench's: one key, COUNT(*), SUM, MIN and MAX of a LONG. */
-  private static AggregateSpec benchSpec(ColumnType key) {
+  static AggregateSpec benchSpec(ColumnType key) {
     return new AggregateSpec(List.of(key, ColumnType.LONG), 1, List.of(
         new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
         new AggregateFunction(Kind.SUM, 1, ColumnType.LONG),
