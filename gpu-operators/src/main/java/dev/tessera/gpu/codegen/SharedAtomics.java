@@ -6,7 +6,10 @@ package dev.tessera.gpu.codegen;
  * ({@code ATOMS.CAST.SPIN.64}), which runs once more for every lane of the warp that updates the
  * same word. 32-bit adds are native ({@code ATOMS.ADD}), so counts and sums are added a 32-bit word
  * at a time, each word's carry going into the next, and a minimum or maximum reads the word first
- * and attempts its loop only where the value improves on it.
+ * and attempts its loop only where the value improves on it. Each update that waits for a result
+ * (a lower half's old value, a read) also comes in two parts, the atomic or read issued and what
+ * waits for it returned, so that a row issues all its functions' before it waits once
+ * (GroupAccumulation.rowsInTableOrGlobal).
  *
  * <p>The entries keep LocalTable's layout (a 64-bit value and a 64-bit high word a function), so
  * the per-block table's reset and merge read them as before.
