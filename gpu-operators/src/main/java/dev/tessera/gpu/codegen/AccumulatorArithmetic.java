@@ -65,7 +65,7 @@ final class AccumulatorArithmetic {
     if (fn.kind() != Kind.SUM || fn.resultType().id() != TypeId.LONG || spec.ansi()) {
       return false;
     }
-    TypeId input = spec.inputTypes().get(fn.input()).id();
+    TypeId input = inputType(spec, f);
     return input == TypeId.BYTE || input == TypeId.SHORT || input == TypeId.INT
         || input == TypeId.LONG;
   }
@@ -111,7 +111,7 @@ final class AccumulatorArithmetic {
       }
       return SharedAtomics.issueWrapping64(b, at.value(), x);
     }
-    String[] wide = int128(spec.inputTypes().get(spec.functions().get(f).input()).id(), x);
+    String[] wide = int128(inputType(spec, f), x);
     if (shared) {
       return SharedAtomics.issueInt128(b, at.value(), at.high(), wide[0], wide[1]);
     }
@@ -218,6 +218,11 @@ final class AccumulatorArithmetic {
       b.op("@%s red%s.%s.s64 [%s], %s", improves, at.space(), kind == Kind.MIN ? "min" : "max",
           at.value(), v);
     };
+  }
+
+  /** The type of function f's input column. */
+  static TypeId inputType(AggregateSpec spec, int f) {
+    return spec.inputTypes().get(spec.functions().get(f).input()).id();
   }
 
   static boolean isFloating(TypeId type) {

@@ -668,7 +668,7 @@ final class GroupAccumulation {
   }
 
   private TypeId inputType(int f) {
-    return spec.inputTypes().get(spec.functions().get(f).input()).id();
+    return AccumulatorArithmetic.inputType(spec, f);
   }
 
   static boolean isSum(Kind kind) {
