@@ -1453,7 +1453,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     }
     Descriptor view = tableView(table);
     if (tryDirectMap) {
-      directProbe(view, keys[0], row, found, done);
+      directProbe(table, view, keys[0], row, found, done);
     }
     String hash = keyTupleHash(keys);
     if (!bitPassed) {
@@ -1568,14 +1568,12 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * where the map is the identity, {@link DirectMap#row}), then on to {@code done};
    * without one, on to the slots' walk that follows.
    */
-  private void directProbe(Descriptor view, Val key, String row, String found, String done) {
+  private void directProbe(int table, Descriptor view, Val key, String row, String found,
+      String done) {
     String walk = b.label("probe_hashed");
-    DirectMap map = directMap(view, walk);
-    String offset = b.b64();
-    b.op("sub.s64 %s, %s, %s", offset, key.value(), map.min());
-    String outside = b.pred();
-    b.op("setp.ge.u64 %s, %s, %s", outside, offset, map.span());
-    b.op("@%s bra %s", outside, done);
+    DirectMap map = directMap(table, view, walk);
+    String offset = map.offset(key);
+    b.op("@!%s bra %s", map.inside(offset), done);
     String candidate = map.row(offset, null);
     b.op("setp.ne.s32 %s, %s, %d", found, candidate, NO_BUILD_ROW);
     b.op("cvt.s64.s32 %s, %s", row, candidate);
@@ -1586,68 +1584,99 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   /**
    * A join table's direct map: its words' global address, its first key, its key span, and
    * whether it is the identity (program.cuh JoinTableView.direct_identity; the same for every
-   * thread).
+   * thread). A map of a key of at most 4 bytes works in 32 bits ({@link #narrow}).
    */
   private final class DirectMap {
     private final String base;
     private final String min;
     private final String span;
     private final String identity;
+    /**
+     * Whether the key's type has at most 4 bytes: its values, the map's first key and that key
+     * plus the span less 1 are then all 32-bit integers (the span is at most
+     * CudaHashJoin.directSpan's 2^28), so key - min wraps in 32 bits to below the span exactly
+     * where the 64-bit difference lies in [0, span). min and span are then .b32, offsets too.
+     */
+    private final boolean narrow;
 
-    DirectMap(String base, String min, String span, String identity) {
+    DirectMap(String base, String min, String span, String identity, boolean narrow) {
       this.base = base;
       this.min = min;
       this.span = span;
       this.identity = identity;
+      this.narrow = narrow;
     }
 
-    String min() {
-      return min;
+    /** key - min, in a new register (.b32 where {@link #narrow}, else .b64). */
+    String offset(Val key) {
+      if (!narrow) {
+        String offset = b.b64();
+        b.op("sub.s64 %s, %s, %s", offset, key.value(), min);
+        return offset;
+      }
+      String low = b.narrow(key.value());
+      if (low == null) {
+        low = b.b32();
+        b.op("cvt.u32.u64 %s, %s", low, key.value());
+      }
+      String offset = b.b32();
+      b.op("sub.u32 %s, %s, %s", offset, low, min);
+      return offset;
     }
 
-    String span() {
-      return span;
+    /** A new predicate: whether {@code offset} lies in the map (below its span). */
+    String inside(String offset) {
+      String inside = b.pred();
+      b.op("setp.lt.%s %s, %s, %s", narrow ? "u32" : "u64", inside, offset, span);
+      return inside;
     }
 
     /**
-     * The build row (.b32, -1 for none) of the key at {@code offset} (key - min, below the span)
-     * where {@code where} holds (null: every thread), -1 elsewhere: the offset itself where the
-     * map is the identity, else the map's word, read only where it is not.
+     * The build row (.b32, -1 for none) of the key at {@code offset} ({@link #offset}, below the
+     * span) where {@code where} holds (null: every thread), -1 elsewhere: the offset itself where
+     * the map is the identity, else the map's word, read only where it is not.
      */
     String row(String offset, String where) {
       String reads = b.pred();
       b.op("not.pred %s, %s", reads, identity);
       String candidate = b.b32();
+      String asRow = narrow ? "mov.b32" : "cvt.u32.u64";
       if (where == null) {
-        b.op("cvt.u32.u64 %s, %s", candidate, offset);
+        b.op("%s %s, %s", asRow, candidate, offset);
       } else {
         b.op("and.pred %s, %s, %s", reads, reads, where);
         String inOrder = b.pred();
         b.op("and.pred %s, %s, %s", inOrder, identity, where);
         b.op("mov.b32 %s, %d", candidate, NO_BUILD_ROW);
-        b.op("@%s cvt.u32.u64 %s, %s", inOrder, candidate, offset);
+        b.op("@%s %s %s, %s", inOrder, asRow, candidate, offset);
       }
       String address = b.b64();
-      b.op("mad.lo.s64 %s, %s, 4, %s", address, offset, base);
+      if (narrow) {
+        b.op("mul.wide.u32 %s, %s, 4", address, offset);
+        b.op("add.s64 %s, %s, %s", address, address, base);
+      } else {
+        b.op("mad.lo.s64 %s, %s, 4, %s", address, offset, base);
+      }
       b.op("@%s ld.global.nc.s32 %s, [%s]", reads, candidate, address);
       return candidate;
     }
   }
 
   /**
-   * The direct map of the join table at {@code view}, or on to {@code walk} when it has none
-   * (the same for every thread).
+   * The direct map of join table {@code table} at {@code view}, or on to {@code walk} when it
+   * has none (the same for every thread).
    */
-  private DirectMap directMap(Descriptor view, String walk) {
+  private DirectMap directMap(int table, Descriptor view, String walk) {
     String direct = word(view, TABLE_DIRECT);
     String none = b.pred();
     b.op("setp.eq.u64 %s, %s, 0", none, direct);
     b.op("@%s bra.uni %s", none, walk);
-    String min = word(view, TABLE_DIRECT_MIN);
-    String span = word(view, TABLE_DIRECT_SPAN);
+    boolean narrow = program.tables().get(table).keyTypes().get(0).id().width() <= Integer.BYTES;
+    String min = narrow ? lowWord(view, TABLE_DIRECT_MIN) : word(view, TABLE_DIRECT_MIN);
+    String span = narrow ? lowWord(view, TABLE_DIRECT_SPAN) : word(view, TABLE_DIRECT_SPAN);
     String identity = b.pred();
     b.op("setp.ne.u64 %s, %s, 0", identity, word(view, TABLE_DIRECT_IDENTITY));
-    return new DirectMap(global(direct), min, span, identity);
+    return new DirectMap(global(direct), min, span, identity, narrow);
   }
 
   /**
@@ -1692,12 +1721,10 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     Descriptor view = tableView(table);
     String walk = b.label("probes_hashed");
     String done = b.label("probes_done");
-    DirectMap map = directMap(view, walk);
+    DirectMap map = directMap(table, view, walk);
     for (int k = 0; k < keys.length; k++) {
-      String offset = b.b64();
-      b.op("sub.s64 %s, %s, %s", offset, keys[k].value(), map.min());
-      String inside = b.pred();
-      b.op("setp.lt.u64 %s, %s, %s", inside, offset, map.span());
+      String offset = map.offset(keys[k]);
+      String inside = map.inside(offset);
       if (keys[k].valid() != null) {
         b.op("and.pred %s, %s, %s", inside, inside, keys[k].valid());
       }
