@@ -1572,9 +1572,9 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       String done) {
     String walk = b.label("probe_hashed");
     DirectMap map = directMap(table, view, walk);
-    String offset = map.offset(key);
+    DirectMap.Offset offset = map.offset(key);
     b.op("@!%s bra %s", map.inside(offset), done);
-    String candidate = map.row(offset, null);
+    String candidate = map.row(offset.value(), null);
     b.op("setp.ne.s32 %s, %s, %d", found, candidate, NO_BUILD_ROW);
     b.op("cvt.s64.s32 %s, %s", row, candidate);
     b.op("bra.uni %s", done);
@@ -1592,10 +1592,11 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     private final String span;
     private final String identity;
     /**
-     * Whether the key's type has at most 4 bytes: its values, the map's first key and that key
-     * plus the span less 1 are then all 32-bit integers (the span is at most
-     * CudaHashJoin.directSpan's 2^28), so key - min wraps in 32 bits to below the span exactly
-     * where the 64-bit difference lies in [0, span). min and span are then .b32, offsets too.
+     * Whether the table's key type has at most 4 bytes: the map's first key and that key plus
+     * the span less 1 are then 32-bit integers (the span is at most CudaHashJoin.directSpan's
+     * 2^28), and so, for a key that is a 32-bit integer too, key - min wraps in 32 bits to
+     * below the span exactly where the 64-bit difference lies in [0, span). min and span are
+     * then .b32, offsets too.
      */
     private final boolean narrow;
 
@@ -1607,27 +1608,43 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
       this.narrow = narrow;
     }
 
-    /** key - min, in a new register (.b32 where {@link #narrow}, else .b64). */
-    String offset(Val key) {
+    /**
+     * A key's offset in the map: key - min in {@code value} (.b32 where {@link #narrow}, else
+     * .b64), and {@code fits}, a .pred that holds where the key is a 32-bit integer (null: it
+     * is one, or the map is not narrow).
+     */
+    record Offset(String value, String fits) {}
+
+    /** {@code key}'s {@link Offset}. */
+    Offset offset(Val key) {
       if (!narrow) {
         String offset = b.b64();
         b.op("sub.s64 %s, %s, %s", offset, key.value(), min);
-        return offset;
+        return new Offset(offset, null);
       }
       String low = b.narrow(key.value());
+      String fits = null;
       if (low == null) {
+        // Not loaded as a 32-bit value (an expression's): one outside that range is in no map.
         low = b.b32();
         b.op("cvt.u32.u64 %s, %s", low, key.value());
+        String back = b.b64();
+        b.op("cvt.s64.s32 %s, %s", back, low);
+        fits = b.pred();
+        b.op("setp.eq.s64 %s, %s, %s", fits, back, key.value());
       }
       String offset = b.b32();
       b.op("sub.u32 %s, %s, %s", offset, low, min);
-      return offset;
+      return new Offset(offset, fits);
     }
 
-    /** A new predicate: whether {@code offset} lies in the map (below its span). */
-    String inside(String offset) {
+    /** A new predicate: whether the key at {@code offset} lies in the map (below its span). */
+    String inside(Offset offset) {
       String inside = b.pred();
-      b.op("setp.lt.%s %s, %s, %s", narrow ? "u32" : "u64", inside, offset, span);
+      b.op("setp.lt.%s %s, %s, %s", narrow ? "u32" : "u64", inside, offset.value(), span);
+      if (offset.fits() != null) {
+        b.op("and.pred %s, %s, %s", inside, inside, offset.fits());
+      }
       return inside;
     }
 
@@ -1723,12 +1740,12 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     String done = b.label("probes_done");
     DirectMap map = directMap(table, view, walk);
     for (int k = 0; k < keys.length; k++) {
-      String offset = map.offset(keys[k]);
+      DirectMap.Offset offset = map.offset(keys[k]);
       String inside = map.inside(offset);
       if (keys[k].valid() != null) {
         b.op("and.pred %s, %s, %s", inside, inside, keys[k].valid());
       }
-      String candidate = map.row(offset, inside);
+      String candidate = map.row(offset.value(), inside);
       b.op("setp.ne.s32 %s, %s, %d", foundOf[k], candidate, NO_BUILD_ROW);
       b.op("cvt.s64.s32 %s, %s", rowOf[k], candidate);
     }

@@ -32,15 +32,17 @@ class NarrowDirectProbeTest {
 
   /**
    * Over (a LONG key, an INT key, v): inner joins with a table of each key, grouped by the INT
-   * key, SUM(v).
+   * key, SUM(v); the INT key's table probed by column {@code narrowKeyColumn} (1: the INT key;
+   * 0: the LONG one, a value that may lie outside 32 bits).
    */
-  private static GeneratedKernel kernel() throws CodegenUnsupportedException {
+  private static GeneratedKernel kernel(int narrowKeyColumn) throws CodegenUnsupportedException {
     ProgramBuilder b = new ProgramBuilder(List.of(LONG, INT, LONG), false);
     int wide = b.table(new JoinTableSchema(List.of(LONG), List.of(LONG)));
     int narrow = b.table(new JoinTableSchema(List.of(INT), List.of(INT)));
     int wideRow = b.emitNew(Opcode.PROBE, wide, b.constant(b.loadColumn(0)), 1);
     int narrowKey = b.loadColumn(1);
-    int narrowRow = b.emitNew(Opcode.PROBE, narrow, b.constant(narrowKey), 1);
+    int narrowRow = b.emitNew(Opcode.PROBE, narrow,
+        b.constant(narrowKeyColumn == 1 ? narrowKey : b.loadColumn(narrowKeyColumn)), 1);
     int keep = b.emitNew(Opcode.AND, b.emitNew(Opcode.IS_NOT_NULL, wideRow, 0, 0),
         b.emitNew(Opcode.IS_NOT_NULL, narrowRow, 0, 0), 0);
     Program program = b.build(keep, List.of(new Program.Output(narrowKey, INT),
@@ -66,7 +68,7 @@ class NarrowDirectProbeTest {
 
   @Test
   void aMapOfAFourByteKeyIsProbedIn32Bits() throws Exception {
-    GeneratedKernel kernel = kernel();
+    GeneratedKernel kernel = kernel(1);
     String ptx = kernel.ptx();
     List<String> wide = directCode(ptx, 0);
     List<String> narrow = directCode(ptx, 1);
@@ -81,6 +83,22 @@ class NarrowDirectProbeTest {
           && code.contains("mul.wide.u32"), code);
       assertFalse(code.contains("sub.s64") || code.contains("setp.lt.u64")
           || code.contains("setp.ge.u64"), code);
+      assertFalse(code.contains("setp.eq.s64"), "a loaded INT needs no range check: " + code);
+    }
+    assumeTrue(PtxCompiler.available(), PtxCompiler::unavailableReason);
+    CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
+    assertTrue(report.clean(), report.toString());
+  }
+
+  @Test
+  void aKeyThatMayLieOutside32BitsIsCheckedBeforeA32BitProbe() throws Exception {
+    GeneratedKernel kernel = kernel(0);
+    List<String> narrow = directCode(kernel.ptx(), 1);
+    assertFalse(narrow.isEmpty(), "the INT key's table is probed");
+    for (String code : narrow) {
+      // The LONG's low word sign-extended again must give the LONG back, else no build row.
+      assertTrue(code.contains("cvt.s64.s32") && code.contains("setp.eq.s64")
+          && code.contains("setp.lt.u32"), code);
     }
     assumeTrue(PtxCompiler.available(), PtxCompiler::unavailableReason);
     CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
