@@ -356,6 +356,44 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
         new int[] {0}, true, 1 << 20));
   }
 
+  @Test
+  void longsProbingAMapOfIntKeysFindOnlyTheirOwnValues() {
+    // A program may probe a table of INT keys with a LONG (ProgramChecks asks for a number).
+    // The generated probe reads a map of 4-byte keys in 32-bit arithmetic (ProgramEmitter
+    // DirectMap): a LONG whose low word is a build key, but which is not that key, finds no row.
+    Random random = new Random(47);
+    int buildRows = 2_000;
+    List<Object> dense = new ArrayList<>(); // a direct map, negative keys among them
+    for (int i = 0; i < buildRows; i++) {
+      dense.add(i == 7 ? null : -1_000 + i);
+    }
+    long[] edges = {Long.MIN_VALUE, Long.MAX_VALUE, Integer.MIN_VALUE, Integer.MAX_VALUE,
+        Integer.MIN_VALUE - 1L, Integer.MAX_VALUE + 1L, 1L << 32, -(1L << 32), -1, 0};
+    int probeRows = 20_000;
+    List<Object> probeKeys = new ArrayList<>();
+    for (int i = 0; i < probeRows; i++) {
+      long key = -1_200 + random.nextInt(2_400);
+      probeKeys.add(switch (random.nextInt(5)) {
+        case 0 -> key;
+        case 1 -> key + (1L << 32); // the same low word as key
+        case 2 -> key - (3L << 32);
+        case 3 -> random.nextDouble() < 0.3 ? null : (Object) edges[random.nextInt(edges.length)];
+        default -> random.nextLong();
+      });
+    }
+    List<List<Object>> probe = List.of(probeKeys,
+        TestColumns.random(ColumnType.INT, probeRows, 0.1, 14));
+    JoinTableSchema schema = new JoinTableSchema(List.of(ColumnType.INT),
+        List.of(ColumnType.STRING, ColumnType.LONG));
+    TableData table = new TableData(schema, List.of(dense,
+        TestColumns.random(ColumnType.STRING, buildRows, 0.1, 15),
+        TestColumns.random(ColumnType.LONG, buildRows, 0.1, 16)), buildRows);
+    for (String join : List.of("semi", "anti", "outer", "inner")) {
+      same(List.of(table),
+          filterProject(probeProgram(ColumnType.LONG, schema, join), probe, probeRows));
+    }
+  }
+
   /**
    * Sparse build sides, most of whose probes find no row: 400 keys about 2,000 apart over a span
    * of 800,000 (a direct map with many empty words, and no probe filter), and 3,000 random longs
