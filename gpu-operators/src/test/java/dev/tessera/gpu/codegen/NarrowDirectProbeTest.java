@@ -21,8 +21,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A join table's direct map is probed in 32-bit arithmetic where its key has at most 4 bytes
- * (ProgramEmitter.DirectMap), in 64-bit where it has 8. No GPU: what the kernels compute is
- * CudaGeneratedHashJoinDifferentialTest's and SsbQueriesSuite's (INT and DATE keys, LONG keys).
+ * (ProgramEmitter.DirectMap), in 64-bit where it has 8; a probe key not loaded as a 32-bit value
+ * is checked to be one first. No GPU: what the kernels compute is
+ * CudaGeneratedHashJoinDifferentialTest's (longsProbingAMapOfIntKeysFindOnlyTheirOwnValues among
+ * them) and SsbQueriesSuite's (INT and DATE keys, LONG keys).
  */
 class NarrowDirectProbeTest {
   private static final ColumnType LONG = ColumnType.LONG;
