@@ -148,6 +148,29 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
 
   private record TableData(JoinTableSchema schema, List<List<Object>> columns, int rows) {}
 
+  /**
+   * A table of {@code keys}, one row each, under {@code schema} (a STRING and a LONG payload):
+   * random payloads, a tenth of them NULL (seeds {@code seed} and {@code seed + 1}).
+   */
+  private static TableData withPayloads(JoinTableSchema schema, List<Object> keys, long seed) {
+    int rows = keys.size();
+    return new TableData(schema, List.of(keys,
+        TestColumns.random(ColumnType.STRING, rows, 0.1, seed),
+        TestColumns.random(ColumnType.LONG, rows, 0.1, seed + 1)), rows);
+  }
+
+  /**
+   * {@code table} probed by {@code probe}'s first column (of {@code probeType}) in a semi, an
+   * anti, an outer and an inner join: the same rows on CUDA as on the host.
+   */
+  private void sameForEveryJoinKind(TableData table, ColumnType probeType,
+      List<List<Object>> probe, int probeRows) {
+    for (String join : List.of("semi", "anti", "outer", "inner")) {
+      same(List.of(table), filterProject(probeProgram(probeType, table.schema(), join), probe,
+          probeRows));
+    }
+  }
+
   private <T> T on(Side side, List<TableData> tables, Work<T> work) {
     List<JoinTable> built = new ArrayList<>();
     try {
@@ -296,15 +319,11 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
         List.of(ColumnType.STRING, ColumnType.LONG));
     List<Object> buildKeys = uniqueKeys(type, buildRows);
     buildKeys.set(17, null); // a NULL key is kept but never matches
-    TableData table = new TableData(schema, List.of(buildKeys,
-        TestColumns.random(ColumnType.STRING, buildRows, 0.1, 6),
-        TestColumns.random(ColumnType.LONG, buildRows, 0.1, 7)), buildRows);
+    TableData table = withPayloads(schema, buildKeys, 6);
     int probeRows = 30_000;
     List<List<Object>> probe = List.of(keys(type, probeRows, 1_500, 0.05, random),
         TestColumns.random(ColumnType.INT, probeRows, 0.1, 8));
-    for (String join : List.of("semi", "anti", "outer", "inner")) {
-      same(List.of(table), filterProject(probeProgram(type, schema, join), probe, probeRows));
-    }
+    sameForEveryJoinKind(table, type, probe, probeRows);
     same(List.of(table), (side, tables) -> tables.get(0).uniqueKeys());
   }
 
@@ -341,17 +360,10 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
     JoinTableSchema schema = new JoinTableSchema(List.of(ColumnType.LONG),
         List.of(ColumnType.STRING, ColumnType.LONG));
     for (List<Object> keys : List.of(dense, wide)) {
-      TableData table = new TableData(schema, List.of(keys,
-          TestColumns.random(ColumnType.STRING, buildRows, 0.1, 10),
-          TestColumns.random(ColumnType.LONG, buildRows, 0.1, 11)), buildRows);
-      for (String join : List.of("semi", "anti", "outer", "inner")) {
-        same(List.of(table),
-            filterProject(probeProgram(ColumnType.LONG, schema, join), probe, probeRows));
-      }
+      TableData table = withPayloads(schema, keys, 10);
+      sameForEveryJoinKind(table, ColumnType.LONG, probe, probeRows);
     }
-    TableData table = new TableData(schema, List.of(repeated,
-        TestColumns.random(ColumnType.STRING, buildRows, 0.1, 12),
-        TestColumns.random(ColumnType.LONG, buildRows, 0.1, 13)), buildRows);
+    TableData table = withPayloads(schema, repeated, 12);
     same(List.of(table), expand(List.of(ColumnType.LONG, ColumnType.INT), probe, probeRows,
         new int[] {0}, true, 1 << 20));
   }
@@ -385,13 +397,8 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
         TestColumns.random(ColumnType.INT, probeRows, 0.1, 14));
     JoinTableSchema schema = new JoinTableSchema(List.of(ColumnType.INT),
         List.of(ColumnType.STRING, ColumnType.LONG));
-    TableData table = new TableData(schema, List.of(dense,
-        TestColumns.random(ColumnType.STRING, buildRows, 0.1, 15),
-        TestColumns.random(ColumnType.LONG, buildRows, 0.1, 16)), buildRows);
-    for (String join : List.of("semi", "anti", "outer", "inner")) {
-      same(List.of(table),
-          filterProject(probeProgram(ColumnType.LONG, schema, join), probe, probeRows));
-    }
+    TableData table = withPayloads(schema, dense, 15);
+    sameForEveryJoinKind(table, ColumnType.LONG, probe, probeRows);
   }
 
   /**
@@ -425,9 +432,7 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
     int probeRows = 30_000;
     for (List<Object> keys : List.of(mapped, hashed)) {
       int buildRows = keys.size();
-      TableData table = new TableData(schema, List.of(keys,
-          TestColumns.random(ColumnType.STRING, buildRows, 0.1, 14),
-          TestColumns.random(ColumnType.LONG, buildRows, 0.1, 15)), buildRows);
+      TableData table = withPayloads(schema, keys, 14);
       List<Object> probeKeys = new ArrayList<>();
       for (int i = 0; i < probeRows; i++) {
         Object near = keys.get(random.nextInt(buildRows));
@@ -441,10 +446,7 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
       }
       List<List<Object>> probe = List.of(probeKeys,
           TestColumns.random(ColumnType.INT, probeRows, 0.1, 16));
-      for (String join : List.of("semi", "anti", "outer", "inner")) {
-        same(List.of(table), filterProject(probeProgram(ColumnType.LONG, schema, join), probe,
-            probeRows));
-      }
+      sameForEveryJoinKind(table, ColumnType.LONG, probe, probeRows);
       same(List.of(table), sumByPayload(schema, probe, probeRows));
       long filter = on(new Side(cuda, cudaStream), List.of(table),
           (side, tables) -> CudaJoinTable.of(tables.get(0)).viewWord(CudaJoinTable.VIEW_FILTER));
@@ -497,14 +499,9 @@ class CudaHashJoinDifferentialTest extends CudaVersusHostTest {
         TestColumns.random(ColumnType.INT, probeRows, 0.1, 17));
     for (List<Object> keys : List.of(fromZero, fromThousand, toMax, withNull, repeated, gap,
         shuffled)) {
-      TableData table = new TableData(schema, List.of(keys,
-          TestColumns.random(ColumnType.STRING, buildRows, 0.1, 18),
-          TestColumns.random(ColumnType.LONG, buildRows, 0.1, 19)), buildRows);
+      TableData table = withPayloads(schema, keys, 18);
       if (keys != repeated) { // the fused probe needs unique keys
-        for (String join : List.of("semi", "anti", "outer", "inner")) {
-          same(List.of(table), filterProject(probeProgram(ColumnType.LONG, schema, join), probe,
-              probeRows));
-        }
+        sameForEveryJoinKind(table, ColumnType.LONG, probe, probeRows);
         same(List.of(table), sumByPayload(schema, probe, probeRows));
       }
       long identity = on(new Side(cuda, cudaStream), List.of(table), (side, tables) ->
