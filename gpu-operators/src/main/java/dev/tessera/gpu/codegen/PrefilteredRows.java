@@ -139,6 +139,35 @@ final class PrefilteredRows {
   }
 
   /**
+   * Where a lane skips the code that computes its row's {@code values} and {@code row} (an item
+   * outside the tile) but joins the warp's {@link #push} after it: writes each register that
+   * push reads and {@code madeInSkipped} accepts (made in the skipped code), so that none is
+   * read without being written. ptxas would otherwise keep each of them live from the kernel's
+   * start through every loop (they might hold what the last item left), which took 10 of SSB
+   * Q1.1's kernel's registers.
+   */
+  void writeSkipped(String row, Val[] values, java.util.function.Predicate<String> madeInSkipped) {
+    java.util.List<String> read = new java.util.ArrayList<>();
+    read.add(row);
+    for (int i = carried.nextSetBit(0); i >= 0; i = carried.nextSetBit(i + 1)) {
+      Val v = values[i];
+      String narrow = b.narrow(v.value());
+      read.add(narrow != null ? narrow : v.value());
+      if (v.length() != null) {
+        read.add(v.length());
+      }
+      if (v.valid() != null) {
+        read.add(v.valid());
+      }
+    }
+    for (String r : read) {
+      if (madeInSkipped.test(r)) {
+        b.clear(r);
+      }
+    }
+  }
+
+  /**
    * The .pred of a warp that pops rows now: 32 are there, or, where {@code last} (.pred) holds,
    * any. Every lane's pushes are visible to the others after it.
    */
