@@ -1,7 +1,10 @@
 package dev.tessera.gpu.codegen;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
+import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * A warp's stack, in shared memory, of the rows that passed the filter's conjuncts before its
@@ -146,8 +149,8 @@ final class PrefilteredRows {
    * start through every loop (they might hold what the last item left), which took 10 of SSB
    * Q1.1's kernel's registers.
    */
-  void writeSkipped(String row, Val[] values, java.util.function.Predicate<String> madeInSkipped) {
-    java.util.List<String> read = new java.util.ArrayList<>();
+  void writeSkipped(String row, Val[] values, Predicate<String> madeInSkipped) {
+    List<String> read = new ArrayList<>();
     read.add(row);
     for (int i = carried.nextSetBit(0); i >= 0; i = carried.nextSetBit(i + 1)) {
       Val v = values[i];
