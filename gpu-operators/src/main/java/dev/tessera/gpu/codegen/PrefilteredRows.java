@@ -1,7 +1,10 @@
 package dev.tessera.gpu.codegen;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
+import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * A warp's stack, in shared memory, of the rows that passed the filter's conjuncts before its
@@ -136,6 +139,35 @@ final class PrefilteredRows {
     String pushed = b.b32();
     b.op("popc.b32 %s, %s", pushed, ballot);
     b.op("add.u32 %s, %s, %s", top, top, pushed);
+  }
+
+  /**
+   * Where a lane skips the code that computes its row's {@code values} and {@code row} (an item
+   * outside the tile) but joins the warp's {@link #push} after it: writes each register that
+   * push reads and {@code madeInSkipped} accepts (made in the skipped code), so that none is
+   * read without being written. ptxas would otherwise keep each of them live from the kernel's
+   * start through every loop (they might hold what the last item left), which took 10 of SSB
+   * Q1.1's kernel's registers.
+   */
+  void writeSkipped(String row, Val[] values, Predicate<String> madeInSkipped) {
+    List<String> read = new ArrayList<>();
+    read.add(row);
+    for (int i = carried.nextSetBit(0); i >= 0; i = carried.nextSetBit(i + 1)) {
+      Val v = values[i];
+      String narrow = b.narrow(v.value());
+      read.add(narrow != null ? narrow : v.value());
+      if (v.length() != null) {
+        read.add(v.length());
+      }
+      if (v.valid() != null) {
+        read.add(v.valid());
+      }
+    }
+    for (String r : read) {
+      if (madeInSkipped.test(r)) {
+        b.clear(r);
+      }
+    }
   }
 
   /**

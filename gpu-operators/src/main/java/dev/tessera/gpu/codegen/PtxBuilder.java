@@ -63,6 +63,42 @@ final class PtxBuilder {
     return kind.prefix + n;
   }
 
+  /** The registers made so far, by kind; {@link #madeSince} tells a later one. */
+  Map<Kind, Integer> registersMade() {
+    return new LinkedHashMap<>(used);
+  }
+
+  /**
+   * Whether {@code name} is a register made after {@code made} ({@link #registersMade}); false
+   * for anything else (an immediate, a register made before).
+   */
+  boolean madeSince(Map<Kind, Integer> made, String name) {
+    Kind kind = null;
+    for (Kind k : Kind.values()) {
+      if (name.startsWith(k.prefix) && name.length() > k.prefix.length()
+          && Character.isDigit(name.charAt(k.prefix.length()))) {
+        kind = k;
+      }
+    }
+    if (kind == null) {
+      return false;
+    }
+    return Integer.parseInt(name.substring(kind.prefix.length())) > made.getOrDefault(kind, 0);
+  }
+
+  /** Writes a value (0, or false) to {@code register}, of its kind. */
+  void clear(String register) {
+    if (register.startsWith(Kind.PRED.prefix)) {
+      op("setp.ne.u32 %s, 0, 0", register);
+    } else if (register.startsWith(Kind.B64.prefix)) {
+      op("mov.b64 %s, 0", register);
+    } else if (register.startsWith(Kind.B32.prefix)) {
+      op("mov.b32 %s, 0", register);
+    } else {
+      throw new IllegalArgumentException("not a .pred, .b64 or .b32 register: " + register);
+    }
+  }
+
   /**
    * A fresh .b64 register holding {@code b32} sign-extended, remembered as its {@link #narrow}
    * form: an operation on sign-extended 32-bit values can then run in 32-bit arithmetic (one

@@ -124,6 +124,9 @@ final class TileForHeaders {
       String startAddress = b.b64();
       b.op("add.s64 %s, %s, %s", startAddress, body.columnBlockStartsHere(c), startOffset);
       String start = b.b32();
+      // Written where the load is off too: the store below reads it either way, and a register
+      // some path reads unwritten is kept live through every loop of the kernel.
+      b.op("mov.u32 %s, 0", start);
       b.op("@%s ld.global.nc.s32 %s, [%s]", reads, start, startAddress);
       starts.put(c, start);
     }
@@ -139,6 +142,7 @@ final class TileForHeaders {
       String[] words = {start, start, start, start}; // the last one or two: padding
       for (int w = 0; w <= column.getValue(); w++) { // the reference's words, then the widths
         words[1 + w] = b.b32();
+        b.op("mov.u32 %s, 0", words[1 + w]); // as the block start's
         b.op("@%s ld.global.nc.u32 %s, [%s+%d]", reads, words[1 + w], blockAddress, 4 * w);
       }
       b.op("@%s st.shared.v4.b32 [%s+%d], {%s, %s, %s, %s}", reads, at, j * HEADER_BYTES,

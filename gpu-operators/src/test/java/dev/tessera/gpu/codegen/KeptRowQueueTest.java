@@ -121,6 +121,8 @@ class KeptRowQueueTest {
     CompileReport report = GeneratedModule.compile(k, "sm_90").report(k.entry());
     assertEquals(0, report.stackFrameBytes(), report.infoLog());
     assertEquals(0, report.spillStoreBytes(), report.infoLog());
-    assertTrue(report.registers() <= 72, report.infoLog());
+    // 60 since every register a push reads is written where its item is skipped (72 before):
+    // 64 is the most that leaves 8 blocks of 128 threads a multiprocessor.
+    assertTrue(report.registers() <= 64, report.infoLog());
   }
 }

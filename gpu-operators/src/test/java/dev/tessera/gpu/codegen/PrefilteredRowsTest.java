@@ -15,7 +15,11 @@ import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
 import dev.tessera.gpu.join.JoinTableSchema;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -156,6 +160,13 @@ class PrefilteredRowsTest {
         continue;
       }
       assertEquals(2, hits(ptx, PUSH), "two pushes, the item loop's pair");
+      // The pass that flushes the stack skips the pair's first parts (its rows would be read
+      // past the batch) and their pushes with them: a push after the skip would read registers
+      // the skip did not write (see everyRegisterAPushReadsIsWrittenWhereItsItemIsSkipped).
+      int pairDone = ptx.indexOf("$L_pair_done");
+      assertTrue(pairDone >= 0, "the flushing pass skips the pair");
+      assertTrue(ptx.indexOf("$L_pair_done", pairDone + 1) > ptx.lastIndexOf(PUSH),
+          "the skip ends after both pushes");
       assertEquals(1, hits(ptx, POP), "one pop");
       String beforePop = ptx.substring(0, ptx.indexOf(POP));
       assertEquals(2, hits(beforePop, "// probe of join table"), "the first probe, per item");
@@ -165,6 +176,51 @@ class PrefilteredRowsTest {
       assertEquals(1, hits(ptx, "\\.shared \\.align 8 \\.b64 \\w+_prefiltered_v\\d+\\["),
           "the build row");
     }
+  }
+
+  /**
+   * A lane whose item lies outside the tile skips the item's first part but joins the warp's
+   * push, which reads (predicated off) the registers that part writes: each must be written on
+   * the skipping path too, or ptxas keeps it live through every loop of the kernel, holding what
+   * the last item left (SSB Q1.1's kernel: 64 registers, 39 with them written).
+   */
+  @ParameterizedTest
+  @EnumSource(value = Encoding.class, names = {"FOR", "PLAIN"})
+  void everyRegisterAPushReadsIsWrittenWhereItsItemIsSkipped(Encoding encoding)
+      throws Exception {
+    String ptx = ptx(q11(true, false), encoding, SUM);
+    Matcher skip = Pattern.compile("@%p\\d+ bra (\\$L_item\\d+_outside_\\d+);").matcher(ptx);
+    int items = 0;
+    while (skip.find()) {
+      items++;
+      String label = skip.group(1);
+      int skipped = ptx.indexOf(label + ":");
+      assertTrue(skipped > skip.end(), label + " placed after its branch");
+      int push = ptx.indexOf(PUSH, skipped);
+      int pushed = ptx.indexOf("popc.b32", ptx.indexOf("popc.b32", push) + 1); // the count
+      Set<String> written = written(ptx.substring(0, skip.start()));
+      written.addAll(written(ptx.substring(skipped, pushed))); // the push's own too
+      Matcher store = Pattern.compile("st\\.shared\\.\\w+ \\[[^]]+\\], (%\\w+);")
+          .matcher(ptx.substring(push, pushed));
+      int stores = 0;
+      while (store.find()) {
+        stores++;
+        assertTrue(written.contains(store.group(1)), store.group(1) + ", stored by the push after "
+            + label + ", is not written where the item is skipped");
+      }
+      assertTrue(stores >= 2, "the row and the discount");
+    }
+    assertEquals(encoding == Encoding.FOR ? 8 : 4, items, "an item's skip each");
+  }
+
+  /** The registers {@code ptx}'s instructions write (their first operand). */
+  private static Set<String> written(String ptx) {
+    Set<String> written = new HashSet<>();
+    Matcher m = Pattern.compile("(?m)^\\s*(?:@!?%p\\d+ )?[a-z][\\w.]* (%\\w+),").matcher(ptx);
+    while (m.find()) {
+      written.add(m.group(1));
+    }
+    return written;
   }
 
   @ParameterizedTest

@@ -17,6 +17,7 @@ import dev.tessera.gpu.expr.ProgramBuilder;
 import dev.tessera.gpu.join.JoinTableSchema;
 import java.util.List;
 import java.util.TreeSet;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
@@ -75,6 +76,27 @@ class TileForHeadersTest {
     // After the pop the rows decode the supplier's key and the value with their own headers.
     assertEquals(2, hits(ptx.substring(pop), WIDTHS), "headers read after the pop");
     assertTrue(ptx.contains(".shared .align 16 .b8 "), "the warps' copies");
+  }
+
+  /**
+   * A lane that reads no header (past the tile's items, or in the pass after the last tile)
+   * still stores its words, predicated off: each is written first, or ptxas keeps it live from
+   * the kernel's start through every loop (it might hold the last tile's), registers SSB's
+   * grouped kernels need elsewhere.
+   */
+  @Test
+  void everyHeaderWordIsWrittenBeforeItsPredicatedLoad() throws Exception {
+    String ptx = kernel(Encoding.FOR).ptx();
+    String tile = ptx.substring(ptx.indexOf(TILE_HEADERS), ptx.indexOf("item_loop"));
+    Matcher load = Pattern.compile("@%p\\d+ ld\\.global\\.nc\\.[us]32 (%r\\d+),").matcher(tile);
+    int loads = 0;
+    while (load.find()) {
+      loads++;
+      String before = tile.substring(0, load.start());
+      assertTrue(before.contains("mov.u32 " + load.group(1) + ", 0;"),
+          load.group(1) + " is loaded under a predicate without being written first");
+    }
+    assertEquals(3, loads, "the block start, the reference and the widths word");
   }
 
   @Test
