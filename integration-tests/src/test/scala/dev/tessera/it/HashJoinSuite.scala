@@ -173,6 +173,38 @@ class HashJoinSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest
     }
   }
 
+  test("over a cached dimension, the program probes the build side that keeps the fewest rows first") {
+    // Three filtered build sides of one cached table (101 rows): a keeps 40 rows, b 10, c 20.
+    // With AQE, the broadcasts' measured rows over the cached table's give each probe its share,
+    // and the program probes b, c, a; without AQE Spark's statistics give no rows, and it keeps
+    // Spark's order a, b, c.
+    val dim = spark.table("dim")
+    dim.cache().count()
+    try {
+      dim.createOrReplaceTempView("cdim")
+      val query = "SELECT /*+ BROADCAST(a), BROADCAST(b), BROADCAST(c) */ a.cat, b.s, c.name," +
+        " count(*), sum(f.v) FROM fact f JOIN cdim a ON f.k = a.k JOIN cdim b ON f.kl = b.kl" +
+        " JOIN cdim c ON f.dt = c.dt WHERE a.cat < 2 AND b.k < 10 AND c.k < 20" +
+        " GROUP BY a.cat, b.s, c.name"
+      for ((aqe, expected) <- Seq("true" -> Seq(1, 2, 0), "false" -> Seq(0, 1, 2))) {
+        withConf("spark.sql.adaptive.enabled" -> aqe) {
+          val df = checkGpu(spark.sql(query), gpuNodeCount = -1)
+          val fused = pipelines(df).collect {
+            case a: TesseraHashAggregateExec if a.probes.size == 3 => a
+          }
+          assert(fused.size == 1, s"AQE $aqe:\n${finalPlan(df)}")
+          val probes = fused.head.probes.asScala
+          val programOrder = fused.head.pipeline.fused.tables.asScala
+            .map(t => probes.indexWhere(_.table == t))
+          assert(programOrder == expected, s"AQE $aqe: $probes, shares " +
+            probes.map(_.keptShare))
+        }
+      }
+    } finally {
+      dim.unpersist(blocking = true)
+    }
+  }
+
   test("a fused chain whose build keys repeat runs staged, with the 1:N expansion") {
     // dup repeats each key three times: the fused program would find one build row only.
     checkJoin("SELECT /*+ BROADCAST(a), BROADCAST(d) */ a.cat, d.s, count(*), sum(f.v)" +

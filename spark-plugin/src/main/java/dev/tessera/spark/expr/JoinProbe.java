@@ -25,11 +25,15 @@ import org.apache.spark.sql.catalyst.expressions.Expression;
  * @param wholeBuildTable whether the build side is a whole table: a relation with no filter but
  *     null checks, so that in a foreign-key join nearly every stream row finds its build row
  *     ({@link ProbeOrder} probes such a table after the others)
+ * @param keptShare the share of its table's rows the build side keeps (its rows over the table's),
+ *     where Spark's statistics give both (under AQE, the broadcast's measured rows and a cached
+ *     table's), else NaN: in a foreign-key join, about the share of stream rows that find a
+ *     build row ({@link ProbeOrder} probes the smaller shares first)
  */
 public record JoinProbe(int table, JoinKind kind, List<Expression> streamKeys,
     List<Expression> relationKeys, List<Expression> buildKeys, List<Attribute> buildOutput,
     int[] payload, JoinTableSchema schema, Expression condition, List<Attribute> output,
-    String description, boolean wholeBuildTable) implements Serializable {
+    String description, boolean wholeBuildTable, double keptShare) implements Serializable {
 
   public JoinProbe {
     streamKeys = List.copyOf(streamKeys);
@@ -43,7 +47,7 @@ public record JoinProbe(int table, JoinKind kind, List<Expression> streamKeys,
   /** The same probe of another of the node's tables. */
   public JoinProbe withTable(int newTable) {
     return new JoinProbe(newTable, kind, streamKeys, relationKeys, buildKeys, buildOutput, payload,
-        schema, condition, output, description, wholeBuildTable);
+        schema, condition, output, description, wholeBuildTable, keptShare);
   }
 
   /**
@@ -52,7 +56,7 @@ public record JoinProbe(int table, JoinKind kind, List<Expression> streamKeys,
    */
   public JoinProbe withStreamKeys(List<Expression> newStreamKeys) {
     return new JoinProbe(table, kind, newStreamKeys, relationKeys, buildKeys, buildOutput, payload,
-        schema, condition, output, description, wholeBuildTable);
+        schema, condition, output, description, wholeBuildTable, keptShare);
   }
 
   /** The build attributes the join table carries, in payload order. */

@@ -1,6 +1,7 @@
 package dev.tessera.spark.expr;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -19,23 +20,27 @@ import scala.jdk.javaapi.CollectionConverters;
  * join order, which (without cost-based optimization) follows the query's FROM clause: SSB's
  * Q2.1 probes the date table first, though every lineorder row finds its date, and the part
  * table, where one row in 25 finds a part, second. A generated kernel stops a row at its first
- * probe that misses (selection flags), so a probe that keeps every row costs least last.
+ * probe that misses (selection flags), and the kernel's work after its first probe is for the rows
+ * that found a build row: a probe that keeps every row costs least last, and the probe that keeps
+ * the fewest, first. SSB's Q4.3 keeps 2 date rows in 7 (its first table in Spark's order), 1
+ * customer row in 5, 1 supplier row and 1 part row in 25.
  *
  * <p>Within a run of steps that are each a probe that {@link #movable can move} or a projection
  * that only passes on or renames columns, the program probes first the tables that are not
- * {@link JoinProbe#wholeBuildTable whole tables}, in their order, then the whole ones, in theirs;
- * the run's projections follow its probes, in their order, so the run ends with the same
- * columns. This changes nothing a row ends with: such a probe only drops rows (its keys are
- * columns, whose lookup raises no error) and binds its build columns, which later steps read by
- * attribute, and with one build row per key (the one-program form) a stream row gives at most
- * one row in either order. Only the program is reordered: the chain's steps, which explain shows
+ * {@link JoinProbe#wholeBuildTable whole tables}, by their {@link JoinProbe#keptShare kept share}
+ * (smallest first, ties in their order) where each one's is known, else in their order; then the
+ * whole ones, in theirs; the run's projections follow its probes, in their order, so the run ends
+ * with the same columns. This changes nothing a row ends with: such a probe only drops rows (its
+ * keys are columns, whose lookup raises no error) and binds its build columns, which later steps
+ * read by attribute, and with one build row per key (the one-program form) a stream row gives at
+ * most one row in either order. Only the program is reordered: the chain's steps, which explain shows
  * and the CPU replays, keep Spark's order, as does the staged form, whose 1:N expansions give
  * rows in the joins' order.
  */
 public final class ProbeOrder {
   private ProbeOrder() {}
 
-  /** {@code chain} with each run's probes of whole tables after its other probes. */
+  /** {@code chain} with each run's probes in the order above. */
   public static List<PipelineStep> forProgram(List<PipelineStep> chain) {
     List<PipelineStep> ordered = new ArrayList<>(chain.size());
     int i = 0;
@@ -130,30 +135,32 @@ public final class ProbeOrder {
     return true;
   }
 
-  /** A run's steps: probes of tables not whole, then of whole ones, then the rest. */
+  /**
+   * A run's steps: probes of tables not whole (the smallest {@link JoinProbe#keptShare kept share}
+   * first where every one's share is known, else in their order), then of whole ones, then the
+   * rest. The run itself where that is its probes' order.
+   */
   private static List<PipelineStep> reordered(List<PipelineStep> run) {
+    List<PipelineStep> probes = new ArrayList<>();
     List<PipelineStep> filtering = new ArrayList<>();
     List<PipelineStep> whole = new ArrayList<>();
     List<PipelineStep> projections = new ArrayList<>();
-    int firstWhole = -1;
-    int lastFiltering = -1;
-    for (int i = 0; i < run.size(); i++) {
-      PipelineStep step = run.get(i);
+    for (PipelineStep step : run) {
       if (!step.isProbe()) {
         projections.add(step);
-      } else if (step.probe().wholeBuildTable()) {
-        whole.add(step);
-        firstWhole = firstWhole < 0 ? i : firstWhole;
-      } else {
-        filtering.add(step);
-        lastFiltering = i;
+        continue;
       }
+      probes.add(step);
+      (step.probe().wholeBuildTable() ? whole : filtering).add(step);
     }
-    if (firstWhole < 0 || firstWhole > lastFiltering) {
-      return run; // no probe of a whole table comes before another probe
+    if (filtering.stream().noneMatch(step -> Double.isNaN(step.probe().keptShare()))) {
+      filtering.sort(Comparator.comparingDouble(step -> step.probe().keptShare())); // stable
     }
     List<PipelineStep> ordered = new ArrayList<>(filtering);
     ordered.addAll(whole);
+    if (ordered.equals(probes)) {
+      return run;
+    }
     ordered.addAll(projections);
     PipelineStep last = run.get(run.size() - 1);
     if (last.isProbe()) {

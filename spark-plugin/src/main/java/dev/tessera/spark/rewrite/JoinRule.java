@@ -230,7 +230,7 @@ final class JoinRule {
     return new JoinProbe(0, kind, streamKeys, asJava(HashJoin$.MODULE$.rewriteKeyExpr(
         streamKeySeq)), boundBuildKeys, buildAttrs, payload,
         new JoinTableSchema(keyTypes, payloadTypes), condition, asJava(join.output()),
-        description, wholeBuildTable(join, buildLeft));
+        description, wholeBuildTable(join, buildLeft), keptShare(join, buildLeft));
   }
 
   /**
@@ -246,6 +246,60 @@ final class JoinRule {
       return false;
     }
     return wholeTable(buildLeft ? logical.left() : logical.right());
+  }
+
+  /**
+   * The share of its table's rows the join's build side keeps ({@link JoinProbe#keptShare}): the
+   * build side's rows over those of the one relation it reads, each as Spark's statistics give it
+   * (under AQE, the broadcast stage's rows as measured; a cached table's once it is loaded), or
+   * NaN where they do not (a file source without analyzed statistics, a build side that joins or
+   * aggregates, no logical plan).
+   */
+  static double keptShare(BroadcastHashJoinExec join, boolean buildLeft) {
+    try {
+      scala.Option<LogicalPlan> link = join.logicalLink();
+      if (link.isEmpty() || !(link.get() instanceof Join logical)) {
+        return Double.NaN;
+      }
+      LogicalPlan build = buildLeft ? logical.left() : logical.right();
+      LogicalPlan relation = relationBelow(build);
+      if (relation == null) {
+        return Double.NaN;
+      }
+      scala.Option<scala.math.BigInt> kept = build.stats().rowCount();
+      SparkPlan buildPlan = buildLeft ? join.left() : join.right();
+      if (buildPlan instanceof QueryStageExec stage) {
+        // The plan may be older than the stage: its logical link then carries no measure.
+        scala.Option<Statistics> measured = stage.computeStats();
+        if (measured.isDefined() && measured.get().rowCount().isDefined()) {
+          kept = measured.get().rowCount();
+        }
+      }
+      scala.Option<scala.math.BigInt> all = relation.stats().rowCount();
+      if (kept.isEmpty() || all.isEmpty() || all.get().signum() <= 0) {
+        return Double.NaN;
+      }
+      return Math.min(1.0, kept.get().doubleValue() / all.get().doubleValue());
+    } catch (RuntimeException e) {
+      return Double.NaN; // no statistics: the probes keep their order
+    }
+  }
+
+  /**
+   * The relation {@code plan} reads under nothing but projections, aliases, hints and filters
+   * (any filter), or null.
+   */
+  private static LogicalPlan relationBelow(LogicalPlan plan) {
+    while (true) {
+      if (plan instanceof LogicalQueryStage stage) {
+        plan = stage.logicalPlan();
+      } else if (plan instanceof Project || plan instanceof SubqueryAlias
+          || plan instanceof ResolvedHint || plan instanceof Filter) {
+        plan = plan.children().head();
+      } else {
+        return plan.children().isEmpty() ? plan : null;
+      }
+    }
   }
 
   private static boolean wholeTable(LogicalPlan plan) {

@@ -135,7 +135,7 @@ class PipelineCompilerTest {
     return new JoinProbe(table, kind, List.of(streamKey), List.of(streamKey),
         List.of(new BoundReference(0, DataTypes.IntegerType, true)), List.of(buildKey, payload),
         carried, new JoinTableSchema(List.of(ColumnType.INT), payloadTypes), null, output,
-        kind + " " + streamKey.name() + " = k", false);
+        kind + " " + streamKey.name() + " = k", false, Double.NaN);
   }
 
   private static Expression positive(Attribute x) {

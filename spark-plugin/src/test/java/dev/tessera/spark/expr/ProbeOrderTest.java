@@ -58,6 +58,47 @@ class ProbeOrderTest {
     assertEquals(List.of(0, 1, 2), p.expandingTables());
   }
 
+  /**
+   * SSB's Q4.3 shape: date (2 rows in 7 kept), customer (1 in 5), supplier and part (1 in 25
+   * each) in Spark's order; the program probes supplier, part, customer, then date.
+   */
+  @Test
+  void filteredTablesAreProbedByTheShareOfRowsTheyKeep() throws Unsupported {
+    Attribute d = attribute("d");
+    List<Attribute> fact = List.of(a, b, c, d);
+    JoinProbe date = probe(0, JoinKind.INNER, a, fact, false, 2 / 7.0);
+    JoinProbe customer = probe(1, JoinKind.INNER, b, date.output(), false, 1 / 5.0);
+    JoinProbe supplier = probe(2, JoinKind.INNER, c, customer.output(), false, 1 / 25.0);
+    JoinProbe part = probe(3, JoinKind.INNER, d, supplier.output(), false, 1 / 25.0);
+    List<PipelineStep> chain = List.of(PipelineStep.probe(date), project(date.output()),
+        PipelineStep.probe(customer), PipelineStep.probe(supplier), PipelineStep.probe(part));
+
+    assertEquals(List.of(PipelineStep.probe(supplier), PipelineStep.probe(part),
+        PipelineStep.probe(customer), PipelineStep.probe(date), project(date.output()),
+        project(part.output())), ProbeOrder.forProgram(chain));
+    Pipeline p = PipelineCompiler.compile(chain, fact, false, e -> true, false, 1000);
+    assertEquals(List.of(2, 3, 1, 0), p.fused().tables());
+    assertEquals(chain, p.fused().steps());
+    assertEquals(part.output(), p.output());
+  }
+
+  @Test
+  void whereOneFilteredTablesShareIsUnknownTheyKeepTheirOrder() {
+    JoinProbe unknown = probe(0, JoinKind.INNER, a, input, false, Double.NaN);
+    JoinProbe whole = probe(1, JoinKind.INNER, b, unknown.output(), true, 1.0);
+    JoinProbe known = probe(2, JoinKind.INNER, c, whole.output(), false, 0.01);
+    List<PipelineStep> chain = List.of(PipelineStep.probe(unknown), PipelineStep.probe(whole),
+        PipelineStep.probe(known));
+    assertEquals(List.of(PipelineStep.probe(unknown), PipelineStep.probe(known),
+        PipelineStep.probe(whole), project(known.output())), ProbeOrder.forProgram(chain));
+
+    // Shares known and already smallest first: the chain as it is.
+    JoinProbe first = probe(0, JoinKind.INNER, a, input, false, 0.1);
+    JoinProbe second = probe(1, JoinKind.INNER, b, first.output(), false, 0.2);
+    List<PipelineStep> inOrder = List.of(PipelineStep.probe(first), PipelineStep.probe(second));
+    assertEquals(inOrder, ProbeOrder.forProgram(inOrder));
+  }
+
   @Test
   void probesAlreadyInOrderStay() {
     JoinProbe filtered = probe(0, JoinKind.INNER, a, input, false);
@@ -102,10 +143,10 @@ class ProbeOrderTest {
     JoinProbe outer = probe(1, JoinKind.LEFT_OUTER, b, whole.output(), false);
     JoinProbe computed = new JoinProbe(1, JoinKind.INNER, List.of(new Add(b, c)),
         List.of(new Add(b, c)), outer.buildKeys(), outer.buildOutput(), outer.payload(),
-        outer.schema(), null, outer.output(), "computed key", false);
+        outer.schema(), null, outer.output(), "computed key", false, Double.NaN);
     JoinProbe conditioned = new JoinProbe(1, JoinKind.INNER, List.of(b), List.of(b),
         outer.buildKeys(), outer.buildOutput(), outer.payload(), outer.schema(), positive(c),
-        outer.output(), "with a condition", false);
+        outer.output(), "with a condition", false, Double.NaN);
     for (JoinProbe second : List.of(outer, computed, conditioned)) {
       List<PipelineStep> chain = List.of(PipelineStep.probe(whole), PipelineStep.probe(second));
       assertEquals(chain, ProbeOrder.forProgram(chain), second.description());
@@ -151,6 +192,12 @@ class ProbeOrderTest {
    */
   private static JoinProbe probe(int table, JoinKind kind, Attribute streamKey,
       List<Attribute> stream, boolean wholeBuildTable) {
+    return probe(table, kind, streamKey, stream, wholeBuildTable, Double.NaN);
+  }
+
+  /** The same, whose build side keeps {@code keptShare} of its table's rows. */
+  private static JoinProbe probe(int table, JoinKind kind, Attribute streamKey,
+      List<Attribute> stream, boolean wholeBuildTable, double keptShare) {
     List<Attribute> build = List.of(attribute("k" + table), attribute("p" + table));
     int[] carried = kind.matchOnly() ? new int[0] : new int[] {0, 1};
     List<ColumnType> payloadTypes = new ArrayList<>();
@@ -164,7 +211,7 @@ class ProbeOrderTest {
     return new JoinProbe(table, kind, List.of(streamKey), List.of(streamKey),
         List.of(new BoundReference(0, DataTypes.IntegerType, true)), build, carried,
         new JoinTableSchema(List.of(ColumnType.INT), payloadTypes), null, output,
-        kind + " " + streamKey.name() + " = k" + table, wholeBuildTable);
+        kind + " " + streamKey.name() + " = k" + table, wholeBuildTable, keptShare);
   }
 
   private static PipelineStep project(List<Attribute> columns) {
