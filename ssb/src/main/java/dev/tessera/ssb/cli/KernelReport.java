@@ -342,15 +342,22 @@ public final class KernelReport {
 
   /**
    * Where the node's one program probes its tables in another order than the plan's joins
-   * (ProbeOrder: whole tables last), that order.
+   * (ProbeOrder: whole tables last, the others by the share of rows they keep), that order.
    */
   private void probeOrder(TesseraPipelineExec node) {
     List<Integer> tables = node.pipeline().fused().tables();
     List<Integer> planned = node.probes().stream().map(JoinProbe::table).toList();
     if (!tables.equals(planned)) {
-      out.println("    the program probes its tables in the order "
-          + tables.stream().map(t -> "Probe#" + t).toList()
-          + ": the joins of whole tables after the others");
+      List<String> order = new ArrayList<>();
+      for (int t : tables) {
+        JoinProbe probe = node.probes().stream().filter(p -> p.table() == t).findFirst()
+            .orElseThrow();
+        order.add("Probe#" + t + " (" + (probe.wholeBuildTable() ? "a whole table"
+            : Double.isNaN(probe.keptShare()) ? "filtered, share unknown"
+            : String.format("keeps %.1f%% of its table's rows", 100 * probe.keptShare())) + ")");
+      }
+      out.println("    the program probes its tables in the order " + String.join(", ", order)
+          + ": whole tables last, the others fewest rows kept first where that is measured");
     }
   }
 

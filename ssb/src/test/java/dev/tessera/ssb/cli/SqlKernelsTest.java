@@ -68,13 +68,15 @@ class SqlKernelsTest {
 
   @Test
   void theReportSaysWhereTheProgramProbesWholeTablesLast() {
-    // a is a whole table, b is filtered: the program probes b first.
+    // a is a whole table, b is filtered (5 of range's 100 rows, as the broadcast stage counts
+    // them): the program probes b first.
     String report = kernels(sql("--kernels", "SELECT /*+ BROADCAST(a), BROADCAST(b) */"
         + " count(*) FROM (SELECT id AS k, id % 7 AS v FROM range(1000)) f"
         + " JOIN (SELECT id AS ak FROM range(100)) a ON f.k = a.ak"
         + " JOIN (SELECT id AS bk FROM range(100) WHERE id < 5) b ON f.v = b.bk"));
     assertTrue(report.contains(
-        "the program probes its tables in the order [Probe#1, Probe#0]"), report);
+        "the program probes its tables in the order Probe#1 (keeps 5.0% of its table's rows),"
+        + " Probe#0 (a whole table)"), report);
   }
 
   @Test
