@@ -173,35 +173,48 @@ class HashJoinSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest
     }
   }
 
-  test("over a cached dimension, the program probes the build side that keeps the fewest rows first") {
-    // Three filtered build sides of one cached table (101 rows): a keeps 40 rows, b 10, c 20.
-    // With AQE, the broadcasts' measured rows over the cached table's give each probe its share,
-    // and the program probes b, c, a; without AQE Spark's statistics give no rows, and it keeps
-    // Spark's order a, b, c.
-    val dim = spark.table("dim")
-    dim.cache().count()
-    try {
-      dim.createOrReplaceTempView("cdim")
-      val query = "SELECT /*+ BROADCAST(a), BROADCAST(b), BROADCAST(c) */ a.cat, b.s, c.name," +
-        " count(*), sum(f.v) FROM fact f JOIN cdim a ON f.k = a.k JOIN cdim b ON f.kl = b.kl" +
-        " JOIN cdim c ON f.dt = c.dt WHERE a.cat < 2 AND b.k < 10 AND c.k < 20" +
-        " GROUP BY a.cat, b.s, c.name"
+  test("the program probes the build side that keeps the fewest of its table's rows first") {
+    // Three filtered build sides of one table (101 rows): a keeps 40 rows, b 10, c 20. With AQE,
+    // the broadcasts' rows over the table's (a cached table's count, or the rows a Parquet scan
+    // read) give each probe its share, and the program probes b, c, a; without AQE nothing has
+    // counted them, and it keeps Spark's order a, b, c.
+    val query = "SELECT /*+ BROADCAST(a), BROADCAST(b), BROADCAST(c) */ a.cat, b.s, c.name," +
+      " count(*), sum(f.v) FROM fact f JOIN d3 a ON f.k = a.k JOIN d3 b ON f.kl = b.kl" +
+      " JOIN d3 c ON f.dt = c.dt WHERE a.cat < 2 AND b.k < 10 AND c.k < 20" +
+      " GROUP BY a.cat, b.s, c.name"
+    def check(form: String): Unit = {
       for ((aqe, expected) <- Seq("true" -> Seq(1, 2, 0), "false" -> Seq(0, 1, 2))) {
         withConf("spark.sql.adaptive.enabled" -> aqe) {
           val df = checkGpu(spark.sql(query), gpuNodeCount = -1)
           val fused = pipelines(df).collect {
             case a: TesseraHashAggregateExec if a.probes.size == 3 => a
           }
-          assert(fused.size == 1, s"AQE $aqe:\n${finalPlan(df)}")
+          assert(fused.size == 1, s"$form, AQE $aqe:\n${finalPlan(df)}")
           val probes = fused.head.probes.asScala
           val programOrder = fused.head.pipeline.fused.tables.asScala
             .map(t => probes.indexWhere(_.table == t))
-          assert(programOrder == expected, s"AQE $aqe: $probes, shares " +
+          assert(programOrder == expected, s"$form, AQE $aqe: $probes, shares " +
             probes.map(_.keptShare))
         }
       }
+    }
+    val dim = spark.table("dim")
+    dim.cache().count()
+    try {
+      dim.createOrReplaceTempView("d3")
+      check("cached")
     } finally {
       dim.unpersist(blocking = true)
+    }
+    val dir = java.nio.file.Files.createTempDirectory("hash-join-suite")
+    try {
+      // One file, one row group: a scan that skips row groups by their statistics (b.k < 10 of
+      // two files) counts fewer rows, which makes that table's share look larger.
+      spark.table("dim").coalesce(1).write.mode("overwrite").parquet(dir.toString)
+      spark.read.parquet(dir.toString).createOrReplaceTempView("d3")
+      check("Parquet")
+    } finally {
+      org.apache.commons.io.FileUtils.deleteDirectory(dir.toFile)
     }
   }
 

@@ -25,10 +25,10 @@ import org.apache.spark.sql.catalyst.expressions.Expression;
  * @param wholeBuildTable whether the build side is a whole table: a relation with no filter but
  *     null checks, so that in a foreign-key join nearly every stream row finds its build row
  *     ({@link ProbeOrder} probes such a table after the others)
- * @param keptShare the share of its table's rows the build side keeps (its rows over the table's),
- *     where Spark's statistics give both (under AQE, the broadcast's measured rows and a cached
- *     table's), else NaN: in a foreign-key join, about the share of stream rows that find a
- *     build row ({@link ProbeOrder} probes the smaller shares first)
+ * @param keptShare the share of its table's rows the build side keeps (its rows over the table's,
+ *     as a broadcast stage that has run counted them, or Spark's statistics give them), else
+ *     NaN: in a foreign-key join, about the share of stream rows that find a build row
+ *     ({@link ProbeOrder} probes the smaller shares first)
  */
 public record JoinProbe(int table, JoinKind kind, List<Expression> streamKeys,
     List<Expression> relationKeys, List<Expression> buildKeys, List<Attribute> buildOutput,

@@ -38,6 +38,7 @@ import org.apache.spark.sql.execution.adaptive.LogicalQueryStage;
 import org.apache.spark.sql.execution.adaptive.QueryStageExec;
 import org.apache.spark.sql.execution.joins.BroadcastHashJoinExec;
 import org.apache.spark.sql.execution.joins.HashJoin$;
+import org.apache.spark.sql.execution.metric.SQLMetric;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
@@ -250,10 +251,11 @@ final class JoinRule {
 
   /**
    * The share of its table's rows the join's build side keeps ({@link JoinProbe#keptShare}): the
-   * build side's rows over those of the one relation it reads, each as Spark's statistics give it
-   * (under AQE, the broadcast stage's rows as measured; a cached table's once it is loaded), or
-   * NaN where they do not (a file source without analyzed statistics, a build side that joins or
-   * aggregates, no logical plan).
+   * build side's rows over those of the one relation it reads (through projections and filters).
+   * Under AQE the broadcast stage has run: its rows as it counted them, over the relation's rows
+   * as Spark's statistics give them (a cached table's once it is loaded, a table's analyzed
+   * statistics) or else as the stage's scan counted them (a file source). NaN where neither
+   * says (no AQE, a build side that joins or aggregates, a scan without a row count).
    */
   static double keptShare(BroadcastHashJoinExec join, boolean buildLeft) {
     try {
@@ -266,23 +268,45 @@ final class JoinRule {
       if (relation == null) {
         return Double.NaN;
       }
-      scala.Option<scala.math.BigInt> kept = build.stats().rowCount();
-      SparkPlan buildPlan = buildLeft ? join.left() : join.right();
-      if (buildPlan instanceof QueryStageExec stage) {
+      double kept = rows(build.stats());
+      double all = rows(relation.stats());
+      if ((buildLeft ? join.left() : join.right()) instanceof QueryStageExec stage) {
         // The plan may be older than the stage: its logical link then carries no measure.
         scala.Option<Statistics> measured = stage.computeStats();
-        if (measured.isDefined() && measured.get().rowCount().isDefined()) {
-          kept = measured.get().rowCount();
+        if (measured.isDefined()) {
+          kept = rows(measured.get());
+        }
+        if (Double.isNaN(all)) {
+          all = rowsScanned(stage);
         }
       }
-      scala.Option<scala.math.BigInt> all = relation.stats().rowCount();
-      if (kept.isEmpty() || all.isEmpty() || all.get().signum() <= 0) {
-        return Double.NaN;
-      }
-      return Math.min(1.0, kept.get().doubleValue() / all.get().doubleValue());
+      return kept >= 0 && all > 0 ? Math.min(1.0, kept / all) : Double.NaN;
     } catch (RuntimeException e) {
       return Double.NaN; // no statistics: the probes keep their order
     }
+  }
+
+  private static double rows(Statistics stats) {
+    return stats.rowCount().isDefined() ? stats.rowCount().get().doubleValue() : Double.NaN;
+  }
+
+  /**
+   * The rows the stage's one scan read, as its {@code numOutputRows} metric counted them (a
+   * file source's scan counts the rows it read, before any filter above it), or NaN where the
+   * stage reads more than one input or its scan keeps no such count. A Parquet scan that skips
+   * row groups by their statistics counts fewer rows than its table has: that table's share then
+   * looks larger than it is, and its probe may come later than it should (never a wrong row).
+   */
+  private static double rowsScanned(QueryStageExec stage) {
+    SparkPlan plan = stage.plan();
+    while (plan.children().size() == 1) {
+      plan = plan.children().head();
+    }
+    if (!plan.children().isEmpty()) {
+      return Double.NaN;
+    }
+    scala.Option<SQLMetric> scanned = plan.metrics().get("numOutputRows");
+    return scanned.isDefined() ? scanned.get().value() : Double.NaN;
   }
 
   /**
