@@ -1,7 +1,6 @@
 package dev.tessera.spark.expr;
 
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -28,14 +27,14 @@ import scala.jdk.javaapi.CollectionConverters;
  * <p>Within a run of steps that are each a probe that {@link #movable can move} or a projection
  * that only passes on or renames columns, the program probes first the tables that are not
  * {@link JoinProbe#wholeBuildTable whole tables}, by their {@link JoinProbe#keptShare kept share}
- * (smallest first, ties in their order) where each one's is known, else in their order; then the
- * whole ones, in theirs; the run's projections follow its probes, in their order, so the run ends
- * with the same columns. This changes nothing a row ends with: such a probe only drops rows (its
- * keys are columns, whose lookup raises no error) and binds its build columns, which later steps
- * read by attribute, and with one build row per key (the one-program form) a stream row gives at
- * most one row in either order. Only the program is reordered: the chain's steps, which explain shows
- * and the CPU replays, keep Spark's order, as does the staged form, whose 1:N expansions give
- * rows in the joins' order.
+ * where each one's is known ({@link #bySharesKept}: fewer rows kept first, within a factor of 2
+ * in their order), else in their order; then the whole ones, in theirs; the run's projections
+ * follow its probes, in their order, so the run ends with the same columns. This changes nothing
+ * a row ends with: such a probe only drops rows (its keys are columns, whose lookup raises no
+ * error) and binds its build columns, which later steps read by attribute, and with one build row
+ * per key (the one-program form) a stream row gives at most one row in either order. Only the
+ * program is reordered: the chain's steps, which explain shows and the CPU replays, keep Spark's
+ * order, as does the staged form, whose 1:N expansions give rows in the joins' order.
  */
 public final class ProbeOrder {
   private ProbeOrder() {}
@@ -136,8 +135,32 @@ public final class ProbeOrder {
   }
 
   /**
-   * A run's steps: probes of tables not whole (the smallest {@link JoinProbe#keptShare kept share}
-   * first where every one's share is known, else in their order), then of whole ones, then the
+   * {@code probes} (each with a {@link JoinProbe#keptShare kept share}), each next one the first
+   * in their order of those that keep at most twice the smallest share left. Shares are estimates,
+   * and probes that keep about as many rows cost about the same in either order (SSB's Q3.1
+   * measured 3-5% slower with its supplier, 19.1% kept, before its customer, 19.9%), so a probe
+   * goes before an earlier one only where it keeps less than half of the rows.
+   */
+  static List<PipelineStep> bySharesKept(List<PipelineStep> probes) {
+    List<PipelineStep> left = new ArrayList<>(probes);
+    List<PipelineStep> ordered = new ArrayList<>(probes.size());
+    while (!left.isEmpty()) {
+      double smallest = Double.POSITIVE_INFINITY;
+      for (PipelineStep step : left) {
+        smallest = Math.min(smallest, step.probe().keptShare());
+      }
+      int next = 0;
+      while (left.get(next).probe().keptShare() > 2 * smallest) {
+        next++;
+      }
+      ordered.add(left.remove(next));
+    }
+    return ordered;
+  }
+
+  /**
+   * A run's steps: probes of tables not whole ({@link #bySharesKept by the share of rows each
+   * keeps} where every one's share is known, else in their order), then of whole ones, then the
    * rest. The run itself where that is its probes' order.
    */
   private static List<PipelineStep> reordered(List<PipelineStep> run) {
@@ -154,7 +177,7 @@ public final class ProbeOrder {
       (step.probe().wholeBuildTable() ? whole : filtering).add(step);
     }
     if (filtering.stream().noneMatch(step -> Double.isNaN(step.probe().keptShare()))) {
-      filtering.sort(Comparator.comparingDouble(step -> step.probe().keptShare())); // stable
+      filtering = bySharesKept(filtering);
     }
     List<PipelineStep> ordered = new ArrayList<>(filtering);
     ordered.addAll(whole);

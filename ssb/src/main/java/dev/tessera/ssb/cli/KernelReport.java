@@ -357,7 +357,8 @@ public final class KernelReport {
             : String.format("keeps %.1f%% of its table's rows", 100 * probe.keptShare())) + ")");
       }
       out.println("    the program probes its tables in the order " + String.join(", ", order)
-          + ": whole tables last, the others fewest rows kept first where that is measured");
+          + ": whole tables last, the others fewest rows kept first where that is measured"
+          + " (within a factor of 2, in the plan's order)");
     }
   }
 
