@@ -27,14 +27,15 @@ import scala.jdk.javaapi.CollectionConverters;
  * <p>Within a run of steps that are each a probe that {@link #movable can move} or a projection
  * that only passes on or renames columns, the program probes first the tables that are not
  * {@link JoinProbe#wholeBuildTable whole tables}, by their {@link JoinProbe#keptShare kept share}
- * where each one's is known ({@link #bySharesKept}: fewer rows kept first, within a factor of 2
- * in their order), else in their order; then the whole ones, in theirs; the run's projections
- * follow its probes, in their order, so the run ends with the same columns. This changes nothing
- * a row ends with: such a probe only drops rows (its keys are columns, whose lookup raises no
- * error) and binds its build columns, which later steps read by attribute, and with one build row
- * per key (the one-program form) a stream row gives at most one row in either order. Only the
- * program is reordered: the chain's steps, which explain shows and the CPU replays, keep Spark's
- * order, as does the staged form, whose 1:N expansions give rows in the joins' order.
+ * where each one's is known ({@link #bySharesKept}: fewer rows kept first, those within
+ * {@link #SHARE_TOLERANCE 1.25 times} the smallest in their order), else in their order; then the
+ * whole ones, in theirs; the run's projections follow its probes, in their order, so the run ends
+ * with the same columns. This changes nothing a row ends with: such a probe only drops rows (its
+ * keys are columns, whose lookup raises no error) and binds its build columns, which later steps
+ * read by attribute, and with one build row per key (the one-program form) a stream row gives at
+ * most one row in either order. Only the program is reordered: the chain's steps, which explain
+ * shows and the CPU replays, keep Spark's order, as does the staged form, whose 1:N expansions
+ * give rows in the joins' order.
  */
 public final class ProbeOrder {
   private ProbeOrder() {}
@@ -135,11 +136,18 @@ public final class ProbeOrder {
   }
 
   /**
+   * How many times the smallest kept share left a probe's share may be and still go next in its
+   * order. Shares are estimates, and probes that keep about as many rows cost about the same in
+   * either order: on an H200 at SSB SF10, Q3.1 measured 3-5% slower with its supplier (19.1% kept)
+   * before its customer (19.9%, ratio 1.04), while Q4.2 and Q4.3 measured 2.1-2.4% faster with
+   * their customer (20%) before their date (28.5%, ratio 1.43) than after it.
+   */
+  public static final double SHARE_TOLERANCE = 1.25;
+
+  /**
    * {@code probes} (each with a {@link JoinProbe#keptShare kept share}), each next one the first
-   * in their order of those that keep at most twice the smallest share left. Shares are estimates,
-   * and probes that keep about as many rows cost about the same in either order (SSB's Q3.1
-   * measured 3-5% slower with its supplier, 19.1% kept, before its customer, 19.9%), so a probe
-   * goes before an earlier one only where it keeps less than half of the rows.
+   * in their order of those that keep at most {@link #SHARE_TOLERANCE} times the smallest share
+   * left: a probe goes before an earlier one only where it keeps at most 4/5 of that one's rows.
    */
   static List<PipelineStep> bySharesKept(List<PipelineStep> probes) {
     List<PipelineStep> left = new ArrayList<>(probes);
@@ -150,7 +158,7 @@ public final class ProbeOrder {
         smallest = Math.min(smallest, step.probe().keptShare());
       }
       int next = 0;
-      while (left.get(next).probe().keptShare() > 2 * smallest) {
+      while (left.get(next).probe().keptShare() > SHARE_TOLERANCE * smallest) {
         next++;
       }
       ordered.add(left.remove(next));

@@ -19,6 +19,7 @@ import dev.tessera.spark.exec.TesseraHashAggregateExec;
 import dev.tessera.spark.exec.TesseraPipelineExec;
 import dev.tessera.spark.expr.JoinProbe;
 import dev.tessera.spark.expr.Pipeline;
+import dev.tessera.spark.expr.ProbeOrder;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -358,7 +359,8 @@ public final class KernelReport {
       }
       out.println("    the program probes its tables in the order " + String.join(", ", order)
           + ": whole tables last, the others fewest rows kept first where that is measured"
-          + " (within a factor of 2, in the plan's order)");
+          + " (those within " + ProbeOrder.SHARE_TOLERANCE
+          + " times the smallest share in the plan's order)");
     }
   }
 
