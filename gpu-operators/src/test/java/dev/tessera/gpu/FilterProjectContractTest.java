@@ -281,6 +281,35 @@ public abstract class FilterProjectContractTest extends BackendTestBase {
     assertEquals(Arrays.asList(false, true, false, null, false), out.get(3));
   }
 
+  /**
+   * Spark's order of strings (UTF8String.binaryCompare): unsigned bytes, then length. The pairs
+   * differ at each place of an 8-byte step (the kernels compare eight bytes at a time: the first
+   * byte of a step, the last, the first of the second and third steps), by a byte of 0x80 or
+   * more where a signed comparison would order them the other way, or by length alone.
+   */
+  @Test
+  void stringsCompareByUnsignedBytesThenLength() {
+    Input x = Input.of(ColumnType.STRING, "MFGR#2221", "MFGR#12", "Tessera on GPUs",
+        "abcdefgh", "abcdefgh\u00e9", "", "", null, "abcdefg1abcdefg1X", "b", "1234567\u00e9",
+        "MFGR#12", "\u00e9");
+    Input y = Input.of(ColumnType.STRING, "MFGR#2228", "MFGR#12", "Tessera on GPUS",
+        "abcdefgh!", "abcdefghz", "a", "", "a", "abcdefg1abcdefg1Y", "abcdefghij", "1234567e",
+        "MFGR#13", "e");
+    List<List<Object>> out = run(List.of(x, y), false, List.of(BOOL, BOOL, BOOL), false, b -> {
+      int l = b.loadColumn(0);
+      int r = b.loadColumn(1);
+      return new int[] {b.emitNew(Opcode.CMP_STRING, l, r, Comparison.EQ.code()),
+          b.emitNew(Opcode.CMP_STRING, l, r, Comparison.LT.code()),
+          b.emitNew(Opcode.CMP_STRING, l, r, Comparison.GT.code())};
+    });
+    assertEquals(Arrays.asList(false, true, false, false, false, false, true, null, false,
+        false, false, false, false), out.get(0));
+    assertEquals(Arrays.asList(true, false, false, true, false, true, false, null, true, false,
+        false, true, false), out.get(1));
+    assertEquals(Arrays.asList(false, false, true, false, true, false, false, null, false, true,
+        true, false, true), out.get(2));
+  }
+
   @Test
   void projectedStringsAreCopiedWithNullsAndCaseChoices() {
     Input in = Input.of(ColumnType.STRING, "a", null, "ccc", "");

@@ -23,7 +23,8 @@ final class RandomBatches {
 
   private static final double[] NULL_FRACTIONS = {0.0, 0.0, 0.05, 0.3, 1.0};
   private static final String[] SMALL_STRINGS = {"", "a", "ab", "x", "xx", "Tessera", "grüße",
-      "日本語", "row", "7", "comma,", "\uD83D\uDE80"};
+      "日本語", "row", "7", "comma,", "\uD83D\uDE80", "Tessera on GPUs", "Tessera on GPUS",
+      "MFGR#2221", "MFGR#2228", "grüße, grüße"};
 
   /** {@code count} column types drawn from TestColumns.ALL_TYPES. */
   static List<ColumnType> randomTypes(Random random, int count) {

@@ -97,7 +97,8 @@ final class RandomPrograms {
       ColumnType.SHORT, ColumnType.INT, ColumnType.LONG, ColumnType.DATE, ColumnType.TIMESTAMP);
   private static final List<ColumnType> FLOATS = List.of(ColumnType.FLOAT, ColumnType.DOUBLE);
   private static final String[] STRING_CONSTANTS = {"", "a", "x", "xx", "Tessera", "ess", "grü",
-      "ße", "日本", "テキスト", "\uD83D\uDE80", "1", "7", "row", "comma,"};
+      "ße", "日本", "テキスト", "\uD83D\uDE80", "1", "7", "row", "comma,", "Tessera on GPUs",
+      "MFGR#2221", "grüße, grü"};
   private static final float[] FLOAT_SPECIALS = {Float.NaN, -0.0f, 0.0f, 1.0f, -1.5f, 0.5f,
       Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.MIN_VALUE, Float.MAX_VALUE, 3e9f,
       -3e9f, 1e19f, 127.5f, -128.5f, 2.5f};
