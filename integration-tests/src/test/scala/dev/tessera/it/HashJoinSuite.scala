@@ -48,6 +48,15 @@ class HashJoinSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest
   private def pipelines(df: DataFrame): Seq[TesseraPipelineExec] =
     nodes(finalPlan(df)).collect { case p: TesseraPipelineExec => p }
 
+  /** The one fused aggregate of `df`'s plan that probes three tables (`context` names the run). */
+  private def threeProbeAggregate(df: DataFrame, context: String): TesseraHashAggregateExec = {
+    val fused = pipelines(df).collect {
+      case a: TesseraHashAggregateExec if a.probes.size == 3 => a
+    }
+    assert(fused.size == 1, s"$context:\n${finalPlan(df)}")
+    fused.head
+  }
+
   private def cpuReasons(df: DataFrame): Seq[String] =
     nodes(finalPlan(df)).flatMap(cpuReasonsOn)
 
@@ -159,14 +168,10 @@ class HashJoinSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest
       " JOIN dim c ON f.k = c.k WHERE c.cat < 2 GROUP BY a.cat, b.s, c.cat"
     for (aqe <- Seq("true", "false")) {
       withConf("spark.sql.adaptive.enabled" -> aqe) {
-        val df = checkGpu(spark.sql(query), gpuNodeCount = -1)
-        val fused = pipelines(df).collect {
-          case a: TesseraHashAggregateExec if a.probes.size == 3 => a
-        }
-        assert(fused.size == 1, s"AQE $aqe:\n${finalPlan(df)}")
-        val probes = fused.head.probes.asScala
+        val fused = threeProbeAggregate(checkGpu(spark.sql(query), gpuNodeCount = -1), s"AQE $aqe")
+        val probes = fused.probes.asScala
         assert(probes.map(_.wholeBuildTable) == Seq(true, true, false), s"AQE $aqe: $probes")
-        val programOrder = fused.head.pipeline.fused.tables.asScala
+        val programOrder = fused.pipeline.fused.tables.asScala
           .map(t => probes.find(_.table == t).get)
         assert(programOrder == Seq(probes(2), probes(0), probes(1)), s"AQE $aqe")
       }
@@ -185,13 +190,10 @@ class HashJoinSuite extends org.scalatest.funsuite.AnyFunSuite with GpuQueryTest
     def check(form: String): Unit = {
       for ((aqe, expected) <- Seq("true" -> Seq(1, 2, 0), "false" -> Seq(0, 1, 2))) {
         withConf("spark.sql.adaptive.enabled" -> aqe) {
-          val df = checkGpu(spark.sql(query), gpuNodeCount = -1)
-          val fused = pipelines(df).collect {
-            case a: TesseraHashAggregateExec if a.probes.size == 3 => a
-          }
-          assert(fused.size == 1, s"$form, AQE $aqe:\n${finalPlan(df)}")
-          val probes = fused.head.probes.asScala
-          val programOrder = fused.head.pipeline.fused.tables.asScala
+          val fused = threeProbeAggregate(checkGpu(spark.sql(query), gpuNodeCount = -1),
+            s"$form, AQE $aqe")
+          val probes = fused.probes.asScala
+          val programOrder = fused.pipeline.fused.tables.asScala
             .map(t => probes.indexWhere(_.table == t))
           assert(programOrder == expected, s"$form, AQE $aqe: $probes, shares " +
             probes.map(_.keptShare))

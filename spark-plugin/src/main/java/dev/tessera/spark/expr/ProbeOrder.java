@@ -147,7 +147,7 @@ public final class ProbeOrder {
   /**
    * {@code probes} (each with a {@link JoinProbe#keptShare kept share}), each next one the first
    * in their order of those that keep at most {@link #SHARE_TOLERANCE} times the smallest share
-   * left: a probe goes before an earlier one only where it keeps at most 4/5 of that one's rows.
+   * left: a probe goes before an earlier one only where it keeps less than 4/5 of that one's share.
    */
   static List<PipelineStep> bySharesKept(List<PipelineStep> probes) {
     List<PipelineStep> left = new ArrayList<>(probes);
