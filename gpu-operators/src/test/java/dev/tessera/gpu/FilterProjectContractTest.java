@@ -310,6 +310,31 @@ public abstract class FilterProjectContractTest extends BackendTestBase {
         true, false, true), out.get(2));
   }
 
+  /**
+   * STARTS_WITH, ENDS_WITH and CONTAINS with patterns of 7 to 12 bytes (the kernels compare eight
+   * bytes a step): a miss at a pattern's last byte, in its second step, by case, and a match of
+   * CONTAINS after a near miss that differs at its eighth byte.
+   */
+  @Test
+  void stringPredicatesMatchPatternsLongerThanAStep() {
+    Input in = Input.of(ColumnType.STRING, "Tessera on GPUs", "Tessera on GPUS", "Tessera on g",
+        "abcdefgh", "xxabcdefghyy", "abcdefgXabcdefgh", "abcdefg", "", null,
+        "Tessera on G\u00e9 on GPUs", "zzzzzzzzabcdefgh\u00e9");
+    List<List<Object>> out = run(List.of(in), false, List.of(BOOL, BOOL, BOOL), false, b -> {
+      int s = b.loadColumn(0);
+      return new int[] {
+          b.emitNew(Opcode.STARTS_WITH, s, b.loadString("Tessera on G".getBytes(UTF8)), 0),
+          b.emitNew(Opcode.ENDS_WITH, s, b.loadString("on GPUs".getBytes(UTF8)), 0),
+          b.emitNew(Opcode.CONTAINS, s, b.loadString("abcdefgh".getBytes(UTF8)), 0)};
+    });
+    assertEquals(Arrays.asList(true, true, false, false, false, false, false, false, null, true,
+        false), out.get(0));
+    assertEquals(Arrays.asList(true, false, false, false, false, false, false, false, null, true,
+        false), out.get(1));
+    assertEquals(Arrays.asList(false, false, false, true, true, true, false, false, null, false,
+        true), out.get(2));
+  }
+
   @Test
   void projectedStringsAreCopiedWithNullsAndCaseChoices() {
     Input in = Input.of(ColumnType.STRING, "a", null, "ccc", "");
