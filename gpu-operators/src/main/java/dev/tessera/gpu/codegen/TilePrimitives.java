@@ -26,17 +26,36 @@ final class TilePrimitives {
   private static final long FLAG_AGGREGATE = 1;
   private static final long FLAG_PREFIX = 2;
 
+  /**
+   * Whether {@link #dforTile} reads its items' deltas without branches of their own (the row
+   * clamped to the tile's last, the delta 0 past it) and the set's first value before its barrier,
+   * behind one block-wide branch for a tile without rows, so that the items' loads wait together.
+   * Each item behind its own branch, they wait one after the other (the SASS of a dimension
+   * filter keeps the branches: docs/gpu-timings.md, 2026-12-04). Not yet run on a GPU, so off
+   * unless the JVM runs with {@code -Dtessera.codegen.dforTileBranchFree=true}: for the GPU run
+   * that measures it and runs the CUDA suites with it, after which the switch goes.
+   */
+  static final boolean DFOR_TILE_BRANCH_FREE =
+      Boolean.getBoolean("tessera.codegen.dforTileBranchFree");
+
   private final PtxBuilder b;
   private final String thread;
   private final int items;
   private final int warps;
   private final String lane;
   private final String warp;
+  private final boolean dforBranchFree;
 
   /**
    * @param thread the .b32 register holding %tid.x
    */
   TilePrimitives(PtxBuilder b, String thread, int blockThreads, int items) {
+    this(b, thread, blockThreads, items, DFOR_TILE_BRANCH_FREE);
+  }
+
+  /** With {@link #DFOR_TILE_BRANCH_FREE}'s choice given (tests generate both forms). */
+  TilePrimitives(PtxBuilder b, String thread, int blockThreads, int items,
+      boolean dforBranchFree) {
     if (items * (blockThreads / WARP_THREADS) > WARP_THREADS) {
       // blockExclusiveSum's second level: one warp scans every (item, warp) segment's total.
       throw new IllegalArgumentException(items + " items of " + blockThreads
@@ -50,6 +69,7 @@ final class TilePrimitives {
     b.op("and.b32 %s, %s, %d", lane, thread, WARP_THREADS - 1);
     this.warp = b.b32();
     b.op("shr.u32 %s, %s, 5", warp, thread);
+    this.dforBranchFree = dforBranchFree;
   }
 
   /**
@@ -110,42 +130,55 @@ final class TilePrimitives {
     String lastLane = b.pred();
     b.op("setp.eq.u32 %s, %s, %d", lastLane, lane, WARP_THREADS - 1);
     String[] sums = new String[items];
-    for (int i = 0; i < items; i++) {
-      String index = b.b32();
-      b.op("add.s32 %s, %s, %d", index, thread, i * warps * WARP_THREADS);
-      sums[i] = b.b64();
-      b.op("mov.b64 %s, 0", sums[i]);
-      String past = b.pred();
-      b.op("setp.ge.s32 %s, %s, %s", past, index, numTileItems);
-      String skip = b.label("dfor_delta");
-      b.op("@%s bra %s", past, skip);
-      String index64 = b.b64();
-      b.op("cvt.u64.u32 %s, %s", index64, index);
-      String row = b.b64();
-      b.op("add.s64 %s, %s, %s", row, tileOffset, index64);
-      String delta = ColumnLoads.forValue(b, words, blockStarts, row, referenceWords);
-      b.op("mov.b64 %s, %s", sums[i], delta);
-      b.place(skip);
-      warpInclusiveSum64(sums[i]);
-      String slot = b.b32();
-      b.op("add.s32 %s, %s, %d", slot, warp, i * warps);
-      b.op("mad.lo.u32 %s, %s, 8, %s", slot, slot, totalsBase);
-      b.op("@%s st.shared.u64 [%s], %s", lastLane, slot, sums[i]);
+    String carry;
+    if (dforBranchFree) {
+      carry = b.b64();
+      b.op("mov.b64 %s, 0", carry);
+      for (int i = 0; i < items; i++) {
+        sums[i] = b.b64();
+        b.op("mov.b64 %s, 0", sums[i]);
+      }
+      // A tile without rows (an aggregate's pass that flushes its queues) reads nothing; the
+      // branch is the block's, the items take none of their own.
+      String empty = b.pred();
+      b.op("setp.lt.s32 %s, %s, 1", empty, numTileItems);
+      String loaded = b.label("dfor_loaded");
+      b.op("@%s bra.uni %s", empty, loaded);
+      b.op("mov.b64 %s, %s", carry, dforFirstValue(words, blockStarts, tileOffset,
+          referenceWords));
+      String lastIndex = b.b32();
+      b.op("add.s32 %s, %s, -1", lastIndex, numTileItems);
+      for (int i = 0; i < items; i++) {
+        // Past the tile's end, the tile's last row's delta is read, and counts as 0.
+        String index = dforIndex(i);
+        String past = b.pred();
+        b.op("setp.gt.s32 %s, %s, %s", past, index, lastIndex);
+        b.op("min.s32 %s, %s, %s", index, index, lastIndex);
+        String delta = dforDelta(words, blockStarts, tileOffset, index, referenceWords);
+        b.op("selp.b64 %s, 0, %s, %s", sums[i], delta, past);
+      }
+      b.place(loaded);
+      for (int i = 0; i < items; i++) {
+        warpTotal(sums[i], i, totalsBase, lastLane);
+      }
+      b.op("bar.sync 0");
+    } else {
+      for (int i = 0; i < items; i++) {
+        String index = dforIndex(i);
+        sums[i] = b.b64();
+        b.op("mov.b64 %s, 0", sums[i]);
+        String past = b.pred();
+        b.op("setp.ge.s32 %s, %s, %s", past, index, numTileItems);
+        String skip = b.label("dfor_delta");
+        b.op("@%s bra %s", past, skip);
+        b.op("mov.b64 %s, %s", sums[i], dforDelta(words, blockStarts, tileOffset, index,
+            referenceWords));
+        b.place(skip);
+        warpTotal(sums[i], i, totalsBase, lastLane);
+      }
+      b.op("bar.sync 0");
+      carry = dforFirstValue(words, blockStarts, tileOffset, referenceWords);
     }
-    b.op("bar.sync 0");
-    // The set's first value, stored just before its first block.
-    String firstBlock = b.b64();
-    b.op("shr.s64 %s, %s, 7", firstBlock, tileOffset);
-    String startAddress = b.b64();
-    b.op("mad.lo.s64 %s, %s, 4, %s", startAddress, firstBlock, blockStarts);
-    String start = b.b32();
-    b.op("ld.global.nc.s32 %s, [%s]", start, startAddress);
-    b.op("sub.s32 %s, %s, %d", start, start, referenceWords);
-    String start64 = b.b64();
-    b.op("cvt.s64.s32 %s, %s", start64, start);
-    String firstAddress = b.b64();
-    b.op("mad.lo.s64 %s, %s, 4, %s", firstAddress, start64, words);
-    String carry = ColumnLoads.readSigned(b, firstAddress, referenceWords);
     String[] values = new String[items];
     for (int i = 0; i < items; i++) {
       String before = b.b64();
@@ -169,6 +202,52 @@ final class TilePrimitives {
     }
     b.op("bar.sync 0"); // DFOR_TOTALS is reused by the next GPU-DFOR column
     return values;
+  }
+
+  /** Item {@code i}'s index in the tile (.b32). */
+  private String dforIndex(int i) {
+    String index = b.b32();
+    b.op("add.s32 %s, %s, %d", index, thread, i * warps * WARP_THREADS);
+    return index;
+  }
+
+  /** The delta of the tile's row {@code index} (.b32), a GPU-FOR value (.b64). */
+  private String dforDelta(String words, String blockStarts, String tileOffset, String index,
+      int referenceWords) {
+    String index64 = b.b64();
+    b.op("cvt.u64.u32 %s, %s", index64, index);
+    String row = b.b64();
+    b.op("add.s64 %s, %s, %s", row, tileOffset, index64);
+    return ColumnLoads.forValue(b, words, blockStarts, row, referenceWords);
+  }
+
+  /** The GPU-DFOR set's first value (.b64), stored just before its first block. */
+  private String dforFirstValue(String words, String blockStarts, String tileOffset,
+      int referenceWords) {
+    String firstBlock = b.b64();
+    b.op("shr.s64 %s, %s, 7", firstBlock, tileOffset);
+    String startAddress = b.b64();
+    b.op("mad.lo.s64 %s, %s, 4, %s", startAddress, firstBlock, blockStarts);
+    String start = b.b32();
+    b.op("ld.global.nc.s32 %s, [%s]", start, startAddress);
+    b.op("sub.s32 %s, %s, %d", start, start, referenceWords);
+    String start64 = b.b64();
+    b.op("cvt.s64.s32 %s, %s", start64, start);
+    String firstAddress = b.b64();
+    b.op("mad.lo.s64 %s, %s, 4, %s", firstAddress, start64, words);
+    return ColumnLoads.readSigned(b, firstAddress, referenceWords);
+  }
+
+  /**
+   * Item {@code i}'s deltas summed over its warp, in place, and the warp's total (its last lane's
+   * sum) into the tile's shared totals.
+   */
+  private void warpTotal(String sum, int i, String totalsBase, String lastLane) {
+    warpInclusiveSum64(sum);
+    String slot = b.b32();
+    b.op("add.s32 %s, %s, %d", slot, warp, i * warps);
+    b.op("mad.lo.u32 %s, %s, 8, %s", slot, slot, totalsBase);
+    b.op("@%s st.shared.u64 [%s], %s", lastLane, slot, sum);
   }
 
   /** scan.cuh WarpInclusiveSum of a .b32 value, in place. */
