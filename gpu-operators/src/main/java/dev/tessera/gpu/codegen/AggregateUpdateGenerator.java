@@ -181,9 +181,7 @@ public final class AggregateUpdateGenerator {
   private static String keyOf(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet used) {
     StringBuilder key = new StringBuilder("aggregate-update v97;");
-    if (TilePrimitives.DFOR_TILE_BRANCH_FREE) {
-      key.append("dfor-tile-branch-free;");
-    }
+    key.append(TilePrimitives.keyPart());
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
     }

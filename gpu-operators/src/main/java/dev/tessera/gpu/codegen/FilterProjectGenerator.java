@@ -147,9 +147,7 @@ public final class FilterProjectGenerator {
   /** What a kernel embedding {@code program} over {@code inputs} bakes in of them. */
   static String programKey(Program program, List<InputSpec> inputs) {
     StringBuilder key = new StringBuilder("filter-project v12;");
-    if (TilePrimitives.DFOR_TILE_BRANCH_FREE) {
-      key.append("dfor-tile-branch-free;");
-    }
+    key.append(TilePrimitives.keyPart());
     for (int word : program.code()) {
       key.append(word).append(',');
     }

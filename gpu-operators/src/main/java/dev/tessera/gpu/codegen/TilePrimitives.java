@@ -38,6 +38,14 @@ final class TilePrimitives {
   static final boolean DFOR_TILE_BRANCH_FREE =
       Boolean.getBoolean("tessera.codegen.dforTileBranchFree");
 
+  /**
+   * What a generated kernel's key takes of these primitives' forms: the switch above, where it is
+   * on ("" where it is off, so that the keys of the form that ran on GPUs stay as they were).
+   */
+  static String keyPart() {
+    return DFOR_TILE_BRANCH_FREE ? "dfor-tile-branch-free;" : "";
+  }
+
   private final PtxBuilder b;
   private final String thread;
   private final int items;
