@@ -146,8 +146,7 @@ public final class FilterProjectGenerator {
 
   /** What a kernel embedding {@code program} over {@code inputs} bakes in of them. */
   static String programKey(Program program, List<InputSpec> inputs) {
-    StringBuilder key = new StringBuilder("filter-project v12;");
-    key.append(TilePrimitives.keyPart());
+    StringBuilder key = new StringBuilder("filter-project v13;");
     for (int word : program.code()) {
       key.append(word).append(',');
     }

@@ -26,44 +26,17 @@ final class TilePrimitives {
   private static final long FLAG_AGGREGATE = 1;
   private static final long FLAG_PREFIX = 2;
 
-  /**
-   * Whether {@link #dforTile} reads its items' deltas without branches of their own (the row
-   * clamped to the tile's last, the delta 0 past it) and the set's first value before its barrier,
-   * behind one block-wide branch for a tile without rows, so that the items' loads wait together.
-   * Each item behind its own branch, they wait one after the other (the SASS of a dimension
-   * filter keeps the branches: docs/gpu-timings.md, 2026-12-04). Not yet run on a GPU, so off
-   * unless the JVM runs with {@code -Dtessera.codegen.dforTileBranchFree=true}: for the GPU run
-   * that measures it and runs the CUDA suites with it, after which the switch goes.
-   */
-  static final boolean DFOR_TILE_BRANCH_FREE =
-      Boolean.getBoolean("tessera.codegen.dforTileBranchFree");
-
-  /**
-   * What a generated kernel's key takes of these primitives' forms: the switch above, where it is
-   * on ("" where it is off, so that the keys of the form that ran on GPUs stay as they were).
-   */
-  static String keyPart() {
-    return DFOR_TILE_BRANCH_FREE ? "dfor-tile-branch-free;" : "";
-  }
-
   private final PtxBuilder b;
   private final String thread;
   private final int items;
   private final int warps;
   private final String lane;
   private final String warp;
-  private final boolean dforBranchFree;
 
   /**
    * @param thread the .b32 register holding %tid.x
    */
   TilePrimitives(PtxBuilder b, String thread, int blockThreads, int items) {
-    this(b, thread, blockThreads, items, DFOR_TILE_BRANCH_FREE);
-  }
-
-  /** With {@link #DFOR_TILE_BRANCH_FREE}'s choice given (tests generate both forms). */
-  TilePrimitives(PtxBuilder b, String thread, int blockThreads, int items,
-      boolean dforBranchFree) {
     if (items * (blockThreads / WARP_THREADS) > WARP_THREADS) {
       // blockExclusiveSum's second level: one warp scans every (item, warp) segment's total.
       throw new IllegalArgumentException(items + " items of " + blockThreads
@@ -77,7 +50,6 @@ final class TilePrimitives {
     b.op("and.b32 %s, %s, %d", lane, thread, WARP_THREADS - 1);
     this.warp = b.b32();
     b.op("shr.u32 %s, %s, 5", warp, thread);
-    this.dforBranchFree = dforBranchFree;
   }
 
   /**
@@ -137,56 +109,40 @@ final class TilePrimitives {
     b.op("mov.u32 %s, %s", totalsBase, DFOR_TOTALS);
     String lastLane = b.pred();
     b.op("setp.eq.u32 %s, %s, %d", lastLane, lane, WARP_THREADS - 1);
+    // The items read their deltas without branches of their own (the row clamped to the tile's
+    // last, the delta 0 past it), and the set's first value before the barrier, so that all their
+    // loads wait together: each item behind its own branch, they waited one after the other (the
+    // SASS kept the branches), and the dimension filters ran 7.4% longer (docs/gpu-timings.md,
+    // 2026-12-04, third session).
+    String carry = b.b64();
+    b.op("mov.b64 %s, 0", carry);
     String[] sums = new String[items];
-    String carry;
-    if (dforBranchFree) {
-      carry = b.b64();
-      b.op("mov.b64 %s, 0", carry);
-      for (int i = 0; i < items; i++) {
-        sums[i] = b.b64();
-        b.op("mov.b64 %s, 0", sums[i]);
-      }
-      // A tile without rows (an aggregate's pass that flushes its queues) reads nothing; the
-      // branch is the block's, the items take none of their own.
-      String empty = b.pred();
-      b.op("setp.lt.s32 %s, %s, 1", empty, numTileItems);
-      String loaded = b.label("dfor_loaded");
-      b.op("@%s bra.uni %s", empty, loaded);
-      b.op("mov.b64 %s, %s", carry, dforFirstValue(words, blockStarts, tileOffset,
-          referenceWords));
-      String lastIndex = b.b32();
-      b.op("add.s32 %s, %s, -1", lastIndex, numTileItems);
-      for (int i = 0; i < items; i++) {
-        // Past the tile's end, the tile's last row's delta is read, and counts as 0.
-        String index = dforIndex(i);
-        String past = b.pred();
-        b.op("setp.gt.s32 %s, %s, %s", past, index, lastIndex);
-        b.op("min.s32 %s, %s, %s", index, index, lastIndex);
-        String delta = dforDelta(words, blockStarts, tileOffset, index, referenceWords);
-        b.op("selp.b64 %s, 0, %s, %s", sums[i], delta, past);
-      }
-      b.place(loaded);
-      for (int i = 0; i < items; i++) {
-        warpTotal(sums[i], i, totalsBase, lastLane);
-      }
-      b.op("bar.sync 0");
-    } else {
-      for (int i = 0; i < items; i++) {
-        String index = dforIndex(i);
-        sums[i] = b.b64();
-        b.op("mov.b64 %s, 0", sums[i]);
-        String past = b.pred();
-        b.op("setp.ge.s32 %s, %s, %s", past, index, numTileItems);
-        String skip = b.label("dfor_delta");
-        b.op("@%s bra %s", past, skip);
-        b.op("mov.b64 %s, %s", sums[i], dforDelta(words, blockStarts, tileOffset, index,
-            referenceWords));
-        b.place(skip);
-        warpTotal(sums[i], i, totalsBase, lastLane);
-      }
-      b.op("bar.sync 0");
-      carry = dforFirstValue(words, blockStarts, tileOffset, referenceWords);
+    for (int i = 0; i < items; i++) {
+      sums[i] = b.b64();
+      b.op("mov.b64 %s, 0", sums[i]);
     }
+    // A tile without rows (an aggregate's pass that flushes its queues) reads nothing; the branch
+    // is the block's.
+    String empty = b.pred();
+    b.op("setp.lt.s32 %s, %s, 1", empty, numTileItems);
+    String loaded = b.label("dfor_loaded");
+    b.op("@%s bra.uni %s", empty, loaded);
+    b.op("mov.b64 %s, %s", carry, dforFirstValue(words, blockStarts, tileOffset, referenceWords));
+    String lastIndex = b.b32();
+    b.op("add.s32 %s, %s, -1", lastIndex, numTileItems);
+    for (int i = 0; i < items; i++) {
+      String index = dforIndex(i);
+      String past = b.pred();
+      b.op("setp.gt.s32 %s, %s, %s", past, index, lastIndex);
+      b.op("min.s32 %s, %s, %s", index, index, lastIndex);
+      String delta = dforDelta(words, blockStarts, tileOffset, index, referenceWords);
+      b.op("selp.b64 %s, 0, %s, %s", sums[i], delta, past);
+    }
+    b.place(loaded);
+    for (int i = 0; i < items; i++) {
+      warpTotal(sums[i], i, totalsBase, lastLane);
+    }
+    b.op("bar.sync 0");
     String[] values = new String[items];
     for (int i = 0; i < items; i++) {
       String before = b.b64();

@@ -23,24 +23,19 @@ class TilePrimitivesTest {
   }
 
   /**
-   * A GPU-DFOR tile's decode: each of the 4 items behind a branch of its own (the form that has run
-   * on GPUs), or, with {@link TilePrimitives#DFOR_TILE_BRANCH_FREE}'s form, one branch, the
-   * block's (a tile without rows reads nothing), so that the items' loads wait together.
+   * A GPU-DFOR tile's decode takes one branch, the block's (a tile without rows reads nothing), and
+   * none an item's own, so that the items' loads wait together (each behind a branch of its own,
+   * they waited one after the other).
    */
   @Test
-  void aGpuDforTilesItemsLoadBehindBranchesOfTheirOwnOrNone() {
-    assertEquals(4, branches(false));
-    assertEquals(1, branches(true));
-  }
-
-  private static int branches(boolean branchFree) {
+  void aGpuDforTilesItemsLoadBehindNoBranchesOfTheirOwn() {
     PtxBuilder b = new PtxBuilder();
-    new TilePrimitives(b, "%r1", 128, 4, branchFree).dforTile("%rd1", "%rd2", "%rd3", "%r2", 1);
+    new TilePrimitives(b, "%r1", 128, 4).dforTile("%rd1", "%rd2", "%rd3", "%r2", 1);
     Matcher branch = Pattern.compile("\\bbra(\\.uni)?\\s").matcher(b.finish());
     int count = 0;
     while (branch.find()) {
       count++;
     }
-    return count;
+    assertEquals(1, count);
   }
 }
