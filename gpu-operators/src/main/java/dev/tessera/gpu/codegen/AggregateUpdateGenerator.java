@@ -180,7 +180,7 @@ public final class AggregateUpdateGenerator {
   /** The key of the kernel made for the probe filter of the tables in {@code used} alone. */
   private static String keyOf(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet used) {
-    StringBuilder key = new StringBuilder("aggregate-update v99;");
+    StringBuilder key = new StringBuilder("aggregate-update v98;");
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
     }

@@ -146,7 +146,7 @@ public final class FilterProjectGenerator {
 
   /** What a kernel embedding {@code program} over {@code inputs} bakes in of them. */
   static String programKey(Program program, List<InputSpec> inputs) {
-    StringBuilder key = new StringBuilder("filter-project v14;");
+    StringBuilder key = new StringBuilder("filter-project v13;");
     for (int word : program.code()) {
       key.append(word).append(',');
     }
@@ -270,14 +270,11 @@ public final class FilterProjectGenerator {
       // probe (ProgramEmitter.guardsProbes): then each item skips the probes its earlier
       // conjuncts have ruled out (StarJoinBench's probe and filter: 0.91 ms per item, 0.97 ms
       // in lockstep skipping only where all the thread's items were ruled out, 1.17 ms before).
-      // A filter that compares strings runs in lockstep too, so that the items' string bytes are
-      // read together: a dimension filter's launch of one tile a block waits on little else.
       body.loadPhaseValues(cone);
       Val[][] values = new Val[itemCount][body.count()];
       String[] rows = new String[itemCount];
       RowEmitter.Item[] loadItems = new RowEmitter.Item[itemCount];
-      boolean lockstep = (body.probes(cone) || body.comparesStrings(cone))
-          && !body.guardsProbes(cone);
+      boolean lockstep = body.probes(cone) && !body.guardsProbes(cone);
       BitSet coneLoads = lockstep ? body.columnLoads(cone) : earlyLoads(cone);
       // Past the batch's end (in the last tile), a load reads the batch's last row.
       String lastRow = b.b64();

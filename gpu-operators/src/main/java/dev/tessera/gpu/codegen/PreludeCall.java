@@ -28,32 +28,19 @@ final class PreludeCall {
 
   /** Calls {@code function}, whose result is one scalar of {@code result}'s kind. */
   static void call(PtxBuilder b, String function, List<String> result, List<Arg> args) {
-    scalar(b, function, result.get(0), args, true);
-  }
-
-  /**
-   * {@link #call} where the warp's lanes may not all make it (behind a branch some lanes take):
-   * a plain {@code call}, where the others' {@code call.uni} tells ptxas that every lane does.
-   */
-  static void callDivergent(PtxBuilder b, String function, String result, List<Arg> args) {
-    scalar(b, function, result, args, false);
-  }
-
-  private static void scalar(PtxBuilder b, String function, String result, List<Arg> args,
-      boolean uniform) {
-    String type = result.startsWith("%rd") ? "b64" : "b32";
+    String register = result.get(0);
+    String type = register.startsWith("%rd") ? "b64" : "b32";
     sequence(b, function, ".param ." + type + " retval0;",
-        List.of(new Field(0, type, result)), args, uniform);
+        List.of(new Field(0, type, register)), args);
   }
 
   /** Calls {@code function}, which returns nothing. */
   static void callVoid(PtxBuilder b, String function, List<Arg> args) {
-    sequence(b, function, null, List.of(), args, true);
+    sequence(b, function, null, List.of(), args);
   }
 
   private static void sequence(PtxBuilder b, String function, String resultDeclaration,
-      List<Field> fields, List<Arg> args, boolean uniform) {
-    String call = uniform ? "call.uni" : "call";
+      List<Field> fields, List<Arg> args) {
     b.raw("{");
     StringBuilder names = new StringBuilder();
     for (int i = 0; i < args.size(); i++) {
@@ -63,10 +50,10 @@ final class PreludeCall {
       names.append(i == 0 ? "" : ", ").append("param").append(i);
     }
     if (resultDeclaration == null) {
-      b.op("%s %s, (%s)", call, function, names);
+      b.op("call.uni %s, (%s)", function, names);
     } else {
       b.raw(resultDeclaration);
-      b.op("%s (retval0), %s, (%s)", call, function, names);
+      b.op("call.uni (retval0), %s, (%s)", function, names);
     }
     for (Field f : fields) {
       b.op("ld.param.%s %s, [retval0+%d]", f.type(), f.register(), f.offset());

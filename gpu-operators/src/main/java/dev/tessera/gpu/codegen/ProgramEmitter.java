@@ -411,17 +411,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
 
   /** Whether {@code instructions} probe a join table. */
   boolean probes(BitSet instructions) {
-    return any(instructions, Opcode.PROBE);
-  }
-
-  /** Whether {@code instructions} compare strings (CMP_STRING). */
-  boolean comparesStrings(BitSet instructions) {
-    return any(instructions, Opcode.CMP_STRING);
-  }
-
-  private boolean any(BitSet instructions, Opcode opcode) {
     for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
-      if (op(i) == opcode.code()) {
+      if (op(i) == Opcode.PROBE.code()) {
         return true;
       }
     }
@@ -807,10 +798,9 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   /**
    * Emits the instructions of {@code which} for every item at once: each instruction for all the
    * items before the next, and a probe of a table that may have a direct map as one branch on
-   * the map for all of them, each item's read without a branch of its own, and a string compare
-   * as every item's first eight bytes before any item's rest (Utf8CompareEmitter.orders). The
-   * items' probes and compares then wait for memory together, where {@link #emitAll} per item
-   * would wait for one item's before issuing the next's. No instruction may be skipped for an item (its row must be readable), so
+   * the map for all of them, each item's read without a branch of its own. The items' probes
+   * then wait for L2 together, where {@link #emitAll} per item would wait for one item's before
+   * issuing the next's. No instruction may be skipped for an item (its row must be readable), so
    * the filter's conjunctions guard nothing here: a kernel whose filter {@link #guardsProbes}
    * emits it per item.
    */
@@ -825,20 +815,6 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
         Val[] found = directProbes(word(i, 2), keys);
         for (int k = 0; k < items.length; k++) {
           values[k][i] = found[k];
-        }
-        continue;
-      }
-      if (op(i) == Opcode.CMP_STRING.code()) {
-        Val[] xs = new Val[items.length];
-        Val[] ys = new Val[items.length];
-        for (int k = 0; k < items.length; k++) {
-          Val[] operands = operands(i, values[k]);
-          xs[k] = operands[0];
-          ys[k] = operands[1];
-        }
-        Val[] compared = rows.compareStrings(xs, ys, word(i, 4));
-        for (int k = 0; k < items.length; k++) {
-          values[k][i] = compared[k];
         }
         continue;
       }

@@ -884,30 +884,14 @@ final class RowEmitter {
       }
       case CMP_F32 -> sparkCompare(asF32(x.value()), asF32(y.value()), "f32", comparison);
       case CMP_F64 -> sparkCompare(asF64(x.value()), asF64(y.value()), "f64", comparison);
-      default -> orderHolds(utf8Compare(x, y), comparison);
+      default -> {
+        String order = utf8Compare(x, y);
+        String p = b.pred();
+        b.op("setp.%s.s32 %s, %s, 0", ptx(comparison), p, order);
+        yield p;
+      }
     };
     return binary(x, y, bool(holds, true));
-  }
-
-  /**
-   * CMP_STRING for every item of a phase run in lockstep (ProgramEmitter.emitAllItems): the
-   * items' compares' loads issued together (Utf8CompareEmitter.orders).
-   */
-  Val[] compareStrings(Val[] xs, Val[] ys, int comparisonCode) {
-    Comparison comparison = Comparison.ofCode(comparisonCode);
-    String[] orders = Utf8CompareEmitter.orders(b, xs, ys);
-    Val[] results = new Val[xs.length];
-    for (int k = 0; k < xs.length; k++) {
-      results[k] = binary(xs[k], ys[k], bool(orderHolds(orders[k], comparison), true));
-    }
-    return results;
-  }
-
-  /** A .pred: whether a string compare's {@code order} (-1, 0, 1) is {@code comparison}'s. */
-  private String orderHolds(String order, Comparison comparison) {
-    String p = b.pred();
-    b.op("setp.%s.s32 %s, %s, 0", ptx(comparison), p, order);
-    return p;
   }
 
   private static String ptx(Comparison comparison) {
@@ -1091,7 +1075,11 @@ final class RowEmitter {
   // ---- prelude calls -----------------------------------------------------------------------------
 
   private String utf8Compare(Val x, Val y) {
-    return Utf8CompareEmitter.order(b, x, y);
+    String r = b.b32();
+    PreludeCall.call(b, "tessera_utf8_compare", List.of(r), List.of(
+        PreludeCall.b64(x.value()), PreludeCall.b32(x.length()), PreludeCall.b64(y.value()),
+        PreludeCall.b32(y.length())));
+    return r;
   }
 
   private String utf8Match(int kind, Val s, Val p) {
