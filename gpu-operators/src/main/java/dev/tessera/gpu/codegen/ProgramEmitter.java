@@ -722,8 +722,34 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
 
   /** Whether instruction {@code i} is a LOAD_COLUMN of a GPU-DFOR column. */
   private boolean loadsDforColumn(int i) {
-    return op(i) == Opcode.LOAD_COLUMN.code()
-        && inputs.get(word(i, 2)).encoding() == Encoding.DFOR;
+    return loadsColumnOf(i, Encoding.DFOR);
+  }
+
+  /**
+   * Whether {@code instructions} load a GPU-FOR column (a value's block start, header and word,
+   * each load waiting on the one before).
+   */
+  boolean loadsFor(BitSet instructions) {
+    for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
+      if (loadsColumnOf(i, Encoding.FOR)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether every instruction of {@code instructions} is one of {@code opcodes}. */
+  boolean onlyOf(BitSet instructions, Set<Opcode> opcodes) {
+    for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
+      if (!opcodes.contains(Opcode.ofCode(op(i)))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private boolean loadsColumnOf(int i, Encoding encoding) {
+    return op(i) == Opcode.LOAD_COLUMN.code() && inputs.get(word(i, 2)).encoding() == encoding;
   }
 
   /**
