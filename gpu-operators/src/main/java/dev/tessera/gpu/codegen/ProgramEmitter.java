@@ -712,12 +712,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
 
   /** Whether {@code instructions} load a GPU-DFOR column ({@link #loadDforTiles} decodes one). */
   boolean loadsDfor(BitSet instructions) {
-    for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
-      if (loadsDforColumn(i)) {
-        return true;
-      }
-    }
-    return false;
+    return loadsAnyColumnOf(instructions, Encoding.DFOR);
   }
 
   /** Whether instruction {@code i} is a LOAD_COLUMN of a GPU-DFOR column. */
@@ -730,8 +725,12 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * each load waiting on the one before).
    */
   boolean loadsFor(BitSet instructions) {
+    return loadsAnyColumnOf(instructions, Encoding.FOR);
+  }
+
+  private boolean loadsAnyColumnOf(BitSet instructions, Encoding encoding) {
     for (int i = instructions.nextSetBit(0); i >= 0; i = instructions.nextSetBit(i + 1)) {
-      if (loadsColumnOf(i, Encoding.FOR)) {
+      if (loadsColumnOf(i, encoding)) {
         return true;
       }
     }

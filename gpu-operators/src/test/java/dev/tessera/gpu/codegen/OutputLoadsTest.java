@@ -12,8 +12,6 @@ import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
 import java.util.List;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -29,11 +27,11 @@ class OutputLoadsTest {
   void aGroupsOutputLoadsSitBehindOneBranchWhereEachItemsSatBehindItsOwn() throws Exception {
     String perItem = kernel(false).ptx();
     String byGroup = kernel(true).ptx();
-    assertEquals(0, count(perItem, "// items \\d+ to \\d+: the outputs' loads"));
-    int items = count(perItem, "// item \\d+: the outputs' loads");
+    assertEquals(0, TestPtx.hits(perItem, "// items \\d+ to \\d+: the outputs' loads"));
+    int items = TestPtx.hits(perItem, "// item \\d+: the outputs' loads");
     assertTrue(items > 1, perItem);
-    assertEquals(0, count(byGroup, "// item \\d+: the outputs' loads"));
-    int groups = count(byGroup, "// items \\d+ to \\d+: the outputs' loads");
+    assertEquals(0, TestPtx.hits(byGroup, "// item \\d+: the outputs' loads"));
+    int groups = TestPtx.hits(byGroup, "// items \\d+ to \\d+: the outputs' loads");
     assertTrue(groups >= 1 && groups < items, groups + " groups of " + items + " items");
     assertEquals(1, branchesBetween(byGroup, "// items 0 to", "// item 0: the outputs\n"));
   }
@@ -51,20 +49,17 @@ class OutputLoadsTest {
     Program bench = FilterProjectBench.program();
     List<InputSpec> plain = bench.inputTypes().stream()
         .map(t -> new InputSpec(t, Encoding.PLAIN, false)).toList();
-    assertEquals(FilterProjectGenerator.generate(bench, plain, false).ptx()
-            .replace(FilterProjectGenerator.generate(bench, plain, false).entry(), "k"),
-        FilterProjectGenerator.generate(bench, plain, true).ptx()
-            .replace(FilterProjectGenerator.generate(bench, plain, true).entry(), "k"));
+    GeneratedKernel perItem = FilterProjectGenerator.generate(bench, plain, false);
+    GeneratedKernel byGroup = FilterProjectGenerator.generate(bench, plain, true);
+    assertEquals(perItem.ptx().replace(perItem.entry(), "k"),
+        byGroup.ptx().replace(byGroup.entry(), "k"));
   }
 
   @Test
   @RequiresPtxCompiler
   void bothFormsCompileWithoutStack() throws Exception {
     for (boolean byGroup : new boolean[] {false, true}) {
-      GeneratedKernel k = kernel(byGroup);
-      CompileReport report = GeneratedModule.compile(k, "sm_90").report(k.entry());
-      assertEquals(0, report.stackFrameBytes(), report.infoLog());
-      assertEquals(0, report.spillStoreBytes(), report.infoLog());
+      TestPtx.assertCompilesClean(kernel(byGroup), "sm_90");
     }
   }
 
@@ -96,15 +91,7 @@ class OutputLoadsTest {
     int start = ptx.indexOf(from);
     int end = ptx.indexOf(to, start);
     assertTrue(start >= 0 && end > start, from + " before " + to);
-    return count(ptx.substring(start, end), "\\bbra(\\.uni)?\\s");
+    return TestPtx.hits(ptx.substring(start, end), "\\bbra(\\.uni)?\\s");
   }
 
-  private static int count(String text, String regex) {
-    Matcher m = Pattern.compile(regex).matcher(text);
-    int n = 0;
-    while (m.find()) {
-      n++;
-    }
-    return n;
-  }
 }

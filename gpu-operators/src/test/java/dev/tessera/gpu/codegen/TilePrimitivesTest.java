@@ -4,8 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /** The tile shapes the block-wide steps take. */
@@ -31,11 +29,6 @@ class TilePrimitivesTest {
   void aGpuDforTilesItemsLoadBehindNoBranchesOfTheirOwn() {
     PtxBuilder b = new PtxBuilder();
     new TilePrimitives(b, "%r1", 128, 4).dforTile("%rd1", "%rd2", "%rd3", "%r2", 1);
-    Matcher branch = Pattern.compile("\\bbra(\\.uni)?\\s").matcher(b.finish());
-    int count = 0;
-    while (branch.find()) {
-      count++;
-    }
-    assertEquals(1, count);
+    assertEquals(1, TestPtx.hits(b.finish(), "\\bbra(\\.uni)?\\s"));
   }
 }
