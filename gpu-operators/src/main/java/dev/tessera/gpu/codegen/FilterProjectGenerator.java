@@ -101,22 +101,6 @@ public final class FilterProjectGenerator {
   private static final int STATUS_TILE_COUNTER = 16;
   private static final int OUTPUT_STATUS_BYTES = 32;
 
-  /**
-   * Whether phase B issues a group of items' column loads behind one branch, the group's (taken
-   * where none of its items is kept), each item's at its row clamped to the batch's last, where
-   * each item's sit behind a branch of their own. A GPU-FOR value's loads depend on each other
-   * (block start, header, word), so behind an item's own branch the items' chains ran one after
-   * the other: 3 round trips an item, 24 for 8 items in a tile where most warps keep a row of
-   * every item (a dimension table's filter launch, one tile a block, waits on little else: a
-   * warm launch of a few hundred rows takes 7.2 µs, docs/gpu-timings.md, 2026-12-04 third
-   * session). Only where phase B loads GPU-FOR columns and outputs them as they are. Not yet
-   * run on a GPU, so off unless the JVM runs with {@code
-   * -Dtessera.codegen.outputLoadsByGroup=true}: for the GPU run that measures it and runs the
-   * CUDA suites with it, after which the switch goes.
-   */
-  static final boolean OUTPUT_LOADS_BY_GROUP =
-      Boolean.getBoolean("tessera.codegen.outputLoadsByGroup");
-
   private FilterProjectGenerator() {}
 
   /** Items per thread of {@code program}'s kernel over {@code inputs}. */
@@ -149,15 +133,8 @@ public final class FilterProjectGenerator {
 
   /** The identity of a generated kernel: everything it bakes in, constants' values excluded. */
   public static String key(Program program, List<InputSpec> inputs) {
-    return key(program, inputs, OUTPUT_LOADS_BY_GROUP);
-  }
-
-  private static String key(Program program, List<InputSpec> inputs,
-      boolean outputLoadsByGroup) {
     ProgramWords words = programWords(program, inputs);
-    // Without the switch, the keys of the kernels that ran on GPUs.
-    return programKey(program, inputs) + (words == null ? "" : words.key())
-        + (outputLoadsByGroup ? "output-loads-by-group;" : "");
+    return programKey(program, inputs) + (words == null ? "" : words.key());
   }
 
   /**
@@ -170,7 +147,7 @@ public final class FilterProjectGenerator {
 
   /** What a kernel embedding {@code program} over {@code inputs} bakes in of them. */
   static String programKey(Program program, List<InputSpec> inputs) {
-    StringBuilder key = new StringBuilder("filter-project v13;");
+    StringBuilder key = new StringBuilder("filter-project v14;");
     for (int word : program.code()) {
       key.append(word).append(',');
     }
@@ -224,12 +201,6 @@ public final class FilterProjectGenerator {
    */
   public static GeneratedKernel generate(Program program, List<InputSpec> inputs)
       throws CodegenUnsupportedException {
-    return generate(program, inputs, OUTPUT_LOADS_BY_GROUP);
-  }
-
-  /** With {@link #OUTPUT_LOADS_BY_GROUP}'s choice given (tests generate both forms). */
-  static GeneratedKernel generate(Program program, List<InputSpec> inputs,
-      boolean outputLoadsByGroup) throws CodegenUnsupportedException {
     String whyNot = whyNotGenerated(program);
     if (whyNot != null) {
       throw new CodegenUnsupportedException(whyNot);
@@ -238,10 +209,9 @@ public final class FilterProjectGenerator {
       throw new IllegalArgumentException("the program reads " + program.inputTypes().size()
           + " columns, " + inputs.size() + " were described");
     }
-    String key = key(program, inputs, outputLoadsByGroup);
+    String key = key(program, inputs);
     String entry = entryName(key);
-    return new GeneratedKernel(entry, key,
-        new Writer(program, inputs, entry, outputLoadsByGroup).write());
+    return new GeneratedKernel(entry, key, new Writer(program, inputs, entry).write());
   }
 
   /** One kernel's text under construction. */
@@ -264,11 +234,9 @@ public final class FilterProjectGenerator {
     private OutputStage stage;
 
     private final int itemCount;
-    private final boolean outputLoadsByGroup;
 
-    Writer(Program program, List<InputSpec> inputs, String entry, boolean outputLoadsByGroup) {
+    Writer(Program program, List<InputSpec> inputs, String entry) {
       this.itemCount = itemsPerThread(program, inputs);
-      this.outputLoadsByGroup = outputLoadsByGroup;
       this.program = program;
       this.entry = entry;
       this.body = new ProgramEmitter(program, inputs, b, entry, programWords(program, inputs));
@@ -487,16 +455,19 @@ public final class FilterProjectGenerator {
       // the H200: 0.86-0.90 ms loading per item, 0.80-0.85 ms in groups of 5, 0.93-0.97 ms all
       // 8 at once, which holds more registers than 9 blocks a multiprocessor allow).
       BitSet loads = body.columnLoads(rest);
-      // A group's loads behind one branch where they read GPU-FOR columns, whose loads wait on
-      // each other, and the outputs are those columns as they are (a dimension table's filter:
-      // OUTPUT_LOADS_BY_GROUP). A plain column's one load waits on nothing, behind an item's
-      // branch or not; and a group's values held across the prelude calls of the outputs'
-      // computing took a random program of strings to 144 registers. Such groups hold their
-      // addresses too, so they are half as large (FilterProjectBench's kernel over GPU-FOR
-      // spilled 8 bytes at 80 registers).
+      // A group's loads behind one branch where they read GPU-FOR columns and the outputs are
+      // those columns as they are (a dimension table's filter). A GPU-FOR value's loads wait on
+      // each other (block start, header, word): behind each item's own branch the items' chains
+      // ran one after the other, 3 round trips an item. SSB SF10 on the H200: the four
+      // dimension filters this form changes -3.1 to -8.3% (2,240.9 -> 2,120.0 us summed,
+      // docs/gpu-timings.md, 2026-12-04 fourth session). A plain column's one load waits on
+      // nothing, behind an item's branch or not; and a group's values held across the prelude
+      // calls of the outputs' computing took a random program of strings to 144 registers.
+      // Such groups hold their addresses too, so they are half as large (FilterProjectBench's
+      // kernel over GPU-FOR spilled 8 bytes at 80 registers).
       BitSet beyondLoads = (BitSet) rest.clone();
       beyondLoads.andNot(loads);
-      boolean byGroup = outputLoadsByGroup && body.loadsFor(loads)
+      boolean byGroup = body.loadsFor(loads)
           && body.onlyOf(beyondLoads, EnumSet.of(Opcode.MOVE, Opcode.LOAD_CONST));
       int budget = byGroup ? EARLY_LOAD_REGISTERS / 2 : EARLY_LOAD_REGISTERS;
       int group = loads.isEmpty() ? 1 : Math.max(1, budget / body.loadedRegisters(loads));
@@ -571,8 +542,8 @@ public final class FilterProjectGenerator {
 
     /**
      * Phase B's column loads {@code loads} of items [first, end) behind one branch, taken where
-     * none of them is kept ({@link #OUTPUT_LOADS_BY_GROUP}); each item's at its row clamped to
-     * the batch's last ({@code loadItems}: a dropped item's values are not used).
+     * none of them is kept; each item's at its row clamped to the batch's last ({@code
+     * loadItems}: a dropped item's values are not used).
      */
     private void groupLoads(Item[] items, RowEmitter.Item[] loadItems, int first, int end,
         BitSet loads) throws CodegenUnsupportedException {

@@ -1,7 +1,6 @@
 package dev.tessera.gpu.codegen;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tessera.gpu.bench.FilterProjectBench;
@@ -15,52 +14,43 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * How phase B of a generated filter-project kernel issues its items' column loads: each item's
- * behind a branch of its own (the form that has run on GPUs), or, with {@link
- * FilterProjectGenerator#OUTPUT_LOADS_BY_GROUP}'s form, a group's behind one branch, so that the
- * items' dependent GPU-FOR loads wait together. No GPU: the CUDA filter-project suites run
- * both.
+ * How phase B of a generated filter-project kernel issues its items' column loads: a group's
+ * behind one branch where they read GPU-FOR columns that are output as they are, so that the
+ * items' dependent loads wait together; each item's behind a branch of its own otherwise.
  */
 class OutputLoadsTest {
 
   @Test
-  void aGroupsOutputLoadsSitBehindOneBranchWhereEachItemsSatBehindItsOwn() throws Exception {
-    String perItem = kernel(false).ptx();
-    String byGroup = kernel(true).ptx();
-    assertEquals(0, TestPtx.hits(perItem, "// items \\d+ to \\d+: the outputs' loads"));
-    int items = TestPtx.hits(perItem, "// item \\d+: the outputs' loads");
-    assertTrue(items > 1, perItem);
-    assertEquals(0, TestPtx.hits(byGroup, "// item \\d+: the outputs' loads"));
-    int groups = TestPtx.hits(byGroup, "// items \\d+ to \\d+: the outputs' loads");
-    assertTrue(groups >= 1 && groups < items, groups + " groups of " + items + " items");
-    assertEquals(1, branchesBetween(byGroup, "// items 0 to", "// item 0: the outputs\n"));
-  }
-
-  @Test
-  void theTwoFormsAreTwoKernels() throws Exception {
-    assertNotEquals(kernel(false).key(), kernel(true).key());
-    assertEquals(FilterProjectGenerator.OUTPUT_LOADS_BY_GROUP ? kernel(true).key()
-        : kernel(false).key(), FilterProjectGenerator.key(program(), inputs()));
+  void gpuForOutputLoadsSitBehindOneBranchAGroup() throws Exception {
+    String ptx = kernel(Encoding.FOR).ptx();
+    assertEquals(0, TestPtx.hits(ptx, "// item \\d+: the outputs' loads"));
+    int groups = TestPtx.hits(ptx, "// items \\d+ to \\d+: the outputs' loads");
+    assertTrue(groups >= 1, ptx);
+    assertEquals(1, branchesBetween(ptx, "// items 0 to", "// item 0: the outputs\n"));
   }
 
   /** A plain column's one load waits on nothing: its items keep their own branches. */
   @Test
   void plainColumnsKeepTheirLoadsPerItem() throws Exception {
+    String ptx = kernel(Encoding.PLAIN).ptx();
+    assertEquals(0, TestPtx.hits(ptx, "// items \\d+ to \\d+: the outputs' loads"));
+    assertTrue(TestPtx.hits(ptx, "// item \\d+: the outputs' loads") > 1, ptx);
+  }
+
+  /** Outputs computed from the loads keep their loads per item, whatever the encoding. */
+  @Test
+  void computedOutputsKeepTheirLoadsPerItem() throws Exception {
     Program bench = FilterProjectBench.program();
-    List<InputSpec> plain = bench.inputTypes().stream()
-        .map(t -> new InputSpec(t, Encoding.PLAIN, false)).toList();
-    GeneratedKernel perItem = FilterProjectGenerator.generate(bench, plain, false);
-    GeneratedKernel byGroup = FilterProjectGenerator.generate(bench, plain, true);
-    assertEquals(perItem.ptx().replace(perItem.entry(), "k"),
-        byGroup.ptx().replace(byGroup.entry(), "k"));
+    List<InputSpec> gpuFor = bench.inputTypes().stream()
+        .map(t -> new InputSpec(t, Encoding.FOR, false)).toList();
+    String ptx = FilterProjectGenerator.generate(bench, gpuFor).ptx();
+    assertEquals(0, TestPtx.hits(ptx, "// items \\d+ to \\d+: the outputs' loads"));
   }
 
   @Test
   @RequiresPtxCompiler
-  void bothFormsCompileWithoutStack() throws Exception {
-    for (boolean byGroup : new boolean[] {false, true}) {
-      TestPtx.assertCompilesClean(kernel(byGroup), "sm_90");
-    }
+  void compilesWithoutStack() throws Exception {
+    TestPtx.assertCompilesClean(kernel(Encoding.FOR), "sm_90");
   }
 
   /**
@@ -78,13 +68,9 @@ class OutputLoadsTest {
         new Program.Output(a, ColumnType.INT), new Program.Output(other, ColumnType.INT)));
   }
 
-  private static List<InputSpec> inputs() {
-    return program().inputTypes().stream().map(t -> new InputSpec(t, Encoding.FOR, false))
-        .toList();
-  }
-
-  private static GeneratedKernel kernel(boolean byGroup) throws CodegenUnsupportedException {
-    return FilterProjectGenerator.generate(program(), inputs(), byGroup);
+  private static GeneratedKernel kernel(Encoding encoding) throws CodegenUnsupportedException {
+    return FilterProjectGenerator.generate(program(), program().inputTypes().stream()
+        .map(t -> new InputSpec(t, encoding, false)).toList());
   }
 
   private static int branchesBetween(String ptx, String from, String to) {
