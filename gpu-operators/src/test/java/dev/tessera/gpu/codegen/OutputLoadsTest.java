@@ -45,6 +45,7 @@ class OutputLoadsTest {
         .map(t -> new InputSpec(t, Encoding.FOR, false)).toList();
     String ptx = FilterProjectGenerator.generate(bench, gpuFor).ptx();
     assertEquals(0, TestPtx.hits(ptx, "// items \\d+ to \\d+: the outputs' loads"));
+    assertTrue(TestPtx.hits(ptx, "// item \\d+: the outputs' loads") > 1, ptx);
   }
 
   @Test
