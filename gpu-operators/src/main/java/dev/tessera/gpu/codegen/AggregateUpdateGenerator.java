@@ -80,6 +80,17 @@ public final class AggregateUpdateGenerator {
   private static final int RUN_ITEMS = 8;
   private static final int ERROR_ROW_SHIFT = 8;
   /**
+   * Whether the loop of paired items loads the next pair's GPU-FOR words of its first part while
+   * the pair runs, within a tile ({@link TileWordsAhead}): SSB's Q2.1 kernel waits on two loads
+   * one after the other a turn (the part key's words, then its direct map's word: 45% of its
+   * stall samples, docs/gpu-timings.md, 2026-12-04 fourth session), and the tile's second pair
+   * would wait for the second alone. It costs registers (SSB SF0.1 offline: Q2.1's kernel 48 ->
+   * 54, Q4.1's 48 -> 56, Q3.1's 60 -> 64 and 64 -> 70). Not yet run on a GPU, so off unless the
+   * JVM runs with {@code -Dtessera.codegen.wordsAhead=true}: for the GPU run that measures it
+   * and runs the CUDA suites with it, after which the switch goes.
+   */
+  static final boolean WORDS_AHEAD = Boolean.getBoolean("tessera.codegen.wordsAhead");
+  /**
    * The registers a kernel that {@link #fillsMultiprocessor} asks for: a multiprocessor's 65,536
    * for a block of 1,024 threads. Left to choose, ptxas gave HashAggregateBench's kernel with
    * {@link LookaheadColumns} 72 (blocks of 896 threads); held to 64 it spilled nothing and took
@@ -174,13 +185,17 @@ public final class AggregateUpdateGenerator {
    */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet probeFiltered) {
-    return keyOf(program, inputs, spec, features, probeFilterUsed(program, probeFiltered));
+    return keyOf(program, inputs, spec, features, probeFilterUsed(program, probeFiltered),
+        WORDS_AHEAD);
   }
 
   /** The key of the kernel made for the probe filter of the tables in {@code used} alone. */
   private static String keyOf(Program program, List<InputSpec> inputs, AggregateSpec spec,
-      KernelFeatures features, BitSet used) {
+      KernelFeatures features, BitSet used, boolean wordsAhead) {
     StringBuilder key = new StringBuilder("aggregate-update v98;");
+    if (wordsAhead) {
+      key.append("words-ahead;"); // without it, the keys of the kernels that ran on GPUs
+    }
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
     }
@@ -295,6 +310,13 @@ public final class AggregateUpdateGenerator {
   public static GeneratedKernel generate(Program program, List<InputSpec> inputs,
       AggregateSpec spec, KernelFeatures features, BitSet probeFiltered)
       throws CodegenUnsupportedException {
+    return generate(program, inputs, spec, features, probeFiltered, WORDS_AHEAD);
+  }
+
+  /** With {@link #WORDS_AHEAD}'s choice given (tests generate both forms). */
+  static GeneratedKernel generate(Program program, List<InputSpec> inputs, AggregateSpec spec,
+      KernelFeatures features, BitSet probeFiltered, boolean wordsAhead)
+      throws CodegenUnsupportedException {
     String whyNot = whyNotGenerated(program, spec);
     if (whyNot != null) {
       throw new CodegenUnsupportedException(whyNot);
@@ -308,16 +330,16 @@ public final class AggregateUpdateGenerator {
           + " columns, the aggregation reads " + spec.inputTypes().size());
     }
     BitSet used = probeFilterUsed(program, probeFiltered);
-    String key = keyOf(program, inputs, spec, features, used);
+    String key = keyOf(program, inputs, spec, features, used, wordsAhead);
     String entry = FilterProjectGenerator.entryName(ENTRY_PREFIX, key);
-    Writer writer = new Writer(program, inputs, spec, entry, features, used, true);
+    Writer writer = new Writer(program, inputs, spec, entry, features, used, true, wordsAhead);
     String ptx = writer.write();
     // A plain copy, or a GPU-FOR column loaded ahead, can take the kernel past its register ask,
     // which would cost it threads: the kernel without either is the compiler's second choice (in
     // 120 random kernels with a copy, one went from 64 to 96 registers).
     GeneratedKernel leaner = !writer.tookPlainCopy() && !writer.loadsEncodedAhead() ? null
         : new GeneratedKernel(entry, key,
-        new Writer(program, inputs, spec, entry, features, used, false).write(),
+        new Writer(program, inputs, spec, entry, features, used, false, wordsAhead).write(),
         features.ptxTarget());
     return new GeneratedKernel(entry, key, ptx, features.ptxTarget(), leaner);
   }
@@ -379,6 +401,10 @@ public final class AggregateUpdateGenerator {
     private String lastRow;
     /** The tile's GPU-FOR headers its items take ({@link #tileForHeaders}), or null. */
     private TileForHeaders tileHeaders;
+    /** Whether the paired items load the next pair's words ahead ({@link #WORDS_AHEAD}). */
+    private final boolean loadsWordsAhead;
+    /** The next pair's GPU-FOR words loaded ahead, where {@link #loadsWordsAhead}, or null. */
+    private TileWordsAhead wordsAhead;
     private String tileItems;
     /**
      * Whether the items may load a GPU-FOR column ahead (the kernel's richer form: the leaner
@@ -395,8 +421,10 @@ public final class AggregateUpdateGenerator {
      * the kernel's richer form, false for its leaner one.
      */
     Writer(Program program, List<InputSpec> inputs, AggregateSpec spec, String entry,
-        KernelFeatures features, BitSet probeFiltered, boolean plainCopies) {
+        KernelFeatures features, BitSet probeFiltered, boolean plainCopies,
+        boolean loadsWordsAhead) {
       this.spec = spec;
+      this.loadsWordsAhead = loadsWordsAhead;
       this.mayLoadEncodedAhead = plainCopies;
       this.probeFiltered = probeFiltered;
       this.anyBlockSize = fillsMultiprocessor(program, spec, inputs);
@@ -509,6 +537,14 @@ public final class AggregateUpdateGenerator {
       tileHeaders = tileForHeaders(needed, split != null ? split.first() : needed);
       if (tileHeaders != null) {
         tileHeaders.begin(thread);
+        if (loadsWordsAhead && pairsItems() && lastRow != null) {
+          SortedSet<Integer> columns = TileWordsAhead.columns(tileHeaders,
+              body.columnsLoaded(split.first()), inputs);
+          if (!columns.isEmpty()) {
+            wordsAhead = new TileWordsAhead(b, tileHeaders, columns, 2);
+            wordsAhead.begin();
+          }
+        }
       }
       String tileLoop = b.label("tile");
       String tilesDone = b.label("tiles_done");
@@ -599,6 +635,9 @@ public final class AggregateUpdateGenerator {
         // One copy of the item's code, run for each item: a quarter of the PTX to compile.
         if (tileHeaders != null) {
           tileHeaders.load(tileStart, rows32);
+        }
+        if (wordsAhead != null) {
+          wordsAhead.atTileStart();
         }
         String itemOffset = b.b32();
         b.op("mov.b32 %s, 0", itemOffset);
@@ -729,10 +768,17 @@ public final class AggregateUpdateGenerator {
         done = b.label("pair_done");
         b.op("@%s bra.uni %s", flushing, done);
       }
+      List<FirstPart> ahead = wordsAhead == null ? null
+          : wordsAheadFirstParts(itemOffsets, threadOffset, tileOffset, loaded);
       for (int k = 0; k < 2; k++) {
-        b.comment(PAIRED_ITEM + k);
-        body.takeLoadedAhead(loaded.get(k));
-        FirstPart part = firstPart(k, itemOffsets[k], threadOffset, tileOffset, lastRow);
+        FirstPart part;
+        if (ahead != null) {
+          part = ahead.get(k);
+        } else {
+          b.comment(PAIRED_ITEM + k);
+          body.takeLoadedAhead(loaded.get(k));
+          part = firstPart(k, itemOffsets[k], threadOffset, tileOffset, lastRow);
+        }
         String inside = b.pred();
         b.op("not.pred %s, %s", inside, outside[k]);
         b.op("and.pred %s, %s, %s", passes[k], part.passes(), inside);
@@ -747,6 +793,53 @@ public final class AggregateUpdateGenerator {
       if (done != null) {
         b.place(done);
       }
+    }
+
+    /**
+     * {@link #prefilterPair}'s two first parts where the next pair's words are loaded ahead
+     * ({@link TileWordsAhead}): both items' column loads (from the words the pair before loaded,
+     * or loaded now), then the next pair's words into the same registers, then both items' rest,
+     * so that those loads are in flight while the pair waits for its probes.
+     */
+    private List<FirstPart> wordsAheadFirstParts(String[] itemOffsets, String threadOffset,
+        String tileOffset, List<Map<Integer, LookaheadColumns.Raw>> loaded)
+        throws CodegenUnsupportedException {
+      String[] rows = new String[2];
+      String[] nextRows = new String[2];
+      for (int k = 0; k < 2; k++) {
+        String unclamped = row(itemOffsets[k], threadOffset, tileOffset);
+        rows[k] = b.b64();
+        b.op("min.s64 %s, %s, %s", rows[k], unclamped, lastRow);
+        nextRows[k] = b.b64();
+        b.op("add.s64 %s, %s, %d", nextRows[k], unclamped, 2 * BLOCK_THREADS);
+      }
+      List<Map<Integer, ColumnLoads.ForWords>> words = wordsAhead.loadPair(rows);
+      List<FirstLoads> started = new ArrayList<>();
+      for (int k = 0; k < 2; k++) {
+        b.comment(PAIRED_ITEM + k);
+        body.takeLoadedAhead(loaded.get(k));
+        body.takeWordsAhead(words.get(k));
+        body.loadPhaseValues(split.first());
+        started.add(firstPartLoads(k, rows[k]));
+      }
+      body.takeWordsAhead(Map.of());
+      // The next pair is 2 * BLOCK_THREADS rows on; past the tile, its rows are this pair's
+      // (the tile's headers are read for them either way; their words are not loaded).
+      String nextInTile = b.pred();
+      String nextOffset = b.b64();
+      b.op("add.s64 %s, %s, %d", nextOffset, itemOffsets[0], 2 * BLOCK_THREADS);
+      b.op("setp.lt.u64 %s, %s, %s", nextInTile, nextOffset, tileItems);
+      for (int k = 0; k < 2; k++) {
+        b.op("min.s64 %s, %s, %s", nextRows[k], nextRows[k], lastRow);
+        b.op("selp.b64 %s, %s, %s, %s", nextRows[k], nextRows[k], rows[k], nextInTile);
+      }
+      wordsAhead.loadNextPair(nextRows, nextInTile);
+      List<FirstPart> parts = new ArrayList<>();
+      for (int k = 0; k < 2; k++) {
+        body.takeLoadedAhead(loaded.get(k));
+        parts.add(firstPartRest(started.get(k)));
+      }
+      return parts;
     }
 
     /** {@link LookaheadColumns#load} of the thread's row {@code offset} rows into the tile. */
@@ -1021,7 +1114,8 @@ public final class AggregateUpdateGenerator {
     /**
      * The split's first part for item {@code item}'s row (see {@link #row}), read at the batch's
      * {@code lastRow} (.b64) where it lies past it (null: no clamp); with the tile's GPU-FOR
-     * headers where the kernel has them.
+     * headers where the kernel has them. {@code row}: that row computed and clamped already, or
+     * null.
      */
     private FirstPart firstPart(int item, String itemOffset, String threadOffset,
         String tileOffset, String lastRow) throws CodegenUnsupportedException {
@@ -1030,18 +1124,35 @@ public final class AggregateUpdateGenerator {
       if (lastRow != null) {
         b.op("min.s64 %s, %s, %s", row, row, lastRow);
       }
+      return firstPartRest(firstPartLoads(item, row));
+    }
+
+    /** An item's first part whose column loads are emitted, the rest not yet. */
+    private record FirstLoads(RowEmitter.Item item, Val[] values) {}
+
+    /**
+     * The column loads of the split's first part for item {@code item}'s {@code row}, its phase's
+     * values loaded ({@link ProgramEmitter#loadPhaseValues}).
+     */
+    private FirstLoads firstPartLoads(int item, String row) throws CodegenUnsupportedException {
       body.useTileHeaders(tileHeaders);
       RowEmitter.Item it = new RowEmitter.Item(item, row);
       Val[] values = split.valuesBeforeFirst(body.count());
-      BitSet loads = body.columnLoads(split.first());
-      body.emitAll(loads, values, it);
+      body.emitAll(body.columnLoads(split.first()), values, it);
+      body.useTileHeaders(null);
+      return new FirstLoads(it, values);
+    }
+
+    /** The rest of the split's first part after {@link #firstPartLoads}. */
+    private FirstPart firstPartRest(FirstLoads loaded) throws CodegenUnsupportedException {
+      body.useTileHeaders(tileHeaders);
       BitSet others = (BitSet) split.first().clone();
-      others.andNot(loads);
-      body.emitAll(others, values, it);
+      others.andNot(body.columnLoads(split.first()));
+      body.emitAll(others, loaded.values(), loaded.item());
       body.useTileHeaders(null);
       String passes = b.pred();
-      b.op("not.pred %s, %s", passes, body.guardStops(split, values));
-      return new FirstPart(row, values, passes);
+      b.op("not.pred %s, %s", passes, body.guardStops(split, loaded.values()));
+      return new FirstPart(loaded.item().row(), loaded.values(), passes);
     }
 
     /**

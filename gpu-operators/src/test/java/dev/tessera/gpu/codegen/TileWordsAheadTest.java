@@ -1,0 +1,101 @@
+package dev.tessera.gpu.codegen;
+
+import static dev.tessera.gpu.codegen.TestPtx.hits;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tessera.gpu.agg.AggregateFunction;
+import dev.tessera.gpu.agg.AggregateFunction.Kind;
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codec.Encoding;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.expr.Opcode;
+import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.expr.ProgramBuilder;
+import dev.tessera.gpu.join.JoinTableSchema;
+import java.util.BitSet;
+import java.util.List;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * SSB Q2.1's shape (a probe of the part table, then of the supplier table, grouped by the part's
+ * STRING payload) over GPU-FOR columns, with the paired items' next pair's words loaded ahead
+ * ({@link TileWordsAhead}, {@code AggregateUpdateGenerator.WORDS_AHEAD}): each pair's first part
+ * decodes the part's key from words in registers, loaded by the pair before or, for a tile's
+ * first pair, just before; the next pair's words are asked for after the pair's decodes and
+ * before its probes. No GPU: the CUDA encoded-input suite checks the values with the switch on.
+ */
+class TileWordsAheadTest {
+  private static final String PAIR_WORDS = "// the pair's GPU-FOR words";
+  private static final String NEXT_WORDS = "// the next pair's GPU-FOR words, ahead";
+  /** A packed word of a 32-lane column's value: its block's words start 8 bytes in. */
+  private static final String WORD = "ld\\.global\\.nc\\.u32 %r\\d+, \\[%rd\\d+\\+(8|12)\\];";
+  private static final String PREDICATED_WORD = "@%p\\d+ " + WORD;
+
+  private static GeneratedKernel kernel(Encoding encoding, boolean wordsAhead)
+      throws CodegenUnsupportedException {
+    ColumnType i = ColumnType.INT;
+    ProgramBuilder b = new ProgramBuilder(List.of(i, i, i), true);
+    int parts = b.table(new JoinTableSchema(List.of(i), List.of(ColumnType.STRING, i)));
+    int suppliers = b.table(new JoinTableSchema(List.of(i), List.of(i)));
+    int part = b.emitNew(Opcode.PROBE, parts, b.constant(b.loadColumn(0)), 1);
+    int keep = b.emitNew(Opcode.IS_NOT_NULL, part, 0, 0);
+    int supplier = b.emitNew(Opcode.PROBE, suppliers, b.constant(b.loadColumn(1)), 1);
+    keep = b.emitNew(Opcode.AND, keep, b.emitNew(Opcode.IS_NOT_NULL, supplier, 0, 0), 0);
+    Program program = b.build(keep, List.of(
+        new Program.Output(b.emitNew(Opcode.LOAD_BUILD, parts, part, 0), ColumnType.STRING),
+        new Program.Output(b.loadColumn(2), i)));
+    AggregateSpec spec = new AggregateSpec(List.of(ColumnType.STRING, i), 1,
+        List.of(new AggregateFunction(Kind.SUM, 1, ColumnType.LONG)), true);
+    InputSpec column = new InputSpec(i, encoding, false);
+    return AggregateUpdateGenerator.generate(program, List.of(column, column, column), spec,
+        KernelFeatures.forArch("sm_90"), new BitSet(), wordsAhead);
+  }
+
+  @Test
+  void theNextPairsWordsAreAskedForBeforeThePairsProbes() throws Exception {
+    String ptx = kernel(Encoding.FOR, true).ptx();
+    assertEquals(1, hits(ptx, Pattern.quote(PAIR_WORDS)));
+    assertEquals(1, hits(ptx, Pattern.quote(NEXT_WORDS)));
+    int pair = ptx.indexOf(PAIR_WORDS);
+    int first = ptx.indexOf(AggregateUpdateGenerator.PAIRED_ITEM + 0);
+    int next = ptx.indexOf(NEXT_WORDS);
+    int probe = ptx.indexOf("// probe of join table 0");
+    assertTrue(pair < first && first < next && next < probe,
+        "the pair's words, its decodes, the next pair's words, then its probes");
+    // Two words a row of the part's key, for each of the pair's two rows: predicated on the
+    // pair before not having loaded them, and on the next pair lying in the tile.
+    assertEquals(4, hits(ptx.substring(pair, first), PREDICATED_WORD));
+    assertEquals(4, hits(ptx.substring(next, probe), PREDICATED_WORD));
+    // The decodes read those registers: no word of theirs is loaded between them.
+    assertEquals(0, hits(ptx.substring(first, next), WORD));
+  }
+
+  @Test
+  void theKernelWithoutItLoadsEachItemsWordsInItsDecode() throws Exception {
+    GeneratedKernel without = kernel(Encoding.FOR, false);
+    GeneratedKernel with = kernel(Encoding.FOR, true);
+    assertFalse(without.ptx().contains(PAIR_WORDS));
+    assertFalse(without.key().contains("words-ahead"));
+    assertTrue(with.key().contains("words-ahead;"));
+    assertNotEquals(without.entry(), with.entry());
+    String ptx = without.ptx();
+    int first = ptx.indexOf(AggregateUpdateGenerator.PAIRED_ITEM + 0);
+    int probe = ptx.indexOf("// probe of join table 0");
+    assertEquals(2, hits(ptx.substring(first, probe), WORD), "item 0's two words");
+  }
+
+  @Test
+  void plainColumnsHaveNoWordsToLoadAhead() throws Exception {
+    assertFalse(kernel(Encoding.PLAIN, true).ptx().contains(PAIR_WORDS));
+  }
+
+  @Test
+  @RequiresPtxCompiler
+  void theKernelCompilesClean() throws Exception {
+    TestPtx.assertCompilesClean(kernel(Encoding.FOR, true), "sm_90");
+  }
+}
