@@ -91,6 +91,15 @@ public final class AggregateUpdateGenerator {
    */
   static final boolean WORDS_AHEAD = Boolean.getBoolean("tessera.codegen.wordsAhead");
   /**
+   * A thread's items a tile in the loop of paired items: {@link #ITEMS}, or with {@code
+   * -Dtessera.codegen.pairedTileItems=8} twice as many, so that the tile's GPU-FOR headers
+   * ({@link TileForHeaders}: two loads one after the other before a tile's first pair) are read
+   * half as often and, with {@link #WORDS_AHEAD}, three pairs in four find their words loaded.
+   * Not yet run on a GPU, so off by default (an experiment for the GPU run that measures it).
+   */
+  static final int PAIRED_TILE_ITEMS = Integer.getInteger("tessera.codegen.pairedTileItems",
+      ITEMS);
+  /**
    * The registers a kernel that {@link #fillsMultiprocessor} asks for: a multiprocessor's 65,536
    * for a block of 1,024 threads. Left to choose, ptxas gave HashAggregateBench's kernel with
    * {@link LookaheadColumns} 72 (blocks of 896 threads); held to 64 it spilled nothing and took
@@ -195,6 +204,9 @@ public final class AggregateUpdateGenerator {
     StringBuilder key = new StringBuilder("aggregate-update v98;");
     if (wordsAhead) {
       key.append("words-ahead;"); // without it, the keys of the kernels that ran on GPUs
+    }
+    if (PAIRED_TILE_ITEMS != ITEMS) {
+      key.append("paired-tile-items=").append(PAIRED_TILE_ITEMS).append(';');
     }
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
@@ -471,6 +483,12 @@ public final class AggregateUpdateGenerator {
       boolean runs = runsOfRows(needed);
       if (runs) {
         items = RUN_ITEMS;
+      } else if (pairsItems()) {
+        if (PAIRED_TILE_ITEMS % 2 != 0 || PAIRED_TILE_ITEMS > TilePrimitives.WARP_THREADS) {
+          throw new IllegalStateException("tessera.codegen.pairedTileItems must be even and at"
+              + " most " + TilePrimitives.WARP_THREADS + ", not " + PAIRED_TILE_ITEMS);
+        }
+        items = PAIRED_TILE_ITEMS;
       }
       String thread = b.b32();
       b.op("mov.u32 %s, %%tid.x", thread);
@@ -1169,7 +1187,7 @@ public final class AggregateUpdateGenerator {
         return null;
       }
       SortedSet<Integer> columns = TileForHeaders.columns(body.columnsLoaded(itemCode), inputs);
-      return columns.isEmpty() ? null : new TileForHeaders(b, body, inputs, columns, ITEMS,
+      return columns.isEmpty() ? null : new TileForHeaders(b, body, inputs, columns, items,
           entry + "_for_headers", BLOCK_THREADS);
     }
 
