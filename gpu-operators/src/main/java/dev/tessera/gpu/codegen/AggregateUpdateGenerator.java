@@ -97,6 +97,20 @@ public final class AggregateUpdateGenerator {
    * half as often and, with {@link #WORDS_AHEAD}, three pairs in four find their words loaded.
    * Not yet run on a GPU, so off by default (an experiment for the GPU run that measures it).
    */
+  /**
+   * With {@link #WORDS_AHEAD}: the next pair's words copied into shared memory by {@code
+   * cp.async} (sm_80 and newer) instead of held in registers through the pair (which cost SSB's
+   * kernels 4 to 8 registers offline). An experiment, off by default, like the others.
+   */
+  static final boolean WORDS_AHEAD_SHARED =
+      Boolean.getBoolean("tessera.codegen.wordsAheadShared");
+  /**
+   * With {@link #WORDS_AHEAD}, where more than 0: the registers a kernel that loads words ahead
+   * asks for ({@code .maxnreg}), its form without them the leaner one GeneratedModule compiles
+   * where that ask spills. An experiment, off by default.
+   */
+  static final int WORDS_AHEAD_MAX_REGISTERS =
+      Integer.getInteger("tessera.codegen.wordsAheadMaxRegisters", 0);
   static final int PAIRED_TILE_ITEMS = Integer.getInteger("tessera.codegen.pairedTileItems",
       ITEMS);
   /**
@@ -204,6 +218,12 @@ public final class AggregateUpdateGenerator {
     StringBuilder key = new StringBuilder("aggregate-update v98;");
     if (wordsAhead) {
       key.append("words-ahead;"); // without it, the keys of the kernels that ran on GPUs
+    }
+    if (wordsAhead && WORDS_AHEAD_SHARED && features.reduxSync()) {
+      key.append("words-ahead-shared;");
+    }
+    if (wordsAhead && WORDS_AHEAD_MAX_REGISTERS > 0) {
+      key.append("words-ahead-registers=").append(WORDS_AHEAD_MAX_REGISTERS).append(';');
     }
     if (PAIRED_TILE_ITEMS != ITEMS) {
       key.append("paired-tile-items=").append(PAIRED_TILE_ITEMS).append(';');
@@ -353,6 +373,12 @@ public final class AggregateUpdateGenerator {
         : new GeneratedKernel(entry, key,
         new Writer(program, inputs, spec, entry, features, used, false, wordsAhead).write(),
         features.ptxTarget());
+    if (leaner == null && writer.wordsAhead != null && WORDS_AHEAD_MAX_REGISTERS > 0) {
+      // Past its register ask, the kernel without words ahead.
+      leaner = new GeneratedKernel(entry, key,
+          new Writer(program, inputs, spec, entry, features, used, true, false).write(),
+          features.ptxTarget());
+    }
     return new GeneratedKernel(entry, key, ptx, features.ptxTarget(), leaner);
   }
 
@@ -413,6 +439,7 @@ public final class AggregateUpdateGenerator {
     private String lastRow;
     /** The tile's GPU-FOR headers its items take ({@link #tileForHeaders}), or null. */
     private TileForHeaders tileHeaders;
+    private final KernelFeatures features;
     /** Whether the paired items load the next pair's words ahead ({@link #WORDS_AHEAD}). */
     private final boolean loadsWordsAhead;
     /** The next pair's GPU-FOR words loaded ahead, where {@link #loadsWordsAhead}, or null. */
@@ -436,6 +463,7 @@ public final class AggregateUpdateGenerator {
         KernelFeatures features, BitSet probeFiltered, boolean plainCopies,
         boolean loadsWordsAhead) {
       this.spec = spec;
+      this.features = features;
       this.loadsWordsAhead = loadsWordsAhead;
       this.mayLoadEncodedAhead = plainCopies;
       this.probeFiltered = probeFiltered;
@@ -559,7 +587,9 @@ public final class AggregateUpdateGenerator {
           SortedSet<Integer> columns = TileWordsAhead.columns(tileHeaders,
               body.columnsLoaded(split.first()), inputs);
           if (!columns.isEmpty()) {
-            wordsAhead = new TileWordsAhead(b, tileHeaders, columns, 2);
+            wordsAhead = new TileWordsAhead(b, tileHeaders, columns, 2,
+                WORDS_AHEAD_SHARED && features.reduxSync() ? entry + "_words_ahead" : null,
+                BLOCK_THREADS, thread);
             wordsAhead.begin();
           }
         }
@@ -831,7 +861,17 @@ public final class AggregateUpdateGenerator {
         nextRows[k] = b.b64();
         b.op("add.s64 %s, %s, %d", nextRows[k], unclamped, 2 * BLOCK_THREADS);
       }
-      List<Map<Integer, ColumnLoads.ForWords>> words = wordsAhead.loadPair(rows);
+      // The pair's index in its tile (.b32).
+      String pair = b.b32();
+      b.op("cvt.u32.u64 %s, %s", pair, itemOffsets[0]);
+      b.op("shr.u32 %s, %s, %d", pair, pair, Integer.numberOfTrailingZeros(2 * BLOCK_THREADS));
+      List<Map<Integer, ColumnLoads.ForWords>> words = wordsAhead.loadPair(rows, pair);
+      // Copied through shared memory, the next pair's words are asked for at once, holding no
+      // register; held in registers, after the pair's decodes have freed this pair's.
+      boolean nextFirst = wordsAhead.viaShared();
+      if (nextFirst) {
+        loadNextPair(itemOffsets, rows, nextRows, pair);
+      }
       List<FirstLoads> started = new ArrayList<>();
       for (int k = 0; k < 2; k++) {
         b.comment(PAIRED_ITEM + k);
@@ -841,8 +881,26 @@ public final class AggregateUpdateGenerator {
         started.add(firstPartLoads(k, rows[k]));
       }
       body.takeWordsAhead(Map.of());
-      // The next pair is 2 * BLOCK_THREADS rows on; past the tile, its rows are this pair's
-      // (the tile's headers are read for them either way; their words are not loaded).
+      if (!nextFirst) {
+        loadNextPair(itemOffsets, rows, nextRows, pair);
+      }
+      List<FirstPart> parts = new ArrayList<>();
+      for (int k = 0; k < 2; k++) {
+        body.takeLoadedAhead(loaded.get(k));
+        parts.add(firstPartRest(started.get(k)));
+      }
+      return parts;
+    }
+
+    /**
+     * {@link TileWordsAhead#loadNextPair} of the pair after the one at {@code itemOffsets} (.b64),
+     * whose rows are {@code rows} (clamped) and, unclamped, 2 * BLOCK_THREADS rows before {@code
+     * nextRows} (clamped here). The next pair is 2 * BLOCK_THREADS rows on; past the tile, its
+     * rows are this pair's (the tile's headers are read for them either way; their words are not
+     * loaded).
+     */
+    private void loadNextPair(String[] itemOffsets, String[] rows, String[] nextRows,
+        String pair) {
       String nextInTile = b.pred();
       String nextOffset = b.b64();
       b.op("add.s64 %s, %s, %d", nextOffset, itemOffsets[0], 2 * BLOCK_THREADS);
@@ -851,13 +909,7 @@ public final class AggregateUpdateGenerator {
         b.op("min.s64 %s, %s, %s", nextRows[k], nextRows[k], lastRow);
         b.op("selp.b64 %s, %s, %s, %s", nextRows[k], nextRows[k], rows[k], nextInTile);
       }
-      wordsAhead.loadNextPair(nextRows, nextInTile);
-      List<FirstPart> parts = new ArrayList<>();
-      for (int k = 0; k < 2; k++) {
-        body.takeLoadedAhead(loaded.get(k));
-        parts.add(firstPartRest(started.get(k)));
-      }
-      return parts;
+      wordsAhead.loadNextPair(nextRows, nextInTile, pair);
     }
 
     /** {@link LookaheadColumns#load} of the thread's row {@code offset} rows into the tile. */
@@ -1333,6 +1385,9 @@ public final class AggregateUpdateGenerator {
       // the launch takes as many threads as its registers allow.
       String maxThreads = anyBlockSize ? "" : ".maxntid " + BLOCK_THREADS + ", 1, 1\n";
       int registers = anyBlockSize ? WHOLE_BLOCK_REGISTERS : GeneratedModule.MAX_REGISTERS;
+      if (wordsAhead != null && WORDS_AHEAD_MAX_REGISTERS > 0) {
+        registers = WORDS_AHEAD_MAX_REGISTERS;
+      }
       return ".extern .shared .align 8 .b8 " + localName() + "[];\n"
           + ".visible .entry " + entry + "(\n" + params + "\n)\n" + maxThreads + ".maxnreg "
           + registers + "\n{\n" + b.finish() + "}\n";

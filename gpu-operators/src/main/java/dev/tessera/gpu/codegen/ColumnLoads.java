@@ -319,10 +319,20 @@ final class ColumnLoads {
    * them, reads none.
    */
   static void loadForWords(PtxBuilder b, ForMiniblock miniblock, String when, ForWords words) {
+    String wordAddress = forWordsAddress(b, miniblock);
+    b.op("@%s ld.global.nc.u32 %s, [%s]", when, words.first(), wordAddress);
+    b.op("@%s ld.global.nc.u32 %s, [%s+4]", when, words.second(), wordAddress);
+  }
+
+  /**
+   * The global address of the first of the two packed words of {@code miniblock}'s row (a column
+   * of one reference word): what {@link #loadForWords} loads, there and 4 bytes on.
+   */
+  static String forWordsAddress(PtxBuilder b, ForMiniblock miniblock) {
     String wordAddress = wordAddress(b, miniblock, miniblock.firstBit());
-    int packed = 4 * 2;
-    b.op("@%s ld.global.nc.u32 %s, [%s+%d]", when, words.first(), wordAddress, packed);
-    b.op("@%s ld.global.nc.u32 %s, [%s+%d]", when, words.second(), wordAddress, packed + 4);
+    String first = b.b64();
+    b.op("add.s64 %s, %s, %d", first, wordAddress, 4 * 2); // past the block's reference and widths
+    return first;
   }
 
   /** The address of the first word that holds the bit {@code startBit} of the miniblock. */
