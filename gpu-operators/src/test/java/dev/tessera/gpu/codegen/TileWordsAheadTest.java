@@ -33,7 +33,9 @@ class TileWordsAheadTest {
   private static final String NEXT_WORDS = "// the next pair's GPU-FOR words, ahead";
   /** A packed word of a 32-lane column's value: its block's words start 8 bytes in. */
   private static final String WORD = "ld\\.global\\.nc\\.u32 %r\\d+, \\[%rd\\d+\\+(8|12)\\];";
-  private static final String PREDICATED_WORD = "@%p\\d+ " + WORD;
+  /** A packed word loaded ahead: at the address of the value's first word, or 4 bytes on. */
+  private static final String PREDICATED_WORD =
+      "@%p\\d+ ld\\.global\\.nc\\.u32 %r\\d+, \\[%rd\\d+(\\+4)?\\];";
 
   private static GeneratedKernel kernel(Encoding encoding, boolean wordsAhead)
       throws CodegenUnsupportedException {
