@@ -91,16 +91,10 @@ public final class AggregateUpdateGenerator {
    */
   static final boolean WORDS_AHEAD = Boolean.getBoolean("tessera.codegen.wordsAhead");
   /**
-   * A thread's items a tile in the loop of paired items: {@link #ITEMS}, or with {@code
-   * -Dtessera.codegen.pairedTileItems=8} twice as many, so that the tile's GPU-FOR headers
-   * ({@link TileForHeaders}: two loads one after the other before a tile's first pair) are read
-   * half as often and, with {@link #WORDS_AHEAD}, three pairs in four find their words loaded.
-   * Not yet run on a GPU, so off by default (an experiment for the GPU run that measures it).
-   */
-  /**
    * With {@link #WORDS_AHEAD}: the next pair's words copied into shared memory by {@code
-   * cp.async} (sm_80 and newer) instead of held in registers through the pair (which cost SSB's
-   * kernels 4 to 8 registers offline). An experiment, off by default, like the others.
+   * cp.async} (sm_80 and newer) instead of held in registers through the pair. Offline SSB's
+   * kernels took as many registers either way (ptxas, asked for 128, spends them on its
+   * schedule: {@link #WORDS_AHEAD_MAX_REGISTERS}). An experiment, off by default.
    */
   static final boolean WORDS_AHEAD_SHARED =
       Boolean.getBoolean("tessera.codegen.wordsAheadShared");
@@ -111,6 +105,13 @@ public final class AggregateUpdateGenerator {
    */
   static final int WORDS_AHEAD_MAX_REGISTERS =
       Integer.getInteger("tessera.codegen.wordsAheadMaxRegisters", 0);
+  /**
+   * A thread's items a tile in the loop of paired items: {@link #ITEMS}, or with {@code
+   * -Dtessera.codegen.pairedTileItems=8} twice as many, so that the tile's GPU-FOR headers
+   * ({@link TileForHeaders}: two loads one after the other before a tile's first pair) are read
+   * half as often and, with {@link #WORDS_AHEAD}, three pairs in four find their words loaded.
+   * Not yet run on a GPU, so off by default (an experiment for the GPU run that measures it).
+   */
   static final int PAIRED_TILE_ITEMS = Integer.getInteger("tessera.codegen.pairedTileItems",
       ITEMS);
   /**
@@ -846,8 +847,9 @@ public final class AggregateUpdateGenerator {
     /**
      * {@link #prefilterPair}'s two first parts where the next pair's words are loaded ahead
      * ({@link TileWordsAhead}): both items' column loads (from the words the pair before loaded,
-     * or loaded now), then the next pair's words into the same registers, then both items' rest,
-     * so that those loads are in flight while the pair waits for its probes.
+     * or loaded now), then both items' rest; the next pair's words are asked for before the
+     * pair's loads where they go through shared memory, after them where into registers (this
+     * pair's are free then), either way in flight while the pair waits for its probes.
      */
     private List<FirstPart> wordsAheadFirstParts(String[] itemOffsets, String threadOffset,
         String tileOffset, List<Map<Integer, LookaheadColumns.Raw>> loaded)
@@ -893,11 +895,10 @@ public final class AggregateUpdateGenerator {
     }
 
     /**
-     * {@link TileWordsAhead#loadNextPair} of the pair after the one at {@code itemOffsets} (.b64),
-     * whose rows are {@code rows} (clamped) and, unclamped, 2 * BLOCK_THREADS rows before {@code
-     * nextRows} (clamped here). The next pair is 2 * BLOCK_THREADS rows on; past the tile, its
-     * rows are this pair's (the tile's headers are read for them either way; their words are not
-     * loaded).
+     * {@link TileWordsAhead#loadNextPair} after the pair at {@code itemOffsets} (.b64), whose
+     * rows are {@code rows} (clamped to the batch). {@code nextRows} hold the next pair's, 2 *
+     * BLOCK_THREADS rows on, unclamped; here they are clamped, and past the tile set to this
+     * pair's (the tile's headers are read for them either way; their words are not loaded).
      */
     private void loadNextPair(String[] itemOffsets, String[] rows, String[] nextRows,
         String pair) {
@@ -1184,8 +1185,7 @@ public final class AggregateUpdateGenerator {
     /**
      * The split's first part for item {@code item}'s row (see {@link #row}), read at the batch's
      * {@code lastRow} (.b64) where it lies past it (null: no clamp); with the tile's GPU-FOR
-     * headers where the kernel has them. {@code row}: that row computed and clamped already, or
-     * null.
+     * headers where the kernel has them.
      */
     private FirstPart firstPart(int item, String itemOffset, String threadOffset,
         String tileOffset, String lastRow) throws CodegenUnsupportedException {
