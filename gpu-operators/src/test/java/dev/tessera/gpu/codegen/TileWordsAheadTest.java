@@ -6,27 +6,20 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.tessera.gpu.agg.AggregateFunction;
-import dev.tessera.gpu.agg.AggregateFunction.Kind;
-import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.column.ColumnType;
-import dev.tessera.gpu.expr.Opcode;
-import dev.tessera.gpu.expr.Program;
-import dev.tessera.gpu.expr.ProgramBuilder;
-import dev.tessera.gpu.join.JoinTableSchema;
 import java.util.BitSet;
 import java.util.List;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * SSB Q2.1's shape (a probe of the part table, then of the supplier table, grouped by the part's
- * STRING payload) over GPU-FOR columns, with the paired items' next pair's words loaded ahead
- * ({@link TileWordsAhead}, {@code AggregateUpdateGenerator.WORDS_AHEAD}): each pair's first part
- * decodes the part's key from words in registers, loaded by the pair before or, for a tile's
- * first pair, just before; the next pair's words are asked for after the pair's decodes and
- * before its probes. No GPU: the CUDA encoded-input suite checks the values with the switch on.
+ * SSB Q2.1's shape ({@link TileForHeadersTest#partThenSupplierProgram}) over GPU-FOR columns,
+ * with the paired items' next pair's words loaded ahead ({@link TileWordsAhead}, {@code
+ * AggregateUpdateGenerator.WORDS_AHEAD}): each pair's first part decodes the part's key from
+ * words in registers, loaded by the pair before or, for a tile's first pair, just before; the
+ * next pair's words are asked for after the pair's decodes and before its probes. No GPU: the
+ * CUDA encoded-input suite checks the values with the switch on.
  */
 class TileWordsAheadTest {
   private static final String PAIR_WORDS = "// the pair's GPU-FOR words";
@@ -39,21 +32,9 @@ class TileWordsAheadTest {
 
   private static GeneratedKernel kernel(Encoding encoding, boolean wordsAhead)
       throws CodegenUnsupportedException {
-    ColumnType i = ColumnType.INT;
-    ProgramBuilder b = new ProgramBuilder(List.of(i, i, i), true);
-    int parts = b.table(new JoinTableSchema(List.of(i), List.of(ColumnType.STRING, i)));
-    int suppliers = b.table(new JoinTableSchema(List.of(i), List.of(i)));
-    int part = b.emitNew(Opcode.PROBE, parts, b.constant(b.loadColumn(0)), 1);
-    int keep = b.emitNew(Opcode.IS_NOT_NULL, part, 0, 0);
-    int supplier = b.emitNew(Opcode.PROBE, suppliers, b.constant(b.loadColumn(1)), 1);
-    keep = b.emitNew(Opcode.AND, keep, b.emitNew(Opcode.IS_NOT_NULL, supplier, 0, 0), 0);
-    Program program = b.build(keep, List.of(
-        new Program.Output(b.emitNew(Opcode.LOAD_BUILD, parts, part, 0), ColumnType.STRING),
-        new Program.Output(b.loadColumn(2), i)));
-    AggregateSpec spec = new AggregateSpec(List.of(ColumnType.STRING, i), 1,
-        List.of(new AggregateFunction(Kind.SUM, 1, ColumnType.LONG)), true);
-    InputSpec column = new InputSpec(i, encoding, false);
-    return AggregateUpdateGenerator.generate(program, List.of(column, column, column), spec,
+    InputSpec column = new InputSpec(ColumnType.INT, encoding, false);
+    return AggregateUpdateGenerator.generate(TileForHeadersTest.partThenSupplierProgram(),
+        List.of(column, column, column), TileForHeadersTest.partThenSupplierSpec(),
         KernelFeatures.forArch("sm_90"), new BitSet(), wordsAhead);
   }
 
