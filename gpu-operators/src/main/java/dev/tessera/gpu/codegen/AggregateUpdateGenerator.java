@@ -80,41 +80,6 @@ public final class AggregateUpdateGenerator {
   private static final int RUN_ITEMS = 8;
   private static final int ERROR_ROW_SHIFT = 8;
   /**
-   * Whether the loop of paired items loads the next pair's GPU-FOR words of its first part while
-   * the pair runs, within a tile ({@link TileWordsAhead}): SSB's Q2.1 kernel waits on two loads
-   * one after the other a turn (the part key's words, then its direct map's word: 45% of its
-   * stall samples, docs/gpu-timings.md, 2026-12-04 fourth session), and the tile's second pair
-   * would wait for the second alone. It costs registers (SSB SF0.1 offline: Q2.1's kernel 48 ->
-   * 54, Q4.1's 48 -> 56, Q3.1's 60 -> 64 and 64 -> 70). Not yet run on a GPU, so off unless the
-   * JVM runs with {@code -Dtessera.codegen.wordsAhead=true}: for the GPU run that measures it
-   * and runs the CUDA suites with it, after which the switch goes.
-   */
-  static final boolean WORDS_AHEAD = Boolean.getBoolean("tessera.codegen.wordsAhead");
-  /**
-   * With {@link #WORDS_AHEAD}: the next pair's words copied into shared memory by {@code
-   * cp.async} (sm_80 and newer) instead of held in registers through the pair. Offline SSB's
-   * kernels took as many registers either way (ptxas, asked for 128, spends them on its
-   * schedule: {@link #WORDS_AHEAD_MAX_REGISTERS}). An experiment, off by default.
-   */
-  static final boolean WORDS_AHEAD_SHARED =
-      Boolean.getBoolean("tessera.codegen.wordsAheadShared");
-  /**
-   * With {@link #WORDS_AHEAD}, where more than 0: the registers a kernel that loads words ahead
-   * asks for ({@code .maxnreg}), its form without them the leaner one GeneratedModule compiles
-   * where that ask spills. An experiment, off by default.
-   */
-  static final int WORDS_AHEAD_MAX_REGISTERS =
-      Integer.getInteger("tessera.codegen.wordsAheadMaxRegisters", 0);
-  /**
-   * A thread's items a tile in the loop of paired items: {@link #ITEMS}, or with {@code
-   * -Dtessera.codegen.pairedTileItems=8} twice as many, so that the tile's GPU-FOR headers
-   * ({@link TileForHeaders}: two loads one after the other before a tile's first pair) are read
-   * half as often and, with {@link #WORDS_AHEAD}, three pairs in four find their words loaded.
-   * Not yet run on a GPU, so off by default (an experiment for the GPU run that measures it).
-   */
-  static final int PAIRED_TILE_ITEMS = Integer.getInteger("tessera.codegen.pairedTileItems",
-      ITEMS);
-  /**
    * The registers a kernel that {@link #fillsMultiprocessor} asks for: a multiprocessor's 65,536
    * for a block of 1,024 threads. Left to choose, ptxas gave HashAggregateBench's kernel with
    * {@link LookaheadColumns} 72 (blocks of 896 threads); held to 64 it spilled nothing and took
@@ -209,26 +174,13 @@ public final class AggregateUpdateGenerator {
    */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet probeFiltered) {
-    return keyOf(program, inputs, spec, features, probeFilterUsed(program, probeFiltered),
-        WORDS_AHEAD);
+    return keyOf(program, inputs, spec, features, probeFilterUsed(program, probeFiltered));
   }
 
   /** The key of the kernel made for the probe filter of the tables in {@code used} alone. */
   private static String keyOf(Program program, List<InputSpec> inputs, AggregateSpec spec,
-      KernelFeatures features, BitSet used, boolean wordsAhead) {
+      KernelFeatures features, BitSet used) {
     StringBuilder key = new StringBuilder("aggregate-update v98;");
-    if (wordsAhead) {
-      key.append("words-ahead;"); // without it, the keys of the kernels that ran on GPUs
-    }
-    if (wordsAhead && WORDS_AHEAD_SHARED && features.reduxSync()) {
-      key.append("words-ahead-shared;");
-    }
-    if (wordsAhead && WORDS_AHEAD_MAX_REGISTERS > 0) {
-      key.append("words-ahead-registers=").append(WORDS_AHEAD_MAX_REGISTERS).append(';');
-    }
-    if (PAIRED_TILE_ITEMS != ITEMS) {
-      key.append("paired-tile-items=").append(PAIRED_TILE_ITEMS).append(';');
-    }
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
     }
@@ -343,13 +295,6 @@ public final class AggregateUpdateGenerator {
   public static GeneratedKernel generate(Program program, List<InputSpec> inputs,
       AggregateSpec spec, KernelFeatures features, BitSet probeFiltered)
       throws CodegenUnsupportedException {
-    return generate(program, inputs, spec, features, probeFiltered, WORDS_AHEAD);
-  }
-
-  /** With {@link #WORDS_AHEAD}'s choice given (tests generate both forms). */
-  static GeneratedKernel generate(Program program, List<InputSpec> inputs, AggregateSpec spec,
-      KernelFeatures features, BitSet probeFiltered, boolean wordsAhead)
-      throws CodegenUnsupportedException {
     String whyNot = whyNotGenerated(program, spec);
     if (whyNot != null) {
       throw new CodegenUnsupportedException(whyNot);
@@ -363,23 +308,17 @@ public final class AggregateUpdateGenerator {
           + " columns, the aggregation reads " + spec.inputTypes().size());
     }
     BitSet used = probeFilterUsed(program, probeFiltered);
-    String key = keyOf(program, inputs, spec, features, used, wordsAhead);
+    String key = keyOf(program, inputs, spec, features, used);
     String entry = FilterProjectGenerator.entryName(ENTRY_PREFIX, key);
-    Writer writer = new Writer(program, inputs, spec, entry, features, used, true, wordsAhead);
+    Writer writer = new Writer(program, inputs, spec, entry, features, used, true);
     String ptx = writer.write();
     // A plain copy, or a GPU-FOR column loaded ahead, can take the kernel past its register ask,
     // which would cost it threads: the kernel without either is the compiler's second choice (in
     // 120 random kernels with a copy, one went from 64 to 96 registers).
     GeneratedKernel leaner = !writer.tookPlainCopy() && !writer.loadsEncodedAhead() ? null
         : new GeneratedKernel(entry, key,
-        new Writer(program, inputs, spec, entry, features, used, false, wordsAhead).write(),
+        new Writer(program, inputs, spec, entry, features, used, false).write(),
         features.ptxTarget());
-    if (leaner == null && writer.wordsAhead != null && WORDS_AHEAD_MAX_REGISTERS > 0) {
-      // Past its register ask, the kernel without words ahead.
-      leaner = new GeneratedKernel(entry, key,
-          new Writer(program, inputs, spec, entry, features, used, true, false).write(),
-          features.ptxTarget());
-    }
     return new GeneratedKernel(entry, key, ptx, features.ptxTarget(), leaner);
   }
 
@@ -440,11 +379,6 @@ public final class AggregateUpdateGenerator {
     private String lastRow;
     /** The tile's GPU-FOR headers its items take ({@link #tileForHeaders}), or null. */
     private TileForHeaders tileHeaders;
-    private final KernelFeatures features;
-    /** Whether the paired items load the next pair's words ahead ({@link #WORDS_AHEAD}). */
-    private final boolean loadsWordsAhead;
-    /** The next pair's GPU-FOR words loaded ahead, where {@link #loadsWordsAhead}, or null. */
-    private TileWordsAhead wordsAhead;
     private String tileItems;
     /**
      * Whether the items may load a GPU-FOR column ahead (the kernel's richer form: the leaner
@@ -461,11 +395,8 @@ public final class AggregateUpdateGenerator {
      * the kernel's richer form, false for its leaner one.
      */
     Writer(Program program, List<InputSpec> inputs, AggregateSpec spec, String entry,
-        KernelFeatures features, BitSet probeFiltered, boolean plainCopies,
-        boolean loadsWordsAhead) {
+        KernelFeatures features, BitSet probeFiltered, boolean plainCopies) {
       this.spec = spec;
-      this.features = features;
-      this.loadsWordsAhead = loadsWordsAhead;
       this.mayLoadEncodedAhead = plainCopies;
       this.probeFiltered = probeFiltered;
       this.anyBlockSize = fillsMultiprocessor(program, spec, inputs);
@@ -512,12 +443,6 @@ public final class AggregateUpdateGenerator {
       boolean runs = runsOfRows(needed);
       if (runs) {
         items = RUN_ITEMS;
-      } else if (pairsItems()) {
-        if (PAIRED_TILE_ITEMS % 2 != 0 || PAIRED_TILE_ITEMS > TilePrimitives.WARP_THREADS) {
-          throw new IllegalStateException("tessera.codegen.pairedTileItems must be even and at"
-              + " most " + TilePrimitives.WARP_THREADS + ", not " + PAIRED_TILE_ITEMS);
-        }
-        items = PAIRED_TILE_ITEMS;
       }
       String thread = b.b32();
       b.op("mov.u32 %s, %%tid.x", thread);
@@ -584,16 +509,6 @@ public final class AggregateUpdateGenerator {
       tileHeaders = tileForHeaders(needed, split != null ? split.first() : needed);
       if (tileHeaders != null) {
         tileHeaders.begin(thread);
-        if (loadsWordsAhead && pairsItems() && lastRow != null) {
-          SortedSet<Integer> columns = TileWordsAhead.columns(tileHeaders,
-              body.columnsLoaded(split.first()), inputs);
-          if (!columns.isEmpty()) {
-            wordsAhead = new TileWordsAhead(b, tileHeaders, columns, 2,
-                WORDS_AHEAD_SHARED && features.reduxSync() ? entry + "_words_ahead" : null,
-                BLOCK_THREADS, thread);
-            wordsAhead.begin();
-          }
-        }
       }
       String tileLoop = b.label("tile");
       String tilesDone = b.label("tiles_done");
@@ -684,9 +599,6 @@ public final class AggregateUpdateGenerator {
         // One copy of the item's code, run for each item: a quarter of the PTX to compile.
         if (tileHeaders != null) {
           tileHeaders.load(tileStart, rows32);
-        }
-        if (wordsAhead != null) {
-          wordsAhead.atTileStart();
         }
         String itemOffset = b.b32();
         b.op("mov.b32 %s, 0", itemOffset);
@@ -817,17 +729,10 @@ public final class AggregateUpdateGenerator {
         done = b.label("pair_done");
         b.op("@%s bra.uni %s", flushing, done);
       }
-      List<FirstPart> ahead = wordsAhead == null ? null
-          : wordsAheadFirstParts(itemOffsets, threadOffset, tileOffset, loaded);
       for (int k = 0; k < 2; k++) {
-        FirstPart part;
-        if (ahead != null) {
-          part = ahead.get(k);
-        } else {
-          b.comment(PAIRED_ITEM + k);
-          body.takeLoadedAhead(loaded.get(k));
-          part = firstPart(k, itemOffsets[k], threadOffset, tileOffset, lastRow);
-        }
+        b.comment(PAIRED_ITEM + k);
+        body.takeLoadedAhead(loaded.get(k));
+        FirstPart part = firstPart(k, itemOffsets[k], threadOffset, tileOffset, lastRow);
         String inside = b.pred();
         b.op("not.pred %s, %s", inside, outside[k]);
         b.op("and.pred %s, %s, %s", passes[k], part.passes(), inside);
@@ -842,75 +747,6 @@ public final class AggregateUpdateGenerator {
       if (done != null) {
         b.place(done);
       }
-    }
-
-    /**
-     * {@link #prefilterPair}'s two first parts where the next pair's words are loaded ahead
-     * ({@link TileWordsAhead}): both items' column loads (from the words the pair before loaded,
-     * or loaded now), then both items' rest; the next pair's words are asked for before the
-     * pair's loads where they go through shared memory, after them where into registers (this
-     * pair's are free then), either way in flight while the pair waits for its probes.
-     */
-    private List<FirstPart> wordsAheadFirstParts(String[] itemOffsets, String threadOffset,
-        String tileOffset, List<Map<Integer, LookaheadColumns.Raw>> loaded)
-        throws CodegenUnsupportedException {
-      String[] rows = new String[2];
-      String[] nextRows = new String[2];
-      for (int k = 0; k < 2; k++) {
-        String unclamped = row(itemOffsets[k], threadOffset, tileOffset);
-        rows[k] = b.b64();
-        b.op("min.s64 %s, %s, %s", rows[k], unclamped, lastRow);
-        nextRows[k] = b.b64();
-        b.op("add.s64 %s, %s, %d", nextRows[k], unclamped, 2 * BLOCK_THREADS);
-      }
-      // The pair's index in its tile (.b32).
-      String pair = b.b32();
-      b.op("cvt.u32.u64 %s, %s", pair, itemOffsets[0]);
-      b.op("shr.u32 %s, %s, %d", pair, pair, Integer.numberOfTrailingZeros(2 * BLOCK_THREADS));
-      List<Map<Integer, ColumnLoads.ForWords>> words = wordsAhead.loadPair(rows, pair);
-      // Copied through shared memory, the next pair's words are asked for at once, holding no
-      // register; held in registers, after the pair's decodes have freed this pair's.
-      boolean nextFirst = wordsAhead.viaShared();
-      if (nextFirst) {
-        loadNextPair(itemOffsets, rows, nextRows, pair);
-      }
-      List<FirstLoads> started = new ArrayList<>();
-      for (int k = 0; k < 2; k++) {
-        b.comment(PAIRED_ITEM + k);
-        body.takeLoadedAhead(loaded.get(k));
-        body.takeWordsAhead(words.get(k));
-        body.loadPhaseValues(split.first());
-        started.add(firstPartLoads(k, rows[k]));
-      }
-      body.takeWordsAhead(Map.of());
-      if (!nextFirst) {
-        loadNextPair(itemOffsets, rows, nextRows, pair);
-      }
-      List<FirstPart> parts = new ArrayList<>();
-      for (int k = 0; k < 2; k++) {
-        body.takeLoadedAhead(loaded.get(k));
-        parts.add(firstPartRest(started.get(k)));
-      }
-      return parts;
-    }
-
-    /**
-     * {@link TileWordsAhead#loadNextPair} after the pair at {@code itemOffsets} (.b64), whose
-     * rows are {@code rows} (clamped to the batch). {@code nextRows} hold the next pair's, 2 *
-     * BLOCK_THREADS rows on, unclamped; here they are clamped, and past the tile set to this
-     * pair's (the tile's headers are read for them either way; their words are not loaded).
-     */
-    private void loadNextPair(String[] itemOffsets, String[] rows, String[] nextRows,
-        String pair) {
-      String nextInTile = b.pred();
-      String nextOffset = b.b64();
-      b.op("add.s64 %s, %s, %d", nextOffset, itemOffsets[0], 2 * BLOCK_THREADS);
-      b.op("setp.lt.u64 %s, %s, %s", nextInTile, nextOffset, tileItems);
-      for (int k = 0; k < 2; k++) {
-        b.op("min.s64 %s, %s, %s", nextRows[k], nextRows[k], lastRow);
-        b.op("selp.b64 %s, %s, %s, %s", nextRows[k], nextRows[k], rows[k], nextInTile);
-      }
-      wordsAhead.loadNextPair(nextRows, nextInTile, pair);
     }
 
     /** {@link LookaheadColumns#load} of the thread's row {@code offset} rows into the tile. */
@@ -1194,35 +1030,18 @@ public final class AggregateUpdateGenerator {
       if (lastRow != null) {
         b.op("min.s64 %s, %s, %s", row, row, lastRow);
       }
-      return firstPartRest(firstPartLoads(item, row));
-    }
-
-    /** An item's first part whose column loads are emitted, the rest not yet. */
-    private record FirstLoads(RowEmitter.Item item, Val[] values) {}
-
-    /**
-     * The column loads of the split's first part for item {@code item}'s {@code row}, its phase's
-     * values loaded ({@link ProgramEmitter#loadPhaseValues}).
-     */
-    private FirstLoads firstPartLoads(int item, String row) throws CodegenUnsupportedException {
       body.useTileHeaders(tileHeaders);
       RowEmitter.Item it = new RowEmitter.Item(item, row);
       Val[] values = split.valuesBeforeFirst(body.count());
-      body.emitAll(body.columnLoads(split.first()), values, it);
-      body.useTileHeaders(null);
-      return new FirstLoads(it, values);
-    }
-
-    /** The rest of the split's first part after {@link #firstPartLoads}. */
-    private FirstPart firstPartRest(FirstLoads loaded) throws CodegenUnsupportedException {
-      body.useTileHeaders(tileHeaders);
+      BitSet loads = body.columnLoads(split.first());
+      body.emitAll(loads, values, it);
       BitSet others = (BitSet) split.first().clone();
-      others.andNot(body.columnLoads(split.first()));
-      body.emitAll(others, loaded.values(), loaded.item());
+      others.andNot(loads);
+      body.emitAll(others, values, it);
       body.useTileHeaders(null);
       String passes = b.pred();
-      b.op("not.pred %s, %s", passes, body.guardStops(split, loaded.values()));
-      return new FirstPart(loaded.item().row(), loaded.values(), passes);
+      b.op("not.pred %s, %s", passes, body.guardStops(split, values));
+      return new FirstPart(row, values, passes);
     }
 
     /**
@@ -1239,7 +1058,7 @@ public final class AggregateUpdateGenerator {
         return null;
       }
       SortedSet<Integer> columns = TileForHeaders.columns(body.columnsLoaded(itemCode), inputs);
-      return columns.isEmpty() ? null : new TileForHeaders(b, body, inputs, columns, items,
+      return columns.isEmpty() ? null : new TileForHeaders(b, body, inputs, columns, ITEMS,
           entry + "_for_headers", BLOCK_THREADS);
     }
 
@@ -1385,9 +1204,6 @@ public final class AggregateUpdateGenerator {
       // the launch takes as many threads as its registers allow.
       String maxThreads = anyBlockSize ? "" : ".maxntid " + BLOCK_THREADS + ", 1, 1\n";
       int registers = anyBlockSize ? WHOLE_BLOCK_REGISTERS : GeneratedModule.MAX_REGISTERS;
-      if (wordsAhead != null && WORDS_AHEAD_MAX_REGISTERS > 0) {
-        registers = WORDS_AHEAD_MAX_REGISTERS;
-      }
       return ".extern .shared .align 8 .b8 " + localName() + "[];\n"
           + ".visible .entry " + entry + "(\n" + params + "\n)\n" + maxThreads + ".maxnreg "
           + registers + "\n{\n" + b.finish() + "}\n";

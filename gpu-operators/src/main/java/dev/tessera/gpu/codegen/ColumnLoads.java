@@ -24,12 +24,10 @@ final class ColumnLoads {
    *     the miniblock's row (a run's: {@link ProgramEmitter#beginRun}; an item's own, its
    *     header handed over by its warp: {@link TileForHeaders}), else null: the row's own header
    *     is read
-   * @param loaded a GPU-FOR value's packed words loaded ahead ({@link #loadForWords} of {@code
-   *     miniblock}'s row), else null
    */
   static Val load(PtxBuilder b, InputSpec spec, String data, String validity, String offsets,
       String words, String blockStarts, String[] dfor, ForMiniblock miniblock, int later,
-      ForWords loaded, RowEmitter.Item item, boolean codeOnly) {
+      RowEmitter.Item item, boolean codeOnly) {
     String row = item.row();
     String valid = validity == null ? null : validBit(b, validity, row);
     switch (spec.encoding()) {
@@ -42,7 +40,7 @@ final class ColumnLoads {
       case FOR -> {
         String value = miniblock == null
             ? forValue(b, words, blockStarts, row, spec.referenceWords())
-            : forValue(b, miniblock, later, spec.referenceWords(), loaded);
+            : forValue(b, miniblock, later, spec.referenceWords());
         return decoded(b, spec, data, offsets, value, valid, codeOnly);
       }
       default -> {
@@ -304,84 +302,32 @@ final class ColumnLoads {
    * reference, packed = block + reference + widths word.
    */
   static String forValue(PtxBuilder b, ForMiniblock miniblock, int later, int referenceWords) {
-    return forValue(b, miniblock, later, referenceWords, null);
-  }
-
-  /**
-   * The two packed words a value of a column of one reference word lies in ({@link
-   * #loadForWords}), in registers that outlive the item that loads them.
-   */
-  record ForWords(String first, String second) {}
-
-  /**
-   * Loads into {@code words} the two packed words of {@code miniblock}'s row (a column of one
-   * reference word), where {@code when} (.pred) holds: {@link #forValue} of that row, given
-   * them, reads none.
-   */
-  static void loadForWords(PtxBuilder b, ForMiniblock miniblock, String when, ForWords words) {
-    String wordAddress = forWordsAddress(b, miniblock);
-    b.op("@%s ld.global.nc.u32 %s, [%s]", when, words.first(), wordAddress);
-    b.op("@%s ld.global.nc.u32 %s, [%s+4]", when, words.second(), wordAddress);
-  }
-
-  /**
-   * The global address of the first of the two packed words of {@code miniblock}'s row (a column
-   * of one reference word): what {@link #loadForWords} loads, there and 4 bytes on.
-   */
-  static String forWordsAddress(PtxBuilder b, ForMiniblock miniblock) {
-    String wordAddress = wordAddress(b, miniblock, miniblock.firstBit());
-    String first = b.b64();
-    b.op("add.s64 %s, %s, %d", first, wordAddress, 4 * 2); // past the block's reference and widths
-    return first;
-  }
-
-  /** The address of the first word that holds the bit {@code startBit} of the miniblock. */
-  private static String wordAddress(PtxBuilder b, ForMiniblock miniblock, String startBit) {
-    String word = b.b32();
-    b.op("shr.u32 %s, %s, 5", word, startBit);
-    b.op("add.s32 %s, %s, %s", word, word, miniblock.offset());
-    String wordOffset = b.b64();
-    b.op("mul.wide.u32 %s, %s, 4", wordOffset, word);
-    String wordAddress = b.b64();
-    b.op("add.s64 %s, %s, %s", wordAddress, miniblock.blockAddress(), wordOffset);
-    return wordAddress;
-  }
-
-  /**
-   * {@link #forValue(PtxBuilder, ForMiniblock, int, int)}, its two words {@code loaded} where
-   * not null ({@link #loadForWords} of the same row: {@code later} 0, one reference word).
-   */
-  static String forValue(PtxBuilder b, ForMiniblock miniblock, int later, int referenceWords,
-      ForWords loaded) {
-    if (loaded != null && (later != 0 || referenceWords != 1)) {
-      throw new IllegalArgumentException("words are loaded ahead for a row's own value of one"
-          + " reference word, not " + later + " rows on with " + referenceWords);
-    }
+    String blockAddress = miniblock.blockAddress();
     String reference = miniblock.reference();
+    String offset = miniblock.offset();
     String width = miniblock.width();
     String startBit = miniblock.firstBit();
     if (later > 0) {
       startBit = b.b32();
       b.op("mad.lo.u32 %s, %s, %d, %s", startBit, width, later, miniblock.firstBit());
     }
-    String wordAddress = loaded == null ? wordAddress(b, miniblock, startBit) : null;
+    String word = b.b32();
+    b.op("shr.u32 %s, %s, 5", word, startBit);
+    b.op("add.s32 %s, %s, %s", word, word, offset);
+    String wordOffset = b.b64();
+    b.op("mul.wide.u32 %s, %s, 4", wordOffset, word);
+    String wordAddress = b.b64();
+    b.op("add.s64 %s, %s, %s", wordAddress, blockAddress, wordOffset);
     int packed = 4 * (referenceWords + 1); // the packed words' first byte in the block
     String shift = b.b32();
     b.op("and.b32 %s, %s, 31", shift, startBit);
-    String first;
-    String second;
-    if (loaded != null) {
-      first = loaded.first();
-      second = loaded.second();
-    } else {
-      // The two words the bits may lie in, read whatever the width: the device copy's words are
-      // followed by GpuForLayout.TRAILING_WORDS zero words, and the mask drops the bits past the
-      // value (every bit when the width is 0).
-      first = b.b32();
-      b.op("ld.global.nc.u32 %s, [%s+%d]", first, wordAddress, packed);
-      second = b.b32();
-      b.op("ld.global.nc.u32 %s, [%s+%d]", second, wordAddress, packed + 4);
-    }
+    // The two words the bits may lie in, read whatever the width: the device copy's words are
+    // followed by GpuForLayout.TRAILING_WORDS zero words, and the mask drops the bits past the
+    // value (every bit when the width is 0).
+    String first = b.b32();
+    b.op("ld.global.nc.u32 %s, [%s+%d]", first, wordAddress, packed);
+    String second = b.b32();
+    b.op("ld.global.nc.u32 %s, [%s+%d]", second, wordAddress, packed + 4);
     if (referenceWords == 1) {
       // 32-lane values in 32-bit arithmetic: the funnel shift of the two words, the low width
       // bits, the reference's low word added modulo 2^32, then Narrow's sign extension.

@@ -103,8 +103,6 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private final Map<Integer, ColumnRegisters> columns = new LinkedHashMap<>();
   /** The item's columns loaded ahead of it ({@link #takeLoadedAhead}), by column. */
   private Map<Integer, LookaheadColumns.Raw> loadedAhead = Map.of();
-  /** The item's GPU-FOR words loaded ahead of it ({@link #takeWordsAhead}), by column. */
-  private Map<Integer, ColumnLoads.ForWords> wordsAhead = Map.of();
   /** Dictionary columns whose loads keep their codes undecoded ({@link #leaveCoded}). */
   private final BitSet leftCoded = new BitSet();
   private final Map<Integer, String[]> dforValues = new LinkedHashMap<>();
@@ -1930,15 +1928,6 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     loadedAhead = raw;
   }
 
-  /**
-   * The item's packed words of GPU-FOR columns whose headers it takes from the tile's ({@link
-   * #useTileHeaders}), loaded ahead of it ({@link TileWordsAhead}): its LOAD_COLUMNs of them
-   * read these instead of loading. An empty map ends it.
-   */
-  void takeWordsAhead(Map<Integer, ColumnLoads.ForWords> words) {
-    wordsAhead = words;
-  }
-
   /** Column c's validity bitmap (.b64, global), or null. */
   String columnValidity(int c) {
     return columnRegisters(c).validity();
@@ -1973,14 +1962,12 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
           inputs.get(column).referenceWords());
       later = 0;
     }
-    ColumnLoads.ForWords words = null;
     if (miniblock == null && tileHeaders != null && tileHeaders.covers(column)) {
       miniblock = tileHeaders.miniblock(column, item.row());
       later = 0;
-      words = wordsAhead.get(column);
     }
     return ColumnLoads.load(b, inputs.get(column), c.data(), c.validity(), c.offsets(),
-        c.words(), c.blockStarts(), dforValues.get(column), miniblock, later, words, item,
+        c.words(), c.blockStarts(), dforValues.get(column), miniblock, later, item,
         leftCoded.get(column));
   }
 

@@ -39,11 +39,7 @@ class TileForHeadersTest {
    */
   private static final String WIDTHS = "ld\\.global\\.nc\\.u32 %r\\d+, \\[%rd\\d+\\+4\\];";
 
-  /**
-   * SSB Q2.1's shape over three INT columns (the part's key, the supplier's, a value): a probe of
-   * the part table, then of the supplier table, grouped by the part's STRING payload.
-   */
-  static Program partThenSupplierProgram() {
+  private static GeneratedKernel kernel(Encoding encoding) throws CodegenUnsupportedException {
     ColumnType i = ColumnType.INT;
     ProgramBuilder b = new ProgramBuilder(List.of(i, i, i), true);
     int parts = b.table(new JoinTableSchema(List.of(i), List.of(ColumnType.STRING, i)));
@@ -52,21 +48,14 @@ class TileForHeadersTest {
     int keep = b.emitNew(Opcode.IS_NOT_NULL, part, 0, 0);
     int supplier = b.emitNew(Opcode.PROBE, suppliers, b.constant(b.loadColumn(1)), 1);
     keep = b.emitNew(Opcode.AND, keep, b.emitNew(Opcode.IS_NOT_NULL, supplier, 0, 0), 0);
-    return b.build(keep, List.of(
+    Program program = b.build(keep, List.of(
         new Program.Output(b.emitNew(Opcode.LOAD_BUILD, parts, part, 0), ColumnType.STRING),
         new Program.Output(b.loadColumn(2), i)));
-  }
-
-  /** {@link #partThenSupplierProgram}'s aggregation: the sum of the value by the payload. */
-  static AggregateSpec partThenSupplierSpec() {
-    return new AggregateSpec(List.of(ColumnType.STRING, ColumnType.INT), 1,
+    AggregateSpec spec = new AggregateSpec(List.of(ColumnType.STRING, i), 1,
         List.of(new AggregateFunction(Kind.SUM, 1, ColumnType.LONG)), true);
-  }
-
-  private static GeneratedKernel kernel(Encoding encoding) throws CodegenUnsupportedException {
-    InputSpec column = new InputSpec(ColumnType.INT, encoding, false);
-    return AggregateUpdateGenerator.generate(partThenSupplierProgram(),
-        List.of(column, column, column), partThenSupplierSpec(), KernelFeatures.forArch("sm_90"));
+    InputSpec column = new InputSpec(i, encoding, false);
+    return AggregateUpdateGenerator.generate(program, List.of(column, column, column), spec,
+        KernelFeatures.forArch("sm_90"));
   }
 
   @Test
