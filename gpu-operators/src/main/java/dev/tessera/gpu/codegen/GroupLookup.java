@@ -36,8 +36,6 @@ final class GroupLookup {
   /** hash_aggregate.cuh kNullKeyHash and kNullKeySalt: a NULL key's value hash, and its salt. */
   private static final long NULL_KEY_HASH = 0x9e3779b97f4a7c15L;
   private static final long NULL_KEY_SALT = 0x51ed270b27L;
-  /** hash.cuh kStringHashSeed: HashBytes' seed, to which a string's length is added. */
-  private static final long STRING_HASH_SEED = 0x452821e638d01377L;
 
   private final PtxBuilder b;
   private final AggregateSpec spec;
@@ -280,7 +278,7 @@ final class GroupLookup {
     b.op("mov.b64 %s, 0", i);
     // The first word against the row's, read for its short form (word); the rest a word
     // of each at a time.
-    String theirs = rowWord(address, i, length64);
+    String theirs = StringWords.word(b, address, i, length64);
     b.op("setp.eq.b64 %s, %s, %s", same, word, theirs);
     b.op("@!%s bra %s", same, done);
     b.op("mov.b64 %s, 8", i);
@@ -288,8 +286,8 @@ final class GroupLookup {
     b.place(loop);
     b.op("setp.ge.s64 %s, %s, %s", p, i, length64);
     b.op("@%s bra %s", p, done);
-    String mine = rowWord(key.value(), i, length64);
-    theirs = rowWord(address, i, length64);
+    String mine = StringWords.word(b, key.value(), i, length64);
+    theirs = StringWords.word(b, address, i, length64);
     b.op("setp.ne.b64 %s, %s, %s", p, mine, theirs);
     b.op("@%s setp.ne.u32 %s, 0, 0", p, same);
     b.op("@%s bra %s", p, done);
@@ -342,7 +340,8 @@ final class GroupLookup {
    * bytes, 0 past its end, its length in the top byte: a different LONG for every string of at
    * most 7 bytes) with the string's null flag; {@code fits}, a .pred, whether the string is at
    * most {@link LocalKeyTable#SHORT_STRING_BYTES} bytes or NULL; {@code word}, the string's
-   * first word as {@link #rowWord} reads it (0 for NULL), for its hash ({@link #hashBytes}).
+   * first word as {@link StringWords#word} reads it (0 for NULL), for its hash
+   * ({@link StringWords#hash}).
    */
   private record ShortForm(AggregateValue key, String fits, String word) {}
 
@@ -408,7 +407,7 @@ final class GroupLookup {
     b.op("selp.b64 %s, %s, 0, %s", readLength, length64, reads);
     String zero = b.b64();
     b.op("mov.b64 %s, 0", zero);
-    String word = rowWord(key.value(), zero, readLength);
+    String word = StringWords.word(b, key.value(), zero, readLength);
     String fits = b.pred();
     b.op("setp.le.s64 %s, %s, %d", fits, readLength, LocalKeyTable.SHORT_STRING_BYTES);
     String top = b.b64();
@@ -783,7 +782,7 @@ final class GroupLookup {
 
   /**
    * hash_aggregate.cuh HashKeys; {@code firstWord}: the first key's first word where the caller
-   * has read it ({@link #hashBytes}), else null.
+   * has read it ({@link StringWords#hash}), else null.
    */
   private String hash(AggregateValue[] keys, String firstWord) {
     String h = b.b64();
@@ -796,7 +795,9 @@ final class GroupLookup {
         if (keys[k].valid() != null) {
           b.op("@!%s bra %s", keys[k].valid(), skip);
         }
-        b.op("add.s64 %s, %s, %d", v, hashBytes(keys[k], k == 0 ? firstWord : null), k);
+        String bytesHash = StringWords.hash(b, keys[k].value(), keys[k].length(),
+            k == 0 ? firstWord : null);
+        b.op("add.s64 %s, %s, %d", v, bytesHash, k);
         b.place(skip);
       } else {
         b.op("add.s64 %s, %s, %d", v, keys[k].value(), k);
@@ -808,102 +809,6 @@ final class GroupLookup {
       h = ProgramEmitter.combineKeyHash(b, h, v);
     }
     return h;
-  }
-
-  /**
-   * hash.cuh HashBytes: a string's bytes, 8 at a time into a word, each whole word mixed in, then
-   * the last (partial, or 0) word. Each word's bytes are loaded together ({@link #word}), so a
-   * key costs a memory round trip per 8 bytes, not per byte. {@code first}: the key's first word
-   * where the caller has read it ({@link #shortForm}), else null.
-   */
-  private String hashBytes(AggregateValue key, String first) {
-    String h = b.b64();
-    String length64 = b.b64();
-    b.op("cvt.s64.s32 %s, %s", length64, key.length());
-    b.op("add.s64 %s, %s, %d", h, length64, STRING_HASH_SEED);
-    b.op("mov.b64 %s, %s", h, ProgramEmitter.mix(b, h));
-    String i = b.b64();
-    b.op("mov.b64 %s, 0", i);
-    String loop = b.label("hash_word");
-    String last = b.label("hash_last_word");
-    String p = b.pred();
-    String end = b.b64();
-    String mixed = b.b64();
-    if (first != null) {
-      // The first word as read already ({@code first}): the loop's first round, unrolled.
-      b.op("xor.b64 %s, %s, %s", mixed, h, first);
-      b.op("setp.lt.s64 %s, %s, 8", p, length64);
-      b.op("@%s bra %s", p, last);
-      b.op("mov.b64 %s, %s", h, ProgramEmitter.mix(b, mixed));
-      b.op("mov.b64 %s, 8", i);
-    }
-    b.place(loop);
-    // The word at i: a whole one while it ends within the key, else the last (0 past the end).
-    b.op("xor.b64 %s, %s, %s", mixed, h, rowWord(key.value(), i, length64));
-    b.op("add.s64 %s, %s, 8", end, i);
-    b.op("setp.gt.s64 %s, %s, %s", p, end, length64);
-    b.op("@%s bra %s", p, last);
-    b.op("mov.b64 %s, %s", h, ProgramEmitter.mix(b, mixed));
-    b.op("mov.b64 %s, %s", i, end);
-    b.op("bra %s", loop);
-    b.place(last);
-    return ProgramEmitter.mix(b, mixed);
-  }
-
-  /**
-   * A new .b64: a string's bytes at {@code base + i} up to 8, and before {@code length},
-   * little-endian (the first in the low byte), 0 past the end; as hash.cuh's HashBytes and
-   * hash_aggregate.cuh's key heap hold them. The string may start anywhere: this reads the one or
-   * two aligned words that hold those bytes (none where none is left) and shifts them into place.
-   * The rest of an aligned word that holds a string's byte lies inside the same buffer: every
-   * buffer a string register points into (an input column, a dictionary, a join table's payload,
-   * the plan's string constants) comes from a pool, which hands out whole multiples of
-   * ArenaPool.ALIGNMENT bytes. Eight byte loads a word, before, took some 30 instructions.
-   */
-  private String rowWord(String base, String i, String length) {
-    String at = b.b64();
-    b.op("add.s64 %s, %s, %s", at, base, i);
-    String left = b.b64();
-    b.op("sub.s64 %s, %s, %s", left, length, i);
-    String aligned = b.b64();
-    b.op("and.b64 %s, %s, -8", aligned, at);
-    String misalignment = b.b64();
-    b.op("and.b64 %s, %s, 7", misalignment, at);
-    String p = b.pred();
-    String low = b.b64();
-    b.op("mov.b64 %s, 0", low);
-    b.op("setp.gt.s64 %s, %s, 0", p, left);
-    b.op("@%s ld.u64 %s, [%s]", p, low, aligned);
-    // The next aligned word holds some of the 8 only where the string goes on past this one.
-    String reach = b.b64();
-    b.op("add.s64 %s, %s, %s", reach, misalignment, left);
-    String high = b.b64();
-    b.op("mov.b64 %s, 0", high);
-    b.op("setp.gt.s64 %s, %s, 8", p, reach);
-    b.op("@%s ld.u64 %s, [%s+8]", p, high, aligned);
-    String shift = b.b32();
-    b.op("cvt.u32.u64 %s, %s", shift, misalignment);
-    b.op("shl.b32 %s, %s, 3", shift, shift);
-    String back = b.b32();
-    b.op("sub.u32 %s, 64, %s", back, shift);
-    // Shift amounts of 64 or more give 0 (PTX clamps them): at shift 0 the high word adds nothing.
-    String word = b.b64();
-    b.op("shr.b64 %s, %s, %s", word, low, shift);
-    String fromHigh = b.b64();
-    b.op("shl.b64 %s, %s, %s", fromHigh, high, back);
-    b.op("or.b64 %s, %s, %s", word, word, fromHigh);
-    // Only the first min(left, 8) bytes are the string's: the mask 2^(8 * kept) - 1, or all ones.
-    String kept = b.b64();
-    b.op("min.s64 %s, %s, 8", kept, left);
-    String bits = b.b32();
-    b.op("cvt.u32.u64 %s, %s", bits, kept);
-    b.op("shl.b32 %s, %s, 3", bits, bits);
-    String mask = b.b64();
-    b.op("mov.b64 %s, 1", mask);
-    b.op("shl.b64 %s, %s, %s", mask, mask, bits);
-    b.op("sub.s64 %s, %s, 1", mask, mask);
-    b.op("and.b64 %s, %s, %s", word, word, mask);
-    return word;
   }
 
   /**
@@ -1147,7 +1052,7 @@ final class GroupLookup {
     b.place(loop);
     b.op("setp.ge.s64 %s, %s, %s", p, i, length64);
     b.op("@%s bra %s", p, copied);
-    String word = rowWord(key.value(), i, length64);
+    String word = StringWords.word(b, key.value(), i, length64);
     String into = b.b64();
     b.op("add.s64 %s, %s, %s", into, to, i);
     b.op("st.global.u64 [%s], %s", into, word);
@@ -1277,8 +1182,8 @@ final class GroupLookup {
    * ({@code onlyString}) and is at most 8 bytes, the hashes' equality, tested before, decides:
    * the group's stored hash is the tuple's hash ({@link #hash}), and with the other keys equal
    * (each compared exactly) and the lengths equal, that hash is a bijection of the string's one
-   * word (hashBytes: the length's seed mixed, xored with the word, mixed; then combineKeyHash's
-   * mix, xor and mix, and the column index added: every step invertible, splitmix64's mix with
+   * word (StringWords.hash: the length's seed mixed, xored with the word, mixed; then
+   * combineKeyHash's mix, xor and mix, and the column index added: every step invertible, splitmix64's mix with
    * odd multipliers), so equal hashes mean equal bytes. That spares the key heap's read, a
    * round trip to L2 after the group's key, for every row that finds its group.
    */
@@ -1305,7 +1210,7 @@ final class GroupLookup {
     b.op("add.s64 %s, %s, %s", at, theirs, i);
     String group = b.b64();
     b.op("ld.global.cg.u64 %s, [%s]", group, at);
-    String mine = rowWord(key.value(), i, length64);
+    String mine = StringWords.word(b, key.value(), i, length64);
     b.op("setp.ne.b64 %s, %s, %s", p, group, mine);
     b.op("@%s bra %s", p, differ);
     b.op("add.s64 %s, %s, 8", i, i);
