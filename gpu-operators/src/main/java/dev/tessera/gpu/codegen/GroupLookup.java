@@ -1183,9 +1183,9 @@ final class GroupLookup {
    * the group's stored hash is the tuple's hash ({@link #hash}), and with the other keys equal
    * (each compared exactly) and the lengths equal, that hash is a bijection of the string's one
    * word (StringWords.hash: the length's seed mixed, xored with the word, mixed; then
-   * combineKeyHash's mix, xor and mix, and the column index added: every step invertible, splitmix64's mix with
-   * odd multipliers), so equal hashes mean equal bytes. That spares the key heap's read, a
-   * round trip to L2 after the group's key, for every row that finds its group.
+   * combineKeyHash's mix, xor and mix, and the column index added: every step invertible,
+   * splitmix64's mix with odd multipliers), so equal hashes mean equal bytes. That spares the key
+   * heap's read, a round trip to L2 after the group's key, for every row that finds its group.
    */
   private void stringEqual(int k, AggregateValue key, StoredKey stored, boolean onlyString,
       String differ) {
