@@ -56,8 +56,8 @@ class HashAggregateAbiTest {
 
   /**
    * The constants the generated kernels' group update (codegen's GroupLookup and
-   * GroupAccumulation, which write hash_aggregate.cuh's functions in PTX) shares with the CUDA
-   * code: the slot states and layout, the hash's seeds and salts, the key heap's alignment, the
+   * GroupAccumulation, which write hash_aggregate.cuh's functions in PTX; StringWords, which
+   * hashes strings for them and for the join probes) shares with the CUDA code: the slot states and layout, the hash's seeds and salts, the key heap's alignment, the
    * per-block table's probes.
    */
   @Test
@@ -74,7 +74,8 @@ class HashAggregateAbiTest {
     assertEquals(constexpr(aggregate, "kSlotBytes"), AggregateUpdateGenerator.GROUP_SLOT_BYTES);
     assertEquals(constexpr(aggregate, "kNullKeyHash"), staticField(lookup, "NULL_KEY_HASH"));
     assertEquals(constexpr(aggregate, "kNullKeySalt"), staticField(lookup, "NULL_KEY_SALT"));
-    assertEquals(constexpr(hash, "kStringHashSeed"), staticField(lookup, "STRING_HASH_SEED"));
+    assertEquals(constexpr(hash, "kStringHashSeed"),
+        staticField("dev.tessera.gpu.codegen.StringWords", "STRING_HASH_SEED"));
     assertEquals(constexpr(aggregate, "kKeyHeapAlignment"),
         AggregateUpdateGenerator.KEY_HEAP_ALIGNMENT);
     assertEquals(constexpr(hash, "kKeyTupleSeed"),
