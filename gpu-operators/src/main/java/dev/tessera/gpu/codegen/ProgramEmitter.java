@@ -50,6 +50,12 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * rows wait for the probe's walk; the join table's index follows.
    */
   static final String PROBE_FILTER_SPLIT = "the keys' bit in the probe filter of join table";
+  /** The PTX comment before a probe of a table with a string key compares a row's hash. */
+  static final String CANDIDATE_HASH = "the candidate build row's hash, before its keys";
+  /** The PTX comment before a probe compares a string key with its candidate build row's. */
+  static final String STRING_KEY_COMPARE = "a string key's bytes against the build row's";
+  /** The system property that turns {@link #stringProbes} on. */
+  static final String STRING_PROBES_PROPERTY = "tessera.codegen.stringProbes";
   private static final int INPUT_DATA = 0;
   private static final int INPUT_VALIDITY = 8;
   private static final int INPUT_OFFSETS = 16;
@@ -62,6 +68,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   private static final int TABLE_KEYS = 0;
   private static final int TABLE_PAYLOADS = 8;
   private static final int TABLE_SLOTS = 16;
+  private static final int TABLE_HASHES = 24;
   private static final int TABLE_SLOT_MASK = 48;
   private static final int TABLE_DIRECT = 72;
   private static final int TABLE_DIRECT_MIN = 80;
@@ -173,7 +180,9 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * The join table of the filter's first probe ({@link #firstProbe} from the filter, over every
    * instruction): the only table whose probe filter {@link #splitAtFilteredProbe} may split at,
    * so the only one of a program's probe-filtered tables its aggregate kernel depends on; -1
-   * where the program has no filter or its filter reads no probe.
+   * where the program has no filter or its filter reads no probe, or where that table has a
+   * string key (its rows would carry the keys' bytes to the walk after the bit, and hash them
+   * twice: not split).
    */
   static int filterFirstProbeTable(Program program) {
     if (!program.hasFilter()) {
@@ -185,7 +194,11 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     every.set(0, sources.length);
     int filter = lastWriter[program.filterRegister()];
     int probe = filter < 0 ? -1 : firstProbe(program.code(), sources, filter, every, new BitSet());
-    return probe < 0 ? -1 : program.code()[probe * Program.WORDS + 2];
+    if (probe < 0) {
+      return -1;
+    }
+    int table = program.code()[probe * Program.WORDS + 2];
+    return hasStringKey(program.tables().get(table)) ? -1 : table;
   }
 
   // ---- what the generator covers ---------------------------------------------------------------
@@ -204,9 +217,9 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
         reasons.add("a join table has " + table.keyTypes().size() + " key columns (the kernel"
             + " generator probes at most " + MAX_PROBE_KEYS + ")");
       }
-      if (table.keyTypes().stream().anyMatch(ColumnType::isString)) {
-        reasons.add("a join table has a string key, which the kernel generator does not probe"
-            + " yet");
+      if (hasStringKey(table) && !stringProbes()) {
+        reasons.add("a join table has a string key, whose generated probe is off until a GPU"
+            + " has run it (-D" + STRING_PROBES_PROPERTY + "=true turns it on)");
       }
     }
     Set<Opcode> uncovered = uncoveredOpcodes(program);
@@ -215,6 +228,22 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
           .collect(Collectors.joining(", ")));
     }
     return reasons.isEmpty() ? null : String.join("; ", reasons);
+  }
+
+  /**
+   * Whether PROBEs of join tables with a string key are generated ({@link #probe}), read at each
+   * kernel's generation. Off by default: no GPU has run those probes yet, so such a pipeline
+   * runs on the interpreter (program.cuh FindBuildRow) unless the JVM runs with -D{@value
+   * #STRING_PROBES_PROPERTY}=true; once the CUDA differential suites pass with it on a GPU, the
+   * switch goes.
+   */
+  static boolean stringProbes() {
+    return Boolean.getBoolean(STRING_PROBES_PROPERTY);
+  }
+
+  /** Whether one of {@code table}'s keys is a string. */
+  private static boolean hasStringKey(JoinTableSchema table) {
+    return table.keyTypes().stream().anyMatch(ColumnType::isString);
   }
 
   /** The opcodes of {@code program} without an emitter, in program order. */
@@ -1353,7 +1382,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     Val[] keys = operands(probe, values);
     String stops = b.pred();
     // The split is only where the table has a filter (the kernel is made for such tables).
-    b.op("not.pred %s, %s", stops, probeFilter(tableView(word(probe, 2)), keys, true));
+    b.op("not.pred %s, %s", stops, probeFilter(tableView(word(probe, 2)), values(keys), true));
     String anyNull = anyNull(keys);
     if (anyNull != null) {
       b.op("or.pred %s, %s, %s", stops, stops, anyNull);
@@ -1445,13 +1474,15 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   }
 
   /**
-   * PROBE (program.cuh FindBuildRow) for fixed-width keys: the key tuple's hash (hash.cuh
-   * CombineKeyHash of each key's 64-bit value), the table's probe filter where it has one
-   * ({@link #probeFilter}), then the walk along the slots from the hash's slot to an empty one,
+   * PROBE (program.cuh FindBuildRow): the key tuple's hash (hash.cuh CombineKeyHash of each key's
+   * value hash, {@link #valueHashes}), the table's probe filter where it has one ({@link
+   * #probeFilter}), then the walk along the slots from the hash's slot to an empty one,
    * comparing the key columns at each slot's build row. NULL when a key is NULL (no walk)
    * or no row matches; the first error among the keys carries over. A table of one integral key
    * may have a direct map (known at run time: the branch is the same for every thread), which
-   * replaces the walk by one read, or none where the map is the identity.
+   * replaces the walk by one read, or none where the map is the identity. A table with a string
+   * key ({@link #stringProbes}) compares the build row's hash before its keys, as FindBuildRow
+   * does: a string's bytes are a round trip a word.
    *
    * @param tryDirectMap whether to read the table's direct map first ({@link #directProbes}'
    *     walk runs where the table has none)
@@ -1480,9 +1511,10 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     if (tryDirectMap) {
       directProbe(table, view, keys[0], row, found, done);
     }
-    String hash = keyTupleHash(keys);
+    String[] valueHashes = valueHashes(keyTypes, keys);
+    String hash = keyTupleHash(valueHashes);
     if (!bitPassed) {
-      b.op("@!%s bra %s", probeFilter(view, keys, false), done);
+      b.op("@!%s bra %s", probeFilter(view, valueHashes, false), done);
     }
     String slots = field(view, TABLE_SLOTS);
     String keyColumns = field(view, TABLE_KEYS);
@@ -1490,10 +1522,16 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     String slot = b.b64();
     b.op("and.b64 %s, %s, %s", slot, hash, mask);
     String[] keyData = new String[keys.length];
+    String[] keyOffsets = new String[keys.length];
     for (int k = 0; k < keys.length; k++) {
       String descriptor = inputDescriptor(keyColumns, k);
       keyData[k] = field(descriptor, INPUT_DATA);
+      if (keyTypes.get(k).isString()) {
+        keyOffsets[k] = field(descriptor, INPUT_OFFSETS);
+      }
     }
+    boolean strings = keyTypes.stream().anyMatch(ColumnType::isString);
+    String hashes = strings ? field(view, TABLE_HASHES) : null;
     // The build leaves at least half the slots empty, so the walk ends at an empty slot.
     String walk = b.label("probe_walk");
     String next = b.label("probe_next");
@@ -1507,19 +1545,43 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     b.op("@%s bra %s", empty, done);
     String candidate64 = b.b64();
     b.op("cvt.s64.s32 %s, %s", candidate64, candidate);
-    // The candidate's keys compared at once, each read at its row (their loads independent of
-    // one another); not its hash first (program.cuh FindBuildRow's order, which a string key
-    // needs): for fixed-width keys that was one more dependent L2 read for a slot of the key.
-    String differs = b.pred();
+    if (strings) {
+      b.comment(CANDIDATE_HASH);
+      String stored = b.b64();
+      String hashAddress = b.b64();
+      b.op("mad.lo.s64 %s, %s, 8, %s", hashAddress, candidate64, hashes);
+      b.op("ld.global.nc.u64 %s, [%s]", stored, hashAddress);
+      String otherHash = b.pred();
+      b.op("setp.ne.u64 %s, %s, %s", otherHash, stored, hash);
+      b.op("@%s bra %s", otherHash, next);
+    }
+    // The candidate's fixed-width keys compared at once, each read at its row (their loads
+    // independent of one another); not its hash first where no key is a string: that was one
+    // more dependent L2 read for a slot of the key.
+    boolean fixedWidth = keyTypes.stream().anyMatch(t -> !t.isString());
+    String differs = fixedWidth ? b.pred() : null;
+    boolean firstCompared = true;
     for (int k = 0; k < keys.length; k++) {
+      if (keyTypes.get(k).isString()) {
+        continue;
+      }
       String value = ColumnLoads.plainValue(b, keyTypes.get(k), keyData[k], candidate64);
-      if (k == 0) {
+      if (firstCompared) {
         b.op("setp.ne.s64 %s, %s, %s", differs, value, keys[k].value());
+        firstCompared = false;
       } else {
         b.op("setp.ne.or.s64 %s, %s, %s, %s", differs, value, keys[k].value(), differs);
       }
     }
-    b.op("@%s bra %s", differs, next);
+    if (fixedWidth) {
+      b.op("@%s bra %s", differs, next);
+    }
+    for (int k = 0; k < keys.length; k++) {
+      if (keyTypes.get(k).isString()) {
+        Val built = ColumnLoads.stringAt(b, keyData[k], keyOffsets[k], candidate64, null);
+        bytesDiffer(keys[k], built, next);
+      }
+    }
     b.op("mov.b64 %s, %s", row, candidate64);
     b.op("setp.eq.s32 %s, 0, 0", found);
     b.op("bra.uni %s", done);
@@ -1548,18 +1610,68 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   }
 
   /**
-   * The hash of a tuple of fixed-width keys (.b64; hash.cuh CombineKeyHash of each key's 64-bit
-   * value), as the build hashed its rows' keys.
+   * The hash of a key tuple (.b64; hash.cuh CombineKeyHash of each key's value hash, {@link
+   * #valueHashes}), as the build hashed its rows' keys.
    */
-  private String keyTupleHash(Val[] keys) {
+  private String keyTupleHash(String[] valueHashes) {
     String hash = b.b64();
     b.op("mov.b64 %s, %d", hash, KEY_TUPLE_SEED);
-    for (int k = 0; k < keys.length; k++) {
+    for (int k = 0; k < valueHashes.length; k++) {
       String v = b.b64();
-      b.op("add.s64 %s, %s, %d", v, keys[k].value(), k);
+      b.op("add.s64 %s, %s, %d", v, valueHashes[k], k);
       hash = combineKeyHash(b, hash, v);
     }
     return hash;
+  }
+
+  /**
+   * program.cuh JoinValueHash of each of {@code keys} (none NULL), of the types {@code types}: a
+   * fixed-width key's 64-bit value as it is, a string's bytes hashed (hash.cuh HashBytes).
+   */
+  private String[] valueHashes(List<ColumnType> types, Val[] keys) {
+    String[] hashes = new String[keys.length];
+    for (int k = 0; k < keys.length; k++) {
+      hashes[k] = types.get(k).isString()
+          ? StringWords.hash(b, keys[k].value(), keys[k].length(), null) : keys[k].value();
+    }
+    return hashes;
+  }
+
+  /** The value of each of {@code keys}, fixed-width all: its value hash ({@link #valueHashes}). */
+  private static String[] values(Val[] keys) {
+    String[] values = new String[keys.length];
+    for (int k = 0; k < keys.length; k++) {
+      values[k] = keys[k].value();
+    }
+    return values;
+  }
+
+  /**
+   * program.cuh JoinValueEquals for a string key: on to {@code differ} unless {@code built}, the
+   * build row's key, has {@code key}'s length and bytes, compared a word of each at a time
+   * ({@link StringWords#word}).
+   */
+  private void bytesDiffer(Val key, Val built, String differ) {
+    b.comment(STRING_KEY_COMPARE);
+    String p = b.pred();
+    b.op("setp.ne.s32 %s, %s, %s", p, built.length(), key.length());
+    b.op("@%s bra %s", p, differ);
+    String length64 = b.b64();
+    b.op("cvt.s64.s32 %s, %s", length64, key.length());
+    String i = b.b64();
+    b.op("mov.b64 %s, 0", i);
+    String loop = b.label("probe_key_word");
+    String same = b.label("probe_key_same");
+    b.place(loop);
+    b.op("setp.ge.s64 %s, %s, %s", p, i, length64);
+    b.op("@%s bra %s", p, same);
+    String mine = StringWords.word(b, key.value(), i, length64);
+    String theirs = StringWords.word(b, built.value(), i, length64);
+    b.op("setp.ne.b64 %s, %s, %s", p, mine, theirs);
+    b.op("@%s bra %s", p, differ);
+    b.op("add.s64 %s, %s, 8", i, i);
+    b.op("bra %s", loop);
+    b.place(same);
   }
 
   /**
@@ -1722,19 +1834,20 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   }
 
   /**
-   * Whether a build row of the join table at {@code view}, which has no direct map, may have
-   * {@code keys} (none NULL), as its probe filter says (program.cuh JoinTableView.filter: bit
-   * h >> filter_shift of the keys' filter hash h, hash.cuh CombineFilterHash; 0 where the table
+   * Whether a build row of the join table at {@code view}, which has no direct map, may have the
+   * keys (none NULL) of {@code valueHashes} ({@link #valueHashes}), as its probe filter says
+   * (program.cuh JoinTableView.filter: bit h >> filter_shift of the keys' filter hash h, hash.cuh
+   * CombineFilterHash of their value hashes; 0 where the table
    * has none): a new predicate, true where the table has no filter (the same for every thread)
    * or the keys' bit is set. A clear bit ends the probe before its walk of the slots. With
    * {@code hasFilter} the kernel knows the table has one, and reads the bit without testing the
    * filter's address.
    */
-  private String probeFilter(Descriptor view, Val[] keys, boolean hasFilter) {
+  private String probeFilter(Descriptor view, String[] valueHashes, boolean hasFilter) {
     String hash = b.b64();
     b.op("mov.b64 %s, 0", hash);
-    for (Val k : keys) {
-      b.op("add.s64 %s, %s, %s", hash, hash, k.value());
+    for (String v : valueHashes) {
+      b.op("add.s64 %s, %s, %s", hash, hash, v);
       b.op("mul.lo.s64 %s, %s, %d", hash, hash, PROBE_FILTER_MULTIPLIER);
     }
     String bit = b.b64();

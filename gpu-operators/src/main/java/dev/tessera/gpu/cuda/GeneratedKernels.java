@@ -24,6 +24,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import jcuda.driver.CUfunction;
@@ -257,6 +258,12 @@ final class GeneratedKernels {
         inJar.summary());
     keep(loaded.module());
     return new Kernel(loaded.function(), kernel.entry(), null, nanos);
+  }
+
+  /** Why each pipeline without a kernel has none, one reason a key (for tests). */
+  List<String> reasons() {
+    return byKey.values().stream().map(Kernel::reason).filter(Objects::nonNull)
+        .toList();
   }
 
   /** How many generated kernels are loaded (for tests). */
