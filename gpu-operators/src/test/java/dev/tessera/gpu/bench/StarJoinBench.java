@@ -101,7 +101,7 @@ public final class StarJoinBench {
   private StarJoinBench() {}
 
   /** One way of running the query over the fact batch; returns the output's row count. */
-  private interface Form {
+  interface Form {
     long run(ColumnBatch<DeviceColumn> fact);
   }
 
@@ -184,7 +184,7 @@ public final class StarJoinBench {
    * {@code small}: the JVM then has compiled the host's part of each operator, as in an executor,
    * which runs it for every batch (the timed runs alone would time it interpreted).
    */
-  private static void measure(String name, int rows, double floor, Form form,
+  static void measure(String name, int rows, double floor, Form form,
       ColumnBatch<DeviceColumn> fact, ColumnBatch<DeviceColumn> small) {
     for (int i = 0; i < HOST_WARM_UP; i++) {
       form.run(small);
@@ -386,6 +386,12 @@ public final class StarJoinBench {
       host.forEach(HostColumn::close);
       throw e;
     }
+    return toDevice(host, rows, backend, stream);
+  }
+
+  /** {@code host}'s columns as a device batch (they are closed); the caller closes it. */
+  static ColumnBatch<DeviceColumn> toDevice(List<HostColumn> host, int rows, Backend backend,
+      GpuStream stream) {
     try (ColumnBatch<HostColumn> batch = new ColumnBatch<>(host, rows)) {
       ColumnBatch<DeviceColumn> device =
           ColumnTransfer.toDeviceAsync(batch, backend.deviceMemory(), stream);

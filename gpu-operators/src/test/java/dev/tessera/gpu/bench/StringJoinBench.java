@@ -10,7 +10,6 @@ import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.agg.HashAggregateKernel;
 import dev.tessera.gpu.column.ColumnBatch;
-import dev.tessera.gpu.column.ColumnTransfer;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.DeviceColumn;
 import dev.tessera.gpu.column.HostColumn;
@@ -24,7 +23,6 @@ import dev.tessera.gpu.join.JoinTableSchema;
 import dev.tessera.gpu.kernels.ProgramKernel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 
@@ -43,7 +41,7 @@ import java.util.Random;
  * argument "codegen" the pipelines run as generated kernels, where the generator covers them
  * (a string key's probe only with -Dtessera.codegen.stringProbes=true; without it, the
  * interpreter kernel probes: the comparison this benchmark is for). Prints the median wall time
- * over the runs and the bandwidth floor: the fact columns read once (the name's 4-byte offset and
+ * over the runs (timed as StarJoinBench times its forms) and the bandwidth floor: the fact columns read once (the name's 4-byte offset and
  * 18 bytes, the revenue's 4: 26 bytes a row) over the device bandwidth given as the second
  * argument (GB/s, measured by the diagnostic); the supplier table (under 1 MB) is taken as
  * cache-resident.
@@ -52,9 +50,6 @@ import java.util.Random;
  * </pre>
  */
 public final class StringJoinBench {
-  private static final int WARM_UP = 1;
-  private static final int RUNS = 5;
-  private static final int HOST_WARM_UP = 2_000;
   private static final int HOST_WARM_UP_ROWS = 4_096;
   private static final ColumnType INT = ColumnType.INT;
   private static final ColumnType LONG = ColumnType.LONG;
@@ -74,11 +69,6 @@ public final class StringJoinBench {
       List.of(new AggregateFunction(Kind.SUM, 1, LONG)), false);
 
   private StringJoinBench() {}
-
-  /** One way of running the query over the fact batch; returns the output's row count. */
-  private interface Form {
-    long run(ColumnBatch<DeviceColumn> fact);
-  }
 
   public static void main(String[] args) {
     int rows = args.length > 0 ? Integer.parseInt(args[0]) : 32 << 20;
@@ -105,7 +95,7 @@ public final class StringJoinBench {
         System.out.printf("floor: the fact columns read once, %,d bytes at %.0f GB/s = %.4f ms"
             + " (the supplier table taken as cache-resident)%n", bytes, deviceGBps, floor);
         System.out.println("form                   out rows   median ms   G rows/s   x floor");
-        measure("fused", rows, floor, input -> {
+        StarJoinBench.measure("fused", rows, floor, input -> {
           try (HashAggregateKernel.Aggregation a =
               aggregate.open(SPEC, backend.deviceMemory(), stream)) {
             a.update(program, tables, input);
@@ -114,7 +104,7 @@ public final class StringJoinBench {
             }
           }
         }, fact, small);
-        measure("probe + filter only", rows, floor, input -> {
+        StarJoinBench.measure("probe + filter only", rows, floor, input -> {
           try (ColumnBatch<DeviceColumn> out =
               filterProject.run(program, tables, input, backend.deviceMemory(), stream)) {
             return out.rowCount();
@@ -122,27 +112,6 @@ public final class StringJoinBench {
         }, fact, small);
       }
     }
-  }
-
-  /** As StarJoinBench.measure: the host's part warmed over {@code small} first. */
-  private static void measure(String name, int rows, double floor, Form form,
-      ColumnBatch<DeviceColumn> fact, ColumnBatch<DeviceColumn> small) {
-    for (int i = 0; i < HOST_WARM_UP; i++) {
-      form.run(small);
-    }
-    double[] millis = new double[RUNS];
-    long out = 0;
-    for (int i = 0; i < WARM_UP + RUNS; i++) {
-      long started = System.nanoTime();
-      out = form.run(fact);
-      if (i >= WARM_UP) {
-        millis[i - WARM_UP] = (System.nanoTime() - started) / 1e6;
-      }
-    }
-    Arrays.sort(millis);
-    double median = millis[RUNS / 2];
-    System.out.printf("%-20s %,10d  %10.3f  %9.2f  %8.1f%n", name, out, median,
-        rows / median / 1e6, median / floor);
   }
 
   /**
@@ -183,7 +152,8 @@ public final class StringJoinBench {
       host.forEach(HostColumn::close);
       throw e;
     }
-    try (ColumnBatch<DeviceColumn> batch = toDevice(host, SUPPLIER_ROWS, backend, stream)) {
+    try (ColumnBatch<DeviceColumn> batch =
+        StarJoinBench.toDevice(host, SUPPLIER_ROWS, backend, stream)) {
       return backend.hashJoinKernel().build(SUPPLIER, batch, backend.deviceMemory(), stream);
     }
   }
@@ -213,17 +183,6 @@ public final class StringJoinBench {
       host.forEach(HostColumn::close);
       throw e;
     }
-    return toDevice(host, rows, backend, stream);
-  }
-
-  /** The host columns as a device batch (they are closed); the caller closes it. */
-  private static ColumnBatch<DeviceColumn> toDevice(List<HostColumn> host, int rows,
-      Backend backend, GpuStream stream) {
-    try (ColumnBatch<HostColumn> batch = new ColumnBatch<>(host, rows)) {
-      ColumnBatch<DeviceColumn> device =
-          ColumnTransfer.toDeviceAsync(batch, backend.deviceMemory(), stream);
-      stream.synchronize();
-      return device;
-    }
+    return StarJoinBench.toDevice(host, rows, backend, stream);
   }
 }
