@@ -1837,9 +1837,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * Whether a build row of the join table at {@code view}, which has no direct map, may have the
    * keys (none NULL) of {@code valueHashes} ({@link #valueHashes}), as its probe filter says
    * (program.cuh JoinTableView.filter: bit h >> filter_shift of the keys' filter hash h, hash.cuh
-   * CombineFilterHash of their value hashes; 0 where the table
-   * has none): a new predicate, true where the table has no filter (the same for every thread)
-   * or the keys' bit is set. A clear bit ends the probe before its walk of the slots. With
+   * CombineFilterHash of their value hashes; 0 where the table has none): a new predicate, true
+   * where the table has no filter (the same for every thread) or the keys' bit is set. A clear bit ends the probe before its walk of the slots. With
    * {@code hasFilter} the kernel knows the table has one, and reads the bit without testing the
    * filter's address.
    */
