@@ -115,11 +115,15 @@ trait GpuQueryTest extends BeforeAndAfterAll { self: Suite =>
    * whichever backend the suite runs: generating and compiling need no GPU.
    */
   protected def assertKernelsGenerate(df: DataFrame): Unit = {
-    val wrong = KernelReport.kernels(df.queryExecution.executedPlan).asScala.flatMap { k =>
-      Option(k.unexpected()).map(w => s"$w\n${k.program().disassemble()}")
-    }
+    val wrong = kernelProblems(df)
     assert(wrong.isEmpty, s"generated kernels:\n${wrong.mkString("\n")}\nin\n${finalPlan(df)}")
   }
+
+  /** What [[assertKernelsGenerate]] finds wrong with `df`'s plan's kernels, each with its program. */
+  protected def kernelProblems(df: DataFrame): Seq[String] =
+    KernelReport.kernels(df.queryExecution.executedPlan).asScala.toSeq.flatMap { k =>
+      Option(k.unexpected()).map(w => s"$w\n${k.program().disassemble()}")
+    }
 
   /** Both runs fail with the same Spark error condition (ANSI errors). */
   protected def checkSameError(query: => DataFrame): String = {

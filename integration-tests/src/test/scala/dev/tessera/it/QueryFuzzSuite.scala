@@ -16,6 +16,9 @@ import scala.util.control.NonFatal
  * query runs with Tessera off and on; the results must be equal (as multisets, NaN and -0.0 told
  * apart, doubles exactly), or both runs must fail with the same Spark error condition. A fifth of the
  * queries run with ANSI on; adaptive execution is on for even query numbers, off for odd ones.
+ * Every program of Tessera's GPU pipelines must also generate a kernel that compiles clean, or be
+ * left to the interpreter for a reason the generator gives (GpuQueryTest.kernelProblems): random
+ * plans are where the generator meets shapes no hand-written test has.
  *
  * A seed divisible by 3 reads its tables from Parquet files written for it (DataGen.register),
  * so that the queries also run over Spark's Parquet reader and its dictionary-encoded columns.
@@ -58,8 +61,9 @@ class QueryFuzzSuite extends AnyFunSuite with GpuQueryTest {
 
   /** What one run of a query gave. */
   private sealed trait Outcome
+  /** `kernelProblems`: what is wrong with the generated kernels of Tessera's plan (none off). */
   private final case class Rows(rows: Seq[String], gpu: Boolean, gpuJoin: Boolean,
-      dictionaryColumns: Long) extends Outcome
+      dictionaryColumns: Long, kernelProblems: Seq[String]) extends Outcome
   private final case class Failed(condition: String, message: String) extends Outcome
 
   private def querySeed(seed: Long, index: Int): Long = seed * 1000003L + index
@@ -84,7 +88,7 @@ class QueryFuzzSuite extends AnyFunSuite with GpuQueryTest {
           case _ => false
         }, nodes(finalPlan(df)).collect {
           case h: HostToDeviceExec => h.metrics()("dictionaryColumnsDecoded").value
-        }.sum)
+        }.sum, if (tessera) kernelProblems(df) else Seq.empty)
       } catch {
         case NonFatal(e) => Failed(conditionOf(e), messages(e).take(1500))
       }
@@ -114,7 +118,7 @@ class QueryFuzzSuite extends AnyFunSuite with GpuQueryTest {
   }
 
   private def describe(o: Outcome): String = o match {
-    case Rows(rows, _, _, _) => s"${rows.size} rows"
+    case Rows(rows, _, _, _, _) => s"${rows.size} rows"
     case Failed(c, m) => s"error $c: ${m.linesIterator.take(3).mkString(" | ")}"
   }
 
@@ -163,7 +167,9 @@ class QueryFuzzSuite extends AnyFunSuite with GpuQueryTest {
                   case _ =>
                 }
                 val problem: Option[String] = (expected, actual) match {
-                  case (Rows(e, _, _, _), Rows(a, _, _, _)) =>
+                  case (_, Rows(_, _, _, _, kernels)) if kernels.nonEmpty =>
+                    Some(s"generated kernels:\n  ${kernels.mkString("\n  ")}")
+                  case (Rows(e, _, _, _, _), Rows(a, _, _, _, _)) =>
                     val floatBits = e.sorted != a.sorted && onlyFloatBits(e, a)
                     // Spark's own double sums (avg of longs, sums of doubles) depend on the order
                     // its shuffle delivers partial results in, which changes from run to run:
@@ -172,7 +178,7 @@ class QueryFuzzSuite extends AnyFunSuite with GpuQueryTest {
                     // 42: Spark's rows differed from its first run's in 2 of 6 runs.)
                     def sparkVaries = (0 until 4).exists { _ =>
                       run(sql, tessera = false) match {
-                        case Rows(again, _, _, _) => again.sorted != e.sorted
+                        case Rows(again, _, _, _, _) => again.sorted != e.sorted
                         case _ => false
                       }
                     }
