@@ -1530,7 +1530,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
         keyOffsets[k] = field(descriptor, INPUT_OFFSETS);
       }
     }
-    boolean strings = keyTypes.stream().anyMatch(ColumnType::isString);
+    boolean strings = hasStringKey(program.tables().get(table));
     String hashes = strings ? field(view, TABLE_HASHES) : null;
     // The build leaves at least half the slots empty, so the walk ends at an empty slot.
     String walk = b.label("probe_walk");
