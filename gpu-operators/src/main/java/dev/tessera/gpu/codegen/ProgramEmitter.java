@@ -225,7 +225,10 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     Set<Opcode> uncovered = uncoveredOpcodes(program);
     if (!uncovered.isEmpty()) {
       reasons.add("the kernel generator does not cover " + uncovered.stream().map(Opcode::name)
-          .collect(Collectors.joining(", ")));
+          .collect(Collectors.joining(", ")) + (uncovered.stream().anyMatch(
+              ProgramEmitter::isFloatRemainder) ? " (its FLOAT and DOUBLE % and pmod are off"
+              + " until a GPU has run them: -D" + FloatRemainder.PROPERTY + "=true turns them"
+              + " on)" : ""));
     }
     return reasons.isEmpty() ? null : String.join("; ", reasons);
   }
@@ -239,6 +242,11 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    */
   static boolean stringProbes() {
     return Boolean.getBoolean(STRING_PROBES_PROPERTY);
+  }
+
+  private static boolean isFloatRemainder(Opcode op) {
+    return op == Opcode.REM_F32 || op == Opcode.REM_F64 || op == Opcode.PMOD_F32
+        || op == Opcode.PMOD_F64;
   }
 
   /** Whether one of {@code table}'s keys is a string. */

@@ -97,10 +97,14 @@ final class RowEmitter {
           DIV_F32, DIV_F64, ADD_DECIMAL, SUB_DECIMAL, MUL_DECIMAL, CMP_INT, CMP_F32, CMP_F64,
           CMP_STRING, AND, OR, COALESCE, STARTS_WITH, ENDS_WITH, CONTAINS, REM_INT, PMOD_INT,
           EQ_NULL_SAFE -> List.of(a, bb);
-      // fmod has no PTX instruction, and a call per row to a prelude fmod makes ptxas spill the
-      // values that live across it (the call ABI saves few registers).
-      case REM_F32, REM_F64, PMOD_F32, PMOD_F64 -> throw new CodegenUnsupportedException(
-          "the kernel generator leaves " + op + " (fmod) to the interpreter");
+      // fmod has no PTX instruction: FloatRemainder writes it out, behind its switch.
+      case REM_F32, REM_F64, PMOD_F32, PMOD_F64 -> {
+        if (!FloatRemainder.enabled()) {
+          throw new CodegenUnsupportedException("the kernel generator leaves " + op
+              + " (fmod) to the interpreter unless -D" + FloatRemainder.PROPERTY + "=true");
+        }
+        yield List.of(a, bb);
+      }
       case SELECT -> List.of(a, bb, c);
       default -> throw new CodegenUnsupportedException(
           "the kernel generator has no emitter for " + op + " yet");
@@ -124,6 +128,8 @@ final class RowEmitter {
       case REM_INT, PMOD_INT -> integerRemainder(op == Opcode.PMOD_INT, x, y, c);
       case ADD_F32, SUB_F32, MUL_F32, DIV_F32 -> floatArithmetic(op, x, y, true);
       case ADD_F64, SUB_F64, MUL_F64, DIV_F64 -> floatArithmetic(op, x, y, false);
+      case REM_F32, PMOD_F32 -> floatRemainder(op == Opcode.PMOD_F32, x, y, true);
+      case REM_F64, PMOD_F64 -> floatRemainder(op == Opcode.PMOD_F64, x, y, false);
       case EQ_NULL_SAFE -> equalNullSafe(x, y, c);
       case CAST_F32_TO_INT -> castFractionToInt(x, convertFloat("cvt.f64.f32", asF32(x.value()),
           false), c);
@@ -679,18 +685,40 @@ final class RowEmitter {
     b.op("%s.%s %s, %s, %s", name, type, r, fx, fy);
     String bits = f32 ? floatBits(r) : doubleBits(r);
     if (op == Opcode.DIV_F32 || op == Opcode.DIV_F64) {
-      String zero = b.pred();
-      b.op("setp.eq.%s %s, %s, %s", type, zero, fy, f32 ? "0f00000000" : "0d0000000000000000");
-      if (ansi) {
-        error = raise(error, andPred(zero, valid), RowError.DIVIDE_BY_ZERO);
-        bits = selp(zero, "0", bits);
-      } else {
-        String nonZero = b.pred();
-        b.op("not.pred %s, %s", nonZero, zero);
-        valid = andPred(valid, nonZero);
-      }
+      return byNonZero(bits, valid, error, fy, f32, RowError.DIVIDE_BY_ZERO);
     }
     return new Val(bits, valid, error, null);
+  }
+
+  /**
+   * program.cuh FloatArithmetic / DoubleArithmetic for % and pmod ({@link FloatRemainder});
+   * by zero (or -0) NULL, or REMAINDER_BY_ZERO under ANSI.
+   */
+  private Val floatRemainder(boolean pmod, Val x, Val y, boolean f32) {
+    String valid = bothValid(x, y);
+    String error = firstError(x.error(), y.error());
+    String bits = new FloatRemainder(b).emit(pmod, f32, x.value(), y.value());
+    String fy = f32 ? asF32(y.value()) : asF64(y.value());
+    return byNonZero(bits, valid, error, fy, f32, RowError.REMAINDER_BY_ZERO);
+  }
+
+  /**
+   * A division's or remainder's result {@code bits} where the divisor {@code fy} (a .f32 or .f64
+   * register) is not zero: NULL where it is (program.cuh DivisionByZero), or {@code byZero} and
+   * 0 under ANSI.
+   */
+  private Val byNonZero(String bits, String valid, String error, String fy, boolean f32,
+      RowError byZero) {
+    String zero = b.pred();
+    b.op("setp.eq.%s %s, %s, %s", f32 ? "f32" : "f64", zero, fy,
+        f32 ? "0f00000000" : "0d0000000000000000");
+    if (ansi) {
+      error = raise(error, andPred(zero, valid), byZero);
+      return new Val(selp(zero, "0", bits), valid, error, null);
+    }
+    String nonZero = b.pred();
+    b.op("not.pred %s, %s", nonZero, zero);
+    return new Val(bits, andPred(valid, nonZero), error, null);
   }
 
   /** NORMALIZE_F32/F64: every NaN as Java's canonical NaN, -0.0 as 0.0. */
