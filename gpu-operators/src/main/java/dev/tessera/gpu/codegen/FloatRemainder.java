@@ -1,5 +1,8 @@
 package dev.tessera.gpu.codegen;
 
+import dev.tessera.gpu.expr.Opcode;
+import java.util.Set;
+
 /**
  * Java's floating-point {@code %} (C fmod: the remainder of the quotient truncated, exact) and
  * Spark's pmod of FLOAT and DOUBLE values (REM_F32, REM_F64, PMOD_F32, PMOD_F64), written inline
@@ -23,6 +26,9 @@ package dev.tessera.gpu.codegen;
 final class FloatRemainder {
   /** The system property that turns the generated remainders on. */
   static final String PROPERTY = "tessera.codegen.floatRemainders";
+  /** The opcodes this routine writes. */
+  static final Set<Opcode> OPCODES = Set.of(Opcode.REM_F32, Opcode.REM_F64, Opcode.PMOD_F32,
+      Opcode.PMOD_F64);
 
   private static final long SIGN = 0x8000000000000000L;
   private static final long INFINITY = 0x7ff0000000000000L;

@@ -226,7 +226,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     if (!uncovered.isEmpty()) {
       reasons.add("the kernel generator does not cover " + uncovered.stream().map(Opcode::name)
           .collect(Collectors.joining(", ")) + (uncovered.stream().anyMatch(
-              ProgramEmitter::isFloatRemainder) ? " (its FLOAT and DOUBLE % and pmod are off"
+              FloatRemainder.OPCODES::contains) ? " (its FLOAT and DOUBLE % and pmod are off"
               + " until a GPU has run them: -D" + FloatRemainder.PROPERTY + "=true turns them"
               + " on)" : ""));
     }
@@ -242,11 +242,6 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    */
   static boolean stringProbes() {
     return Boolean.getBoolean(STRING_PROBES_PROPERTY);
-  }
-
-  private static boolean isFloatRemainder(Opcode op) {
-    return op == Opcode.REM_F32 || op == Opcode.REM_F64 || op == Opcode.PMOD_F32
-        || op == Opcode.PMOD_F64;
   }
 
   /** Whether one of {@code table}'s keys is a string. */
