@@ -64,8 +64,7 @@ final class FloatRemainder {
     String yd = f32 ? widen(y) : y;
     String r = fmod(xd, yd);
     if (pmod) {
-      String asDouble = b.f64();
-      b.op("mov.b64 %s, %s", asDouble, r);
+      String asDouble = b.doubleOf(r);
       String negative = b.pred();
       b.op("setp.lt.f64 %s, %s, 0d0000000000000000", negative, asDouble);
       String done = b.label("pmod_done");
@@ -205,29 +204,20 @@ final class FloatRemainder {
 
   /** A FLOAT's bits (zero-extended) as the DOUBLE bits of the same value. */
   private String widen(String bits) {
-    String low = b.b32();
-    b.op("cvt.u32.u64 %s, %s", low, bits);
-    String f = b.f32();
-    b.op("mov.b32 %s, %s", f, low);
+    String f = b.floatOf(bits);
     String d = b.f64();
     b.op("cvt.f64.f32 %s, %s", d, f);
-    String r = b.b64();
-    b.op("mov.b64 %s, %s", r, d);
-    return r;
+    return b.bitsOfDouble(d);
   }
 
   /** A DOUBLE's bits as the FLOAT bits (zero-extended) of the same value; NaN as Java's. */
   private String narrow(String bits) {
-    String d = b.f64();
-    b.op("mov.b64 %s, %s", d, bits);
+    String d = b.doubleOf(bits);
     String nan = b.pred();
     b.op("setp.nan.f64 %s, %s, %s", nan, d, d);
     String f = b.f32();
     b.op("cvt.rn.f32.f64 %s, %s", f, d);
-    String low = b.b32();
-    b.op("mov.b32 %s, %s", low, f);
-    String r = b.b64();
-    b.op("cvt.u64.u32 %s, %s", r, low);
+    String r = b.bitsOfFloat(f);
     b.op("selp.b64 %s, %d, %s, %s", r, F32_NAN, r, nan);
     return r;
   }
@@ -236,26 +226,17 @@ final class FloatRemainder {
   private String floatSum(String m, String y) {
     String fm = b.f32();
     b.op("cvt.rn.f32.f64 %s, %s", fm, m);
-    String low = b.b32();
-    b.op("cvt.u32.u64 %s, %s", low, y);
-    String fy = b.f32();
-    b.op("mov.b32 %s, %s", fy, low);
-    b.op("add.rn.f32 %s, %s, %s", fm, fm, fy);
+    b.op("add.rn.f32 %s, %s, %s", fm, fm, b.floatOf(y));
     String d = b.f64();
     b.op("cvt.f64.f32 %s, %s", d, fm);
-    String r = b.b64();
-    b.op("mov.b64 %s, %s", r, d);
-    return r;
+    return b.bitsOfDouble(d);
   }
 
   /** The bits of m + y, m a double, y DOUBLE bits. */
   private String doubleSum(String m, String y) {
-    String fy = b.f64();
-    b.op("mov.b64 %s, %s", fy, y);
+    String fy = b.doubleOf(y);
     String sum = b.f64();
     b.op("add.rn.f64 %s, %s, %s", sum, m, fy);
-    String r = b.b64();
-    b.op("mov.b64 %s, %s", r, sum);
-    return r;
+    return b.bitsOfDouble(sum);
   }
 }

@@ -99,6 +99,38 @@ final class PtxBuilder {
     }
   }
 
+  /** A fresh .f32 register holding the FLOAT whose bits {@code bits} (.b64) holds in its low word. */
+  String floatOf(String bits) {
+    String low = b32();
+    op("cvt.u32.u64 %s, %s", low, bits);
+    String f = f32();
+    op("mov.b32 %s, %s", f, low);
+    return f;
+  }
+
+  /** A fresh .f64 register holding the DOUBLE whose bits {@code bits} (.b64) holds. */
+  String doubleOf(String bits) {
+    String f = f64();
+    op("mov.b64 %s, %s", f, bits);
+    return f;
+  }
+
+  /** A fresh .b64 register holding the bits of the .f32 {@code f}, zero-extended (program.cuh F32Bits). */
+  String bitsOfFloat(String f) {
+    String low = b32();
+    op("mov.b32 %s, %s", low, f);
+    String r = b64();
+    op("cvt.u64.u32 %s, %s", r, low);
+    return r;
+  }
+
+  /** A fresh .b64 register holding the bits of the .f64 {@code d}. */
+  String bitsOfDouble(String d) {
+    String r = b64();
+    op("mov.b64 %s, %s", r, d);
+    return r;
+  }
+
   /**
    * A fresh .b64 register holding {@code b32} sign-extended, remembered as its {@link #narrow}
    * form: an operation on sign-extended 32-bit values can then run in 32-bit arithmetic (one

@@ -131,9 +131,9 @@ final class RowEmitter {
       case REM_F32, PMOD_F32 -> floatRemainder(op == Opcode.PMOD_F32, x, y, true);
       case REM_F64, PMOD_F64 -> floatRemainder(op == Opcode.PMOD_F64, x, y, false);
       case EQ_NULL_SAFE -> equalNullSafe(x, y, c);
-      case CAST_F32_TO_INT -> castFractionToInt(x, convertFloat("cvt.f64.f32", asF32(x.value()),
+      case CAST_F32_TO_INT -> castFractionToInt(x, convertFloat("cvt.f64.f32", b.floatOf(x.value()),
           false), c);
-      case CAST_F64_TO_INT -> castFractionToInt(x, asF64(x.value()), c);
+      case CAST_F64_TO_INT -> castFractionToInt(x, b.doubleOf(x.value()), c);
       case IN_SET_INT -> inSet(x, bb, c);
       case NEG_F32 -> unary(x, bitOp("xor", and(x.value(), F32_BITS), F32_SIGN));
       case ABS_F32 -> unary(x, and(x.value(), F32_BITS & ~F32_SIGN));
@@ -155,17 +155,17 @@ final class RowEmitter {
       case COALESCE -> x.valid() == null ? withConditionError(x, x.error())
           : choose(x.valid(), x, y, x.error());
       case CAST_INT_TO_INT -> castIntToInt(x, c);
-      case CAST_INT_TO_F32 -> unary(x, floatBits(convert("cvt.rn.f32.s64", x.value(), true)));
-      case CAST_INT_TO_F64 -> unary(x, doubleBits(convert("cvt.rn.f64.s64", x.value(), false)));
-      case CAST_F32_TO_F64 -> unary(x, doubleBits(convertFloat("cvt.f64.f32", asF32(x.value()),
+      case CAST_INT_TO_F32 -> unary(x, b.bitsOfFloat(convert("cvt.rn.f32.s64", x.value(), true)));
+      case CAST_INT_TO_F64 -> unary(x, b.bitsOfDouble(convert("cvt.rn.f64.s64", x.value(), false)));
+      case CAST_F32_TO_F64 -> unary(x, b.bitsOfDouble(convertFloat("cvt.f64.f32", b.floatOf(x.value()),
           false)));
-      case CAST_F64_TO_F32 -> unary(x, floatBits(convertFloat("cvt.rn.f32.f64",
-          asF64(x.value()), true)));
+      case CAST_F64_TO_F32 -> unary(x, b.bitsOfFloat(convertFloat("cvt.rn.f32.f64",
+          b.doubleOf(x.value()), true)));
       case CAST_DECIMAL_TO_INT -> castDecimalToInt(x, bb, c);
       case CAST_DECIMAL_TO_F64 -> unary(x, decimalToDouble(x.value(), bb));
       case CAST_INT_TO_BOOL -> unary(x, bool(isNonZero(x.value()), true));
-      case CAST_F32_TO_BOOL -> unary(x, bool(floatNonZero(asF32(x.value()), true), true));
-      case CAST_F64_TO_BOOL -> unary(x, bool(floatNonZero(asF64(x.value()), false), true));
+      case CAST_F32_TO_BOOL -> unary(x, bool(floatNonZero(b.floatOf(x.value()), true), true));
+      case CAST_F64_TO_BOOL -> unary(x, bool(floatNonZero(b.doubleOf(x.value()), false), true));
       case YEAR -> unary(x, civilPart(x.value(), 0));
       case MONTH -> unary(x, civilPart(x.value(), 1));
       case DAY_OF_MONTH -> unary(x, civilPart(x.value(), 2));
@@ -490,8 +490,8 @@ final class RowEmitter {
         b.op("setp.eq.s64 %s, %s, %s", p, x.value(), y.value());
         yield p;
       }
-      case 1 -> sparkCompare(asF32(x.value()), asF32(y.value()), "f32", Comparison.EQ);
-      case 2 -> sparkCompare(asF64(x.value()), asF64(y.value()), "f64", Comparison.EQ);
+      case 1 -> sparkCompare(b.floatOf(x.value()), b.floatOf(y.value()), "f32", Comparison.EQ);
+      case 2 -> sparkCompare(b.doubleOf(x.value()), b.doubleOf(y.value()), "f64", Comparison.EQ);
       default -> {
         String order = utf8Compare(x, y);
         String p = b.pred();
@@ -623,35 +623,6 @@ final class RowEmitter {
 
   // ---- floating point ----------------------------------------------------------------------------
 
-  private String asF32(String bits) {
-    String low = b.b32();
-    b.op("cvt.u32.u64 %s, %s", low, bits);
-    String f = b.f32();
-    b.op("mov.b32 %s, %s", f, low);
-    return f;
-  }
-
-  private String asF64(String bits) {
-    String f = b.f64();
-    b.op("mov.b64 %s, %s", f, bits);
-    return f;
-  }
-
-  /** program.cuh F32Bits: the float's bits, zero-extended. */
-  private String floatBits(String f) {
-    String low = b.b32();
-    b.op("mov.b32 %s, %s", low, f);
-    String r = b.b64();
-    b.op("cvt.u64.u32 %s, %s", r, low);
-    return r;
-  }
-
-  private String doubleBits(String d) {
-    String r = b.b64();
-    b.op("mov.b64 %s, %s", r, d);
-    return r;
-  }
-
   private String convert(String instruction, String integer, boolean toFloat) {
     String r = toFloat ? b.f32() : b.f64();
     b.op("%s %s, %s", instruction, r, integer);
@@ -672,8 +643,8 @@ final class RowEmitter {
   private Val floatArithmetic(Opcode op, Val x, Val y, boolean f32) {
     String valid = bothValid(x, y);
     String error = firstError(x.error(), y.error());
-    String fx = f32 ? asF32(x.value()) : asF64(x.value());
-    String fy = f32 ? asF32(y.value()) : asF64(y.value());
+    String fx = f32 ? b.floatOf(x.value()) : b.doubleOf(x.value());
+    String fy = f32 ? b.floatOf(y.value()) : b.doubleOf(y.value());
     String type = f32 ? "f32" : "f64";
     String r = f32 ? b.f32() : b.f64();
     String name = switch (op) {
@@ -683,7 +654,7 @@ final class RowEmitter {
       default -> "div.rn";
     };
     b.op("%s.%s %s, %s, %s", name, type, r, fx, fy);
-    String bits = f32 ? floatBits(r) : doubleBits(r);
+    String bits = f32 ? b.bitsOfFloat(r) : b.bitsOfDouble(r);
     if (op == Opcode.DIV_F32 || op == Opcode.DIV_F64) {
       return byNonZero(bits, valid, error, fy, f32, RowError.DIVIDE_BY_ZERO);
     }
@@ -698,7 +669,7 @@ final class RowEmitter {
     String valid = bothValid(x, y);
     String error = firstError(x.error(), y.error());
     String bits = new FloatRemainder(b).emit(pmod, f32, x.value(), y.value());
-    String fy = f32 ? asF32(y.value()) : asF64(y.value());
+    String fy = f32 ? b.floatOf(y.value()) : b.doubleOf(y.value());
     return byNonZero(bits, valid, error, fy, f32, RowError.REMAINDER_BY_ZERO);
   }
 
@@ -723,7 +694,7 @@ final class RowEmitter {
 
   /** NORMALIZE_F32/F64: every NaN as Java's canonical NaN, -0.0 as 0.0. */
   private String normalize(String bits, boolean f32) {
-    String f = f32 ? asF32(bits) : asF64(bits);
+    String f = f32 ? b.floatOf(bits) : b.doubleOf(bits);
     String type = f32 ? "f32" : "f64";
     String nan = b.pred();
     b.op("setp.nan.%s %s, %s, %s", type, nan, f, f);
@@ -892,7 +863,7 @@ final class RowEmitter {
     b.op("mov.f64 %s, 0d%016X", divisor, Double.doubleToRawLongBits(Decimals.pow10(scale)));
     String q = b.f64();
     b.op("div.rn.f64 %s, %s, %s", q, d, divisor);
-    return doubleBits(q);
+    return b.bitsOfDouble(q);
   }
 
   // ---- comparisons and logic ---------------------------------------------------------------------
@@ -910,8 +881,8 @@ final class RowEmitter {
         }
         yield p;
       }
-      case CMP_F32 -> sparkCompare(asF32(x.value()), asF32(y.value()), "f32", comparison);
-      case CMP_F64 -> sparkCompare(asF64(x.value()), asF64(y.value()), "f64", comparison);
+      case CMP_F32 -> sparkCompare(b.floatOf(x.value()), b.floatOf(y.value()), "f32", comparison);
+      case CMP_F64 -> sparkCompare(b.doubleOf(x.value()), b.doubleOf(y.value()), "f64", comparison);
       default -> {
         String order = utf8Compare(x, y);
         String p = b.pred();
