@@ -99,7 +99,7 @@ final class PtxBuilder {
     }
   }
 
-  /** A fresh .f32 register holding the FLOAT whose bits {@code bits} (.b64) holds in its low word. */
+  /** A fresh .f32 register holding the FLOAT whose bits the .b64 {@code bits} holds (low word). */
   String floatOf(String bits) {
     String low = b32();
     op("cvt.u32.u64 %s, %s", low, bits);
@@ -115,7 +115,7 @@ final class PtxBuilder {
     return f;
   }
 
-  /** A fresh .b64 register holding the bits of the .f32 {@code f}, zero-extended (program.cuh F32Bits). */
+  /** A fresh .b64 register holding the .f32 {@code f}'s bits, zero-extended (program.cuh F32Bits). */
   String bitsOfFloat(String f) {
     String low = b32();
     op("mov.b32 %s, %s", low, f);

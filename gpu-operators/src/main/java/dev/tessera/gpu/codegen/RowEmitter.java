@@ -157,8 +157,8 @@ final class RowEmitter {
       case CAST_INT_TO_INT -> castIntToInt(x, c);
       case CAST_INT_TO_F32 -> unary(x, b.bitsOfFloat(convert("cvt.rn.f32.s64", x.value(), true)));
       case CAST_INT_TO_F64 -> unary(x, b.bitsOfDouble(convert("cvt.rn.f64.s64", x.value(), false)));
-      case CAST_F32_TO_F64 -> unary(x, b.bitsOfDouble(convertFloat("cvt.f64.f32", b.floatOf(x.value()),
-          false)));
+      case CAST_F32_TO_F64 -> unary(x, b.bitsOfDouble(convertFloat("cvt.f64.f32",
+          b.floatOf(x.value()), false)));
       case CAST_F64_TO_F32 -> unary(x, b.bitsOfFloat(convertFloat("cvt.rn.f32.f64",
           b.doubleOf(x.value()), true)));
       case CAST_DECIMAL_TO_INT -> castDecimalToInt(x, bb, c);
