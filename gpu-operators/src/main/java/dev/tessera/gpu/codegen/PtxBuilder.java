@@ -115,7 +115,7 @@ final class PtxBuilder {
     return f;
   }
 
-  /** A fresh .b64 register holding the .f32 {@code f}'s bits, zero-extended (program.cuh F32Bits). */
+  /** A fresh .b64 register: the .f32 {@code f}'s bits, zero-extended (program.cuh F32Bits). */
   String bitsOfFloat(String f) {
     String low = b32();
     op("mov.b32 %s, %s", low, f);
