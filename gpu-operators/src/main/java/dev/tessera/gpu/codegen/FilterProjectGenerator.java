@@ -211,7 +211,14 @@ public final class FilterProjectGenerator {
     }
     String key = key(program, inputs);
     String entry = entryName(key);
-    return new GeneratedKernel(entry, key, new Writer(program, inputs, entry).write());
+    Writer writer = new Writer(program, inputs, entry, true);
+    String ptx = writer.write();
+    // A group's loaded values live across the outputs' prelude calls too: a random program of
+    // a string compare and five outputs took 130 registers with them, 102 without. The kernel
+    // loading each item's columns in its own branch is the compiler's second choice.
+    GeneratedKernel leaner = !writer.groupedOutputLoads() ? null
+        : new GeneratedKernel(entry, key, new Writer(program, inputs, entry, false).write());
+    return new GeneratedKernel(entry, key, ptx, null, leaner);
   }
 
   /** One kernel's text under construction. */
@@ -234,11 +241,16 @@ public final class FilterProjectGenerator {
     private OutputStage stage;
 
     private final int itemCount;
+    /** Whether phase B may load a group of items' columns before it uses them (outputPhase). */
+    private final boolean outputLoadsAhead;
+    /** Whether it did. */
+    private boolean groupedOutputLoads;
 
-    Writer(Program program, List<InputSpec> inputs, String entry) {
+    Writer(Program program, List<InputSpec> inputs, String entry, boolean outputLoadsAhead) {
       this.itemCount = itemsPerThread(program, inputs);
       this.program = program;
       this.entry = entry;
+      this.outputLoadsAhead = outputLoadsAhead;
       this.body = new ProgramEmitter(program, inputs, b, entry, programWords(program, inputs));
     }
 
@@ -313,6 +325,11 @@ public final class FilterProjectGenerator {
       body.loadPhaseValues(phaseB);
       outputPhase(items, loadItems, scan, positions, phaseB, outputs);
       return text();
+    }
+
+    /** Whether phase B loaded a group of items' columns before using them. */
+    boolean groupedOutputLoads() {
+      return groupedOutputLoads;
     }
 
     /** The rows of one tile: one block's threads times their items. */
@@ -470,7 +487,9 @@ public final class FilterProjectGenerator {
       boolean byGroup = body.loadsFor(loads)
           && body.onlyOf(beyondLoads, EnumSet.of(Opcode.MOVE, Opcode.LOAD_CONST));
       int budget = byGroup ? EARLY_LOAD_REGISTERS / 2 : EARLY_LOAD_REGISTERS;
-      int group = loads.isEmpty() ? 1 : Math.max(1, budget / body.loadedRegisters(loads));
+      int group = loads.isEmpty() || !outputLoadsAhead ? 1
+          : Math.max(1, budget / body.loadedRegisters(loads));
+      groupedOutputLoads = group > 1;
       BitSet computed = (BitSet) rest.clone();
       if (group > 1) {
         computed.andNot(loads);

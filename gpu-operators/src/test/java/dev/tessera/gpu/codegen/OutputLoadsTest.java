@@ -1,6 +1,8 @@
 package dev.tessera.gpu.codegen;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tessera.gpu.bench.FilterProjectBench;
@@ -48,10 +50,30 @@ class OutputLoadsTest {
     assertTrue(TestPtx.hits(ptx, "// item \\d+: the outputs' loads") > 1, ptx);
   }
 
+  /**
+   * A group's loaded values live across the outputs' computing (prelude calls included): where
+   * they take the kernel past its registers, the compiler takes the same kernel with each item's
+   * loads in its own branch, where it uses them.
+   */
+  @Test
+  void aKernelLoadingAGroupAheadHasALeanerFormThatDoesNot() throws Exception {
+    for (Encoding encoding : List.of(Encoding.FOR, Encoding.PLAIN)) {
+      GeneratedKernel kernel = kernel(encoding);
+      GeneratedKernel leaner = kernel.leaner();
+      assertNotNull(leaner, encoding.toString());
+      assertEquals(kernel.entry(), leaner.entry());
+      assertEquals(kernel.key(), leaner.key());
+      assertEquals(0, TestPtx.hits(leaner.ptx(),
+          "// items? \\d+( to \\d+)?: the outputs' loads"), leaner.ptx());
+      assertNull(leaner.leaner());
+    }
+  }
+
   @Test
   @RequiresPtxCompiler
   void compilesWithoutStack() throws Exception {
     TestPtx.assertCompilesClean(kernel(Encoding.FOR), "sm_90");
+    TestPtx.assertCompilesClean(kernel(Encoding.FOR).leaner(), "sm_90");
   }
 
   /**
