@@ -17,6 +17,9 @@ class ExplainReportSuite extends AnyFunSuite with GpuQueryTest {
       "IF(id % 5 = 0, NULL, CONCAT('s', id % 9)) AS s").createOrReplaceTempView("t")
     spark.range(0, 50).selectExpr("id AS k", "id * 7 AS name")
       .createOrReplaceTempView("dim")
+    spark.range(0, 60).selectExpr("CAST(id % 7 AS INT) AS a", "CAST(id % 11 AS INT) AS b",
+      "CAST(id % 13 AS INT) AS c", "CAST(id % 17 AS INT) AS d", "CAST(id % 19 AS INT) AS e",
+      "id AS w").createOrReplaceTempView("five")
   }
 
   /** The explain reports logged while `query` runs with Tessera at `level`. */
@@ -89,10 +92,12 @@ class ExplainReportSuite extends AnyFunSuite with GpuQueryTest {
         " WHERE a > 1")))
       assert(project.exists(line => line.startsWith("*Exec <") &&
         line.contains("its program runs as a kernel generated for it")), project.mkString("\n"))
-      val pmod = lines(reports("ALL")(spark.sql("SELECT pmod(CAST(v AS DOUBLE), 3.5D) AS m" +
-        " FROM t")))
-      assert(pmod.exists(_.contains("its program runs on the interpreter kernel: the kernel" +
-        " generator does not cover PMOD_F64")), pmod.mkString("\n"))
+      // A join of five keys: the generated probe compares at most four.
+      val fiveKeys = lines(reports("ALL")(spark.sql("SELECT t.v, f.w FROM t JOIN five f" +
+        " ON t.a = f.a AND t.b = f.b AND t.c = f.c AND t.d = f.d AND t.e = f.e")))
+      assert(fiveKeys.exists(_.contains("its program runs on the interpreter kernel: a join" +
+        " table has 5 key columns (the kernel generator probes at most 4)")),
+        fiveKeys.mkString("\n"))
       val aggregate = lines(reports("ALL")(spark.sql("SELECT a, count(*) FROM t GROUP BY a")))
       assert(aggregate.exists(_.contains(
         "its program and aggregate update run as a kernel generated for them")),

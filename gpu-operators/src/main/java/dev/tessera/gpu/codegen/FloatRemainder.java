@@ -1,7 +1,5 @@
 package dev.tessera.gpu.codegen;
 
-import dev.tessera.gpu.expr.Opcode;
-import java.util.Set;
 
 /**
  * Java's floating-point {@code %} (C fmod: the remainder of the quotient truncated, exact) and
@@ -18,17 +16,8 @@ import java.util.Set;
  * fmod's result is representable in its operands' type, so both conversions are exact. The
  * caller handles a zero divisor (NULL, or REMAINDER_BY_ZERO under ANSI); for it the bits here are
  * NaN, as Java's.
- *
- * <p>Emitted only with -D{@value #PROPERTY}=true ({@link #enabled}) until a GPU has run it:
- * without, pipelines that use these opcodes run on the interpreter (program.cuh FloatArithmetic
- * and DoubleArithmetic, CUDA's fmodf and fmod).
  */
 final class FloatRemainder {
-  /** The system property that turns the generated remainders on. */
-  static final String PROPERTY = "tessera.codegen.floatRemainders";
-  /** The opcodes this routine writes. */
-  static final Set<Opcode> OPCODES = Set.of(Opcode.REM_F32, Opcode.REM_F64, Opcode.PMOD_F32,
-      Opcode.PMOD_F64);
 
   private static final long SIGN = 0x8000000000000000L;
   private static final long INFINITY = 0x7ff0000000000000L;
@@ -43,14 +32,6 @@ final class FloatRemainder {
 
   FloatRemainder(PtxBuilder b) {
     this.b = b;
-  }
-
-  /**
-   * Whether REM_F32, REM_F64, PMOD_F32 and PMOD_F64 are generated, read at each kernel's
-   * generation. Off by default: no GPU has run this routine yet.
-   */
-  static boolean enabled() {
-    return Boolean.getBoolean(PROPERTY);
   }
 
   /**

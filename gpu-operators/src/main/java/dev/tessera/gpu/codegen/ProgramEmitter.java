@@ -54,8 +54,6 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   static final String CANDIDATE_HASH = "the candidate build row's hash, before its keys";
   /** The PTX comment before a probe compares a string key with its candidate build row's. */
   static final String STRING_KEY_COMPARE = "a string key's bytes against the build row's";
-  /** The system property that turns {@link #stringProbes} on. */
-  static final String STRING_PROBES_PROPERTY = "tessera.codegen.stringProbes";
   private static final int INPUT_DATA = 0;
   private static final int INPUT_VALIDITY = 8;
   private static final int INPUT_OFFSETS = 16;
@@ -217,31 +215,13 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
         reasons.add("a join table has " + table.keyTypes().size() + " key columns (the kernel"
             + " generator probes at most " + MAX_PROBE_KEYS + ")");
       }
-      if (hasStringKey(table) && !stringProbes()) {
-        reasons.add("a join table has a string key, whose generated probe is off until a GPU"
-            + " has run it (-D" + STRING_PROBES_PROPERTY + "=true turns it on)");
-      }
     }
     Set<Opcode> uncovered = uncoveredOpcodes(program);
     if (!uncovered.isEmpty()) {
       reasons.add("the kernel generator does not cover " + uncovered.stream().map(Opcode::name)
-          .collect(Collectors.joining(", ")) + (uncovered.stream().anyMatch(
-              FloatRemainder.OPCODES::contains) ? " (its FLOAT and DOUBLE % and pmod are off"
-              + " until a GPU has run them: -D" + FloatRemainder.PROPERTY + "=true turns them"
-              + " on)" : ""));
+          .collect(Collectors.joining(", ")));
     }
     return reasons.isEmpty() ? null : String.join("; ", reasons);
-  }
-
-  /**
-   * Whether PROBEs of join tables with a string key are generated ({@link #probe}), read at each
-   * kernel's generation. Off by default: no GPU has run those probes yet, so such a pipeline
-   * runs on the interpreter (program.cuh FindBuildRow) unless the JVM runs with -D{@value
-   * #STRING_PROBES_PROPERTY}=true; once the CUDA differential suites pass with it on a GPU, the
-   * switch goes.
-   */
-  static boolean stringProbes() {
-    return Boolean.getBoolean(STRING_PROBES_PROPERTY);
   }
 
   /** Whether one of {@code table}'s keys is a string. */
@@ -1484,8 +1464,8 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * or no row matches; the first error among the keys carries over. A table of one integral key
    * may have a direct map (known at run time: the branch is the same for every thread), which
    * replaces the walk by one read, or none where the map is the identity. A table with a string
-   * key ({@link #stringProbes}) compares the build row's hash before its keys, as FindBuildRow
-   * does: a string's bytes are a round trip a word.
+   * key compares the build row's hash before its keys, as FindBuildRow does: a string's bytes
+   * are a round trip a word.
    *
    * @param tryDirectMap whether to read the table's direct map first ({@link #directProbes}'
    *     walk runs where the table has none)

@@ -97,14 +97,8 @@ final class RowEmitter {
           DIV_F32, DIV_F64, ADD_DECIMAL, SUB_DECIMAL, MUL_DECIMAL, CMP_INT, CMP_F32, CMP_F64,
           CMP_STRING, AND, OR, COALESCE, STARTS_WITH, ENDS_WITH, CONTAINS, REM_INT, PMOD_INT,
           EQ_NULL_SAFE -> List.of(a, bb);
-      // fmod has no PTX instruction: FloatRemainder writes it out, behind its switch.
-      case REM_F32, REM_F64, PMOD_F32, PMOD_F64 -> {
-        if (!FloatRemainder.enabled()) {
-          throw new CodegenUnsupportedException("the kernel generator leaves " + op
-              + " (fmod) to the interpreter unless -D" + FloatRemainder.PROPERTY + "=true");
-        }
-        yield List.of(a, bb);
-      }
+      // fmod has no PTX instruction: FloatRemainder writes it out.
+      case REM_F32, REM_F64, PMOD_F32, PMOD_F64 -> List.of(a, bb);
       case SELECT -> List.of(a, bb, c);
       default -> throw new CodegenUnsupportedException(
           "the kernel generator has no emitter for " + op + " yet");

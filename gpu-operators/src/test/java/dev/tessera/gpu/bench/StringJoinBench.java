@@ -38,11 +38,10 @@ import java.util.Random;
  * batch, then finish) and "probe + filter only" (the filter/project operator writing the kept
  * (s_region, lo_revenue) rows). One fact row in 16 names no supplier (a name past the table's).
  * A string key's probe hashes the key's bytes and compares them at the walk: with the fourth
- * argument "codegen" the pipelines run as generated kernels, where the generator covers them
- * (a string key's probe only with -Dtessera.codegen.stringProbes=true; without it, the
- * interpreter kernel probes: the comparison this benchmark is for). Prints the median wall time
- * over the runs (timed as StarJoinBench times its forms) and the bandwidth floor: the fact columns read once (the name's 4-byte offset and
- * 18 bytes, the revenue's 4: 26 bytes a row) over the device bandwidth given as the second
+ * argument "codegen" the pipelines run as generated kernels (without it, the interpreter
+ * kernel probes). Prints the median wall time over the runs (timed as StarJoinBench times its
+ * forms) and the bandwidth floor: the fact columns read once (the name's 4-byte offset and 18
+ * bytes, the revenue's 4: 26 bytes a row) over the device bandwidth given as the second
  * argument (GB/s, measured by the diagnostic); the supplier table (under 1 MB) is taken as
  * cache-resident.
  *
@@ -80,9 +79,7 @@ public final class StringJoinBench {
     try (Backend backend = Backends.open(kind, options); GpuStream stream = backend.newStream()) {
       System.out.println("string join benchmark on " + backend.description() + ", " + rows
           + " fact rows (supplier " + SUPPLIER_ROWS + " rows, keyed by name)"
-          + (codegen ? ", generated kernels" : ", interpreter kernels")
-          + (Boolean.getBoolean("tessera.codegen.stringProbes")
-              ? " (string probes generated)" : ""));
+          + (codegen ? ", generated kernels" : ", interpreter kernels"));
       try (JoinTable supplier = buildSupplier(backend, stream);
           ColumnBatch<DeviceColumn> fact = uploadFact(backend, stream, rows);
           ColumnBatch<DeviceColumn> small = uploadFact(backend, stream, HOST_WARM_UP_ROWS)) {

@@ -2,9 +2,7 @@ package dev.tessera.gpu.codegen;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -15,12 +13,10 @@ import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
 import dev.tessera.gpu.join.JoinTableSchema;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * PROBE of a join table with a string key: declined unless ProgramEmitter.stringProbes (the
- * interpreter probes it then), and with it generated as program.cuh FindBuildRow walks: the key's
+ * PROBE of a join table with a string key, generated as program.cuh FindBuildRow walks: the key's
  * bytes hashed as the build hashed them (hash.cuh HashBytes, through StringWords, which the
  * grouped aggregates' string keys use too), each candidate build row's stored hash compared
  * before its keys, then its fixed-width keys at once, then the string's length and words. No
@@ -29,11 +25,6 @@ import org.junit.jupiter.api.Test;
 class StringKeyProbeTest {
   /** hash.cuh kStringHashSeed, as a PTX immediate. */
   private static final String STRING_HASH_SEED = Long.toString(0x452821e638d01377L);
-
-  @AfterEach
-  void switchOff() {
-    System.clearProperty(ProgramEmitter.STRING_PROBES_PROPERTY);
-  }
 
   /**
    * Over (an INT, a STRING, a LONG): the LONG of the rows whose (INT, STRING) has a build row,
@@ -60,17 +51,7 @@ class StringKeyProbeTest {
   }
 
   @Test
-  void aStringKeyIsLeftToTheInterpreterWithoutTheSwitch() {
-    String why = FilterProjectGenerator.whyNotGenerated(program());
-    assertNotNull(why);
-    assertTrue(why.contains(ProgramEmitter.STRING_PROBES_PROPERTY), why);
-    assertThrows(CodegenUnsupportedException.class,
-        () -> FilterProjectGenerator.generate(program(), inputs(Encoding.PLAIN)));
-  }
-
-  @Test
   void theWalkComparesTheStoredHashThenTheKeys() throws Exception {
-    System.setProperty(ProgramEmitter.STRING_PROBES_PROPERTY, "true");
     assertNull(FilterProjectGenerator.whyNotGenerated(program()));
     for (Encoding encoding : List.of(Encoding.PLAIN, Encoding.FOR)) {
       GeneratedKernel kernel = FilterProjectGenerator.generate(program(), inputs(encoding));
@@ -98,7 +79,6 @@ class StringKeyProbeTest {
 
   @Test
   void aTableOfFixedWidthKeysReadsNoStoredHash() throws Exception {
-    System.setProperty(ProgramEmitter.STRING_PROBES_PROPERTY, "true");
     ProgramBuilder b = new ProgramBuilder(List.of(ColumnType.LONG, ColumnType.LONG), false);
     int table = b.table(new JoinTableSchema(List.of(ColumnType.LONG, ColumnType.LONG),
         List.of(ColumnType.LONG)));

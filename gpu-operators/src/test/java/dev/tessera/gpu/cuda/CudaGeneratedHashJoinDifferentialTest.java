@@ -3,12 +3,14 @@ package dev.tessera.gpu.cuda;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.tessera.gpu.RuntimeOptions;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 
 /**
  * Every test of {@link CudaHashJoinDifferentialTest} with generated kernels on: the same data against the
  * host reference, each update or program running as its generated kernel wherever the generator
- * covers it (the interpreter otherwise). Checks that generated kernels did run.
+ * covers it (the interpreter otherwise). Checks that generated kernels did run, and that none
+ * was left to the interpreter for an opcode or a failed compile.
  */
 @RequiresCuda
 class CudaGeneratedHashJoinDifferentialTest extends CudaHashJoinDifferentialTest {
@@ -19,7 +21,13 @@ class CudaGeneratedHashJoinDifferentialTest extends CudaHashJoinDifferentialTest
 
   @AfterAll
   void generatedKernelsRan() {
-    assertTrue(((CudaBackend) cuda).device().generated().loadedCount() > 0,
-        "no pipeline ran as a generated kernel");
+    GeneratedKernels generated = ((CudaBackend) cuda).device().generated();
+    assertTrue(generated.loadedCount() > 0, "no pipeline ran as a generated kernel");
+    // Every opcode and key type has an emitter: only a table of too many keys, or a kernel that
+    // spilled, may leave one to the interpreter.
+    List<String> reasons = generated.reasons();
+    assertTrue(reasons.stream().noneMatch(r -> r.contains("does not cover")
+        || r.startsWith("compiling the generated kernel failed")),
+        "pipelines left to the interpreter: " + reasons);
   }
 }

@@ -1,6 +1,5 @@
 package dev.tessera.gpu.cuda;
 
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -25,22 +24,19 @@ import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * Without a GPU: random pipelines with FLOAT or DOUBLE % and pmod (REM_F32, REM_F64, PMOD_F32,
- * PMOD_F64), which the generator declines unless -Dtessera.codegen.floatRemainders=true
- * (FloatRemainder.enabled; this class turns it on), generate filter-project and aggregate-update
- * kernels that compile with the in-jar PTX compiler for sm_90 without stack, spills or more than
- * 128 registers (at most 1 in 10 rejected for a few bytes of spills, as for the others: such a
- * pipeline runs on the interpreter). That the routine computes Java's remainder is
+ * PMOD_F64) generate filter-project and aggregate-update kernels that compile with the in-jar
+ * PTX compiler for sm_90 without stack, spills or more than 128 registers (at most 1 in 10
+ * rejected for a few bytes of spills, as for the others: such a pipeline runs on the
+ * interpreter). That the routine computes Java's remainder is
  * FloatRemainderTest's (its PTX run on the CPU); that the GPU does is the CUDA differential
- * suites', with the switch on.
+ * suites'.
  */
 class FloatRemainderCompileTest {
-  private static final String PROPERTY = "tessera.codegen.floatRemainders";
   /** The comment FloatRemainder writes before its long division. */
   private static final String LONG_DIVISION = "fmod: |x| > |y|";
   private static final int PIPELINES = 120;
@@ -52,24 +48,9 @@ class FloatRemainderCompileTest {
     assumeTrue(PtxCompiler.available(), PtxCompiler::unavailableReason);
   }
 
-  @AfterEach
-  void remaindersOff() {
-    System.clearProperty(PROPERTY);
-  }
-
-  @Test
-  void declinedWithoutTheSwitchNamingIt() {
-    Program program = seedsWithFloatRemainders().stream().findFirst().map(
-        FloatRemainderCompileTest::program).orElseThrow();
-    String reason = FilterProjectGenerator.whyNotGenerated(program);
-    assertNotNull(reason, program::disassemble);
-    assertTrue(reason.contains("-D" + PROPERTY + "=true"), reason);
-  }
-
   @Test
   void pipelinesWithFloatRemaindersCompileWithoutStackOrSpills() {
     List<Integer> seeds = seedsWithFloatRemainders();
-    System.setProperty(PROPERTY, "true");
     AtomicInteger compiled = new AtomicInteger();
     AtomicInteger rejected = new AtomicInteger();
     AtomicInteger divisions = new AtomicInteger();
@@ -129,25 +110,19 @@ class FloatRemainderCompileTest {
             .program();
   }
 
-  /**
-   * Seeds of the first PIPELINES programs the generator declines for a float remainder alone
-   * (with the switch off).
-   */
+  /** Seeds of the first PIPELINES programs with a float remainder. */
   private static List<Integer> seedsWithFloatRemainders() {
     List<Integer> seeds = new ArrayList<>();
     for (int seed = 0; seeds.size() < PIPELINES; seed++) {
       Program program = program(seed);
-      Set<Opcode> uncovered = FilterProjectGenerator.uncoveredOpcodes(program);
-      if (!uncovered.isEmpty() && REMAINDERS.containsAll(uncovered)
-          && !probesStringKeys(program)) {
-        seeds.add(seed);
+      int[] code = program.code();
+      for (int i = 0; i < program.instructionCount(); i++) {
+        if (REMAINDERS.contains(Opcode.ofCode(code[i * Program.WORDS]))) {
+          seeds.add(seed);
+          break;
+        }
       }
     }
     return seeds;
-  }
-
-  private static boolean probesStringKeys(Program program) {
-    return program.tables().stream().anyMatch(table -> table.keyTypes().stream()
-        .anyMatch(ColumnType::isString));
   }
 }

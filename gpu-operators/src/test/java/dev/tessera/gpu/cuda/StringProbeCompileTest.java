@@ -22,36 +22,26 @@ import java.util.BitSet;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
  * Without a GPU: random pipelines that probe join tables with a string key (RandomPrograms'
- * probing programs, over random column layouts), which the generator declines unless
- * -Dtessera.codegen.stringProbes=true (ProgramEmitter.stringProbes; this class turns it on),
- * generate filter-project and aggregate-update kernels (most of which compare the keys' bytes at
- * the walk: elsewhere nothing kept reads the probe) that compile with the in-jar PTX compiler for sm_90 without stack, spills or more than 128
- * registers (at most 1 in 10 rejected for a few bytes of spills, as for the others: such a
+ * probing programs, over random column layouts) generate filter-project and aggregate-update
+ * kernels (most of which compare the keys' bytes at the walk: elsewhere nothing kept reads the
+ * probe) that compile with the in-jar PTX compiler for sm_90 without stack, spills or more than
+ * 128 registers (at most 1 in 10 rejected for a few bytes of spills, as for the others: such a
  * pipeline runs on the interpreter). Whether they find the right rows is
  * CudaGeneratedStringProbesTest's job, on a GPU.
  */
 class StringProbeCompileTest {
-  private static final String PROPERTY = "tessera.codegen.stringProbes";
   /** ProgramEmitter.STRING_KEY_COMPARE. */
   private static final String STRING_KEY_COMPARE = "a string key's bytes against the build row's";
   private static final int PIPELINES = 120;
 
   @BeforeAll
-  static void stringProbesOn() {
+  static void compilerLoads() {
     assumeTrue(PtxCompiler.available(), PtxCompiler::unavailableReason);
-    System.setProperty(PROPERTY, "true");
-  }
-
-  @AfterAll
-  static void stringProbesOff() {
-    System.clearProperty(PROPERTY);
   }
 
   @Test
@@ -138,5 +128,4 @@ class StringProbeCompileTest {
     }
     return false;
   }
-
 }
