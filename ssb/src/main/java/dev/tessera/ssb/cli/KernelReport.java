@@ -158,9 +158,9 @@ public final class KernelReport {
      * rejected for a stack frame or spills around a per-row prelude call (strings, the calendar,
      * an aggregate's update: the call convention keeps few registers across a call); a program
      * not generated for a reason the generator is allowed to give ({@link #notGenerated}: opcodes
-     * it does not cover, string join keys, aggregations wider than it takes); a filter-project
-     * kernel that needs more than {@link GeneratedModule#MAX_REGISTERS} registers without
-     * spilling (wide projections, a known gap). Wrong are the generator refusing a program it
+     * it does not cover, join tables of more keys than a probe compares, aggregations wider than
+     * it takes); a filter-project kernel that needs more than {@link
+     * GeneratedModule#MAX_REGISTERS} registers without spilling (wide projections, a known gap). Wrong are the generator refusing a program it
      * claims to cover, a kernel for uncovered opcodes, a module the compiler refuses, and any
      * other rejection (spills without a helper call, after {@link GeneratedModule#compileAgain}).
      */

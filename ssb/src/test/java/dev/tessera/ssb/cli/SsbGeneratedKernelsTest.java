@@ -41,10 +41,9 @@ import org.junit.jupiter.api.io.TempDir;
  * also for the encoded layouts of their batches, every column GPU-FOR or every column GPU-DFOR
  * where the codec can pack it, {@link Layout}) either gets a generated kernel that the in-jar PTX
  * compiler compiles for sm_90 with no stack frame, no spills and at most 128 registers (one the
- * runtime would use), or is declined for a reason the
- * generator is allowed to give (opcodes the generator does not cover,
- * {@link FilterProjectGenerator#uncoveredOpcodes}; join tables with string keys; aggregations
- * wider than a generated kernel takes). The generator refusing a program it claims to cover fails
+ * runtime would use), or is declined for a reason the generator is allowed to give (opcodes the
+ * generator does not cover, {@link FilterProjectGenerator#uncoveredOpcodes}; join tables of more
+ * keys than a probe compares; aggregations wider than a generated kernel takes). The generator refusing a program it claims to cover fails
  * the test. Aggregate pipelines get aggregate-update kernels ({@code AggregateUpdateGenerator}).
  *
  * <p>The one exception, as in gpu-operators' GeneratedFilterProjectCompileTest: a kernel that
