@@ -1,9 +1,6 @@
 package dev.tessera.gpu.cuda;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
-
 import dev.tessera.gpu.RuntimeOptions;
-import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 
 /**
@@ -21,13 +18,6 @@ class CudaGeneratedHashJoinDifferentialTest extends CudaHashJoinDifferentialTest
 
   @AfterAll
   void generatedKernelsRan() {
-    GeneratedKernels generated = ((CudaBackend) cuda).device().generated();
-    assertTrue(generated.loadedCount() > 0, "no pipeline ran as a generated kernel");
-    // Every opcode and key type has an emitter: only a table of too many keys, or a kernel that
-    // spilled, may leave one to the interpreter.
-    List<String> reasons = generated.reasons();
-    assertTrue(reasons.stream().noneMatch(r -> r.contains("does not cover")
-        || r.startsWith("compiling the generated kernel failed")),
-        "pipelines left to the interpreter: " + reasons);
+    GeneratedKernelChecks.ranGeneratedWhereCovered(cuda, "pipeline");
   }
 }
