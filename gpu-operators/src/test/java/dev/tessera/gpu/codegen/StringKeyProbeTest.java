@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  * bytes hashed as the build hashed them (hash.cuh HashBytes, through StringWords, which the
  * grouped aggregates' string keys use too), each candidate build row's stored hash compared
  * before its keys, then its fixed-width keys at once, then the string's length and words. No
- * GPU: which rows the kernels find is CudaGeneratedStringProbesTest's, on a GPU.
+ * GPU: which rows the kernels find is CudaGeneratedHashJoinDifferentialTest's, on a GPU.
  */
 class StringKeyProbeTest {
   /** hash.cuh kStringHashSeed, as a PTX immediate. */

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Test;
  * probe) that compile with the in-jar PTX compiler for sm_90 without stack, spills or more than
  * 128 registers (at most 1 in 10 rejected for a few bytes of spills, as for the others: such a
  * pipeline runs on the interpreter). Whether they find the right rows is
- * CudaGeneratedStringProbesTest's job, on a GPU.
+ * CudaGeneratedHashJoinDifferentialTest's job, on a GPU.
  */
 class StringProbeCompileTest {
   /** ProgramEmitter.STRING_KEY_COMPARE. */
