@@ -1,6 +1,5 @@
 package dev.tessera.gpu.codegen;
 
-
 /**
  * Java's floating-point {@code %} (C fmod: the remainder of the quotient truncated, exact) and
  * Spark's pmod of FLOAT and DOUBLE values (REM_F32, REM_F64, PMOD_F32, PMOD_F64), written inline
