@@ -211,14 +211,50 @@ public final class FilterProjectGenerator {
     }
     String key = key(program, inputs);
     String entry = entryName(key);
-    Writer writer = new Writer(program, inputs, entry, true);
+    Writer writer = new Writer(program, inputs, entry, Form.LOADS_AHEAD);
     String ptx = writer.write();
-    // A group's loaded values live across the outputs' prelude calls too: a random program of
-    // a string compare and five outputs took 130 registers with them, 102 without. The kernel
-    // loading each item's columns in its own branch is the compiler's second choice.
-    GeneratedKernel leaner = !writer.groupedOutputLoads() ? null
-        : new GeneratedKernel(entry, key, new Writer(program, inputs, entry, false).write());
+    // The forms after the first are the compiler's later choices, where the one before needs
+    // more registers than a kernel may take (GeneratedModule.compile).
+    GeneratedKernel leanest = !outputPointersPerUse() ? null
+        : new GeneratedKernel(entry, key,
+            new Writer(program, inputs, entry, Form.POINTERS_PER_USE).write());
+    GeneratedKernel leaner = !writer.groupedOutputLoads() ? leanest
+        : new GeneratedKernel(entry, key,
+            new Writer(program, inputs, entry, Form.LOADS_IN_ITEM).write(), null, leanest);
     return new GeneratedKernel(entry, key, ptx, null, leaner);
+  }
+
+  /** The system property that turns {@link Form#POINTERS_PER_USE} on. */
+  static final String OUTPUT_POINTERS_PER_USE_PROPERTY = "tessera.codegen.outputPointersPerUse";
+
+  /**
+   * Whether kernels get a {@link Form#POINTERS_PER_USE} form, read at each kernel's generation.
+   * Off by default: no GPU has run that form yet (without it, such a kernel runs on the
+   * interpreter); once the CUDA suites pass with it on a GPU, the switch goes.
+   */
+  static boolean outputPointersPerUse() {
+    return Boolean.getBoolean(OUTPUT_POINTERS_PER_USE_PROPERTY);
+  }
+
+  /** How a kernel's phase B holds what it needs; each form after the first uses fewer registers. */
+  enum Form {
+    /**
+     * A group of items' output column loads issued before the group uses them, and every
+     * output's buffer addresses held from the start of phase B.
+     */
+    LOADS_AHEAD,
+    /**
+     * Each item's loads in its own branch: a group's loaded values live across the outputs'
+     * prelude calls too (a random program of a string compare and five outputs took 130
+     * registers with them, 102 without).
+     */
+    LOADS_IN_ITEM,
+    /**
+     * As LOADS_IN_ITEM, and an output's buffer addresses read from its descriptor (an L1 hit)
+     * where a row is written rather than held: two or four registers an output, which take a
+     * projection of 24 nullable LONG outputs to 168 registers.
+     */
+    POINTERS_PER_USE
   }
 
   /** One kernel's text under construction. */
@@ -241,16 +277,15 @@ public final class FilterProjectGenerator {
     private OutputStage stage;
 
     private final int itemCount;
-    /** Whether phase B may load a group of items' columns before it uses them (outputPhase). */
-    private final boolean outputLoadsAhead;
-    /** Whether it did. */
+    private final Form form;
+    /** Whether phase B loaded a group of items' columns before using them (outputPhase). */
     private boolean groupedOutputLoads;
 
-    Writer(Program program, List<InputSpec> inputs, String entry, boolean outputLoadsAhead) {
+    Writer(Program program, List<InputSpec> inputs, String entry, Form form) {
       this.itemCount = itemsPerThread(program, inputs);
       this.program = program;
       this.entry = entry;
-      this.outputLoadsAhead = outputLoadsAhead;
+      this.form = form;
       this.body = new ProgramEmitter(program, inputs, b, entry, programWords(program, inputs));
     }
 
@@ -487,7 +522,7 @@ public final class FilterProjectGenerator {
       boolean byGroup = body.loadsFor(loads)
           && body.onlyOf(beyondLoads, EnumSet.of(Opcode.MOVE, Opcode.LOAD_CONST));
       int budget = byGroup ? EARLY_LOAD_REGISTERS / 2 : EARLY_LOAD_REGISTERS;
-      int group = loads.isEmpty() || !outputLoadsAhead ? 1
+      int group = loads.isEmpty() || form != Form.LOADS_AHEAD ? 1
           : Math.max(1, budget / body.loadedRegisters(loads));
       groupedOutputLoads = group > 1;
       BitSet computed = (BitSet) rest.clone();
@@ -680,30 +715,46 @@ public final class FilterProjectGenerator {
     /**
      * One output's buffers and what is known of it: whether any row may be NULL (then validity
      * is written per row and NULLs are counted; otherwise the tile's whole range of validity
-     * bits is set at once).
+     * bits is set at once). Its buffers' addresses are null in a POINTERS_PER_USE kernel, which
+     * reads them where it writes ({@link #pointer}).
      */
-    private record OutputColumn(ColumnType type, String data, String validity, String lengths,
-        String sources, String nulls) {}
+    private record OutputColumn(int index, ColumnType type, String outputsBase, String data,
+        String validity, String lengths, String sources, String nulls) {}
 
     private OutputColumn outputColumn(int o, ColumnType type, String outputsBase) {
-      String descriptor = b.b64();
-      b.op("add.s64 %s, %s, %d", descriptor, outputsBase, (long) OUTPUT_COLUMN_BYTES * o);
       boolean string = type.isString();
-      String data = string ? null : field(descriptor, OUTPUT_DATA);
-      String validity = field(descriptor, OUTPUT_VALIDITY);
-      String lengths = string ? field(descriptor, OUTPUT_STRING_LENGTHS) : null;
-      String sources = string ? field(descriptor, OUTPUT_STRING_SOURCES) : null;
+      String data = null;
+      String validity = null;
+      String lengths = null;
+      String sources = null;
+      if (form != Form.POINTERS_PER_USE) {
+        String descriptor = b.b64();
+        b.op("add.s64 %s, %s, %d", descriptor, outputsBase, (long) OUTPUT_COLUMN_BYTES * o);
+        data = string ? null : field(descriptor, OUTPUT_DATA);
+        validity = field(descriptor, OUTPUT_VALIDITY);
+        lengths = string ? field(descriptor, OUTPUT_STRING_LENGTHS) : null;
+        sources = string ? field(descriptor, OUTPUT_STRING_SOURCES) : null;
+      }
       String nulls = b.b32();
       b.op("mov.b32 %s, 0", nulls);
-      return new OutputColumn(type, data, validity, lengths, sources, nulls);
+      return new OutputColumn(o, type, outputsBase, data, validity, lengths, sources, nulls);
     }
 
     /**
-     * The validity buffers (by register) of outputs whose values turned out never NULL, and of
-     * those that may be: known once phase B has emitted them (every item the same way).
+     * {@code held}, the buffer address {@code column} holds, or (POINTERS_PER_USE) the address
+     * read again from its descriptor's {@code offset}.
      */
-    private final java.util.Set<String> neverNull = new java.util.HashSet<>();
-    private final java.util.Set<String> mayBeNull = new java.util.HashSet<>();
+    private String pointer(OutputColumn column, String held, int offset) {
+      return held != null ? held : field(column.outputsBase(),
+          OUTPUT_COLUMN_BYTES * column.index() + offset);
+    }
+
+    /**
+     * The outputs (by index) whose values turned out never NULL, and those that may be: known
+     * once phase B has emitted them (every item the same way).
+     */
+    private final java.util.Set<Integer> neverNull = new java.util.HashSet<>();
+    private final java.util.Set<Integer> mayBeNull = new java.util.HashSet<>();
 
     /**
      * What one kept row writes to an output: its validity (a predicate, or null where it cannot
@@ -715,9 +766,9 @@ public final class FilterProjectGenerator {
     private RowWords rowWords(OutputColumn column, Val v) {
       String validNow = v.valid();
       if (validNow == null) {
-        neverNull.add(column.validity());
+        neverNull.add(column.index());
       } else {
-        mayBeNull.add(column.validity());
+        mayBeNull.add(column.index());
         String isNull = b.pred();
         b.op("not.pred %s, %s", isNull, validNow);
         b.op("@%s add.s32 %s, %s, 1", isNull, column.nulls(), column.nulls());
@@ -756,17 +807,20 @@ public final class FilterProjectGenerator {
     /** Writes one kept row's {@code words} to {@code column} at output row {@code at}. */
     private void writeRow(OutputColumn column, RowWords words, String at) {
       if (words.valid() != null) {
-        writeValidBit(column.validity(), at, words.valid());
+        writeValidBit(pointer(column, column.validity(), OUTPUT_VALIDITY), at, words.valid());
       }
       if (column.type().isString()) {
         String lengthAt = b.b64();
-        b.op("mad.lo.s64 %s, %s, 4, %s", lengthAt, at, column.lengths());
+        b.op("mad.lo.s64 %s, %s, 4, %s", lengthAt, at,
+            pointer(column, column.lengths(), OUTPUT_STRING_LENGTHS));
         b.op("st.global.u32 [%s], %s", lengthAt, words.length());
         String sourceAt = b.b64();
-        b.op("mad.lo.s64 %s, %s, 8, %s", sourceAt, at, column.sources());
+        b.op("mad.lo.s64 %s, %s, 8, %s", sourceAt, at,
+            pointer(column, column.sources(), OUTPUT_STRING_SOURCES));
         b.op("st.global.u64 [%s], %s", sourceAt, words.address());
       } else {
-        storeFixed(column.type().id(), column.data(), at, words.value());
+        storeFixed(column.type().id(), pointer(column, column.data(), OUTPUT_DATA), at,
+            words.value());
       }
     }
 
@@ -851,14 +905,14 @@ public final class FilterProjectGenerator {
      */
     private void finishOutput(int o, OutputColumn column, Positions positions,
         String outputStatus) {
-      if (mayBeNull.contains(column.validity()) && neverNull.contains(column.validity())) {
+      if (mayBeNull.contains(o) && neverNull.contains(o)) {
         throw new IllegalStateException("output " + o + " is NULL-free in some items only");
       }
-      if (neverNull.contains(column.validity())) {
-        setValidRange(column.validity(), positions);
+      if (neverNull.contains(o)) {
+        setValidRange(pointer(column, column.validity(), OUTPUT_VALIDITY), positions);
         return;
       }
-      if (!mayBeNull.contains(column.validity())) {
+      if (!mayBeNull.contains(o)) {
         return; // no item wrote it (cannot happen: every item reaches phase B's writes)
       }
       // The warp's sum (butterfly shuffles: every lane ends with it), added by lane 0: four

@@ -49,6 +49,7 @@ class CudaFilterProjectTest extends CudaVersusHostTest {
   private static final int LARGE_PROGRAMS = 4;
   private static final int LARGE_ROWS = 1_000_000;
   private static final int MAX_INPUT_COLUMNS = 5;
+  private static final int WIDE_PROGRAMS = 8;
 
   // ---- the differential test -------------------------------------------------------------------
 
@@ -64,6 +65,28 @@ class CudaFilterProjectTest extends CudaVersusHostTest {
       List<ColumnType> types = RandomBatches.randomTypes(random, 1 + random.nextInt(
           MAX_INPUT_COLUMNS));
       Program program = RandomPrograms.generate(types, random.nextBoolean(), random.nextLong());
+      try (ColumnBatch<HostColumn> input =
+               RandomBatches.build(types, rows, random.nextLong(), cuda.stagingAllocator())) {
+        assertSameOutcome("seed " + seed + ", " + rows + " rows of " + types, program, input);
+      }
+    }
+  }
+
+  /**
+   * Wide projections (RandomPrograms.wideProjection, 20 to 32 outputs): most generated kernels
+   * for them need more registers than a kernel may take, so their rows are written by the
+   * interpreter, or by the kernel's POINTERS_PER_USE form where that is on.
+   */
+  @ParameterizedTest(name = "{0} rows")
+  @ValueSource(ints = {1, 1_025, 100_000})
+  void wideProjectionsMatchTheHostReference(int rows) {
+    for (int i = 0; i < WIDE_PROGRAMS; i++) {
+      long seed = 8_000_000_000L + rows * 1_000L + i;
+      Random random = new Random(seed);
+      List<ColumnType> types = RandomBatches.randomTypes(random, 1 + random.nextInt(
+          MAX_INPUT_COLUMNS));
+      Program program = RandomPrograms.wideProjection(types, 20 + random.nextInt(13),
+          random.nextLong());
       try (ColumnBatch<HostColumn> input =
                RandomBatches.build(types, rows, random.nextLong(), cuda.stagingAllocator())) {
         assertSameOutcome("seed " + seed + ", " + rows + " rows of " + types, program, input);

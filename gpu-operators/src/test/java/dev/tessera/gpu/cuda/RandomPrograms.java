@@ -114,6 +114,25 @@ final class RandomPrograms {
   private static final int MAX_OUTPUTS = 6;
   private static final int MAX_SET_SIZE = 6;
 
+  /**
+   * A wide projection: {@code outputs} outputs, each a load of a random input column (columns
+   * repeat), kept where the first column is not NULL or, for half the seeds, unfiltered. Every
+   * output holds its buffers' addresses through phase B of a generated kernel: past about 20
+   * outputs they need more registers than a kernel may take.
+   */
+  static Program wideProjection(List<ColumnType> inputTypes, int outputs, long seed) {
+    Random random = new Random(seed);
+    ProgramBuilder b = new ProgramBuilder(inputTypes, random.nextBoolean());
+    List<Program.Output> written = new ArrayList<>();
+    for (int o = 0; o < outputs; o++) {
+      int c = random.nextInt(inputTypes.size());
+      written.add(new Program.Output(b.loadColumn(c), inputTypes.get(c)));
+    }
+    int filter = random.nextBoolean() ? -1
+        : b.emitNew(Opcode.IS_NOT_NULL, b.loadColumn(0), 0, 0);
+    return b.build(filter, written);
+  }
+
   /** A program over columns of {@code inputTypes}, from {@code seed}. */
   static Program generate(List<ColumnType> inputTypes, boolean ansi, long seed) {
     return new Generator(inputTypes, ansi, new Random(seed)).generate();
