@@ -115,6 +115,11 @@ final class PtxBuilder {
     return f;
   }
 
+  /** {@link #floatOf} ({@code f32}) or {@link #doubleOf} of {@code bits}. */
+  String floatingOf(String bits, boolean f32) {
+    return f32 ? floatOf(bits) : doubleOf(bits);
+  }
+
   /** A fresh .b64 register: the .f32 {@code f}'s bits, zero-extended (program.cuh F32Bits). */
   String bitsOfFloat(String f) {
     String low = b32();

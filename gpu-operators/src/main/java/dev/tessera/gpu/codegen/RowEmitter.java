@@ -637,8 +637,8 @@ final class RowEmitter {
   private Val floatArithmetic(Opcode op, Val x, Val y, boolean f32) {
     String valid = bothValid(x, y);
     String error = firstError(x.error(), y.error());
-    String fx = f32 ? b.floatOf(x.value()) : b.doubleOf(x.value());
-    String fy = f32 ? b.floatOf(y.value()) : b.doubleOf(y.value());
+    String fx = b.floatingOf(x.value(), f32);
+    String fy = b.floatingOf(y.value(), f32);
     String type = f32 ? "f32" : "f64";
     String r = f32 ? b.f32() : b.f64();
     String name = switch (op) {
@@ -663,7 +663,7 @@ final class RowEmitter {
     String valid = bothValid(x, y);
     String error = firstError(x.error(), y.error());
     String bits = new FloatRemainder(b).emit(pmod, f32, x.value(), y.value());
-    String fy = f32 ? b.floatOf(y.value()) : b.doubleOf(y.value());
+    String fy = b.floatingOf(y.value(), f32);
     return byNonZero(bits, valid, error, fy, f32, RowError.REMAINDER_BY_ZERO);
   }
 
@@ -688,7 +688,7 @@ final class RowEmitter {
 
   /** NORMALIZE_F32/F64: every NaN as Java's canonical NaN, -0.0 as 0.0. */
   private String normalize(String bits, boolean f32) {
-    String f = f32 ? b.floatOf(bits) : b.doubleOf(bits);
+    String f = b.floatingOf(bits, f32);
     String type = f32 ? "f32" : "f64";
     String nan = b.pred();
     b.op("setp.nan.%s %s, %s, %s", type, nan, f, f);
