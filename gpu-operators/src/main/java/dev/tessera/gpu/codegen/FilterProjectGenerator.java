@@ -215,25 +215,12 @@ public final class FilterProjectGenerator {
     String ptx = writer.write();
     // The forms after the first are the compiler's later choices, where the one before needs
     // more registers than a kernel may take (GeneratedModule.compile).
-    GeneratedKernel leanest = !outputPointersPerUse() ? null
-        : new GeneratedKernel(entry, key,
-            new Writer(program, inputs, entry, Form.POINTERS_PER_USE).write());
+    GeneratedKernel leanest = new GeneratedKernel(entry, key,
+        new Writer(program, inputs, entry, Form.POINTERS_PER_USE).write());
     GeneratedKernel leaner = !writer.groupedOutputLoads() ? leanest
         : new GeneratedKernel(entry, key,
             new Writer(program, inputs, entry, Form.LOADS_IN_ITEM).write(), null, leanest);
     return new GeneratedKernel(entry, key, ptx, null, leaner);
-  }
-
-  /** The system property that turns {@link Form#POINTERS_PER_USE} on. */
-  static final String OUTPUT_POINTERS_PER_USE_PROPERTY = "tessera.codegen.outputPointersPerUse";
-
-  /**
-   * Whether kernels get a {@link Form#POINTERS_PER_USE} form, read at each kernel's generation.
-   * Off by default: no GPU has run that form yet (without it, such a kernel runs on the
-   * interpreter); once the CUDA suites pass with it on a GPU, the switch goes.
-   */
-  static boolean outputPointersPerUse() {
-    return Boolean.getBoolean(OUTPUT_POINTERS_PER_USE_PROPERTY);
   }
 
   /** How a kernel's phase B holds what it needs; each form after the first uses fewer registers. */

@@ -33,9 +33,9 @@ import java.util.Random;
  * Benchmark (not a test) of a wide filter-project: 24 outputs over eight columns (each column as
  * it is, times 3, and plus 1) where {@code y % 10 < 5} (three rows in four kept: a negative y's
  * remainder is negative). Wide projections are where a generated kernel's first forms need more
- * than 128 registers (every output's buffer addresses held through the row loop), so they run on
- * the interpreter unless the POINTERS_PER_USE form (-Dtessera.codegen.outputPointersPerUse=true)
- * fits them. Prints what the in-jar compiler makes of the generated kernel, the median kernel
+ * than 128 registers (every output's buffer addresses held through the row loop), so they run in
+ * its last form (FilterProjectGenerator.Form.POINTERS_PER_USE), which reads those addresses
+ * where it writes a row (162 registers in the first form, 64 in that one). Prints what the in-jar compiler makes of the generated kernel, the median kernel
  * time over the runs (device events on CUDA) and the bandwidth floor, as FilterProjectBench does.
  *
  * <pre>run-bench.sh dev.tessera.gpu.bench.WideProjectionBench [rows] [deviceGBps] [backend] [codegen]</pre>

@@ -74,8 +74,9 @@ class CudaFilterProjectTest extends CudaVersusHostTest {
 
   /**
    * Wide projections (RandomPrograms.wideProjection, 20 to 32 outputs): most generated kernels
-   * for them need more registers than a kernel may take, so their rows are written by the
-   * interpreter, or by the kernel's POINTERS_PER_USE form where that is on.
+   * for them need more registers than a kernel may take in their first forms, so their rows are
+   * written by the last form (FilterProjectGenerator.Form.POINTERS_PER_USE), or by the
+   * interpreter where that too needs more.
    */
   @ParameterizedTest(name = "{0} rows")
   @ValueSource(ints = {1, 1_025, 100_000})

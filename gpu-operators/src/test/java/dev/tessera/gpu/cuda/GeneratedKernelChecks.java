@@ -23,4 +23,17 @@ final class GeneratedKernelChecks {
         || r.startsWith("compiling the generated kernel failed")),
         what + "s left to the interpreter: " + reasons);
   }
+
+  /**
+   * That {@code cuda} left at most one kernel in ten to the interpreter for its registers: the
+   * last filter-project form (FilterProjectGenerator.Form.POINTERS_PER_USE) fits all but a few
+   * wide projections within them.
+   */
+  static void fewLeftForRegisters(Backend cuda) {
+    GeneratedKernels generated = ((CudaBackend) cuda).device().generated();
+    List<String> reasons = generated.reasons();
+    long overRegisters = reasons.stream().filter(r -> r.contains("registers, more than")).count();
+    assertTrue(overRegisters <= generated.loadedCount() / 10, overRegisters
+        + " kernels left to the interpreter for their registers: " + reasons);
+  }
 }

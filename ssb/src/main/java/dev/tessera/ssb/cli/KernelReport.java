@@ -159,10 +159,11 @@ public final class KernelReport {
      * an aggregate's update: the call convention keeps few registers across a call); a program
      * not generated for a reason the generator is allowed to give ({@link #notGenerated}: opcodes
      * it does not cover, join tables of more keys than a probe compares, aggregations wider than
-     * it takes); a filter-project kernel that needs more than {@link
-     * GeneratedModule#MAX_REGISTERS} registers without spilling (wide projections, a known gap). Wrong are the generator refusing a program it
-     * claims to cover, a kernel for uncovered opcodes, a module the compiler refuses, and any
-     * other rejection (spills without a helper call, after {@link GeneratedModule#compileAgain}).
+     * it takes). Wrong are the generator refusing a program it claims to cover, a kernel for
+     * uncovered opcodes, a module the compiler refuses, and any other rejection (spills without a
+     * helper call, after {@link GeneratedModule#compileAgain}; more than {@link
+     * GeneratedModule#MAX_REGISTERS} registers, which the wide projections' kernels needed before
+     * their last form, FilterProjectGenerator.Form.POINTERS_PER_USE).
      */
     public String unexpected() {
       AggregateSpec spec = aggregate ? ((TesseraHashAggregateExec) node).spec() : null;
@@ -187,13 +188,6 @@ public final class KernelReport {
       boolean helper = kernel.ptx().contains("tessera_utf8_")
           || kernel.ptx().contains("tessera_civil_part");
       if (helper && !report.clean() && report.registers() <= GeneratedModule.MAX_REGISTERS) {
-        return null;
-      }
-      // Known and left to the interpreter (issue 14): a filter-project kernel of a wide
-      // projection may need more registers than the launch allows, without spilling (each
-      // output's descriptor and validity words stay live through the output phase); capped, it
-      // spills.
-      if (!aggregate && report.clean()) {
         return null;
       }
       return "the runtime would reject " + kernel.entry() + ": " + rejected;
