@@ -10,15 +10,19 @@ import java.util.Objects;
  * reported of each entry function in it.
  *
  * @param arch the architecture compiled for, "sm_90"
+ * @param ptx the module text compiled (for a generated kernel: the prelude and the form of the
+ *     kernel {@link GeneratedModule#compile} took, with any {@code .maxnreg} it raised)
+ * @param options the ptxas options given beyond the architecture ("-O1"), as the compile took them
  * @param cubin the ELF image (a copy is kept; the accessor returns a copy)
  * @param reports a report per entry function, in the order ptxas compiled them
  * @param compileNanos how long the compile took
  * @param infoLog the compiler's whole info log
  */
-public record CompiledKernel(String arch, byte[] cubin, List<CompileReport> reports,
-    long compileNanos, String infoLog) {
+public record CompiledKernel(String arch, String ptx, List<String> options, byte[] cubin,
+    List<CompileReport> reports, long compileNanos, String infoLog) {
 
   public CompiledKernel {
+    options = List.copyOf(options);
     cubin = cubin.clone();
     reports = List.copyOf(reports);
   }
@@ -57,18 +61,19 @@ public record CompiledKernel(String arch, byte[] cubin, List<CompileReport> repo
   @Override
   public boolean equals(Object other) {
     return other instanceof CompiledKernel that && arch.equals(that.arch)
-        && Arrays.equals(cubin, that.cubin) && reports.equals(that.reports)
+        && ptx.equals(that.ptx) && options.equals(that.options) && Arrays.equals(cubin, that.cubin) && reports.equals(that.reports)
         && compileNanos == that.compileNanos && infoLog.equals(that.infoLog);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(arch, Arrays.hashCode(cubin), reports, compileNanos, infoLog);
+    return Objects.hash(arch, ptx, options, Arrays.hashCode(cubin), reports, compileNanos, infoLog);
   }
 
   @Override
   public String toString() {
-    return "CompiledKernel[" + arch + ", " + cubin.length + " B cubin, " + reports.stream()
+    return "CompiledKernel[" + arch + (options.isEmpty() ? "" : " " + String.join(" ", options))
+        + ", " + cubin.length + " B cubin, " + reports.stream()
         .map(CompileReport::summary).toList() + ", " + compileNanos / 1000 + " us]";
   }
 }

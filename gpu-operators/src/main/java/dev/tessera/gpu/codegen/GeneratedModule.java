@@ -119,8 +119,8 @@ public final class GeneratedModule {
 
   /** {@code used}, its compile time counting {@code rejected}'s before it. */
   private static CompiledKernel after(CompiledKernel rejected, CompiledKernel used) {
-    return new CompiledKernel(used.arch(), used.cubin(), used.reports(),
-        rejected.compileNanos() + used.compileNanos(), used.infoLog());
+    return new CompiledKernel(used.arch(), used.ptx(), used.options(), used.cubin(),
+        used.reports(), rejected.compileNanos() + used.compileNanos(), used.infoLog());
   }
 
   /**

@@ -77,7 +77,7 @@ public final class KernelDiskCache {
     }
     String key = key(ptx, arch, options);
     Path entry = dir.resolve(key + SUFFIX);
-    CompiledKernel kept = read(entry, arch);
+    CompiledKernel kept = read(entry, ptx, arch, options);
     if (kept != null) {
       return kept;
     }
@@ -96,7 +96,7 @@ public final class KernelDiskCache {
     return HexFormat.of().formatHex(sha.digest());
   }
 
-  private CompiledKernel read(Path entry, String arch) {
+  private CompiledKernel read(Path entry, String ptx, String arch, List<String> options) {
     if (!Files.isRegularFile(entry)) {
       return null;
     }
@@ -113,7 +113,7 @@ public final class KernelDiskCache {
       }
       String log = new String(in.readNBytes(in.readInt()), StandardCharsets.UTF_8);
       byte[] cubin = in.readNBytes(in.readInt());
-      return new CompiledKernel(arch, cubin, PtxasLog.parse(log, 0), 0, log);
+      return new CompiledKernel(arch, ptx, options, cubin, PtxasLog.parse(log, 0), 0, log);
     } catch (IOException | RuntimeException e) {
       LOG.warn("Tessera: kernel cache entry {} cannot be read ({}); compiling the kernel again",
           entry, e.getMessage());

@@ -110,8 +110,8 @@ public final class PtxCompiler {
     if (!run.succeeded()) {
       throw PtxCompileException.of(run, ptx, arch, library.version());
     }
-    return new CompiledKernel(arch, run.cubin(), PtxasLog.parse(run.infoLog(), run.compileNanos()),
-        run.compileNanos(), run.infoLog());
+    return new CompiledKernel(arch, ptx, extraOptions, run.cubin(),
+        PtxasLog.parse(run.infoLog(), run.compileNanos()), run.compileNanos(), run.infoLog());
   }
 
   /** The options of a compile: architecture, verbose, -O3 unless the caller set a level. */

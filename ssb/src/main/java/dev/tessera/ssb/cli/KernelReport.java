@@ -378,9 +378,15 @@ public final class KernelReport {
       return;
     }
     GeneratedKernel kernel = k.kernel();
+    CompiledKernel compiled =
+        COMPILED.get(kernel.key()) instanceof CompiledKernel c ? c : null;
     if (k.report() != null) {
       out.printf("%skernel %s; compiled in %.0f ms%n", indent, k.report().summary(),
           k.compileNanos() / 1e6);
+      String how = compiled == null ? "" : howCompiled(kernel, compiled);
+      if (!how.isEmpty()) {
+        out.println(indent + "compiled as " + how);
+      }
       String rejection = k.rejection();
       out.println(indent + (rejection == null ? "the runtime would use it"
           : "the runtime would not use it (the interpreter runs instead): " + rejection));
@@ -393,11 +399,13 @@ public final class KernelReport {
     if (ptxDir != null) {
       Path file = ptxDir.resolve(kernel.entry() + ".ptx");
       if (written.add(file)) {
-        Files.writeString(file, GeneratedModule.text(kernel), StandardCharsets.US_ASCII);
+        // The text the cubin beside it was compiled from, where it was compiled.
+        Files.writeString(file, compiled != null ? compiled.ptx() : GeneratedModule.text(kernel),
+            StandardCharsets.US_ASCII);
       }
       out.println(indent + "PTX: " + file);
       // The compiled kernel's cubin beside it, for a SASS disassembler (dev/sass-waits).
-      if (COMPILED.get(kernel.key()) instanceof CompiledKernel compiled) {
+      if (compiled != null) {
         Path cubin = ptxDir.resolve(kernel.entry() + ".cubin");
         if (written.add(cubin)) {
           Files.write(cubin, compiled.cubin());
@@ -405,6 +413,37 @@ public final class KernelReport {
         out.println(indent + "cubin: " + cubin);
       }
     }
+  }
+
+  /**
+   * How {@code compiled} differs from {@code kernel}'s first form compiled as written: which of
+   * its forms ({@link GeneratedKernel#leaner}) it is, a {@code .maxnreg} raised ({@link
+   * GeneratedModule#withMaxRegisters}), the options; "" where it does not.
+   */
+  static String howCompiled(GeneratedKernel kernel, CompiledKernel compiled) {
+    List<GeneratedKernel> forms = new ArrayList<>();
+    for (GeneratedKernel form = kernel; form != null; form = form.leaner()) {
+      forms.add(form);
+    }
+    List<String> how = new ArrayList<>();
+    for (int i = 0; i < forms.size(); i++) {
+      String text = GeneratedModule.text(forms.get(i));
+      boolean raised = !text.equals(compiled.ptx())
+          && GeneratedModule.withMaxRegisters(text).equals(compiled.ptx());
+      if (text.equals(compiled.ptx()) || raised) {
+        if (i > 0) {
+          how.add("its form " + (i + 1) + " of " + forms.size());
+        }
+        if (raised) {
+          how.add(".maxnreg " + GeneratedModule.MAX_REGISTERS);
+        }
+        break;
+      }
+    }
+    if (!compiled.options().isEmpty()) {
+      how.add(String.join(" ", compiled.options()));
+    }
+    return String.join(", ", how);
   }
 
   /** The compiled kernel, or the compiler's message when it refused or failed. */

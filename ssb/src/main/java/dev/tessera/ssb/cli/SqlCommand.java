@@ -68,8 +68,9 @@ public final class SqlCommand implements Callable<Integer> {
   boolean kernels;
 
   @Option(names = "--ptx", paramLabel = "DIR",
-      description = "write each generated kernel's PTX module to DIR/<entry>.ptx and, where it"
-          + " was compiled, its sm_90 cubin to DIR/<entry>.cubin (implies --kernels)")
+      description = "write each generated kernel's PTX module to DIR/<entry>.ptx (where it was"
+          + " compiled, the form compiled) and its sm_90 cubin to DIR/<entry>.cubin"
+          + " (implies --kernels)")
   Path ptx;
 
   @Option(names = "--layout", paramLabel = "LAYOUT",

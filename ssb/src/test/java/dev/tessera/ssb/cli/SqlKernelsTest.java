@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.tessera.gpu.codegen.AggregateUpdateGenerator;
+import dev.tessera.gpu.codegen.CompileReport;
 import dev.tessera.gpu.codegen.FilterProjectGenerator;
 import dev.tessera.gpu.codegen.PtxCompiler;
 import java.io.ByteArrayOutputStream;
@@ -149,5 +150,31 @@ class SqlKernelsTest {
     byte[] elf = Files.readAllBytes(cubin);
     assertTrue(elf.length > 4 && elf[0] == 0x7f && elf[1] == 'E' && elf[2] == 'L' && elf[3] == 'F',
         "not an ELF file: " + cubin);
+  }
+
+  /**
+   * A projection of 24 outputs, whose kernel fits its registers only in its last form: the report
+   * says so, and the PTX written is the text its cubin was compiled from (it compiles to what
+   * the report printed), not the first form's.
+   */
+  @Test
+  void aWideProjectionSaysWhichFormItCompiledAndWritesThatText() throws Exception {
+    assumeTrue(PtxCompiler.available(), "the in-jar PTX compiler cannot be used here: "
+        + PtxCompiler.unavailableReason());
+    Path ptx = dir.resolve("wide");
+    StringBuilder columns = new StringBuilder("id AS c0");
+    for (int c = 1; c < 24; c++) {
+      columns.append(", id + ").append(c).append(" AS c").append(c);
+    }
+    String report = kernels(sql("--kernels", "--ptx", ptx.toString(),
+        "SELECT " + columns + " FROM range(1000) WHERE id % 10 < 5"));
+    assertTrue(report.contains("compiled as its form 3 of 3"), report);
+    assertTrue(report.contains("the runtime would use it"), report);
+    Path file;
+    try (Stream<Path> listing = Files.list(ptx)) {
+      file = listing.filter(f -> f.toString().endsWith(".ptx")).findFirst().orElseThrow();
+    }
+    CompileReport again = PtxCompiler.compile(Files.readString(file), "sm_90").report();
+    assertTrue(report.contains("kernel " + again.summary() + ";"), again.summary() + "\n" + report);
   }
 }
