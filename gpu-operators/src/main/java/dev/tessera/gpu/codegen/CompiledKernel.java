@@ -61,7 +61,8 @@ public record CompiledKernel(String arch, String ptx, List<String> options, byte
   @Override
   public boolean equals(Object other) {
     return other instanceof CompiledKernel that && arch.equals(that.arch)
-        && ptx.equals(that.ptx) && options.equals(that.options) && Arrays.equals(cubin, that.cubin) && reports.equals(that.reports)
+        && ptx.equals(that.ptx) && options.equals(that.options)
+        && Arrays.equals(cubin, that.cubin) && reports.equals(that.reports)
         && compileNanos == that.compileNanos && infoLog.equals(that.infoLog);
   }
 

@@ -15,9 +15,7 @@ import dev.tessera.gpu.expr.Comparison;
 import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
-import dev.tessera.gpu.kernels.ProgramKernel;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 
@@ -34,9 +32,6 @@ import java.util.Random;
  * <pre>run-bench.sh dev.tessera.gpu.bench.FilterProjectBench [rows] [deviceGBps] [backend] [codegen]</pre>
  */
 public final class FilterProjectBench {
-  private static final int WARM_UP = 2;
-  private static final int RUNS = 10;
-
   private FilterProjectBench() {}
 
   public static void main(String[] args) {
@@ -50,29 +45,9 @@ public final class FilterProjectBench {
       System.out.println("filter-project benchmark on " + backend.description()
           + (codegen ? ", generated kernel" : ", interpreter kernel"));
       try (ColumnBatch<DeviceColumn> input = upload(backend, stream, rows)) {
-        Program program = program();
-        ProgramKernel kernel = backend.programKernel();
-        double[] millis = new double[RUNS];
-        long kept = 0;
-        for (int i = 0; i < WARM_UP + RUNS; i++) {
-          try (ColumnBatch<DeviceColumn> out =
-              kernel.run(program, input, backend.deviceMemory(), stream)) {
-            kept = out.rowCount();
-          }
-          if (i >= WARM_UP) {
-            millis[i - WARM_UP] = kernel.lastKernelNanos() / 1e6;
-          }
-        }
-        Arrays.sort(millis);
-        double median = millis[RUNS / 2];
+        FilterProjectRuns runs = FilterProjectRuns.time(backend, stream, program(), input);
         // Each input value read once; each kept row's two outputs written once (no nulls).
-        long bytes = rows * (8L + 4 + 8) + kept * (8L + 8);
-        double floorMillis = bytes / (deviceGBps * 1e9) * 1e3;
-        System.out.printf("rows %,d  kept %,d  median %.3f ms (min %.3f, max %.3f)%n", rows, kept,
-            median, millis[0], millis[RUNS - 1]);
-        System.out.printf("%.2f G rows/s  %.1f GB/s effective  bandwidth floor %.3f ms"
-            + " (%,d bytes at %.0f GB/s): %.1fx the floor%n", rows / median / 1e6,
-            bytes / median / 1e6, floorMillis, bytes, deviceGBps, median / floorMillis);
+        runs.print(rows, rows * (8L + 4 + 8) + runs.kept() * (8L + 8), deviceGBps);
       }
     }
   }

@@ -23,9 +23,7 @@ import dev.tessera.gpu.expr.Comparison;
 import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
-import dev.tessera.gpu.kernels.ProgramKernel;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 
@@ -35,14 +33,13 @@ import java.util.Random;
  * remainder is negative). Wide projections are where a generated kernel's first forms need more
  * than 128 registers (every output's buffer addresses held through the row loop), so they run in
  * its last form (FilterProjectGenerator.Form.POINTERS_PER_USE), which reads those addresses
- * where it writes a row (162 registers in the first form, 64 in that one). Prints what the in-jar compiler makes of the generated kernel, the median kernel
- * time over the runs (device events on CUDA) and the bandwidth floor, as FilterProjectBench does.
+ * where it writes a row (162 registers in the first form, 64 in that one). Prints what the
+ * in-jar compiler makes of the generated kernel, the median kernel time over the runs (device
+ * events on CUDA) and the bandwidth floor, as FilterProjectBench does.
  *
  * <pre>run-bench.sh dev.tessera.gpu.bench.WideProjectionBench [rows] [deviceGBps] [backend] [codegen]</pre>
  */
 public final class WideProjectionBench {
-  private static final int WARM_UP = 2;
-  private static final int RUNS = 10;
   private static final List<ColumnType> INPUTS = List.of(ColumnType.LONG, ColumnType.INT,
       ColumnType.DOUBLE, ColumnType.LONG, ColumnType.INT, ColumnType.DOUBLE, ColumnType.LONG,
       ColumnType.INT);
@@ -63,31 +60,12 @@ public final class WideProjectionBench {
       try (ColumnBatch<DeviceColumn> input = upload(backend, stream, rows)) {
         System.out.println(compileReport(program,
             input.columns().stream().map(InputSpec::of).toList()));
-        ProgramKernel kernel = backend.programKernel();
-        double[] millis = new double[RUNS];
-        long kept = 0;
-        for (int i = 0; i < WARM_UP + RUNS; i++) {
-          try (ColumnBatch<DeviceColumn> out =
-              kernel.run(program, input, backend.deviceMemory(), stream)) {
-            kept = out.rowCount();
-          }
-          if (i >= WARM_UP) {
-            millis[i - WARM_UP] = kernel.lastKernelNanos() / 1e6;
-          }
-        }
-        Arrays.sort(millis);
-        double median = millis[RUNS / 2];
+        FilterProjectRuns runs = FilterProjectRuns.time(backend, stream, program, input);
         long inputRowBytes = INPUTS.stream().mapToLong(WideProjectionBench::bytes).sum();
         long outputRowBytes = program.outputs().stream()
             .mapToLong(o -> bytes(o.type())).sum();
         // Each input value read once; each kept row's outputs written once (no nulls).
-        long bytes = rows * inputRowBytes + kept * outputRowBytes;
-        double floorMillis = bytes / (deviceGBps * 1e9) * 1e3;
-        System.out.printf("rows %,d  kept %,d  outputs %d  median %.3f ms (min %.3f, max %.3f)%n",
-            rows, kept, program.outputs().size(), median, millis[0], millis[RUNS - 1]);
-        System.out.printf("%.2f G rows/s  %.1f GB/s effective  bandwidth floor %.3f ms"
-            + " (%,d bytes at %.0f GB/s): %.1fx the floor%n", rows / median / 1e6,
-            bytes / median / 1e6, floorMillis, bytes, deviceGBps, median / floorMillis);
+        runs.print(rows, rows * inputRowBytes + runs.kept() * outputRowBytes, deviceGBps);
       }
     }
   }
