@@ -1,10 +1,8 @@
 package dev.tessera.gpu.bench;
 
 import dev.tessera.gpu.Backend;
-import dev.tessera.gpu.BackendKind;
 import dev.tessera.gpu.Backends;
 import dev.tessera.gpu.GpuStream;
-import dev.tessera.gpu.RuntimeOptions;
 import dev.tessera.gpu.column.ColumnBatch;
 import dev.tessera.gpu.column.ColumnTransfer;
 import dev.tessera.gpu.column.ColumnType;
@@ -30,15 +28,14 @@ public final class RemainderBench {
   private RemainderBench() {}
 
   public static void main(String[] args) {
-    int rows = args.length > 0 ? Integer.parseInt(args[0]) : 16 << 20;
-    double deviceGBps = args.length > 1 ? Double.parseDouble(args[1]) : 4245;
-    BackendKind kind = BackendKind.fromConfigValue("backend", args.length > 2 ? args[2] : "cuda");
-    boolean codegen = args.length > 3 && args[3].equals("codegen");
+    BenchArgs run = BenchArgs.parse(args, 16 << 20);
+    int rows = run.rows();
+    double deviceGBps = run.deviceGBps();
+    boolean codegen = run.codegen();
     double scale = args.length > 4 ? Double.parseDouble(args[4]) : 1e6;
     double divisor = args.length > 5 ? Double.parseDouble(args[5]) : 7;
-    RuntimeOptions options = RuntimeOptions.defaults().withDeviceMemoryCap(8L << 30)
-        .withPinnedMemoryCap(2L << 30).withCodegen(codegen);
-    try (Backend backend = Backends.open(kind, options); GpuStream stream = backend.newStream()) {
+    try (Backend backend = Backends.open(run.backend(), run.options(8L << 30, 2L << 30));
+        GpuStream stream = backend.newStream()) {
       System.out.printf("remainder benchmark on %s, %s kernel: d %% %s, d Gaussian times %s%n",
           backend.description(), codegen ? "generated" : "interpreter", divisor, scale);
       try (ColumnBatch<DeviceColumn> input = upload(backend, stream, rows, scale)) {
