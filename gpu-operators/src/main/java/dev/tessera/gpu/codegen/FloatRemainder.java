@@ -17,7 +17,6 @@ package dev.tessera.gpu.codegen;
  * NaN, as Java's.
  */
 final class FloatRemainder {
-
   private static final long SIGN = 0x8000000000000000L;
   private static final long INFINITY = 0x7ff0000000000000L;
   private static final long FRACTION = 0x000fffffffffffffL;

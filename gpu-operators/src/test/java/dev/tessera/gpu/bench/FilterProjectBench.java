@@ -34,17 +34,14 @@ public final class FilterProjectBench {
 
   public static void main(String[] args) {
     BenchArgs run = BenchArgs.parse(args, 16 << 20);
-    int rows = run.rows();
-    double deviceGBps = run.deviceGBps();
-    boolean codegen = run.codegen();
     try (Backend backend = Backends.open(run.backend(), run.options(8L << 30, 2L << 30));
         GpuStream stream = backend.newStream()) {
       System.out.println("filter-project benchmark on " + backend.description()
-          + (codegen ? ", generated kernel" : ", interpreter kernel"));
-      try (ColumnBatch<DeviceColumn> input = upload(backend, stream, rows)) {
+          + (run.codegen() ? ", generated kernel" : ", interpreter kernel"));
+      try (ColumnBatch<DeviceColumn> input = upload(backend, stream, run.rows())) {
         FilterProjectRuns runs = FilterProjectRuns.time(backend, stream, program(), input);
         // Each input value read once; each kept row's two outputs written once (no nulls).
-        runs.print(rows, rows * (8L + 4 + 8) + runs.kept() * (8L + 8), deviceGBps);
+        runs.print(run, run.rows() * (8L + 4 + 8) + runs.kept() * (8L + 8));
       }
     }
   }

@@ -41,10 +41,12 @@ record FilterProjectRuns(double medianMillis, double minMillis, double maxMillis
   }
 
   /**
-   * Prints the runs' times over {@code rows} rows, and the bandwidth floor: {@code bytes} (what
-   * the kernel must read and write) at {@code deviceGBps}.
+   * Prints the runs' times over {@code run}'s rows, and the bandwidth floor: {@code bytes} (what
+   * the kernel must read and write) at {@code run}'s device bandwidth.
    */
-  void print(long rows, long bytes, double deviceGBps) {
+  void print(BenchArgs run, long bytes) {
+    long rows = run.rows();
+    double deviceGBps = run.deviceGBps();
     double floorMillis = bytes / (deviceGBps * 1e9) * 1e3;
     System.out.printf("rows %,d  kept %,d  median %.3f ms (min %.3f, max %.3f)%n", rows, kept,
         medianMillis, minMillis, maxMillis);

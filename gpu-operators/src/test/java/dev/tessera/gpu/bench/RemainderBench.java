@@ -29,19 +29,16 @@ public final class RemainderBench {
 
   public static void main(String[] args) {
     BenchArgs run = BenchArgs.parse(args, 16 << 20);
-    int rows = run.rows();
-    double deviceGBps = run.deviceGBps();
-    boolean codegen = run.codegen();
     double scale = args.length > 4 ? Double.parseDouble(args[4]) : 1e6;
     double divisor = args.length > 5 ? Double.parseDouble(args[5]) : 7;
     try (Backend backend = Backends.open(run.backend(), run.options(8L << 30, 2L << 30));
         GpuStream stream = backend.newStream()) {
       System.out.printf("remainder benchmark on %s, %s kernel: d %% %s, d Gaussian times %s%n",
-          backend.description(), codegen ? "generated" : "interpreter", divisor, scale);
-      try (ColumnBatch<DeviceColumn> input = upload(backend, stream, rows, scale)) {
+          backend.description(), run.codegen() ? "generated" : "interpreter", divisor, scale);
+      try (ColumnBatch<DeviceColumn> input = upload(backend, stream, run.rows(), scale)) {
         FilterProjectRuns runs = FilterProjectRuns.time(backend, stream, program(divisor), input);
         // Each value read once and its remainder written once (no nulls).
-        runs.print(rows, rows * (8L + 8), deviceGBps);
+        runs.print(run, run.rows() * (8L + 8));
       }
     }
   }

@@ -46,15 +46,12 @@ public final class WideProjectionBench {
 
   public static void main(String[] args) {
     BenchArgs run = BenchArgs.parse(args, 16 << 20);
-    int rows = run.rows();
-    double deviceGBps = run.deviceGBps();
-    boolean codegen = run.codegen();
     Program program = program();
     try (Backend backend = Backends.open(run.backend(), run.options(8L << 30, 2L << 30));
         GpuStream stream = backend.newStream()) {
       System.out.println("wide filter-project benchmark on " + backend.description()
-          + (codegen ? ", generated kernel" : ", interpreter kernel"));
-      try (ColumnBatch<DeviceColumn> input = upload(backend, stream, rows)) {
+          + (run.codegen() ? ", generated kernel" : ", interpreter kernel"));
+      try (ColumnBatch<DeviceColumn> input = upload(backend, stream, run.rows())) {
         System.out.println(compileReport(program,
             input.columns().stream().map(InputSpec::of).toList()));
         FilterProjectRuns runs = FilterProjectRuns.time(backend, stream, program, input);
@@ -62,7 +59,7 @@ public final class WideProjectionBench {
         long outputRowBytes = program.outputs().stream()
             .mapToLong(o -> bytes(o.type())).sum();
         // Each input value read once; each kept row's outputs written once (no nulls).
-        runs.print(rows, rows * inputRowBytes + runs.kept() * outputRowBytes, deviceGBps);
+        runs.print(run, run.rows() * inputRowBytes + runs.kept() * outputRowBytes);
       }
     }
   }
