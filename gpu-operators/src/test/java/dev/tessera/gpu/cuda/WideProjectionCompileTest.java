@@ -24,8 +24,8 @@ import org.junit.jupiter.api.Test;
  * compile within them as the runtime compiles them (GeneratedKernels: GeneratedModule.compile,
  * then compileAgain), which takes their last form, POINTERS_PER_USE (FilterProjectGenerator.Form:
  * an output's addresses read where a row is written): all 40 here (the test allows one in ten;
- * 39 of 40 in that form's first compile, at -O3). That the form writes the right rows is the CUDA suites'
- * (CudaFilterProjectTest.wideProjectionsMatchTheHostReference).
+ * 39 of 40 in that form's first compile, at -O3). That the form writes the right rows is the
+ * CUDA suites' (CudaFilterProjectTest.wideProjectionsMatchTheHostReference).
  */
 class WideProjectionCompileTest {
   private static final int PROGRAMS = 40;

@@ -43,13 +43,14 @@ import org.junit.jupiter.api.io.TempDir;
  * compiler compiles for sm_90 with no stack frame, no spills and at most 128 registers (one the
  * runtime would use), or is declined for a reason the generator is allowed to give (opcodes the
  * generator does not cover, {@link FilterProjectGenerator#uncoveredOpcodes}; join tables of more
- * keys than a probe compares; aggregations wider than a generated kernel takes). The generator refusing a program it claims to cover fails
- * the test. Aggregate pipelines get aggregate-update kernels ({@code AggregateUpdateGenerator}).
+ * keys than a probe compares; aggregations wider than a generated kernel takes). The generator
+ * refusing a program it claims to cover fails the test. Aggregate pipelines get aggregate-update
+ * kernels ({@code AggregateUpdateGenerator}).
  *
  * <p>The one exception, as in gpu-operators' GeneratedFilterProjectCompileTest: a kernel that
- * calls a per-row prelude helper (strings, the calendar, an aggregate's update) may be rejected for a stack frame or
- * spills (the call convention preserves few registers across a call; the runtime then runs the
- * pipeline on the interpreter).
+ * calls a per-row prelude helper (strings, the calendar, an aggregate's update) may be rejected
+ * for a stack frame or spills (the call convention preserves few registers across a call; the
+ * runtime then runs the pipeline on the interpreter).
  *
  * <p>The plans walked are the static plans (adaptive execution off: every pipeline, whatever the
  * data; over Parquet and over cached tables) and, over Parquet, the final plans of adaptive
