@@ -1,8 +1,9 @@
 // Feasibility measurements for issue 14, not Tessera code: where a grouped aggregate's groups do
 // not fit a block's shared memory (HashAggregateBench from 10^4 groups), is partitioning the rows
 // by their key's hash first, then aggregating each partition in shared memory, faster than
-// today's per-row atomics on the global table? And how fast is a lean per-block table where they
-// do fit? (docs/gpu-timings.md, 2026-11-30, ninth session.)
+// today's per-row atomics on the global table? How fast is a lean per-block table where they do
+// fit, and one whose groups are sliced among blocks so that they fit? (docs/gpu-timings.md,
+// 2026-11-30, ninth session; 2026-12-06, third session.)
 //
 // Over N rows of random int64 keys of G groups (rows 0..G-1 hold keys 0..G-1) and int64 values it
 // times, with CUDA events (the best of 5), count, sum (exact int128: a low word, and a high word
@@ -13,6 +14,11 @@
 //                first rows insert most of them);
 //   lean:        a per-block table in shared memory found by key, 64-bit shared atomics, the
 //                global path for keys that find no place (leanBlockTable);
+//   sliced:      the lean table with the groups split among blocks: block b holds slice b % S
+//                of them (S = SLICES) and reads its row group's keys, skipping the other slices'
+//                rows (slicedBlockTable); with QUEUED=1 a warp's rows of its slice wait in a ring
+//                in shared memory and are updated 32 at a time (queuedSlicedBlockTable); ITEMS
+//                keys a thread in flight (1, 2, 4 or 8);
 //   partitioned: (1) each block takes tiles of 4,096 rows, ranks them by partition (the hash's
 //                top bits) in shared memory, reserves its rows in each partition with one global
 //                atomic a partition and tile, and writes keys and values there, directly or
@@ -22,7 +28,8 @@
 // here (uniform keys); a real one needs chunks or a count pass for skewed keys.
 //
 //   nvcc -O3 -arch=sm_90 -o partitioned_aggregate partitioned_aggregate.cu
-//   [LEAN_ONLY=1] [ENTRIES=4096] ./partitioned_aggregate [rows=33554432] [groups...]
+//   [LEAN_ONLY=1] [ENTRIES=4096] [SLICES=1,2,3,4,6,8,16,32] [QUEUED=1] [ITEMS=4] \
+//     ./partitioned_aggregate [rows=33554432] [groups...]
 #include <cstdio>
 #include <cstdlib>
 #include <cstdint>
@@ -326,6 +333,113 @@ __global__ void __launch_bounds__(LEAN_THREADS) leanBlockTable(Groups g, const s
   table.mergeInto(g);
 }
 
+// The lean per-block table with the groups sliced among blocks: block b holds the groups of slice
+// b % slices (the hash's bits 40 and up, modulo `slices`) and reads the rows of its row group,
+// b / slices, grid-stride among the row groups; the rows of other slices it skips after reading
+// their key (not their value). So each block's table holds 1/slices of the groups, and the
+// `slices` blocks of a row group read the same keys at about the same time, from L2 after the
+// first. slices = 1 is leanBlockTable.
+template <int ITEMS>
+__global__ void __launch_bounds__(LEAN_THREADS) slicedBlockTable(Groups g, const s64* keys,
+    const s64* values, long n, int entries, int slices) {
+  extern __shared__ u64 slicedWords[];
+  LocalTable table(slicedWords, entries);
+  table.reset();
+  __syncthreads();
+  unsigned slice = blockIdx.x % slices;
+  long rowGroup = blockIdx.x / slices, rowGroups = gridDim.x / slices;
+  long step = rowGroups * blockDim.x * ITEMS;
+  for (long base = rowGroup * blockDim.x * ITEMS + threadIdx.x; base < n; base += step) {
+    s64 key[ITEMS], value[ITEMS];
+    bool mine[ITEMS];
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {  // ITEMS keys in flight at once
+      long i = base + (long) j * blockDim.x;
+      key[j] = i < n ? keys[i] : 0;
+    }
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+      long i = base + (long) j * blockDim.x;
+      mine[j] = i < n && (unsigned) (hashOf(key[j]) >> 40) % slices == slice;
+      if (mine[j]) value[j] = values[i];
+    }
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+      if (!mine[j]) continue;
+      int e = table.find(key[j], (unsigned) (hashOf(key[j]) >> 20), 16);
+      if (e < 0) {  // no place within 16 slots: the global accumulators
+        addToGlobal(g, key[j], value[j]);
+      } else {
+        table.add(e, value[j]);
+      }
+    }
+  }
+  __syncthreads();
+  table.mergeInto(g);
+}
+
+// slicedBlockTable with each warp's rows of its slice queued in shared memory (a ring of 64 keys
+// and values a warp) and updated 32 at a time, so that a warp's update runs with every lane busy
+// however few of its rows are of its slice (without the queue a warp runs the whole update for
+// every item where any lane has a row of its slice, whatever `slices` is).
+constexpr int QUEUE = 64;
+
+template <int ITEMS>
+__global__ void __launch_bounds__(LEAN_THREADS) queuedSlicedBlockTable(Groups g, const s64* keys,
+    const s64* values, long n, int entries, int slices) {
+  extern __shared__ u64 queuedWords[];
+  LocalTable table(queuedWords, entries);
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  s64* queueKey = (s64*) (queuedWords + 6 * entries) + warp * QUEUE;
+  s64* queueValue = (s64*) (queuedWords + 6 * entries) + (blockDim.x / 32) * QUEUE
+      + warp * QUEUE;
+  table.reset();
+  __syncthreads();
+  unsigned slice = blockIdx.x % slices;
+  long rowGroup = blockIdx.x / slices, rowGroups = gridDim.x / slices;
+  long step = rowGroups * blockDim.x * ITEMS;
+  unsigned head = 0, tail = 0;  // the warp's queue: entries head..tail-1 (mod QUEUE)
+  unsigned below = (1u << lane) - 1;
+  for (long base = rowGroup * blockDim.x * ITEMS + threadIdx.x; base - threadIdx.x < n;
+       base += step) {
+    s64 key[ITEMS];
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+      long i = base + (long) j * blockDim.x;
+      key[j] = i < n ? keys[i] : 0;
+    }
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+      long i = base + (long) j * blockDim.x;
+      bool mine = i < n && (unsigned) (hashOf(key[j]) >> 40) % slices == slice;
+      unsigned ballot = __ballot_sync(0xffffffffu, mine);
+      if (mine) {
+        unsigned at = (tail + __popc(ballot & below)) % QUEUE;
+        queueKey[at] = key[j];
+        queueValue[at] = values[i];
+      }
+      tail += __popc(ballot);
+      __syncwarp();
+      if (tail - head >= 32) {
+        unsigned at = (head + lane) % QUEUE;
+        s64 k = queueKey[at], v = queueValue[at];
+        int e = table.find(k, (unsigned) (hashOf(k) >> 20), 16);
+        if (e < 0) addToGlobal(g, k, v); else table.add(e, v);
+        head += 32;
+        __syncwarp();
+      }
+    }
+  }
+  if (lane < tail - head) {  // the queue's last rows
+    unsigned at = (head + lane) % QUEUE;
+    s64 k = queueKey[at], v = queueValue[at];
+    int e = table.find(k, (unsigned) (hashOf(k) >> 20), 16);
+    if (e < 0) addToGlobal(g, k, v); else table.add(e, v);
+  }
+  __syncthreads();
+  table.mergeInto(g);
+}
+
 static u64 splitmix(u64& x) {
   u64 z = (x += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -384,6 +498,51 @@ static void runLean(Groups g, const s64* keys, const s64* values, long n, long g
          perSm, entries, best * 1000, wrong == 0 ? "equal" : "WRONG");
 }
 
+// slicedBlockTable at each slice count of SLICES (default 1,2,3,4,6,8,16,32).
+static void runSliced(Groups g, const s64* keys, const s64* values, long n, long groups,
+    const HostGroups& expected, cudaEvent_t start, cudaEvent_t stop) {
+  int entries = getenv("ENTRIES") ? atoi(getenv("ENTRIES")) : 4096;  // 48 B each
+  int bytes = entries * LOCAL_ENTRY_BYTES;
+  int items = getenv("ITEMS") ? atoi(getenv("ITEMS")) : 4;
+  bool queued = getenv("QUEUED") != nullptr;
+  auto kernel = queued
+      ? (items == 8 ? queuedSlicedBlockTable<8> : items == 4 ? queuedSlicedBlockTable<4>
+          : items == 2 ? queuedSlicedBlockTable<2> : queuedSlicedBlockTable<1>)
+      : (items == 8 ? slicedBlockTable<8> : items == 4 ? slicedBlockTable<4>
+          : items == 2 ? slicedBlockTable<2> : slicedBlockTable<1>);
+  if (queued) bytes += (LEAN_THREADS / 32) * QUEUE * 16;
+  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  int perSm = 0;
+  CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, LEAN_THREADS, bytes));
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  std::vector<int> counts = {1, 2, 3, 4, 6, 8, 16, 32};
+  if (getenv("SLICES")) {
+    counts.clear();
+    for (char* s = getenv("SLICES"); *s; ) {
+      counts.push_back((int) strtol(s, &s, 10));
+      if (*s) s++;
+    }
+  }
+  for (int slices : counts) {
+    int blocks = sms * perSm / slices * slices;  // whole row groups
+    float best = 1e30f;
+    for (int r = 0; r < 5; r++) {
+      resetAccumulators<<<(groups + 255) / 256, 256>>>(g, (int) groups);
+      CHECK(cudaEventRecord(start));
+      kernel<<<blocks, LEAN_THREADS, bytes>>>(g, keys, values, n, entries, slices);
+      CHECK(cudaEventRecord(stop)); CHECK(cudaEventSynchronize(stop));
+      float ms; CHECK(cudaEventElapsedTime(&ms, start, stop)); if (ms < best) best = ms;
+    }
+    CHECK(cudaGetLastError());
+    HostGroups got = download(g, (int) groups);
+    long wrong = countWrong(got, expected, groups);
+    printf("  %ssliced per-block table, %2d slices, %d items (%d blocks, %d entries a block):"
+           " %.1f us (%s)\n", queued ? "queued " : "", slices, items, blocks, entries,
+           best * 1000, wrong == 0 ? "equal" : "WRONG");
+  }
+}
+
 int main(int argc, char** argv) {
   long n = argc > 1 ? atol(argv[1]) : 33554432L;
   std::vector<long> groupCounts;
@@ -433,6 +592,7 @@ int main(int argc, char** argv) {
     HostGroups expected = download(g, (int) groups);
     printf("groups %ld: global %.1f us\n", groups, best * 1000);
     runLean(g, keys, values, n, groups, expected, start, stop);
+    runSliced(g, keys, values, n, groups, expected, start, stop);
     if (getenv("LEAN_ONLY")) continue;
 
     for (int staged = 0; staged < 2; staged++)
