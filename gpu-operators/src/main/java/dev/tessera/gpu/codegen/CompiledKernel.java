@@ -32,6 +32,11 @@ public record CompiledKernel(String arch, String ptx, List<String> options, byte
     return cubin.clone();
   }
 
+  /** This compile, said to have taken {@code nanos} (a compile that counts others' time too). */
+  public CompiledKernel withCompileNanos(long nanos) {
+    return new CompiledKernel(arch, ptx, options, cubin, reports, nanos, infoLog);
+  }
+
   /** The report of entry function {@code function}. */
   public CompileReport report(String function) {
     return reports.stream().filter(r -> r.function().equals(function)).findFirst()

@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.regex.Pattern;
 
 /**
@@ -98,29 +99,56 @@ public final class GeneratedModule {
   /**
    * Compiles {@code kernel} with the in-jar compiler for {@code arch} ("sm_90"), or takes it from
    * the process's {@link KernelDiskCache}. Where it needs more registers than it asks for (a
-   * stack frame or spills), its {@link GeneratedKernel#leaner} form instead, where it has one,
-   * else the kernel again with its ask lifted ({@link #withMaxRegisters}).
+   * stack frame or spills), its first {@link GeneratedKernel#leaner} form that does not instead,
+   * where it has leaner forms (else the last of them), else the kernel again with its ask lifted
+   * ({@link #withMaxRegisters}).
+   *
+   * <p>Once the first form is rejected, its leaner forms are compiled side by side ({@link
+   * CompileThreads}) rather than each after the one before it is rejected. The result's {@link
+   * CompiledKernel#compileNanos} is the time until the form used was there (0 where every
+   * compile it waited for came from the disk cache).
    */
   public static CompiledKernel compile(GeneratedKernel kernel, String arch) {
-    String text = text(kernel);
-    List<String> options = options(kernel, List.of());
-    CompiledKernel compiled = KernelDiskCache.current().compile(text, arch, options);
-    boolean rejected = rejection(compiled.report(kernel.entry())) != null;
-    if (rejected && kernel.leaner() != null) {
-      // The leaner form at its ask before either with more registers (fewer threads a block).
-      return after(compiled, compile(kernel.leaner(), arch));
+    long started = System.nanoTime();
+    CompiledKernel first = compileForm(kernel, arch);
+    if (kernel.leaner() == null || rejection(first.report(kernel.entry())) == null) {
+      return first;
     }
-    String lifted = withMaxRegisters(text);
-    if (lifted.equals(text) || !rejected) {
-      return compiled;
+    List<GeneratedKernel> leaner = new ArrayList<>();
+    List<CompletableFuture<CompiledKernel>> compiles = new ArrayList<>();
+    for (GeneratedKernel form = kernel.leaner(); form != null; form = form.leaner()) {
+      GeneratedKernel thisForm = form;
+      leaner.add(form);
+      compiles.add(CompileThreads.start(() -> compileForm(thisForm, arch)));
     }
-    return after(compiled, KernelDiskCache.current().compile(lifted, arch, options));
+    long compiling = first.compileNanos();
+    // The leaner forms in order, each at its ask before any with more registers (fewer threads
+    // a block): what compiling them one after another would have taken.
+    for (int i = 0; ; i++) {
+      CompiledKernel compiled = CompileThreads.join(compiles.get(i));
+      compiling += compiled.compileNanos();
+      GeneratedKernel form = leaner.get(i);
+      if (form.leaner() == null || rejection(compiled.report(form.entry())) == null) {
+        return compiled.withCompileNanos(compiling == 0 ? 0 : System.nanoTime() - started);
+      }
+    }
   }
 
-  /** {@code used}, its compile time counting {@code rejected}'s before it. */
-  private static CompiledKernel after(CompiledKernel rejected, CompiledKernel used) {
-    return new CompiledKernel(used.arch(), used.ptx(), used.options(), used.cubin(),
-        used.reports(), rejected.compileNanos() + used.compileNanos(), used.infoLog());
+  /**
+   * One form of a kernel compiled at its register ask; where that is rejected and the form has no
+   * leaner one, again with its ask lifted ({@link #withMaxRegisters}), where that changes it.
+   */
+  private static CompiledKernel compileForm(GeneratedKernel form, String arch) {
+    String text = text(form);
+    List<String> options = options(form, List.of());
+    CompiledKernel compiled = KernelDiskCache.current().compile(text, arch, options);
+    String lifted = withMaxRegisters(text);
+    if (form.leaner() != null || lifted.equals(text)
+        || rejection(compiled.report(form.entry())) == null) {
+      return compiled;
+    }
+    CompiledKernel again = KernelDiskCache.current().compile(lifted, arch, options);
+    return again.withCompileNanos(compiled.compileNanos() + again.compileNanos());
   }
 
   /**
@@ -168,6 +196,21 @@ public final class GeneratedModule {
       }
     }
     return null;
+  }
+
+  /**
+   * {@link #compileAgain} started on a compile thread, for a caller that has something else to
+   * try first (the driver's compiler: GeneratedKernels) and wants these compiles done by then.
+   * {@link #compiledAgain} waits for it.
+   */
+  public static CompletableFuture<CompiledKernel> compileAgainAhead(GeneratedKernel kernel,
+      String arch) {
+    return CompileThreads.start(() -> compileAgain(kernel, arch));
+  }
+
+  /** What {@link #compileAgainAhead} started: {@link #compileAgain}'s result, or what it threw. */
+  public static CompiledKernel compiledAgain(CompletableFuture<CompiledKernel> ahead) {
+    return CompileThreads.join(ahead);
   }
 
   /**

@@ -53,4 +53,48 @@ class GeneratedModuleRegistersTest {
     assertNull(GeneratedModule.rejection(lifted), lifted.summary());
     assertTrue(lifted.registers() > 24, lifted.summary());
   }
+
+  /**
+   * Three forms of the keyed kernel, told apart by a comment: the first and the last ask for 24
+   * registers and spill; the middle one asks for what it needs. The leaner forms compile side by
+   * side, and the one used is the first that fits, not the last to finish or the last form.
+   */
+  @Test
+  @RequiresPtxCompiler
+  void theFirstLeanerFormThatFitsIsUsedThoughTheLaterOnesCompileBesideIt() throws Exception {
+    GeneratedKernel kernel = keyed();
+    GeneratedKernel last = form(kernel, "last", true, null);
+    GeneratedKernel chain = form(kernel, "first", true, form(kernel, "middle", false, last));
+
+    CompiledKernel used = GeneratedModule.compile(chain, "sm_90");
+    assertTrue(used.ptx().contains("// form middle"), "not the middle form");
+    assertNull(GeneratedModule.rejection(used.report(kernel.entry())));
+    assertTrue(used.compileNanos() > 0);
+  }
+
+  /** Where every form spills at its ask, the last is compiled again with its ask lifted. */
+  @Test
+  @RequiresPtxCompiler
+  void whereNoFormFitsTheLastIsCompiledWithItsAskLifted() throws Exception {
+    GeneratedKernel kernel = keyed();
+    GeneratedKernel chain = form(kernel, "first", true,
+        form(kernel, "middle", true, form(kernel, "last", true, null)));
+
+    CompiledKernel used = GeneratedModule.compile(chain, "sm_90");
+    assertTrue(used.ptx().contains("// form last"), "not the last form");
+    assertTrue(used.ptx().contains(".maxnreg " + GeneratedModule.MAX_REGISTERS + "\n"));
+    CompileReport report = used.report(kernel.entry());
+    assertNull(GeneratedModule.rejection(report), report.summary());
+    assertTrue(report.registers() > 24, report.summary());
+  }
+
+  /** {@code kernel} marked with a comment naming the form, asking for 24 registers if tight. */
+  private static GeneratedKernel form(GeneratedKernel kernel, String name, boolean tight,
+      GeneratedKernel leaner) {
+    String asked = ".maxnreg " + AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS + "\n";
+    String ptx = kernel.ptx().replace(asked, (tight ? ".maxnreg 24\n" : asked)
+        + "// form " + name + "\n");
+    return new GeneratedKernel(kernel.entry(), kernel.key() + ";" + name, ptx, kernel.target(),
+        leaner);
+  }
 }
