@@ -1,10 +1,8 @@
 package dev.tessera.gpu.bench;
 
 import dev.tessera.gpu.Backend;
-import dev.tessera.gpu.BackendKind;
 import dev.tessera.gpu.Backends;
 import dev.tessera.gpu.GpuStream;
-import dev.tessera.gpu.RuntimeOptions;
 import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
@@ -89,16 +87,12 @@ public final class HashAggregateBench {
   private HashAggregateBench() {}
 
   public static void main(String[] args) {
-    int rows = args.length > 0 ? Integer.parseInt(args[0]) : 32 << 20;
-    double deviceGBps = args.length > 1 ? Double.parseDouble(args[1]) : 4245;
-    BackendKind kind = BackendKind.fromConfigValue("backend", args.length > 2 ? args[2] : "cuda");
-    // A fourth argument "codegen" runs the pipelines as their generated kernels.
-    boolean codegen = args.length > 3 && args[3].equals("codegen");
-    RuntimeOptions options = RuntimeOptions.defaults().withDeviceMemoryCap(16L << 30)
-        .withPinnedMemoryCap(4L << 30).withCodegen(codegen);
-    try (Backend backend = Backends.open(kind, options); GpuStream stream = backend.newStream()) {
+    BenchArgs run = BenchArgs.parse(args, 32 << 20);
+    int rows = run.rows();
+    try (Backend backend = Backends.open(run.backend(), run.options(16L << 30, 4L << 30));
+        GpuStream stream = backend.newStream()) {
       System.out.println("hash aggregate benchmark on " + backend.description() + ", " + rows
-          + " rows" + (codegen ? ", generated kernels" : ", interpreter kernels"));
+          + " rows" + (run.codegen() ? ", generated kernels" : ", interpreter kernels"));
       List<String> forms = List.of("long keys", "filter v > 0", "two keys, filter v > 0",
           "string keys", "long keys, 8 batches", "no keys", "nullable keys", "double values",
           "two keys", "long string keys", "dictionary string keys",
@@ -167,7 +161,7 @@ public final class HashAggregateBench {
                     + (c.validity() == null ? 0 : (input.rowCount() + 7L) / 8);
               }
             }
-            measure(backend, stream, spec, program, inputs, rows, inputBytes, deviceGBps);
+            measure(backend, stream, spec, program, inputs, rows, inputBytes, run.deviceGBps());
           } finally {
             inputs.forEach(ColumnBatch::close);
           }

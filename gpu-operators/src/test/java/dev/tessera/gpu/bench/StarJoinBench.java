@@ -1,10 +1,8 @@
 package dev.tessera.gpu.bench;
 
 import dev.tessera.gpu.Backend;
-import dev.tessera.gpu.BackendKind;
 import dev.tessera.gpu.Backends;
 import dev.tessera.gpu.GpuStream;
-import dev.tessera.gpu.RuntimeOptions;
 import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
@@ -106,19 +104,15 @@ public final class StarJoinBench {
   }
 
   public static void main(String[] args) {
-    int rows = args.length > 0 ? Integer.parseInt(args[0]) : 32 << 20;
-    double deviceGBps = args.length > 1 ? Double.parseDouble(args[1]) : 4245;
-    BackendKind kind = BackendKind.fromConfigValue("backend", args.length > 2 ? args[2] : "cuda");
-    // A fourth argument "codegen" runs the pipelines as their generated kernels.
-    boolean codegen = args.length > 3 && args[3].equals("codegen");
+    BenchArgs run = BenchArgs.parse(args, 32 << 20);
+    int rows = run.rows();
     boolean sparse = args.length > 4 && args[4].equals("sparse");
     int stride = sparse ? SPARSE_KEY_STRIDE : 1;
-    RuntimeOptions options = RuntimeOptions.defaults().withDeviceMemoryCap(16L << 30)
-        .withPinnedMemoryCap(4L << 30).withCodegen(codegen);
-    try (Backend backend = Backends.open(kind, options); GpuStream stream = backend.newStream()) {
+    try (Backend backend = Backends.open(run.backend(), run.options(16L << 30, 4L << 30));
+        GpuStream stream = backend.newStream()) {
       System.out.println("star join benchmark on " + backend.description() + ", " + rows
           + " fact rows (part " + PART_ROWS + ", supplier " + SUPPLIER_ROWS + ", date "
-          + DATE_ROWS + " rows)" + (codegen ? ", generated kernels" : ", interpreter kernels")
+          + DATE_ROWS + " rows)" + (run.codegen() ? ", generated kernels" : ", interpreter kernels")
           + (sparse ? ", part and supplier filtered, keys " + stride + " apart" : ""));
       long buildStarted = System.nanoTime();
       try (JoinTable part = buildPart(backend, stream, sparse);
@@ -136,10 +130,10 @@ public final class StarJoinBench {
           HashAggregateKernel aggregate = backend.hashAggregateKernel();
 
           long bytes = 16L * rows;
-          double floor = bytes / (deviceGBps * 1e9) * 1e3;
+          double floor = bytes / (run.deviceGBps() * 1e9) * 1e3;
           System.out.printf("floor: the 4 int32 fact columns read once, %,d bytes at %.0f GB/s ="
               + " %.4f ms (dimension tables taken as cache-resident, output rows not counted)%n",
-              bytes, deviceGBps, floor);
+              bytes, run.deviceGBps(), floor);
           System.out.println("form                   out rows   median ms   G rows/s   x floor");
 
           measure("fused", rows, floor, input -> {

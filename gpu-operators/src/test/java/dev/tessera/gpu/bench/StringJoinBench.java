@@ -1,10 +1,8 @@
 package dev.tessera.gpu.bench;
 
 import dev.tessera.gpu.Backend;
-import dev.tessera.gpu.BackendKind;
 import dev.tessera.gpu.Backends;
 import dev.tessera.gpu.GpuStream;
-import dev.tessera.gpu.RuntimeOptions;
 import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
@@ -70,16 +68,13 @@ public final class StringJoinBench {
   private StringJoinBench() {}
 
   public static void main(String[] args) {
-    int rows = args.length > 0 ? Integer.parseInt(args[0]) : 32 << 20;
-    double deviceGBps = args.length > 1 ? Double.parseDouble(args[1]) : 4245;
-    BackendKind kind = BackendKind.fromConfigValue("backend", args.length > 2 ? args[2] : "cuda");
-    boolean codegen = args.length > 3 && args[3].equals("codegen");
-    RuntimeOptions options = RuntimeOptions.defaults().withDeviceMemoryCap(16L << 30)
-        .withPinnedMemoryCap(4L << 30).withCodegen(codegen);
-    try (Backend backend = Backends.open(kind, options); GpuStream stream = backend.newStream()) {
+    BenchArgs run = BenchArgs.parse(args, 32 << 20);
+    int rows = run.rows();
+    try (Backend backend = Backends.open(run.backend(), run.options(16L << 30, 4L << 30));
+        GpuStream stream = backend.newStream()) {
       System.out.println("string join benchmark on " + backend.description() + ", " + rows
           + " fact rows (supplier " + SUPPLIER_ROWS + " rows, keyed by name)"
-          + (codegen ? ", generated kernels" : ", interpreter kernels"));
+          + (run.codegen() ? ", generated kernels" : ", interpreter kernels"));
       try (JoinTable supplier = buildSupplier(backend, stream);
           ColumnBatch<DeviceColumn> fact = uploadFact(backend, stream, rows);
           ColumnBatch<DeviceColumn> small = uploadFact(backend, stream, HOST_WARM_UP_ROWS)) {
@@ -88,9 +83,9 @@ public final class StringJoinBench {
         ProgramKernel filterProject = backend.programKernel();
         HashAggregateKernel aggregate = backend.hashAggregateKernel();
         long bytes = (long) FACT_ROW_BYTES * rows;
-        double floor = bytes / (deviceGBps * 1e9) * 1e3;
+        double floor = bytes / (run.deviceGBps() * 1e9) * 1e3;
         System.out.printf("floor: the fact columns read once, %,d bytes at %.0f GB/s = %.4f ms"
-            + " (the supplier table taken as cache-resident)%n", bytes, deviceGBps, floor);
+            + " (the supplier table taken as cache-resident)%n", bytes, run.deviceGBps(), floor);
         System.out.println("form                   out rows   median ms   G rows/s   x floor");
         StarJoinBench.measure("fused", rows, floor, input -> {
           try (HashAggregateKernel.Aggregation a =
