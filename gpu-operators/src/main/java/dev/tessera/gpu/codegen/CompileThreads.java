@@ -9,11 +9,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 
 /**
- * The threads that compile a kernel's other forms and options beside the one its caller compiles
- * ({@link GeneratedModule#compile}, {@link GeneratedModule#compileAgainAhead}): each compile is a
- * single-threaded call into the in-jar compiler (thread safe; the compile tests run it on every
- * core), so compiles that would otherwise wait for each other's rejection run at once. Daemon
- * threads, made as needed and gone after a minute idle: a process compiles a kernel once a key.
+ * The threads that compile beside a caller: a rejected kernel's leaner forms ({@link
+ * GeneratedModule#compile}), its other options while the driver's compiler tries it ({@link
+ * GeneratedModule#compileAgainAhead}), and the backend's warm-up ({@link CompilerWarmUp}). Each
+ * compile is a single-threaded call into the in-jar compiler, which is thread safe (the compile
+ * tests run it on every core). Daemon threads, made as needed and gone after a minute idle: a
+ * process compiles a kernel once a key.
  */
 final class CompileThreads {
   private static final AtomicInteger NEXT = new AtomicInteger();

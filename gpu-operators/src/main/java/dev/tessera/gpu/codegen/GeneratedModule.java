@@ -1,14 +1,10 @@
 package dev.tessera.gpu.codegen;
 
-import dev.tessera.gpu.codec.Encoding;
-import dev.tessera.gpu.column.ColumnType;
-import dev.tessera.gpu.expr.ProgramBuilder;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.regex.Pattern;
 
@@ -63,33 +59,6 @@ public final class GeneratedModule {
       prelude = PRELUDE_TARGET.matcher(prelude).replaceFirst(".target " + kernel.target());
     }
     return prelude + "\n" + kernel.ptx();
-  }
-
-  /**
-   * Does on a compile thread ({@link CompileThreads}) what a process's first generated kernel
-   * waits for, for a device of compute capability {@code major.minor} about to need kernels (the
-   * CUDA backend's, as it opens): the compiler library and the prelude loaded, the device's
-   * cubin architecture asked of the compiler ({@link CubinTarget}), the generator's classes
-   * loaded by generating a one-column projection, and the compiler run once on it. A first
-   * kernel generated and compiled 400 ms after this began took about 125 ms on a 2-core machine,
-   * against 200-220 without it. What it compiles goes to the disk cache as any kernel does; what
-   * fails here is left for the query that meets it to report. The result is that kernel, or null
-   * where there is none to compile (no cubin architecture for the device), for tests.
-   */
-  public static CompletableFuture<CompiledKernel> warmUp(int major, int minor) {
-    return CompileThreads.start(() -> {
-      Optional<String> arch = CubinTarget.forDevice(major, minor);
-      if (arch.isEmpty()) {
-        return null; // no in-jar compiler, or a device only the driver's compiler knows
-      }
-      List<ColumnType> oneColumn = List.of(ColumnType.LONG);
-      try {
-        return compile(FilterProjectGenerator.generate(ProgramBuilder.identity(oneColumn, false),
-            List.of(new InputSpec(ColumnType.LONG, Encoding.PLAIN, false))), arch.get());
-      } catch (CodegenUnsupportedException e) {
-        return null;
-      }
-    });
   }
 
   /**

@@ -6,7 +6,7 @@ import dev.tessera.gpu.GpuStream;
 import dev.tessera.gpu.PooledBackend;
 import dev.tessera.gpu.RuntimeOptions;
 import dev.tessera.gpu.agg.HashAggregateKernel;
-import dev.tessera.gpu.codegen.GeneratedModule;
+import dev.tessera.gpu.codegen.CompilerWarmUp;
 import dev.tessera.gpu.kernels.DictionaryKernel;
 import dev.tessera.gpu.kernels.ProgramKernel;
 import dev.tessera.gpu.kernels.SmokeKernel;
@@ -41,7 +41,7 @@ public final class CudaBackend extends PooledBackend {
   public static CudaBackend open(RuntimeOptions options) {
     CudaDevice device = CudaDevice.acquire(options.deviceOrdinal());
     if (options.codegen()) {
-      GeneratedModule.warmUp(device.computeMajor(), device.computeMinor());
+      CompilerWarmUp.start(device.computeMajor(), device.computeMinor());
     }
     try {
       return new CudaBackend(device, options);

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The CUDA backend's warm-up as it opens ({@link GeneratedModule#warmUp}): for a device the in-jar
+ * The CUDA backend's warm-up as it opens ({@link CompilerWarmUp}): for a device the in-jar
  * compiler knows, a generated kernel compiled clean on a compile thread, kept in the disk cache
  * like any other; for one only the driver's compiler knows, nothing compiled.
  */
@@ -30,7 +30,7 @@ class CompilerWarmUpTest {
   @Test
   void aHopperDeviceGetsAKernelCompiledAheadIntoTheCache() throws Exception {
     KernelDiskCache.use(dir);
-    CompiledKernel warm = GeneratedModule.warmUp(9, 0).get();
+    CompiledKernel warm = CompilerWarmUp.start(9, 0).get();
     assertNotNull(warm);
     assertEquals("sm_90", warm.arch());
     assertNull(GeneratedModule.rejection(warm.reports().get(0)), warm.toString());
@@ -42,7 +42,7 @@ class CompilerWarmUpTest {
   @Test
   void aDeviceOnlyTheDriverKnowsGetsNothingCompiled() throws Exception {
     KernelDiskCache.use(dir);
-    assertNull(GeneratedModule.warmUp(12, 0).get());
+    assertNull(CompilerWarmUp.start(12, 0).get());
     try (Stream<Path> entries = Files.list(dir)) {
       assertEquals(0, entries.count());
     }
