@@ -97,4 +97,18 @@ class GeneratedModuleRegistersTest {
     return new GeneratedKernel(kernel.entry(), kernel.key() + ";" + name, ptx, kernel.target(),
         leaner);
   }
+
+  /** What compileAgainAhead starts on a compile thread is what compileAgain gives. */
+  @Test
+  @RequiresPtxCompiler
+  void compilingAgainAheadGivesWhatCompilingAgainGives() throws Exception {
+    GeneratedKernel tight = form(keyed(), "only", true, null);
+    CompiledKernel again = GeneratedModule.compileAgain(tight, "sm_90");
+    CompiledKernel ahead = GeneratedModule.compiledAgain(
+        GeneratedModule.compileAgainAhead(tight, "sm_90"));
+    assertEquals(again.options(), ahead.options());
+    assertEquals(again.ptx(), ahead.ptx());
+    assertEquals(again.report(tight.entry()).registers(), ahead.report(tight.entry()).registers());
+    assertNull(GeneratedModule.rejection(ahead.report(tight.entry())));
+  }
 }
