@@ -9,8 +9,8 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * What a process's first generated kernel would wait for, done ahead on a compile thread ({@link
- * CompileThreads}) for a device about to need kernels (the CUDA backend's, as it opens, with
- * {@code -Dtessera.codegen.compileAhead=true}): the compiler library and the prelude loaded, the device's cubin architecture asked of the compiler
+ * CompileThreads}) for a device about to need kernels (the CUDA backend's, as it opens): the
+ * compiler library and the prelude loaded, the device's cubin architecture asked of the compiler
  * ({@link CubinTarget}), the generator's classes loaded by generating a one-column projection,
  * and the compiler run once on it. A first kernel generated and compiled 400 ms after this began
  * took about 125 ms on a 2-core machine, against 200-220 without it.

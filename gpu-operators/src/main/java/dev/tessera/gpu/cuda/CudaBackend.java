@@ -40,7 +40,7 @@ public final class CudaBackend extends PooledBackend {
   /** Opens the device {@code options.deviceOrdinal()}; throws a GpuException saying why not. */
   public static CudaBackend open(RuntimeOptions options) {
     CudaDevice device = CudaDevice.acquire(options.deviceOrdinal());
-    if (options.codegen() && GeneratedKernels.compilesAhead()) {
+    if (options.codegen()) {
       CompilerWarmUp.start(device.computeMajor(), device.computeMinor());
     }
     try {

@@ -50,14 +50,6 @@ import org.slf4j.LoggerFactory;
  */
 final class GeneratedKernels {
   private static final Logger LOG = LoggerFactory.getLogger(GeneratedKernels.class);
-  /**
-   * {@code -Dtessera.codegen.compileAhead=true}: the in-jar compiler's other options compiled
-   * beside the driver's JIT ({@link #load}), and the compiler warmed up as the backend opens
-   * ({@link dev.tessera.gpu.codegen.CompilerWarmUp}). Neither changes which kernel runs, only
-   * when its compiles happen; off until a GPU has run the CUDA suites with it on.
-   */
-  static final String COMPILE_AHEAD_PROPERTY = "tessera.codegen.compileAhead";
-
   private final CudaDevice device;
   private final ConcurrentHashMap<String, Kernel> byKey = new ConcurrentHashMap<>();
   private final List<CUmodule> modules = new ArrayList<>();
@@ -169,12 +161,10 @@ final class GeneratedKernels {
       if (rejection != null && report.registers() <= GeneratedModule.MAX_REGISTERS
           && driverMayCompile) {
         // Only a stack frame or spills: the driver's compiler may do without. What the in-jar
-        // compiler makes of it with other options, needed where the driver's does not, may
-        // compile meanwhile (one such compile of a wide projection took about 125 ms on an H100
-        // host).
+        // compiler makes of it with other options, needed where the driver's does not, compiles
+        // meanwhile (one such compile of a wide projection took about 125 ms on an H100 host).
         long driverStarted = System.nanoTime();
-        againAhead = compilesAhead() ? GeneratedModule.compileAgainAhead(kernel, arch.get())
-            : null;
+        againAhead = GeneratedModule.compileAgainAhead(kernel, arch.get());
         Kernel jit = loadThroughTheDriver(kernel, report, nanos);
         if (jit != null) {
           return jit;
@@ -214,11 +204,6 @@ final class GeneratedKernels {
     Loaded loaded = loadImage(kernel, image);
     keep(loaded.module());
     return new Kernel(loaded.function(), kernel.entry(), null, nanos);
-  }
-
-  /** Whether {@link #COMPILE_AHEAD_PROPERTY} is set. */
-  static boolean compilesAhead() {
-    return Boolean.getBoolean(COMPILE_AHEAD_PROPERTY);
   }
 
   private record Loaded(CUmodule module, CUfunction function) {}
