@@ -165,7 +165,7 @@ final class GeneratedKernels {
         // meanwhile (one such compile of a wide projection took about 125 ms on an H100 host).
         long driverStarted = System.nanoTime();
         againAhead = GeneratedModule.compileAgainAhead(kernel, arch.get());
-        Kernel jit = loadThroughTheDriver(kernel, report, nanos);
+        Kernel jit = loadThroughTheDriver(kernel, compiled, nanos);
         if (jit != null) {
           return jit;
         }
@@ -199,7 +199,7 @@ final class GeneratedKernels {
       LOG.warn("Tessera: generated kernel {} not used: {}", kernel.entry(), reason);
       return new Kernel(null, kernel.entry(), reason, 0);
     } else {
-      image = driverImage(kernel);
+      image = driverImage(GeneratedModule.text(kernel));
     }
     Loaded loaded = loadImage(kernel, image);
     keep(loaded.module());
@@ -209,13 +209,28 @@ final class GeneratedKernels {
   private record Loaded(CUmodule module, CUfunction function) {}
 
   /**
-   * What the driver's JIT compiles: the kernel's PTX text, NUL-terminated, its register ask
-   * lifted as the in-jar compiler's second try lifts it ({@link GeneratedModule#withMaxRegisters}).
+   * What the driver's JIT compiles: a kernel's module text ({@link GeneratedModule#text}),
+   * NUL-terminated, its register ask lifted as the in-jar compiler's second try lifts it ({@link
+   * GeneratedModule#withMaxRegisters}).
    */
-  private static byte[] driverImage(GeneratedKernel kernel) {
-    byte[] text = GeneratedModule.withMaxRegisters(GeneratedModule.text(kernel))
-        .getBytes(StandardCharsets.US_ASCII);
+  static byte[] driverImage(String moduleText) {
+    byte[] text = GeneratedModule.withMaxRegisters(moduleText).getBytes(StandardCharsets.US_ASCII);
     return java.util.Arrays.copyOf(text, text.length + 1);
+  }
+
+  /**
+   * {@code -Dtessera.codegen.driverRetriesUsedForm=true}: the driver's JIT, retrying a kernel the
+   * in-jar compiler gave stack or spills, compiles the form that compile used ({@link
+   * GeneratedModule#compile}: a leaner one where the first needed too many registers), not the
+   * kernel's first form, which that compile had already found too big (a wide projection's, 162
+   * registers on an H100). Off until a GPU has run the CUDA suites with it on.
+   */
+  static final String DRIVER_RETRIES_USED_FORM_PROPERTY = "tessera.codegen.driverRetriesUsedForm";
+
+  /** The module text the driver's JIT retries after the in-jar compile {@code compiled}. */
+  static String driverRetryText(GeneratedKernel kernel, CompiledKernel compiled) {
+    return Boolean.getBoolean(DRIVER_RETRIES_USED_FORM_PROPERTY) ? compiled.ptx()
+        : GeneratedModule.text(kernel);
   }
 
   private Loaded loadImage(GeneratedKernel kernel, byte[] image) {
@@ -244,10 +259,11 @@ final class GeneratedKernels {
    * stack, no spills) and at most {@link GeneratedModule#MAX_REGISTERS} registers; else null
    * (the module unloaded). Its compile time adds the in-jar compile's {@code inJarNanos}.
    */
-  private Kernel loadThroughTheDriver(GeneratedKernel kernel, CompileReport inJar,
+  private Kernel loadThroughTheDriver(GeneratedKernel kernel, CompiledKernel inJarCompile,
       long inJarNanos) {
+    CompileReport inJar = inJarCompile.report(kernel.entry());
     long started = System.nanoTime();
-    Loaded loaded = loadImage(kernel, driverImage(kernel));
+    Loaded loaded = loadImage(kernel, driverImage(driverRetryText(kernel, inJarCompile)));
     int[] local = new int[1];
     int[] registers = new int[1];
     check(cuFuncGetAttribute(local, CUfunction_attribute.CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
