@@ -50,6 +50,15 @@ import org.slf4j.LoggerFactory;
  */
 final class GeneratedKernels {
   private static final Logger LOG = LoggerFactory.getLogger(GeneratedKernels.class);
+  /**
+   * {@code -Dtessera.codegen.driverRetriesUsedForm=true}: the driver's JIT, retrying a kernel the
+   * in-jar compiler gave stack or spills, compiles the form that compile used ({@link
+   * GeneratedModule#compile}: a leaner one where the first needed too many registers), not the
+   * kernel's first form, which that compile had already found too big (a wide projection's, 162
+   * registers on an H100). Off until a GPU has run the CUDA suites with it on.
+   */
+  static final String DRIVER_RETRIES_USED_FORM_PROPERTY = "tessera.codegen.driverRetriesUsedForm";
+
   private final CudaDevice device;
   private final ConcurrentHashMap<String, Kernel> byKey = new ConcurrentHashMap<>();
   private final List<CUmodule> modules = new ArrayList<>();
@@ -217,15 +226,6 @@ final class GeneratedKernels {
     byte[] text = GeneratedModule.withMaxRegisters(moduleText).getBytes(StandardCharsets.US_ASCII);
     return java.util.Arrays.copyOf(text, text.length + 1);
   }
-
-  /**
-   * {@code -Dtessera.codegen.driverRetriesUsedForm=true}: the driver's JIT, retrying a kernel the
-   * in-jar compiler gave stack or spills, compiles the form that compile used ({@link
-   * GeneratedModule#compile}: a leaner one where the first needed too many registers), not the
-   * kernel's first form, which that compile had already found too big (a wide projection's, 162
-   * registers on an H100). Off until a GPU has run the CUDA suites with it on.
-   */
-  static final String DRIVER_RETRIES_USED_FORM_PROPERTY = "tessera.codegen.driverRetriesUsedForm";
 
   /** The module text the driver's JIT retries after the in-jar compile {@code compiled}. */
   static String driverRetryText(GeneratedKernel kernel, CompiledKernel compiled) {
