@@ -114,24 +114,24 @@ public final class GeneratedModule {
     if (kernel.leaner() == null || rejection(first.report(kernel.entry())) == null) {
       return first;
     }
-    List<GeneratedKernel> leaner = new ArrayList<>();
     List<CompletableFuture<CompiledKernel>> compiles = new ArrayList<>();
     for (GeneratedKernel form = kernel.leaner(); form != null; form = form.leaner()) {
       GeneratedKernel thisForm = form;
-      leaner.add(form);
       compiles.add(CompileThreads.start(() -> compileForm(thisForm, arch)));
     }
     long compiling = first.compileNanos();
     // The leaner forms in order, each at its ask before any with more registers (fewer threads
     // a block): what compiling them one after another would have taken.
-    for (int i = 0; ; i++) {
-      CompiledKernel compiled = CompileThreads.join(compiles.get(i));
+    GeneratedKernel form = kernel.leaner();
+    for (CompletableFuture<CompiledKernel> compile : compiles) {
+      CompiledKernel compiled = CompileThreads.join(compile);
       compiling += compiled.compileNanos();
-      GeneratedKernel form = leaner.get(i);
       if (form.leaner() == null || rejection(compiled.report(form.entry())) == null) {
         return compiled.withCompileNanos(compiling == 0 ? 0 : System.nanoTime() - started);
       }
+      form = form.leaner();
     }
+    throw new IllegalStateException("the last form returns above");
   }
 
   /**
@@ -142,9 +142,11 @@ public final class GeneratedModule {
     String text = text(form);
     List<String> options = options(form, List.of());
     CompiledKernel compiled = KernelDiskCache.current().compile(text, arch, options);
+    if (form.leaner() != null || rejection(compiled.report(form.entry())) == null) {
+      return compiled;
+    }
     String lifted = withMaxRegisters(text);
-    if (form.leaner() != null || lifted.equals(text)
-        || rejection(compiled.report(form.entry())) == null) {
+    if (lifted.equals(text)) {
       return compiled;
     }
     CompiledKernel again = KernelDiskCache.current().compile(lifted, arch, options);

@@ -88,16 +88,6 @@ class GeneratedModuleRegistersTest {
     assertTrue(report.registers() > 24, report.summary());
   }
 
-  /** {@code kernel} marked with a comment naming the form, asking for 24 registers if tight. */
-  private static GeneratedKernel form(GeneratedKernel kernel, String name, boolean tight,
-      GeneratedKernel leaner) {
-    String asked = ".maxnreg " + AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS + "\n";
-    String ptx = kernel.ptx().replace(asked, (tight ? ".maxnreg 24\n" : asked)
-        + "// form " + name + "\n");
-    return new GeneratedKernel(kernel.entry(), kernel.key() + ";" + name, ptx, kernel.target(),
-        leaner);
-  }
-
   /** What compileAgainAhead starts on a compile thread is what compileAgain gives. */
   @Test
   @RequiresPtxCompiler
@@ -110,5 +100,15 @@ class GeneratedModuleRegistersTest {
     assertEquals(again.ptx(), ahead.ptx());
     assertEquals(again.report(tight.entry()).registers(), ahead.report(tight.entry()).registers());
     assertNull(GeneratedModule.rejection(ahead.report(tight.entry())));
+  }
+
+  /** {@code kernel} marked with a comment naming the form, asking for 24 registers if tight. */
+  private static GeneratedKernel form(GeneratedKernel kernel, String name, boolean tight,
+      GeneratedKernel leaner) {
+    String asked = ".maxnreg " + AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS + "\n";
+    String ptx = kernel.ptx().replace(asked, (tight ? ".maxnreg 24\n" : asked)
+        + "// form " + name + "\n");
+    return new GeneratedKernel(kernel.entry(), kernel.key() + ";" + name, ptx, kernel.target(),
+        leaner);
   }
 }
