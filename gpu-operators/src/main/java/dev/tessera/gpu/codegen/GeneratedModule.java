@@ -104,26 +104,27 @@ public final class GeneratedModule {
    * ({@link #withMaxRegisters}).
    *
    * <p>Once the first form is rejected, its leaner forms are compiled side by side ({@link
-   * CompileThreads}) rather than each after the one before it is rejected. The result's {@link
-   * CompiledKernel#compileNanos} is the time until the form used was there (0 where every
-   * compile it waited for came from the disk cache).
+   * CompileThreads}) rather than each after the one before it is rejected; where the generator
+   * expects the rejection ({@link GeneratedKernel#leanerAtOnce}), beside the first form's own
+   * compile. The result's {@link CompiledKernel#compileNanos} is the time until the form used
+   * was there (0 where every compile it waited for came from the disk cache).
    */
   public static CompiledKernel compile(GeneratedKernel kernel, String arch) {
     long started = System.nanoTime();
+    List<CompletableFuture<CompiledKernel>> leaner =
+        kernel.leanerAtOnce() ? startLeaner(kernel, arch) : null;
     CompiledKernel first = compileForm(kernel, arch);
     if (kernel.leaner() == null || rejection(first.report(kernel.entry())) == null) {
-      return first;
+      return first; // any leaner compiles started run to their end unused (and fill the cache)
     }
-    List<CompletableFuture<CompiledKernel>> compiles = new ArrayList<>();
-    for (GeneratedKernel form = kernel.leaner(); form != null; form = form.leaner()) {
-      GeneratedKernel thisForm = form;
-      compiles.add(CompileThreads.start(() -> compileForm(thisForm, arch)));
+    if (leaner == null) {
+      leaner = startLeaner(kernel, arch);
     }
     long compiling = first.compileNanos();
     // The leaner forms in order, each at its ask before any with more registers (fewer threads
     // a block): what compiling them one after another would have taken.
     GeneratedKernel form = kernel.leaner();
-    for (CompletableFuture<CompiledKernel> compile : compiles) {
+    for (CompletableFuture<CompiledKernel> compile : leaner) {
       CompiledKernel compiled = CompileThreads.join(compile);
       compiling += compiled.compileNanos();
       if (form.leaner() == null || rejection(compiled.report(form.entry())) == null) {
@@ -132,6 +133,17 @@ public final class GeneratedModule {
       form = form.leaner();
     }
     throw new IllegalStateException("the last form returns above");
+  }
+
+  /** The compiles of {@code kernel}'s leaner forms, in order, started on compile threads. */
+  private static List<CompletableFuture<CompiledKernel>> startLeaner(GeneratedKernel kernel,
+      String arch) {
+    List<CompletableFuture<CompiledKernel>> compiles = new ArrayList<>();
+    for (GeneratedKernel form = kernel.leaner(); form != null; form = form.leaner()) {
+      GeneratedKernel thisForm = form;
+      compiles.add(CompileThreads.start(() -> compileForm(thisForm, arch)));
+    }
+    return compiles;
   }
 
   /**

@@ -72,6 +72,27 @@ class GeneratedModuleRegistersTest {
     assertTrue(used.compileNanos() > 0);
   }
 
+  /**
+   * A kernel whose generator expects its first form rejected has its leaner forms compiled
+   * beside that form from the start: the form used is the one the compiles after a rejection
+   * would take, the middle one where the first spills, and the first where it fits.
+   */
+  @Test
+  @RequiresPtxCompiler
+  void leanerFormsCompiledAtOnceLeaveTheChoiceOfFormAsItWas() throws Exception {
+    GeneratedKernel kernel = keyed();
+    GeneratedKernel rest = form(kernel, "middle", false, form(kernel, "last", true, null));
+    GeneratedKernel spills = atOnce(form(kernel, "first", true, rest));
+    GeneratedKernel fits = atOnce(form(kernel, "first", false, rest));
+
+    CompiledKernel afterSpills = GeneratedModule.compile(spills, "sm_90");
+    assertTrue(afterSpills.ptx().contains("// form middle"), "not the middle form");
+    assertNull(GeneratedModule.rejection(afterSpills.report(kernel.entry())));
+    CompiledKernel first = GeneratedModule.compile(fits, "sm_90");
+    assertTrue(first.ptx().contains("// form first"), "not the first form");
+    assertNull(GeneratedModule.rejection(first.report(kernel.entry())));
+  }
+
   /** Where every form spills at its ask, the last is compiled again with its ask lifted. */
   @Test
   @RequiresPtxCompiler
@@ -100,6 +121,12 @@ class GeneratedModuleRegistersTest {
     assertEquals(again.ptx(), ahead.ptx());
     assertEquals(again.report(tight.entry()).registers(), ahead.report(tight.entry()).registers());
     assertNull(GeneratedModule.rejection(ahead.report(tight.entry())));
+  }
+
+  /** {@code kernel} with {@link GeneratedKernel#leanerAtOnce}. */
+  private static GeneratedKernel atOnce(GeneratedKernel kernel) {
+    return new GeneratedKernel(kernel.entry(), kernel.key(), kernel.ptx(), kernel.target(),
+        kernel.leaner(), true);
   }
 
   /** {@code kernel} marked with a comment naming the form, asking for 24 registers if tight. */

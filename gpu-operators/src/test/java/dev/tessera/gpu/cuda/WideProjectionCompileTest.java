@@ -25,7 +25,9 @@ import org.junit.jupiter.api.Test;
  * then compileAgain), which takes their last form, POINTERS_PER_USE (FilterProjectGenerator.Form:
  * an output's addresses read where a row is written): all 40 here (the test allows one in ten;
  * 39 of 40 in that form's first compile, at -O3). That the form writes the right rows is the
- * CUDA suites' (CudaFilterProjectTest.wideProjectionsMatchTheHostReference).
+ * CUDA suites' (CudaFilterProjectTest.wideProjectionsMatchTheHostReference). And the generator
+ * expects it ({@link GeneratedKernel#leanerAtOnce}, so that the leaner forms compile from the
+ * start) of most of them, and wrongly of few.
  */
 class WideProjectionCompileTest {
   private static final int PROGRAMS = 40;
@@ -39,6 +41,8 @@ class WideProjectionCompileTest {
   void wideProjectionsCompileWithinTheRegistersInTheirLastForm() throws Exception {
     int overBeforeLast = 0;
     int over = 0;
+    int expected = 0;
+    int expectedWrongly = 0;
     for (int seed = 0; seed < PROGRAMS; seed++) {
       Random random = new Random(seed);
       List<ColumnType> types = RandomBatches.randomTypes(random, 1 + random.nextInt(5));
@@ -55,6 +59,12 @@ class WideProjectionCompileTest {
       if (forms.subList(0, forms.size() - 1).stream().noneMatch(f -> fits(f))) {
         overBeforeLast++;
       }
+      if (kernel.leanerAtOnce()) {
+        expected++;
+        if (fits(forms.get(0))) {
+          expectedWrongly++;
+        }
+      }
 
       CompileReport used = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
       if (GeneratedModule.rejection(used) != null
@@ -64,12 +74,17 @@ class WideProjectionCompileTest {
       }
     }
     System.out.printf("wide projections: %d of %d kernels over %d registers before their last"
-        + " form, %d in it%n", overBeforeLast, PROGRAMS, GeneratedModule.MAX_REGISTERS, over);
+        + " form, %d in it; %d expected over in the first form, %d of them wrongly%n",
+        overBeforeLast, PROGRAMS, GeneratedModule.MAX_REGISTERS, over, expected, expectedWrongly);
     assertTrue(overBeforeLast >= PROGRAMS / 2, overBeforeLast + " of " + PROGRAMS
         + " wide projections over the registers before the last form: the test no longer"
         + " reaches it");
     assertTrue(over <= PROGRAMS / 10, over + " of " + PROGRAMS
         + " wide projections over the registers in their last form");
+    assertTrue(expected >= PROGRAMS / 2, "the generator expects " + expected + " of " + PROGRAMS
+        + " wide projections' first forms over the registers");
+    assertTrue(expectedWrongly <= PROGRAMS / 10, expectedWrongly + " of " + PROGRAMS
+        + " wide projections expected over the registers in their first form fit it");
   }
 
   /** Whether {@code form}, compiled alone, is a kernel the runtime would use. */
