@@ -136,6 +136,21 @@ public final class AggregateUpdateGenerator {
   }
 
   /**
+   * Whether the kernel of {@code spec} over {@code inputs}, running {@code program}, may slice
+   * its groups among blocks ({@link #generate(Program, List, AggregateSpec, KernelFeatures,
+   * BitSet, int)}): one that {@link #fillsMultiprocessor} with a per-block table found by its
+   * fixed-width keys ({@link LocalKeyTable#holdsFixedWidth}; not by codes), probing no join
+   * table (each block of a row group would probe every row). Slicing lets the tables of S
+   * blocks hold S times the groups, where more groups than one table holds would otherwise take
+   * the global table's atomics (dev/gpu-profile/prototypes/partitioned_aggregate.cu).
+   */
+  public static boolean slicesGroups(Program program, AggregateSpec spec,
+      List<InputSpec> inputs) {
+    return program.tables().isEmpty() && fillsMultiprocessor(program, spec, inputs)
+        && LocalKeyTable.holdsFixedWidth(spec, true) && !CodeGroups.coded(program, spec, inputs);
+  }
+
+  /**
    * The per-block table's entries the kernel has as a constant, not the plan's: in a kernel that
    * {@link #fillsMultiprocessor}, the ones its launch gives it on a device of {@code features}
    * ({@link LocalTableSize#wholeMultiprocessorEntries}); else {@link #PLAN_ENTRIES}. ptxas then
@@ -174,15 +189,28 @@ public final class AggregateUpdateGenerator {
    */
   public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
       KernelFeatures features, BitSet probeFiltered) {
-    return keyOf(program, inputs, spec, features, probeFilterUsed(program, probeFiltered));
+    return key(program, inputs, spec, features, probeFiltered, 1);
+  }
+
+  /**
+   * {@link #key(Program, List, AggregateSpec, KernelFeatures, BitSet)} of the kernel whose
+   * groups are sliced among {@code slices} blocks ({@link #slicesGroups}; 1: not sliced).
+   */
+  public static String key(Program program, List<InputSpec> inputs, AggregateSpec spec,
+      KernelFeatures features, BitSet probeFiltered, int slices) {
+    return keyOf(program, inputs, spec, features, probeFilterUsed(program, probeFiltered),
+        slices);
   }
 
   /** The key of the kernel made for the probe filter of the tables in {@code used} alone. */
   private static String keyOf(Program program, List<InputSpec> inputs, AggregateSpec spec,
-      KernelFeatures features, BitSet used) {
+      KernelFeatures features, BitSet used, int slices) {
     StringBuilder key = new StringBuilder("aggregate-update v98;");
     if (!used.isEmpty()) {
       key.append("probe-filtered").append(used).append(';');
+    }
+    if (slices > 1) {
+      key.append("slices=").append(slices).append(';');
     }
     if (spec.ansi()) {
       key.append("ansi;"); // without it, integer sums to LONG wrap (AccumulatorArithmetic.wraps)
@@ -295,6 +323,23 @@ public final class AggregateUpdateGenerator {
   public static GeneratedKernel generate(Program program, List<InputSpec> inputs,
       AggregateSpec spec, KernelFeatures features, BitSet probeFiltered)
       throws CodegenUnsupportedException {
+    return generate(program, inputs, spec, features, probeFiltered, 1);
+  }
+
+  /**
+   * {@link #generate(Program, List, AggregateSpec, KernelFeatures, BitSet)}, its groups sliced
+   * among {@code slices} blocks of each row group where {@code slices} is more than 1 ({@link
+   * #slicesGroups} must hold): block b updates only the rows whose keys fall in slice b % S, of
+   * the tiles of row group b / S, and its launch gives each row group S blocks (a grid of a
+   * multiple of S).
+   */
+  public static GeneratedKernel generate(Program program, List<InputSpec> inputs,
+      AggregateSpec spec, KernelFeatures features, BitSet probeFiltered, int slices)
+      throws CodegenUnsupportedException {
+    if (slices < 1 || slices > 1 && !slicesGroups(program, spec, inputs)) {
+      throw new IllegalArgumentException("the kernel of " + spec + " cannot slice its groups"
+          + " among " + slices + " blocks");
+    }
     String whyNot = whyNotGenerated(program, spec);
     if (whyNot != null) {
       throw new CodegenUnsupportedException(whyNot);
@@ -308,16 +353,16 @@ public final class AggregateUpdateGenerator {
           + " columns, the aggregation reads " + spec.inputTypes().size());
     }
     BitSet used = probeFilterUsed(program, probeFiltered);
-    String key = keyOf(program, inputs, spec, features, used);
+    String key = keyOf(program, inputs, spec, features, used, slices);
     String entry = FilterProjectGenerator.entryName(ENTRY_PREFIX, key);
-    Writer writer = new Writer(program, inputs, spec, entry, features, used, true);
+    Writer writer = new Writer(program, inputs, spec, entry, features, used, true, slices);
     String ptx = writer.write();
     // A plain copy, or a GPU-FOR column loaded ahead, can take the kernel past its register ask,
     // which would cost it threads: the kernel without either is the compiler's second choice (in
     // 120 random kernels with a copy, one went from 64 to 96 registers).
     GeneratedKernel leaner = !writer.tookPlainCopy() && !writer.loadsEncodedAhead() ? null
         : new GeneratedKernel(entry, key,
-        new Writer(program, inputs, spec, entry, features, used, false).write(),
+        new Writer(program, inputs, spec, entry, features, used, false, slices).write(),
         features.ptxTarget());
     return new GeneratedKernel(entry, key, ptx, features.ptxTarget(), leaner);
   }
@@ -388,6 +433,15 @@ public final class AggregateUpdateGenerator {
     private boolean encodedAhead;
     /** A thread's items a tile: {@link #RUN_ITEMS} where they are one run (set by write()). */
     private int items = ITEMS;
+    /** The blocks among which the groups are sliced (1: not sliced). */
+    private final int slices;
+    /**
+     * Where the groups are sliced: the block's slice, its row group and the grid's row groups
+     * (.b32, set by write()); else null, and a block's row group is its index.
+     */
+    private String blockSlice;
+    private String rowGroup;
+    private String rowGroups;
 
     /**
      * {@code plainCopies}: whether items may take a plain copy ({@link ShortcutMode}), in a kernel
@@ -395,8 +449,9 @@ public final class AggregateUpdateGenerator {
      * the kernel's richer form, false for its leaner one.
      */
     Writer(Program program, List<InputSpec> inputs, AggregateSpec spec, String entry,
-        KernelFeatures features, BitSet probeFiltered, boolean plainCopies) {
+        KernelFeatures features, BitSet probeFiltered, boolean plainCopies, int slices) {
       this.spec = spec;
+      this.slices = slices;
       this.mayLoadEncodedAhead = plainCopies;
       this.probeFiltered = probeFiltered;
       this.anyBlockSize = fillsMultiprocessor(program, spec, inputs);
@@ -449,6 +504,7 @@ public final class AggregateUpdateGenerator {
       TilePrimitives tiles =
           anyBlockSize ? null : new TilePrimitives(b, thread, BLOCK_THREADS, ITEMS);
       blockShape();
+      sliceShape();
       if (registers != null) {
         registers.begin();
       } else {
@@ -488,7 +544,11 @@ public final class AggregateUpdateGenerator {
         b.op("add.s64 %s, %s, -1", lastRow, rows);
       }
       String tileStart = b.b32();
-      b.op("mov.u32 %s, %%ctaid.x", tileStart);
+      if (rowGroup != null) {
+        b.op("mov.u32 %s, %s", tileStart, rowGroup);
+      } else {
+        b.op("mov.u32 %s, %%ctaid.x", tileStart);
+      }
       b.op("mul.lo.u32 %s, %s, %s", tileStart, tileStart, tileItems);
       LookaheadColumns ahead = null;
       LookaheadColumns secondAhead = null; // the second item's, where items are paired
@@ -647,9 +707,7 @@ public final class AggregateUpdateGenerator {
         b.op("setp.lt.u32 %s, %s, %s", more, itemOffset, tileItems);
         b.op("@%s bra.uni %s", more, itemLoop);
       }
-      String grid = b.b32();
-      b.op("mov.u32 %s, %%nctaid.x", grid);
-      b.op("mad.lo.u32 %s, %s, %s, %s", tileStart, grid, tileItems, tileStart);
+      b.op("mad.lo.u32 %s, %s, %s, %s", tileStart, gridRowGroups(), tileItems, tileStart);
       b.op("bra.uni %s", tileLoop);
       b.place(tilesDone);
 
@@ -791,13 +849,78 @@ public final class AggregateUpdateGenerator {
       loadRow(ahead, thread, tileStart, offset, rows32);
     }
 
-    /** A new .b32: the rows from a block's tile to its next, the grid's tiles. */
+    /** A new .b32: the rows from a block's tile to its next, the grid's row groups' tiles. */
     private String gridStride() {
+      String rowGroupsNow = gridRowGroups();
+      String stride = b.b32();
+      b.op("mul.lo.u32 %s, %s, %s", stride, rowGroupsNow, tileItems);
+      return stride;
+    }
+
+    /**
+     * The grid's row groups (.b32): its blocks, or where the groups are sliced, a block's
+     * {@link #slices} per row group.
+     */
+    private String gridRowGroups() {
+      if (rowGroups != null) {
+        return rowGroups;
+      }
       String grid = b.b32();
       b.op("mov.u32 %s, %%nctaid.x", grid);
-      String stride = b.b32();
-      b.op("mul.lo.u32 %s, %s, %s", stride, grid, tileItems);
-      return stride;
+      return grid;
+    }
+
+    /**
+     * Where the groups are sliced, at the kernel's start: the block's slice (its index modulo
+     * {@link #slices}), its row group (the index over them) and the grid's row groups.
+     */
+    private void sliceShape() {
+      if (slices == 1) {
+        return;
+      }
+      String block = b.b32();
+      b.op("mov.u32 %s, %%ctaid.x", block);
+      blockSlice = b.b32();
+      b.op("rem.u32 %s, %s, %d", blockSlice, block, slices);
+      rowGroup = b.b32();
+      b.op("div.u32 %s, %s, %d", rowGroup, block, slices);
+      String grid = b.b32();
+      b.op("mov.u32 %s, %%nctaid.x", grid);
+      rowGroups = b.b32();
+      b.op("div.u32 %s, %s, %d", rowGroups, grid, slices);
+    }
+
+    /**
+     * Where the groups are sliced: a kept row whose keys ({@code values} at the first outputs)
+     * fall in another block's slice branches to {@code done}, as a row the filter drops. The
+     * slice is of the keys' product with {@link LocalKeyTable#SLOT_MULTIPLIER} (as the table's
+     * first slot mixes them), its bits 32 to 47 scaled to the slices, where the first slot takes
+     * the top bits: a block's groups spread over its table's slots. Any function of the row's
+     * values would be right (each row is its row group's blocks' one block's); one of its keys
+     * puts each group in one table.
+     */
+    private void sliceCheck(Val[] values, int[] outputs, String done) {
+      b.comment("the row's slice of the groups: another block's rows leave the item");
+      String mixed = null;
+      for (int k = 0; k < spec.keyCount(); k++) {
+        String key = update.canonical(k, values[outputs[k]]).value();
+        if (mixed == null) {
+          mixed = b.b64();
+          b.op("mul.lo.s64 %s, %s, %d", mixed, key, LocalKeyTable.SLOT_MULTIPLIER);
+        } else {
+          b.op("xor.b64 %s, %s, %s", mixed, mixed, key);
+          b.op("mul.lo.s64 %s, %s, %d", mixed, mixed, LocalKeyTable.SLOT_MULTIPLIER);
+        }
+      }
+      String high = b.b32();
+      b.op("mov.b64 {%s, %s}, %s", b.b32(), high, mixed);
+      String bits = b.b32();
+      b.op("shl.b32 %s, %s, 16", bits, high);
+      String slice = b.b32();
+      b.op("mul.hi.u32 %s, %s, %d", slice, bits, slices);
+      String other = b.pred();
+      b.op("setp.ne.u32 %s, %s, %s", other, slice, blockSlice);
+      b.op("@%s bra %s", other, done);
     }
 
     /**
@@ -941,6 +1064,9 @@ public final class AggregateUpdateGenerator {
       Val[] values = new Val[body.count()];
       rowProgram(values, it, done, cone, rest, filter, outputs);
       body.useTileHeaders(null);
+      if (blockSlice != null) {
+        sliceCheck(values, outputs, done);
+      }
       aggregate(active, values, outputs);
       b.place(done);
       update(active, values, outputs);

@@ -79,7 +79,7 @@ final class LocalKeyTable {
   /**
    * The odd multiplier of the slot's hash (2^64 divided by the golden ratio, Fibonacci hashing).
    */
-  private static final long SLOT_MULTIPLIER = 0x9e3779b97f4a7c15L;
+  static final long SLOT_MULTIPLIER = 0x9e3779b97f4a7c15L;
   /**
    * An entry's key values from the block's start until its claimer stores them: a value no
    * sign-extended narrower integer has and few LONG keys do, so that few hits need {@link

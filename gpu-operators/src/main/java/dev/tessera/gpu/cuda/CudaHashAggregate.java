@@ -256,6 +256,12 @@ final class CudaHashAggregate implements HashAggregateKernel {
     private long[] directMin;
     private long[] directSpan;
     private boolean directDecided;
+    /**
+     * Among how many blocks of a row group a generated kernel slices the groups (1: none;
+     * {@link GroupSlices}), decided when the second batch comes.
+     */
+    private int slices = 1;
+    private boolean slicesDecided;
     /** Whether work queued on the arrays may still run (close waits for it before freeing). */
     private boolean unsynchronized;
     /** Whether a batch is in the groups: the direct map is decided when the next one comes. */
@@ -573,6 +579,10 @@ final class CudaHashAggregate implements HashAggregateKernel {
           LOG.debug("Tessera: no direct group map (memory is short): {}", e.getMessage());
         }
       }
+      if (batchAdded && !slicesDecided) {
+        slicesDecided = true;
+        slices = decideSlices();
+      }
       ensureCapacity(keyCount == 0 ? 1 : groupCount + rows);
       if (stringKeys) {
         ensureHeap(heapBound(program, tables, input));
@@ -623,6 +633,21 @@ final class CudaHashAggregate implements HashAggregateKernel {
       direct = map;
       directMin = min;
       directSpan = span;
+    }
+
+    /**
+     * The slices for the groups the first batch made ({@link GroupSlices#forGroups}), in
+     * per-block tables of a kernel that fills a multiprocessor; 1 where the switch is off or
+     * updates run no generated kernel. Whether a batch's kernel may slice its groups is its
+     * pipeline's ({@link AggregateUpdateGenerator#slicesGroups}).
+     */
+    private int decideSlices() {
+      if (!codegen || !GroupSlices.enabled() || keyCount == 0) {
+        return 1;
+      }
+      int entries = LocalTableSize.wholeMultiprocessorEntries(spec, false,
+          device.generated().features().shared());
+      return GroupSlices.forGroups(groupCount, entries, device.multiprocessors());
     }
 
     /**
@@ -732,10 +757,12 @@ final class CudaHashAggregate implements HashAggregateKernel {
        * the kernel was generated for, {@link LocalTableSize#wholeMultiprocessorEntries}) takes
        * {@link LocalTableSize#WHOLE_SHARED_PERCENT} of the multiprocessor's shared memory; other
        * kernels (null: the interpreter's) run blocks of 128 threads with {@link #localEntries}
-       * entries each, or none ({@link #runsWithoutTable}).
+       * entries each, or none ({@link #runsWithoutTable}). A kernel that fills a multiprocessor
+       * and slices its groups among {@code slices} blocks ({@link GroupSlices}) gets a grid of
+       * whole row groups of that many blocks.
        */
       private UpdateLaunch updateShape(GeneratedKernels.Kernel kernel, List<InputSpec> inputs,
-          int rows) {
+          int rows, int slices) {
         KernelModule kernels = device.kernels();
         int threads = LaunchShape.BLOCK_THREADS;
         int percent = LocalTableSize.KEYED_SHARED_PERCENT;
@@ -765,6 +792,12 @@ final class CudaHashAggregate implements HashAggregateKernel {
         long tiles = LaunchShape.tilesFor(rows, threads * LaunchShape.ITEMS_PER_THREAD)
             .gridBlocks();
         int blocks = (int) Math.max(1, Math.min(tiles, (long) device.multiprocessors() * resident));
+        if (fills && slices > 1) {
+          // Each row group's blocks, one a slice, side by side: the grid a multiple of them.
+          long rowGroups = Math.max(1, Math.min(tiles,
+              (long) device.multiprocessors() * resident / slices));
+          blocks = (int) (rowGroups * slices);
+        }
         if (runsWithoutTable(kernel, fills, keyBytes, tiles, blocks)) {
           return new UpdateLaunch(new LaunchShape(blocks, threads, 0), 0, fills, codedKeys);
         }
@@ -810,13 +843,14 @@ final class CudaHashAggregate implements HashAggregateKernel {
 
         // The generated kernel where there is one: the same arguments, the same results.
         List<InputSpec> inputs = input.columns().stream().map(InputSpec::of).toList();
-        GeneratedKernels.Lookup lookup = codegen
-            ? device.generated().aggregateUpdate(program, inputs, spec, programPlan.probeFiltered())
-            : null;
+        int kernelSlices = slices > 1
+            && AggregateUpdateGenerator.slicesGroups(program, spec, inputs) ? slices : 1;
+        GeneratedKernels.Lookup lookup = codegen ? device.generated().aggregateUpdate(program,
+            inputs, spec, programPlan.probeFiltered(), kernelSlices) : null;
         lastCompileNanos = lookup == null ? 0 : lookup.buildNanos();
         GeneratedKernels.Kernel kernel =
             lookup != null && lookup.kernel().generated() ? lookup.kernel() : null;
-        UpdateLaunch launch = updateShape(kernel, inputs, rows);
+        UpdateLaunch launch = updateShape(kernel, inputs, rows, kernelSlices);
         LaunchShape shape = launch.shape();
         CodeGroups.Shape codeShape = CodeGroups.shape(launch.codedKeys(), input.columns());
 

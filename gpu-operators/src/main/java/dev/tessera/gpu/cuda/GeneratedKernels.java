@@ -99,10 +99,20 @@ final class GeneratedKernels {
    */
   Lookup aggregateUpdate(Program program, List<InputSpec> inputs, AggregateSpec spec,
       BitSet probeFiltered) {
+    return aggregateUpdate(program, inputs, spec, probeFiltered, 1);
+  }
+
+  /**
+   * {@link #aggregateUpdate(Program, List, AggregateSpec, BitSet)}, its groups sliced among
+   * {@code slices} blocks where that is more than 1 ({@link GroupSlices}).
+   */
+  Lookup aggregateUpdate(Program program, List<InputSpec> inputs, AggregateSpec spec,
+      BitSet probeFiltered, int slices) {
     KernelFeatures features = features();
-    return lookup(AggregateUpdateGenerator.key(program, inputs, spec, features, probeFiltered),
-        "aggregation", program,
-        () -> AggregateUpdateGenerator.generate(program, inputs, spec, features, probeFiltered));
+    return lookup(
+        AggregateUpdateGenerator.key(program, inputs, spec, features, probeFiltered, slices),
+        "aggregation", program, () -> AggregateUpdateGenerator.generate(program, inputs, spec,
+            features, probeFiltered, slices));
   }
 
   /**
@@ -288,6 +298,12 @@ final class GeneratedKernels {
   List<String> reasons() {
     return byKey.values().stream().map(Kernel::reason).filter(Objects::nonNull)
         .toList();
+  }
+
+  /** The keys of the pipelines that run as generated kernels (for tests). */
+  List<String> generatedKeys() {
+    return byKey.entrySet().stream().filter(e -> e.getValue().generated())
+        .map(java.util.Map.Entry::getKey).toList();
   }
 
   /** How many generated kernels are loaded (for tests). */

@@ -133,13 +133,14 @@ class CudaHashAggregateDifferentialTest extends CudaVersusHostTest {
   /**
    * Grouped aggregates of few integral functions (those a generated kernel could compile in):
    * one group (every warp's rows share it), a few, and many (rows accumulated on their own, more
-   * groups than the per-block table holds), keys of one and of two columns, NULL keys
+   * groups than the per-block table holds: 6,000 a few tables' worth, which generated kernels
+   * may slice among blocks, GroupSlices), keys of one and of two columns, NULL keys
    * and inputs; sums of LONGs at Long.MIN_VALUE, Long.MAX_VALUE and random, whose carries reach
    * every word of a 128-bit accumulator. Each scenario runs two aggregations whose functions
    * differ only in their kinds, one after the other: they must not share a kernel.
    */
   @ParameterizedTest
-  @ValueSource(strings = {"1:0", "7:0", "1000:0", "100000:0", "1000:1"})
+  @ValueSource(strings = {"1:0", "7:0", "1000:0", "6000:0", "100000:0", "1000:1", "6000:1"})
   void groupedAggregatesOfFewIntegralFunctionsMatchTheHostReference(String scenario) {
     String[] parts = scenario.split(":");
     int groups = Integer.parseInt(parts[0]);

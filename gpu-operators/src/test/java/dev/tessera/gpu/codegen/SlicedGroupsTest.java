@@ -1,0 +1,102 @@
+package dev.tessera.gpu.codegen;
+
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.tessera.gpu.agg.AggregateFunction;
+import dev.tessera.gpu.agg.AggregateFunction.Kind;
+import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.codec.Encoding;
+import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.expr.ProgramBuilder;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Aggregate kernels whose groups are sliced among blocks (AggregateUpdateGenerator.slicesGroups,
+ * the launch's GroupSlices), without a GPU: which kernels may, what their key and code hold, and
+ * that they compile within their registers with no local memory. That they aggregate right is
+ * the CUDA suites' (CudaSlicedGroupsDifferentialTest).
+ */
+class SlicedGroupsTest {
+  private static final KernelFeatures SM90 = KernelFeatures.forArch("sm_90");
+  private static final String SLICE_CHECK = "the row's slice of the groups";
+
+  /** GROUP BY {@code keys}: COUNT(*), SUM, MIN and MAX of a LONG (HashAggregateBench's). */
+  private static AggregateSpec spec(List<ColumnType> keys) {
+    List<ColumnType> types = new ArrayList<>(keys);
+    types.add(ColumnType.LONG);
+    int v = keys.size();
+    return new AggregateSpec(types, keys.size(), List.of(
+        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
+        new AggregateFunction(Kind.SUM, v, ColumnType.LONG),
+        new AggregateFunction(Kind.MIN, v, ColumnType.LONG),
+        new AggregateFunction(Kind.MAX, v, ColumnType.LONG)), false);
+  }
+
+  private static List<InputSpec> inputs(AggregateSpec spec, boolean nullable) {
+    return spec.inputTypes().stream().map(t -> new InputSpec(t, Encoding.PLAIN, nullable))
+        .toList();
+  }
+
+  private static GeneratedKernel kernel(AggregateSpec spec, boolean nullable, int slices)
+      throws CodegenUnsupportedException {
+    return AggregateUpdateGenerator.generate(ProgramBuilder.identity(spec.inputTypes(), false),
+        inputs(spec, nullable), spec, SM90, new BitSet(), slices);
+  }
+
+  @Test
+  void onlyKernelsOfAWholeMultiprocessorFindingEntriesByFixedWidthKeysSlice() {
+    for (List<ColumnType> keys : List.of(List.of(ColumnType.LONG),
+        List.of(ColumnType.INT, ColumnType.LONG))) {
+      AggregateSpec spec = spec(keys);
+      assertTrue(AggregateUpdateGenerator.slicesGroups(
+          ProgramBuilder.identity(spec.inputTypes(), false), spec, inputs(spec, true)), "" + keys);
+    }
+    for (List<ColumnType> keys : List.of(List.of(ColumnType.STRING),
+        List.of(ColumnType.LONG, ColumnType.LONG, ColumnType.LONG), List.<ColumnType>of())) {
+      AggregateSpec spec = spec(keys);
+      Program program = ProgramBuilder.identity(spec.inputTypes(), false);
+      assertFalse(AggregateUpdateGenerator.slicesGroups(program, spec, inputs(spec, false)),
+          "" + keys);
+      assertThrows(IllegalArgumentException.class, () -> AggregateUpdateGenerator.generate(
+          program, inputs(spec, false), spec, SM90, new BitSet(), 4));
+    }
+  }
+
+  @Test
+  void aSlicedKernelIsAKernelOfItsOwnWithTheSliceCheck() throws Exception {
+    AggregateSpec spec = spec(List.of(ColumnType.LONG));
+    GeneratedKernel whole = kernel(spec, false, 1);
+    GeneratedKernel sliced = kernel(spec, false, 6);
+    assertNotEquals(whole.key(), sliced.key());
+    assertNotEquals(kernel(spec, false, 5).key(), sliced.key());
+    assertFalse(whole.ptx().contains(SLICE_CHECK));
+    assertFalse(whole.ptx().contains("rem.u32"), "an unsliced kernel computes no slice");
+    assertTrue(sliced.ptx().contains(SLICE_CHECK));
+    assertTrue(sliced.ptx().matches("(?s).*rem\\.u32 %r\\d+, %r\\d+, 6;.*"),
+        "the block's slice, modulo 6");
+  }
+
+  @Test
+  @RequiresPtxCompiler
+  void slicedKernelsCompileWithinTheirRegistersWithoutLocalMemory() throws Exception {
+    for (List<ColumnType> keys : List.of(List.of(ColumnType.LONG), List.of(ColumnType.INT),
+        List.of(ColumnType.INT, ColumnType.LONG))) {
+      for (boolean nullable : new boolean[] {false, true}) {
+        GeneratedKernel kernel = kernel(spec(keys), nullable, 6);
+        CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
+        assertNull(GeneratedModule.rejection(report), keys + " nullable " + nullable + ": "
+            + report.summary());
+        assertTrue(report.registers() <= AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS,
+            report.summary());
+      }
+    }
+  }
+}
