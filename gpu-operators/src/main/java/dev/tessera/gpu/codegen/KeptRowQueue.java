@@ -17,7 +17,9 @@ import java.util.function.IntFunction;
  * warp runs the update once for all of them, every lane busy. The rows' order changes, which no
  * aggregate function here depends on (sums are exact, MIN and MAX and counts commute). SSB at
  * SF10 on an H200 (ncu, 128 launches): Q2.1 6.69 to 4.90 ms, Q3.1 11.88 to 8.15, Q4.1 9.27 to
- * 7.08.
+ * 7.08. A kernel that slices its groups among blocks queues the rows of its block's slice
+ * (AggregateUpdateGenerator.slicedTableEntries), a block a multiprocessor of up to 1,024
+ * threads.
  *
  * <p>A warp's part is a ring of {@link #SLOTS} slots. A kept row takes the next position from the
  * warp's tail (a shared counter of the rows ever queued) and stores itself there, where the
@@ -70,6 +72,12 @@ final class KeptRowQueue {
   /** Shared-memory bytes of the queues of a block of {@code blockThreads}. */
   static int blockBytes(AggregateSpec spec, int blockThreads) {
     return blockThreads / TilePrimitives.WARP_THREADS * Layout.of(spec).warpBytes();
+  }
+
+  /** All the shared memory the queues of a block of {@code blockThreads} declare, tails too. */
+  static int sharedBytes(AggregateSpec spec, int blockThreads) {
+    return blockBytes(spec, blockThreads)
+        + blockThreads / TilePrimitives.WARP_THREADS * Integer.BYTES;
   }
 
   /**
@@ -152,7 +160,7 @@ final class KeptRowQueue {
     }
   }
 
-  /** At the kernel's start: the warp's part, an empty ring. */
+  /** At the kernel's start: the warp's part, an empty ring, in arrays of their own. */
   void begin(String thread) {
     b.declare(".shared .align 8 .b8 " + symbol + "[" + warps * layout.warpBytes() + "]");
     b.declare(".shared .align 4 .b32 " + symbol + "_tail[" + warps + "]");
@@ -164,6 +172,27 @@ final class KeptRowQueue {
     tail = b.b32();
     b.op("mov.u32 %s, %s_tail", tail, symbol);
     b.op("mad.lo.u32 %s, %s, 4, %s", tail, warp, tail);
+    emptyRing();
+  }
+
+  /**
+   * {@link #begin(String)} with the queues at {@code base} (.b32 shared address, 8-aligned), the
+   * {@link #sharedBytes} there: where the kernel's static shared memory (48 KiB at most) could
+   * not hold them, in its dynamic shared memory.
+   */
+  void beginAt(String thread, String base) {
+    String warp = b.b32();
+    b.op("shr.u32 %s, %s, 5", warp, thread);
+    warpBase = b.b32();
+    b.op("mad.lo.u32 %s, %s, %d, %s", warpBase, warp, layout.warpBytes(), base);
+    tail = b.b32();
+    b.op("add.u32 %s, %s, %d", tail, base, warps * layout.warpBytes());
+    b.op("mad.lo.u32 %s, %s, 4, %s", tail, warp, tail);
+    emptyRing();
+  }
+
+  /** The warp's tail at 0, then its head and count in registers. */
+  private void emptyRing() {
     b.op("st.shared.u32 [%s], 0", tail);
     b.op("bar.warp.sync -1");
     head = b.b32();

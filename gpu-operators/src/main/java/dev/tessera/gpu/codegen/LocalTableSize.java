@@ -70,8 +70,18 @@ public final class LocalTableSize {
    */
   public static int wholeMultiprocessorEntries(AggregateSpec spec, boolean coded,
       SharedMemory shared) {
+    return wholeMultiprocessorEntries(spec, coded, shared, 0);
+  }
+
+  /**
+   * {@link #wholeMultiprocessorEntries(AggregateSpec, boolean, SharedMemory)} of a kernel that
+   * takes {@code besideTable} bytes of shared memory for other things (its warps' queues).
+   */
+  public static int wholeMultiprocessorEntries(AggregateSpec spec, boolean coded,
+      SharedMemory shared, int besideTable) {
     return wholeMultiprocessorEntries(spec.functions().size(),
-        LocalKeyTable.bytes(spec, 1, true, coded), wholeMultiprocessorBudget(shared));
+        LocalKeyTable.bytes(spec, 1, true, coded),
+        Math.max(0, wholeMultiprocessorBudget(shared) - besideTable));
   }
 
   /**

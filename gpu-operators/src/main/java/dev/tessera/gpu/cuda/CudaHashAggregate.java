@@ -8,6 +8,7 @@ import dev.tessera.gpu.agg.HashAggregateKernel;
 import dev.tessera.gpu.codegen.AggregateUpdateGenerator;
 import dev.tessera.gpu.codegen.CodeGroups;
 import dev.tessera.gpu.codegen.InputSpec;
+import dev.tessera.gpu.codegen.KernelFeatures;
 import dev.tessera.gpu.codegen.LocalTableSize;
 import dev.tessera.gpu.codegen.ProgramWords;
 import dev.tessera.gpu.column.ColumnBatch;
@@ -645,7 +646,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
       if (!codegen || !GroupSlices.enabled() || keyCount == 0) {
         return 1;
       }
-      int entries = LocalTableSize.wholeMultiprocessorEntries(spec, false,
+      int entries = AggregateUpdateGenerator.slicedTableEntries(spec,
           device.generated().features().shared());
       return GroupSlices.forGroups(groupCount, entries, device.multiprocessors());
     }
@@ -774,13 +775,16 @@ final class CudaHashAggregate implements HashAggregateKernel {
         if (fills) {
           threads = kernels.maxBlockThreads(kernel.function(), kernel.entry());
           percent = LocalTableSize.WHOLE_SHARED_PERCENT;
-          launchEntries = LocalTableSize.wholeMultiprocessorEntries(spec, coded,
-              device.generated().features().shared());
+          KernelFeatures.SharedMemory shared = device.generated().features().shared();
+          launchEntries = slices > 1 ? AggregateUpdateGenerator.slicedTableEntries(spec, shared)
+              : LocalTableSize.wholeMultiprocessorEntries(spec, coded, shared);
         }
         int keyBytes = kernel != null
             ? AggregateUpdateGenerator.localKeyBytes(spec, launchEntries, fills, coded) : 0;
-        LaunchShape oneBlock = new LaunchShape(1, threads,
-            LocalTableSize.tableBytes(launchEntries, functionCount) + keyBytes);
+        int queueBytes = fills ? AggregateUpdateGenerator.queueBytes(spec, slices) : 0;
+        int tableAndKeys = LocalTableSize.tableBytes(launchEntries, functionCount) + keyBytes;
+        LaunchShape oneBlock = new LaunchShape(1, threads, queueBytes == 0 ? tableAndKeys
+            : (tableAndKeys + Long.BYTES - 1) / Long.BYTES * Long.BYTES + queueBytes);
         int resident;
         if (kernel == null) {
           resident = kernels.residentBlocks(UPDATE_KERNEL, oneBlock);

@@ -5,15 +5,17 @@ package dev.tessera.gpu.cuda;
  * dev.tessera.gpu.codegen.AggregateUpdateGenerator#slicesGroups}): each block of a row group
  * holds, in its per-block table, only the groups of its slice, so S tables hold S times the
  * groups one holds, and rows that would have taken the global table's atomics stay on chip. The
- * price is that each of the S blocks reads every row of its row group. Decided once, from the
- * groups after an aggregation's first batch (as the direct group map is): where they fill more
- * than {@link #TABLE_FILL} of one table and at most {@link #MAX_SLICES} tables' worth.
+ * price is that each of the S blocks reads every row of its row group, and that its warps queue
+ * the rows of its slice (which take shared memory from its table:
+ * AggregateUpdateGenerator.slicedTableEntries). Decided once, from the groups after an
+ * aggregation's first batch (as the direct group map is): where they fill more than {@link
+ * #TABLE_FILL} of one table and at most {@link #MAX_SLICES} tables' worth.
  *
  * <p>Behind {@code -Dtessera.codegen.slicedGroups=true} (off) until a GPU has run the CUDA
  * aggregate suites and HashAggregateBench with it on. The standalone prototype
- * (dev/gpu-profile/prototypes/partitioned_aggregate.cu, H100): 10^4 groups 2,436 us with the
- * global table's atomics, 1,504 us sliced among 6 blocks (each warp updating where any lane has
- * a row of its slice, as this kernel does), 788-1,106 us with a warp's rows of its slice queued.
+ * (dev/gpu-profile/prototypes/partitioned_aggregate.cu, H100, 33.5 M rows): 10^4 groups 2,436 us
+ * with the global table's atomics; queued, 788 us in 3 slices (its tables held 4,096 entries),
+ * 1,106 in 6, 1,404 in 8, 2,271 in 16.
  */
 final class GroupSlices {
   /** The switch: {@code -Dtessera.codegen.slicedGroups=true}. */
@@ -27,10 +29,10 @@ final class GroupSlices {
   /**
    * The most slices: each reads the row group's rows once more (the prototype's slices past the
    * first cost 110-130 us each over 33.5 M rows, about DRAM's time for the keys), so that past
-   * some S the global table's atomics are cheaper (prototype: 8 slices unqueued as slow as the
-   * global table at 10^4 groups).
+   * some S the global table's atomics are cheaper (the prototype: about 16). HashAggregateBench's
+   * four functions at 10^4 groups take 9 slices of 1,628-entry tables on an H100.
    */
-  static final int MAX_SLICES = 8;
+  static final int MAX_SLICES = 12;
 
   private GroupSlices() {}
 

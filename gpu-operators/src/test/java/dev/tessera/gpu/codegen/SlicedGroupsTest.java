@@ -1,5 +1,6 @@
 package dev.tessera.gpu.codegen;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -80,6 +81,13 @@ class SlicedGroupsTest {
     assertFalse(whole.ptx().contains(SLICE_CHECK));
     assertFalse(whole.ptx().contains("rem.u32"), "an unsliced kernel computes no slice");
     assertTrue(sliced.ptx().contains(SLICE_CHECK));
+    // Its warps queue their slice's rows in the dynamic shared memory, after the table: static
+    // arrays of a block of 1,024 threads' queues would pass ptxas's 48 KiB (two keys' do).
+    assertTrue(sliced.ptx().contains("the kept row into the warp's queue"));
+    assertFalse(sliced.ptx().contains("_kept["), "queues in static shared memory");
+    assertTrue(AggregateUpdateGenerator.queueBytes(
+        spec(List.of(ColumnType.INT, ColumnType.LONG)), 6) > 48 << 10);
+    assertEquals(0, AggregateUpdateGenerator.queueBytes(spec, 1));
     assertTrue(sliced.ptx().matches("(?s).*rem\\.u32 %r\\d+, %r\\d+, 6;.*"),
         "the block's slice, modulo 6");
   }
@@ -88,7 +96,7 @@ class SlicedGroupsTest {
   @RequiresPtxCompiler
   void slicedKernelsCompileWithinTheirRegistersWithoutLocalMemory() throws Exception {
     for (List<ColumnType> keys : List.of(List.of(ColumnType.LONG), List.of(ColumnType.INT),
-        List.of(ColumnType.INT, ColumnType.LONG))) {
+        List.of(ColumnType.INT, ColumnType.LONG), List.of(ColumnType.LONG, ColumnType.LONG))) {
       for (boolean nullable : new boolean[] {false, true}) {
         GeneratedKernel kernel = kernel(spec(keys), nullable, 6);
         CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());

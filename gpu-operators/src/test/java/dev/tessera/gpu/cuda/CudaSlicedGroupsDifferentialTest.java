@@ -9,7 +9,8 @@ import org.junit.jupiter.api.BeforeAll;
  * Every test of {@link CudaGeneratedHashAggregateDifferentialTest} with the groups of generated
  * kernels sliced among blocks where an aggregation's first batch made a few per-block tables'
  * worth ({@link GroupSlices}, {@code -Dtessera.codegen.slicedGroups=true}): the 6,000-group
- * scenarios of one and two keys take 4 and 5 slices. Checks that a sliced kernel ran.
+ * scenarios of one and two keys take a few slices (each block's warps queueing the rows of its
+ * slice). Checks that a sliced kernel ran.
  */
 @RequiresCuda
 class CudaSlicedGroupsDifferentialTest extends CudaGeneratedHashAggregateDifferentialTest {
