@@ -773,7 +773,9 @@ public final class AggregateUpdateGenerator {
     /**
      * Whether the loop of one copy of the item's code loads each row's plain columns an item
      * ahead ({@link LookaheadColumns}): in a kernel that {@link #fillsMultiprocessor}, whose rows
-     * run no block-wide step between items; and, of the columns the first part reads, where rows
+     * run no block-wide step between items (one that slices its groups too, whose blocks read
+     * every row of their row group and queue their slice's); and, of the columns the first part
+     * reads, where rows
      * wait for a probe's walk after its filter's bit ({@link ProgramEmitter#splitAtFilteredProbe}:
      * an item is then its key's load, the key's hash and the bit, and waited for DRAM at the
      * key's first use: StarJoinBench sparse 24.5% of the stall samples there, 390.7 -> 378.4 us
@@ -783,7 +785,7 @@ public final class AggregateUpdateGenerator {
       if (split != null && split.probe() >= 0) {
         return !body.decodesTiles() && registers == null;
       }
-      return anyBlockSize && split == null && queue == null;
+      return anyBlockSize && split == null;
     }
 
     /**
