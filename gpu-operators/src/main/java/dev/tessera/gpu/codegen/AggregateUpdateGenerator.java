@@ -169,12 +169,12 @@ public final class AggregateUpdateGenerator {
   }
 
   /**
-   * The dynamic shared memory a kernel of {@code spec} that slices its groups among {@code
-   * slices} blocks takes after its per-block table and that table's keys: its warps' queues
-   * (0 where it does not slice them).
+   * The dynamic shared memory of a kernel of {@code spec} that slices its groups, whose table has
+   * {@code entries}: the table, its keys, then its warps' queues (which could not be static
+   * arrays: a block of 1,024 threads' queues of two keys pass the 48 KiB those may take).
    */
-  public static int queueBytes(AggregateSpec spec, int slices) {
-    return slices > 1 ? KeptRowQueue.sharedBytes(spec, MAX_BLOCK_THREADS) : 0;
+  public static int slicedSharedBytes(AggregateSpec spec, int entries) {
+    return queueOffset(spec, entries) + KeptRowQueue.sharedBytes(spec, MAX_BLOCK_THREADS);
   }
 
   /** Where the queues start in the dynamic shared memory of a table of {@code entries}. */

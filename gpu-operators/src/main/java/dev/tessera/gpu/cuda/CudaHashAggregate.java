@@ -781,10 +781,9 @@ final class CudaHashAggregate implements HashAggregateKernel {
         }
         int keyBytes = kernel != null
             ? AggregateUpdateGenerator.localKeyBytes(spec, launchEntries, fills, coded) : 0;
-        int queueBytes = fills ? AggregateUpdateGenerator.queueBytes(spec, slices) : 0;
-        int tableAndKeys = LocalTableSize.tableBytes(launchEntries, functionCount) + keyBytes;
-        LaunchShape oneBlock = new LaunchShape(1, threads, queueBytes == 0 ? tableAndKeys
-            : (tableAndKeys + Long.BYTES - 1) / Long.BYTES * Long.BYTES + queueBytes);
+        LaunchShape oneBlock = new LaunchShape(1, threads, fills && slices > 1
+            ? AggregateUpdateGenerator.slicedSharedBytes(spec, launchEntries)
+            : LocalTableSize.tableBytes(launchEntries, functionCount) + keyBytes);
         int resident;
         if (kernel == null) {
           resident = kernels.residentBlocks(UPDATE_KERNEL, oneBlock);

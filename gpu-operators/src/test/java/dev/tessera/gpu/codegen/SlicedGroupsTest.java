@@ -1,6 +1,5 @@
 package dev.tessera.gpu.codegen;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -27,6 +26,9 @@ import org.junit.jupiter.api.Test;
  */
 class SlicedGroupsTest {
   private static final KernelFeatures SM90 = KernelFeatures.forArch("sm_90");
+  /** An H100's shared memory: per multiprocessor, per block (opted in), kept per block. */
+  private static final KernelFeatures.SharedMemory H100 =
+      new KernelFeatures.SharedMemory(233_472, 232_448, 1_024);
   private static final String SLICE_CHECK = "the row's slice of the groups";
 
   /** GROUP BY {@code keys}: COUNT(*), SUM, MIN and MAX of a LONG (HashAggregateBench's). */
@@ -85,9 +87,12 @@ class SlicedGroupsTest {
     // arrays of a block of 1,024 threads' queues would pass ptxas's 48 KiB (two keys' do).
     assertTrue(sliced.ptx().contains("the kept row into the warp's queue"));
     assertFalse(sliced.ptx().contains("_kept["), "queues in static shared memory");
-    assertTrue(AggregateUpdateGenerator.queueBytes(
-        spec(List.of(ColumnType.INT, ColumnType.LONG)), 6) > 48 << 10);
-    assertEquals(0, AggregateUpdateGenerator.queueBytes(spec, 1));
+    AggregateSpec twoKeys = spec(List.of(ColumnType.INT, ColumnType.LONG));
+    assertTrue(KeptRowQueue.sharedBytes(twoKeys, AggregateUpdateGenerator.MAX_BLOCK_THREADS)
+        > 48 << 10);
+    int entries = AggregateUpdateGenerator.slicedTableEntries(twoKeys, H100);
+    assertTrue(AggregateUpdateGenerator.slicedSharedBytes(twoKeys, entries)
+        <= LocalTableSize.wholeMultiprocessorBudget(H100), "past the table's budget");
     assertTrue(sliced.ptx().matches("(?s).*rem\\.u32 %r\\d+, %r\\d+, 6;.*"),
         "the block's slice, modulo 6");
   }
