@@ -6,14 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.tessera.gpu.agg.AggregateFunction;
-import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
-import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -31,16 +28,9 @@ class SlicedGroupsTest {
       new KernelFeatures.SharedMemory(233_472, 232_448, 1_024);
   private static final String SLICE_CHECK = "the row's slice of the groups";
 
-  /** GROUP BY {@code keys}: COUNT(*), SUM, MIN and MAX of a LONG (HashAggregateBench's). */
+  /** GROUP BY {@code keys}: COUNT(*), SUM and MAX of a LONG. */
   private static AggregateSpec spec(List<ColumnType> keys) {
-    List<ColumnType> types = new ArrayList<>(keys);
-    types.add(ColumnType.LONG);
-    int v = keys.size();
-    return new AggregateSpec(types, keys.size(), List.of(
-        new AggregateFunction(Kind.COUNT_ROWS, -1, ColumnType.LONG),
-        new AggregateFunction(Kind.SUM, v, ColumnType.LONG),
-        new AggregateFunction(Kind.MIN, v, ColumnType.LONG),
-        new AggregateFunction(Kind.MAX, v, ColumnType.LONG)), false);
+    return LocalKeyTableTest.spec(keys);
   }
 
   private static List<InputSpec> inputs(AggregateSpec spec, boolean nullable) {
