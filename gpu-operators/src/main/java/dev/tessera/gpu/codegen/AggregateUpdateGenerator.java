@@ -946,8 +946,10 @@ public final class AggregateUpdateGenerator {
      * slice is of the keys' product with {@link LocalKeyTable#SLOT_MULTIPLIER} (as the table's
      * first slot mixes them), its bits 32 to 47 scaled to the slices, where the first slot takes
      * the top bits: a block's groups spread over its table's slots. Any function of the row's
-     * values would be right (each row is its row group's blocks' one block's); one of its keys
-     * puts each group in one table.
+     * values would give right results (each row is then updated by exactly one block of its row
+     * group); one of its keys puts each group's rows in one table (a NULL key's slice is of the
+     * value its column holds there, so NULL rows may meet in several tables, as every group did
+     * before slicing).
      */
     private void sliceCheck(Val[] values, int[] outputs, String done) {
       b.comment("the row's slice of the groups: another block's rows leave the item");
