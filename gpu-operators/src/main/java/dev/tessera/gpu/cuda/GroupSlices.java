@@ -15,10 +15,9 @@ package dev.tessera.gpu.cuda;
  * passed (CudaSlicedGroupsDifferentialTest) and HashAggregateBench's "long keys, 8 batches" at
  * 10^4 groups (9 slices from the second batch on) took 12% less (4.14 -> 3.64 ms); on by default
  * once other shapes (two keys, a filter, nullable keys, 2 to 8 slices) are measured. The
- * standalone prototype
- * (dev/gpu-profile/prototypes/partitioned_aggregate.cu, H100, 33.5 M rows): 10^4 groups 2,436 us
- * with the global table's atomics; queued, 788 us in 3 slices (its tables held 4,096 entries),
- * 1,106 in 6, 1,404 in 8, 2,271 in 16.
+ * standalone prototype (dev/gpu-profile/prototypes/partitioned_aggregate.cu, H100, 33.5 M
+ * rows): 10^4 groups 2,436 us with the global table's atomics; queued, 788 us in 3 slices (its
+ * tables held 4,096 entries), 1,106 in 6, 1,404 in 8, 2,271 in 16.
  */
 final class GroupSlices {
   /** The switch: {@code -Dtessera.codegen.slicedGroups=true}. */
