@@ -70,9 +70,9 @@ import java.util.Random;
  *
  * <p>{@code forms}, when given, is a comma-separated list of the forms to run ("long keys,no
  * keys"); all sixteen otherwise. {@code groups}, when given, is a comma-separated list of the
- * group counts to run ("10,1000"), of those a form runs (1, 10, ... up to 10^7, 10^6 for string
- * keys, 1 without keys); all of them otherwise. A profile of one group count's launch then ends
- * after it, not after every larger count's batches were made and run.
+ * group counts to run ("10,3000": any count up to what a form runs, 10^7, 10^6 for string keys,
+ * 1 without keys); otherwise 1, 10, ... up to that. A profile of one group count's launch then
+ * ends after it, not after every larger count's batches were made and run.
  */
 public final class HashAggregateBench {
   /** "long string keys": what comes before the number of a key. */
@@ -142,8 +142,8 @@ public final class HashAggregateBench {
         System.out.println(form);
         System.out.println("groups        median ms   G rows/s   floor ms   x floor");
         long maxGroups = global ? 1 : strings ? MAX_STRING_GROUPS : 10_000_000L;
-        for (long groups = 1; groups <= maxGroups; groups *= 10) {
-          if (chosenGroups != null && !chosenGroups.contains(groups)) {
+        for (long groups : chosenGroups != null ? chosenGroups : powersOfTen(maxGroups)) {
+          if (groups > maxGroups) {
             continue;
           }
           List<ColumnBatch<DeviceColumn>> inputs = new ArrayList<>();
@@ -170,7 +170,7 @@ public final class HashAggregateBench {
     }
   }
 
-  /** The group counts of the {@code groups} argument: powers of ten from 1 to 10^7. */
+  /** The group counts of the {@code groups} argument: each from 1 to 10^7. */
   private static List<Long> groupCounts(String groups) {
     List<Long> counts = new ArrayList<>();
     for (String count : groups.split(",")) {
@@ -180,11 +180,20 @@ public final class HashAggregateBench {
       } catch (NumberFormatException e) {
         n = -1;
       }
-      if (n < 1 || n > 10_000_000L || !Long.toString(n).matches("10*")) {
+      if (n < 1 || n > 10_000_000L) {
         throw new IllegalArgumentException("groups: '" + count
-            + "' is not a power of ten from 1 to 10000000 (say \"10,1000\")");
+            + "' is not a count from 1 to 10000000 (say \"10,3000\")");
       }
       counts.add(n);
+    }
+    return counts;
+  }
+
+  /** 1, 10, 100, ... up to {@code most}: the group counts a form runs when none are chosen. */
+  private static List<Long> powersOfTen(long most) {
+    List<Long> counts = new ArrayList<>();
+    for (long groups = 1; groups <= most; groups *= 10) {
+      counts.add(groups);
     }
     return counts;
   }
