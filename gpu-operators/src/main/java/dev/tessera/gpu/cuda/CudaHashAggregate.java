@@ -256,13 +256,13 @@ final class CudaHashAggregate implements HashAggregateKernel {
     private DeviceBuffer direct;
     private long[] directMin;
     private long[] directSpan;
-    private boolean directDecided;
+    /** Whether the direct map and the slices (decided when the second batch comes) are. */
+    private boolean secondBatchDecided;
     /**
      * Among how many blocks of a row group a generated kernel slices the groups (1: none;
-     * {@link GroupSlices}), decided when the second batch comes.
+     * {@link GroupSlices}).
      */
     private int slices = 1;
-    private boolean slicesDecided;
     /** Whether work queued on the arrays may still run (close waits for it before freeing). */
     private boolean unsynchronized;
     /** Whether a batch is in the groups: the direct map is decided when the next one comes. */
@@ -571,18 +571,15 @@ final class CudaHashAggregate implements HashAggregateKernel {
       if (rows == 0) {
         return;
       }
-      if (batchAdded && !directDecided) {
-        directDecided = true;
+      if (batchAdded && !secondBatchDecided) {
+        secondBatchDecided = true;
+        slices = decideSlices();
         try {
           decideDirect();
         } catch (PoolExhaustedException | OutOfMemoryException e) {
           // The map only speeds the batches up, so under memory pressure there is none.
           LOG.debug("Tessera: no direct group map (memory is short): {}", e.getMessage());
         }
-      }
-      if (batchAdded && !slicesDecided) {
-        slicesDecided = true;
-        slices = decideSlices();
       }
       ensureCapacity(keyCount == 0 ? 1 : groupCount + rows);
       if (stringKeys) {
@@ -759,11 +756,11 @@ final class CudaHashAggregate implements HashAggregateKernel {
        * {@link LocalTableSize#WHOLE_SHARED_PERCENT} of the multiprocessor's shared memory; other
        * kernels (null: the interpreter's) run blocks of 128 threads with {@link #localEntries}
        * entries each, or none ({@link #runsWithoutTable}). A kernel that fills a multiprocessor
-       * and slices its groups among {@code slices} blocks ({@link GroupSlices}) gets a grid of
-       * whole row groups of that many blocks.
+       * and slices its groups among {@code kernelSlices} blocks ({@link GroupSlices}) gets a
+       * grid of whole row groups of that many blocks.
        */
       private UpdateLaunch updateShape(GeneratedKernels.Kernel kernel, List<InputSpec> inputs,
-          int rows, int slices) {
+          int rows, int kernelSlices) {
         KernelModule kernels = device.kernels();
         int threads = LaunchShape.BLOCK_THREADS;
         int percent = LocalTableSize.KEYED_SHARED_PERCENT;
@@ -776,12 +773,13 @@ final class CudaHashAggregate implements HashAggregateKernel {
           threads = kernels.maxBlockThreads(kernel.function(), kernel.entry());
           percent = LocalTableSize.WHOLE_SHARED_PERCENT;
           KernelFeatures.SharedMemory shared = device.generated().features().shared();
-          launchEntries = slices > 1 ? AggregateUpdateGenerator.slicedTableEntries(spec, shared)
+          launchEntries = kernelSlices > 1
+              ? AggregateUpdateGenerator.slicedTableEntries(spec, shared)
               : LocalTableSize.wholeMultiprocessorEntries(spec, coded, shared);
         }
         int keyBytes = kernel != null
             ? AggregateUpdateGenerator.localKeyBytes(spec, launchEntries, fills, coded) : 0;
-        LaunchShape oneBlock = new LaunchShape(1, threads, fills && slices > 1
+        LaunchShape oneBlock = new LaunchShape(1, threads, fills && kernelSlices > 1
             ? AggregateUpdateGenerator.slicedSharedBytes(spec, launchEntries)
             : LocalTableSize.tableBytes(launchEntries, functionCount) + keyBytes);
         int resident;
@@ -795,11 +793,11 @@ final class CudaHashAggregate implements HashAggregateKernel {
         long tiles = LaunchShape.tilesFor(rows, threads * LaunchShape.ITEMS_PER_THREAD)
             .gridBlocks();
         int blocks = (int) Math.max(1, Math.min(tiles, (long) device.multiprocessors() * resident));
-        if (fills && slices > 1) {
+        if (fills && kernelSlices > 1) {
           // Each row group's blocks, one a slice, side by side: the grid a multiple of them.
           long rowGroups = Math.max(1, Math.min(tiles,
-              (long) device.multiprocessors() * resident / slices));
-          blocks = (int) (rowGroups * slices);
+              (long) device.multiprocessors() * resident / kernelSlices));
+          blocks = (int) (rowGroups * kernelSlices);
         }
         if (runsWithoutTable(kernel, fills, keyBytes, tiles, blocks)) {
           return new UpdateLaunch(new LaunchShape(blocks, threads, 0), 0, fills, codedKeys);

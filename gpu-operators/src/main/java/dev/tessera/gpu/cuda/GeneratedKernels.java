@@ -24,6 +24,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -50,6 +51,7 @@ import org.slf4j.LoggerFactory;
  */
 final class GeneratedKernels {
   private static final Logger LOG = LoggerFactory.getLogger(GeneratedKernels.class);
+
   private final CudaDevice device;
   private final ConcurrentHashMap<String, Kernel> byKey = new ConcurrentHashMap<>();
   private final List<CUmodule> modules = new ArrayList<>();
@@ -293,7 +295,7 @@ final class GeneratedKernels {
   /** The keys of the pipelines that run as generated kernels (for tests). */
   List<String> generatedKeys() {
     return byKey.entrySet().stream().filter(e -> e.getValue().generated())
-        .map(java.util.Map.Entry::getKey).toList();
+        .map(Map.Entry::getKey).toList();
   }
 
   /** How many generated kernels are loaded (for tests). */
