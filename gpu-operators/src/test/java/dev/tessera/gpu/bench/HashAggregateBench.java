@@ -44,8 +44,10 @@ import java.util.Random;
  *       keys" those and a second dictionary string column, "tag-" and the number modulo 3
  *       (GROUP BY k, tag: the tag adds no group), as TPC-H Q1 groups a cached lineitem by two
  *       flags; "string keys, filter v > 0" the string keys with {@code WHERE v > 0};
- *   <li>"long keys, 8 batches": the rows in 8 batches of one aggregation, so that the direct
- *       group map (decided after the first batch, for small dense integer keys) serves the rest;
+ *   <li>"long keys, 8 batches": the rows in 8 batches of one aggregation, so that what is
+ *       decided after the first batch (the direct group map for small dense integer keys, the
+ *       slices of a generated kernel's groups) serves the rest. Any form chosen by name may end
+ *       with ", 8 batches" ("two columns, 8 batches");
  *   <li>"no keys": the same functions over every row, without GROUP BY (generated kernels keep
  *       a global aggregate's accumulators in registers);
  *   <li>"double values": "long keys" with v a DOUBLE (whole numbers of 21 bits): functions
@@ -69,7 +71,7 @@ import java.util.Random;
  *     [forms] [groups]</pre>
  *
  * <p>{@code forms}, when given, is a comma-separated list of the forms to run ("long keys,no
- * keys"); all sixteen otherwise. {@code groups}, when given, is a comma-separated list of the
+ * keys"); all eighteen otherwise. {@code groups}, when given, is a comma-separated list of the
  * group counts to run ("10,3000": any count up to what a form runs, 10^7, 10^6 for string keys,
  * 1 without keys); otherwise 1, 10, ... up to that. A profile of one group count's launch then
  * ends after it, not after every larger count's batches were made and run.
@@ -83,6 +85,9 @@ public final class HashAggregateBench {
   private static final long MAX_STRING_GROUPS = 1_000_000L;
   /** "nullable keys": one row in this many has a NULL key. */
   private static final int NULL_KEY_EVERY = 100;
+
+  /** What ends the name of a form run in 8 batches of one aggregation. */
+  private static final String IN_8_BATCHES = ", 8 batches";
 
   private HashAggregateBench() {}
 
@@ -102,14 +107,15 @@ public final class HashAggregateBench {
       if (args.length > 4) {
         List<String> chosen = List.of(args[4].split(",(?! )"));
         for (String form : chosen) {
-          if (!forms.contains(form)) {
+          if (!forms.contains(baseForm(form))) {
             throw new IllegalArgumentException("no form '" + form + "'; the forms: " + forms);
           }
         }
         forms = chosen;
       }
       List<Long> chosenGroups = args.length > 5 ? groupCounts(args[5]) : null;
-      for (String form : forms) {
+      for (String named : forms) {
+        String form = baseForm(named);
         // The text before a string key's number; null where the key is a LONG.
         String prefix = form.startsWith("string keys") ? "key-"
             : form.equals("long string keys") || form.endsWith("dictionary string keys")
@@ -122,7 +128,7 @@ public final class HashAggregateBench {
         boolean twoColumns = form.startsWith("two columns") || longColumns
             || form.equals("two nullable columns");
         ColumnType secondType = longColumns ? ColumnType.LONG : ColumnType.INT;
-        int batches = form.equals("long keys, 8 batches") ? 8 : 1;
+        int batches = named.endsWith(IN_8_BATCHES) ? 8 : 1;
         ColumnType keyType = strings ? ColumnType.STRING : ColumnType.LONG;
         boolean global = form.equals("no keys");
         boolean twoKeys = form.startsWith("two keys");
@@ -139,7 +145,7 @@ public final class HashAggregateBench {
         Keys keys = new Keys(prefix, dictionary, tags, nullableKeys,
             twoColumns ? secondType : null);
         warmHostPaths(backend, stream, spec, program, keys, doubles);
-        System.out.println(form);
+        System.out.println(named);
         System.out.println("groups        median ms   G rows/s   floor ms   x floor");
         long maxGroups = global ? 1 : strings ? MAX_STRING_GROUPS : 10_000_000L;
         for (long groups : chosenGroups != null ? chosenGroups : powersOfTen(maxGroups)) {
@@ -168,6 +174,12 @@ public final class HashAggregateBench {
         }
       }
     }
+  }
+
+  /** The form a chosen form runs in 8 batches: "two columns, 8 batches" is "two columns". */
+  private static String baseForm(String form) {
+    return form.endsWith(IN_8_BATCHES)
+        ? form.substring(0, form.length() - IN_8_BATCHES.length()) : form;
   }
 
   /** The group counts of the {@code groups} argument: each from 1 to 10^7. */
