@@ -148,11 +148,29 @@ public final class AggregateUpdateGenerator {
    * table (each block of a row group would probe every row). Slicing lets the tables of S
    * blocks hold S times the groups, where more groups than one table holds would otherwise take
    * the global table's atomics (dev/gpu-profile/prototypes/partitioned_aggregate.cu).
+   *
+   * <p>Not where there are two keys and either is made from a column with a validity bitmap: on
+   * an H100 (HashAggregateBench "two nullable columns, 8 batches", ncu) such kernels were slower
+   * sliced at every count measured, 2 to 6 slices by 10% to 35%, while one nullable key's, or two
+   * keys' that cannot be NULL, were as fast or faster at up to 6.
    */
   public static boolean slicesGroups(Program program, AggregateSpec spec,
       List<InputSpec> inputs) {
     return program.tables().isEmpty() && fillsMultiprocessor(program, spec, inputs)
-        && LocalKeyTable.holdsFixedWidth(spec, true) && !CodeGroups.coded(program, spec, inputs);
+        && LocalKeyTable.holdsFixedWidth(spec, true) && !CodeGroups.coded(program, spec, inputs)
+        && (spec.keyCount() == 1 || !keysLoadNullable(program, spec, inputs));
+  }
+
+  /** Whether any key of {@code spec} is made from an input column with a validity bitmap. */
+  private static boolean keysLoadNullable(Program program, AggregateSpec spec,
+      List<InputSpec> inputs) {
+    for (int k = 0; k < spec.keyCount(); k++) {
+      BitSet columns = ProgramEmitter.loadedColumns(program, program.outputs().get(k).register());
+      if (columns.stream().anyMatch(c -> c < inputs.size() && inputs.get(c).nullable())) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

@@ -309,6 +309,30 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     return read;
   }
 
+  /**
+   * The input columns whose loads {@code register}'s value at the end of {@code program} is made
+   * from: its writer's LOAD_COLUMN, or those of its writer's operands, back to the loads.
+   */
+  static BitSet loadedColumns(Program program, int register) {
+    int[] code = program.code();
+    BitSet columns = new BitSet();
+    BitSet wanted = new BitSet(); // registers whose last writer before i is still to be found
+    wanted.set(register);
+    for (int i = program.instructionCount() - 1; i >= 0 && !wanted.isEmpty(); i--) {
+      int at = i * Program.WORDS;
+      if (!wanted.get(code[at + 1])) {
+        continue;
+      }
+      wanted.clear(code[at + 1]);
+      if (code[at] == Opcode.LOAD_COLUMN.code()) {
+        columns.set(code[at + 2]);
+      } else {
+        operands(program, i).forEach(wanted::set);
+      }
+    }
+    return columns;
+  }
+
   /** The register operands of instruction {@code i}, PROBE's key registers included. */
   private static List<Integer> operands(Program program, int i) {
     int at = i * Program.WORDS;

@@ -635,12 +635,12 @@ final class CudaHashAggregate implements HashAggregateKernel {
 
     /**
      * The slices for the groups the first batch made ({@link GroupSlices#forGroups}), in
-     * per-block tables of a kernel that fills a multiprocessor; 1 where the switch is off or
-     * updates run no generated kernel. Whether a batch's kernel may slice its groups is its
-     * pipeline's ({@link AggregateUpdateGenerator#slicesGroups}).
+     * per-block tables of a kernel that fills a multiprocessor; 1 where updates run no generated
+     * kernel. Whether a batch's kernel may slice its groups is its pipeline's ({@link
+     * AggregateUpdateGenerator#slicesGroups}).
      */
     private int decideSlices() {
-      if (!codegen || !GroupSlices.enabled() || keyCount == 0) {
+      if (!codegen || keyCount == 0) {
         return 1;
       }
       int entries = AggregateUpdateGenerator.slicedTableEntries(spec,

@@ -11,17 +11,19 @@ package dev.tessera.gpu.cuda;
  * aggregation's first batch (as the direct group map is): where they fill more than {@link
  * #TABLE_FILL} of one table and at most {@link #MAX_SLICES} tables' worth.
  *
- * <p>Behind {@code -Dtessera.codegen.slicedGroups=true}, off. On an H100 its differential suite
- * passed (CudaSlicedGroupsDifferentialTest) and HashAggregateBench's "long keys, 8 batches" at
- * 10^4 groups (9 slices from the second batch on) took 12% less (4.14 -> 3.64 ms); on by default
- * once other shapes (two keys, a filter, nullable keys, 2 to 8 slices) are measured. The
+ * <p>On an H100 (HashAggregateBench's forms in 8 batches, ncu kernel times of the updates from
+ * the second batch on, 4.2 M rows each), sliced against not: "long keys" the same at 2 slices,
+ * 24-37% faster at 3 to 6, 11% at 9; "filter v > 0" 12-25% faster at 2 to 4 slices,
+ * 1-2% at 5 and 6, 25% slower at 9; "two columns" 6-10% faster at 2 to 6 slices, the same at 7,
+ * 18% slower at 10; "nullable keys" 2% slower at 2 slices, 7-19% faster at 3 to 6, 12% slower
+ * at 9. Each slice past the first costs 15-23 us there (its blocks read the row group again),
+ * so past about 6 the global table's atomics are cheaper for most shapes: {@link #MAX_SLICES}.
+ * Two keys of which one may be NULL do not slice (AggregateUpdateGenerator.slicesGroups). The
  * standalone prototype (dev/gpu-profile/prototypes/partitioned_aggregate.cu, H100, 33.5 M
- * rows): 10^4 groups 2,436 us with the global table's atomics; queued, 788 us in 3 slices (its
- * tables held 4,096 entries), 1,106 in 6, 1,404 in 8, 2,271 in 16.
+ * rows), whose slices cost less: 10^4 groups 2,436 us with the global table's atomics; queued,
+ * 788 us in 3 slices (its tables held 4,096 entries), 1,106 in 6, 1,404 in 8, 2,271 in 16.
  */
 final class GroupSlices {
-  /** The switch: {@code -Dtessera.codegen.slicedGroups=true}. */
-  static final String PROPERTY = "tessera.codegen.slicedGroups";
   /**
    * The share of a per-block table's entries a slice's groups may take: past it more of a
    * table's lookups walk past their first slots (LocalKeyTable), and a block whose table is full
@@ -29,19 +31,13 @@ final class GroupSlices {
    */
   static final double TABLE_FILL = 0.75;
   /**
-   * The most slices: each reads the row group's rows once more (the prototype's slices past the
-   * first cost 110-130 us each over 33.5 M rows, about DRAM's time for the keys), so that past
-   * some S the global table's atomics are cheaper (the prototype: about 16). HashAggregateBench's
-   * four functions at 10^4 groups take 9 slices of 1,628-entry tables on an H100.
+   * The most slices: each reads the row group's rows once more, so that past some S the global
+   * table's atomics are cheaper. At 9 and 10 slices three of HashAggregateBench's four shapes
+   * measured were slower than unsliced; at 6 or fewer none was by more than 2% (above).
    */
-  static final int MAX_SLICES = 12;
+  static final int MAX_SLICES = 6;
 
   private GroupSlices() {}
-
-  /** Whether the switch is on. */
-  static boolean enabled() {
-    return Boolean.getBoolean(PROPERTY);
-  }
 
   /**
    * The slices for {@code groups} groups in per-block tables of {@code entries} entries, on a

@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.column.ColumnType;
+import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
 import java.util.BitSet;
@@ -19,7 +20,7 @@ import org.junit.jupiter.api.Test;
  * Aggregate kernels whose groups are sliced among blocks (AggregateUpdateGenerator.slicesGroups,
  * the launch's GroupSlices), without a GPU: which kernels may, what their key and code hold, and
  * that they compile within their registers with no local memory. That they aggregate right is
- * the CUDA suites' (CudaSlicedGroupsDifferentialTest).
+ * the CUDA suites' (CudaGeneratedHashAggregateDifferentialTest).
  */
 class SlicedGroupsTest {
   private static final KernelFeatures SM90 = KernelFeatures.forArch("sm_90");
@@ -46,12 +47,16 @@ class SlicedGroupsTest {
 
   @Test
   void onlyKernelsOfAWholeMultiprocessorFindingEntriesByFixedWidthKeysSlice() {
-    for (List<ColumnType> keys : List.of(List.of(ColumnType.LONG),
-        List.of(ColumnType.INT, ColumnType.LONG))) {
-      AggregateSpec spec = spec(keys);
+    AggregateSpec oneKey = spec(List.of(ColumnType.LONG));
+    AggregateSpec twoKeys = spec(List.of(ColumnType.INT, ColumnType.LONG));
+    for (AggregateSpec spec : List.of(oneKey, twoKeys)) {
       assertTrue(AggregateUpdateGenerator.slicesGroups(
-          ProgramBuilder.identity(spec.inputTypes(), false), spec, inputs(spec, true)), "" + keys);
+          ProgramBuilder.identity(spec.inputTypes(), false), spec, inputs(spec, false)),
+          "" + spec);
     }
+    assertTrue(AggregateUpdateGenerator.slicesGroups(
+        ProgramBuilder.identity(oneKey.inputTypes(), false), oneKey, inputs(oneKey, true)),
+        "one key that may be NULL");
     for (List<ColumnType> keys : List.of(List.of(ColumnType.STRING),
         List.of(ColumnType.LONG, ColumnType.LONG, ColumnType.LONG), List.<ColumnType>of())) {
       AggregateSpec spec = spec(keys);
@@ -61,6 +66,35 @@ class SlicedGroupsTest {
       assertThrows(IllegalArgumentException.class, () -> AggregateUpdateGenerator.generate(
           program, inputs(spec, false), spec, SM90, new BitSet(), 4));
     }
+  }
+
+  /** Two keys of which one may be NULL were slower sliced on an H100 (GroupSlices). */
+  @Test
+  void twoKeysMadeFromAColumnThatMayBeNullDoNotSlice() {
+    AggregateSpec spec = spec(List.of(ColumnType.LONG, ColumnType.LONG));
+    // k, k % 3, v: the second key made from the first's column.
+    ProgramBuilder b = new ProgramBuilder(spec.inputTypes(), false);
+    int k = b.loadColumn(0);
+    int v = b.loadColumn(2);
+    int third = b.emitNew(Opcode.REM_INT, k, b.loadConstant(3), 64);
+    Program remainder = b.build(-1, List.of(new Program.Output(k, ColumnType.LONG),
+        new Program.Output(third, ColumnType.LONG), new Program.Output(v, ColumnType.LONG)));
+    Program identity = ProgramBuilder.identity(spec.inputTypes(), false);
+    InputSpec plain = new InputSpec(ColumnType.LONG, Encoding.PLAIN, false);
+    InputSpec nullable = new InputSpec(ColumnType.LONG, Encoding.PLAIN, true);
+    List<InputSpec> firstNullable = List.of(nullable, plain, plain);
+    List<InputSpec> secondNullable = List.of(plain, nullable, plain);
+    List<InputSpec> valueNullable = List.of(plain, plain, nullable);
+    assertFalse(AggregateUpdateGenerator.slicesGroups(identity, spec, firstNullable));
+    assertFalse(AggregateUpdateGenerator.slicesGroups(identity, spec, secondNullable));
+    assertFalse(AggregateUpdateGenerator.slicesGroups(remainder, spec, firstNullable),
+        "k % 3 of a k that may be NULL");
+    assertTrue(AggregateUpdateGenerator.slicesGroups(identity, spec, valueNullable),
+        "only the function's input may be NULL");
+    assertTrue(AggregateUpdateGenerator.slicesGroups(remainder, spec, secondNullable),
+        "the column that may be NULL is not a key's");
+    assertThrows(IllegalArgumentException.class, () -> AggregateUpdateGenerator.generate(
+        identity, firstNullable, spec, SM90, new BitSet(), 2));
   }
 
   @Test
@@ -92,7 +126,9 @@ class SlicedGroupsTest {
   void slicedKernelsCompileWithinTheirRegistersWithoutLocalMemory() throws Exception {
     for (List<ColumnType> keys : List.of(List.of(ColumnType.LONG), List.of(ColumnType.INT),
         List.of(ColumnType.INT, ColumnType.LONG), List.of(ColumnType.LONG, ColumnType.LONG))) {
-      for (boolean nullable : new boolean[] {false, true}) {
+      // Two keys slice only where neither may be NULL (slicesGroups).
+      for (boolean nullable : keys.size() == 1 ? new boolean[] {false, true}
+          : new boolean[] {false}) {
         GeneratedKernel kernel = kernel(spec(keys), nullable, 6);
         CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
         assertNull(GeneratedModule.rejection(report), keys + " nullable " + nullable + ": "
