@@ -13,11 +13,12 @@ package dev.tessera.gpu.cuda;
  *
  * <p>On an H100 (HashAggregateBench's forms in 8 batches, ncu kernel times of the updates from
  * the second batch on, 4.2 M rows each), sliced against not: "long keys" the same at 2 slices,
- * 24-37% faster at 3 to 6, 11% at 9; "filter v > 0" 12-25% faster at 2 to 4 slices,
- * 1-2% at 5 and 6, 25% slower at 9; "two columns" 6-10% faster at 2 to 6 slices, the same at 7,
- * 18% slower at 10; "nullable keys" 2% slower at 2 slices, 7-19% faster at 3 to 6, 12% slower
- * at 9. Each slice past the first costs 15-23 us there (its blocks read the row group again),
- * so past about 6 the global table's atomics are cheaper for most shapes: {@link #MAX_SLICES}.
+ * 24-36% faster at 3 to 6, 11% at 9; "filter v > 0" 12-25% faster at 2 to 4 slices,
+ * 1-3% at 5 and 6, 26% slower at 9; "two columns" 6-10% faster at 2 to 6 slices, the same at 7,
+ * 18% slower at 10; "nullable keys" 1% slower at 2 slices, 7-20% faster at 3 to 6, 12%
+ * slower at 9. Each slice past the first costs 15-23 us there (its blocks read the row group
+ * again), so past about 6 the global table's atomics are cheaper for most shapes: {@link
+ * #MAX_SLICES}.
  * Two keys of which one may be NULL do not slice (AggregateUpdateGenerator.slicesGroups). The
  * standalone prototype (dev/gpu-profile/prototypes/partitioned_aggregate.cu, H100, 33.5 M
  * rows), whose slices cost less: 10^4 groups 2,436 us with the global table's atomics; queued,
@@ -33,7 +34,7 @@ final class GroupSlices {
   /**
    * The most slices: each reads the row group's rows once more, so that past some S the global
    * table's atomics are cheaper. At 9 and 10 slices three of HashAggregateBench's four shapes
-   * measured were slower than unsliced; at 6 or fewer none was by more than 2% (above).
+   * measured were slower than unsliced; at 6 or fewer none was by more than 1% (above).
    */
   static final int MAX_SLICES = 6;
 
