@@ -18,10 +18,10 @@ package dev.tessera.gpu.cuda;
  * 18% slower at 10; "nullable keys" 1% slower at 2 slices, 7-20% faster at 3 to 6, 12%
  * slower at 9. Each slice past the first costs 15-23 us there (its blocks read the row group
  * again), so past about 6 the global table's atomics are cheaper for most shapes: {@link
- * #MAX_SLICES}.
- * Two keys of which one may be NULL do not slice (AggregateUpdateGenerator.slicesGroups). The
- * standalone prototype (dev/gpu-profile/prototypes/partitioned_aggregate.cu, H100, 33.5 M
- * rows), whose slices cost less: 10^4 groups 2,436 us with the global table's atomics; queued,
+ * #MAX_SLICES}. Two keys of which one may be NULL do not slice (slower at every count:
+ * AggregateUpdateGenerator.slicesGroups). The standalone prototype
+ * (dev/gpu-profile/prototypes/partitioned_aggregate.cu, H100, 33.5 M rows), whose slices cost
+ * less: 10^4 groups 2,436 us with the global table's atomics; queued,
  * 788 us in 3 slices (its tables held 4,096 entries), 1,106 in 6, 1,404 in 8, 2,271 in 16.
  */
 final class GroupSlices {
