@@ -9,11 +9,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.column.ColumnType;
-import dev.tessera.gpu.expr.Comparison;
 import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
-import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -132,30 +130,17 @@ class SlicedGroupsTest {
       // Two keys slice only where neither may be NULL (slicesGroups).
       for (boolean nullable : keys.size() == 1 ? new boolean[] {false, true}
           : new boolean[] {false}) {
-        for (Program program : List.of(ProgramBuilder.identity(spec.inputTypes(), false),
-            positiveValues(spec))) {
+        for (boolean filtered : new boolean[] {false, true}) {
+          Program program = AggregateBlockShapeTest.program(spec, filtered);
           GeneratedKernel kernel = AggregateUpdateGenerator.generate(program,
               inputs(spec, nullable), spec, SM90, new BitSet(), 6);
           CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
-          String shape = keys + " nullable " + nullable + " filter " + program.hasFilter();
+          String shape = keys + " nullable " + nullable + " filter " + filtered;
           assertNull(GeneratedModule.rejection(report), shape + ": " + report.summary());
           assertTrue(report.registers() <= AggregateUpdateGenerator.WHOLE_BLOCK_REGISTERS,
               shape + ": " + report.summary());
         }
       }
     }
-  }
-
-  /** Every input of {@code spec} as it is, WHERE the last (the functions' LONG) is above 0. */
-  private static Program positiveValues(AggregateSpec spec) {
-    List<ColumnType> types = spec.inputTypes();
-    ProgramBuilder b = new ProgramBuilder(types, false);
-    List<Program.Output> outputs = new ArrayList<>();
-    for (int c = 0; c < types.size(); c++) {
-      outputs.add(new Program.Output(b.loadColumn(c), types.get(c)));
-    }
-    int value = outputs.get(types.size() - 1).register();
-    int keep = b.emitNew(Opcode.CMP_INT, value, b.loadConstant(0), Comparison.GT.code());
-    return b.build(keep, outputs);
   }
 }
