@@ -72,12 +72,13 @@ class SlicedGroupsTest {
   @Test
   void twoKeysMadeFromAColumnThatMayBeNullDoNotSlice() {
     AggregateSpec spec = spec(List.of(ColumnType.LONG, ColumnType.LONG));
-    // k, k % 3, v: the second key made from the first's column.
+    // c, k % 3, v: the second key computed from a column no key is.
     ProgramBuilder b = new ProgramBuilder(spec.inputTypes(), false);
     int k = b.loadColumn(0);
+    int c = b.loadColumn(1);
     int v = b.loadColumn(2);
     int third = b.emitNew(Opcode.REM_INT, k, b.loadConstant(3), 64);
-    Program remainder = b.build(-1, List.of(new Program.Output(k, ColumnType.LONG),
+    Program remainder = b.build(-1, List.of(new Program.Output(c, ColumnType.LONG),
         new Program.Output(third, ColumnType.LONG), new Program.Output(v, ColumnType.LONG)));
     Program identity = ProgramBuilder.identity(spec.inputTypes(), false);
     InputSpec plain = new InputSpec(ColumnType.LONG, Encoding.PLAIN, false);
@@ -89,10 +90,10 @@ class SlicedGroupsTest {
     assertFalse(AggregateUpdateGenerator.slicesGroups(identity, spec, secondNullable));
     assertFalse(AggregateUpdateGenerator.slicesGroups(remainder, spec, firstNullable),
         "k % 3 of a k that may be NULL");
+    assertFalse(AggregateUpdateGenerator.slicesGroups(remainder, spec, secondNullable));
     assertTrue(AggregateUpdateGenerator.slicesGroups(identity, spec, valueNullable),
-        "only the function's input may be NULL");
-    assertTrue(AggregateUpdateGenerator.slicesGroups(remainder, spec, secondNullable),
-        "the column that may be NULL is not a key's");
+        "only the functions' input may be NULL");
+    assertTrue(AggregateUpdateGenerator.slicesGroups(remainder, spec, valueNullable));
     assertThrows(IllegalArgumentException.class, () -> AggregateUpdateGenerator.generate(
         identity, firstNullable, spec, SM90, new BitSet(), 2));
   }
