@@ -164,13 +164,12 @@ public final class AggregateUpdateGenerator {
   /** Whether any key of {@code spec} is made from an input column with a validity bitmap. */
   private static boolean keysLoadNullable(Program program, AggregateSpec spec,
       List<InputSpec> inputs) {
-    for (int k = 0; k < spec.keyCount(); k++) {
-      BitSet columns = ProgramEmitter.loadedColumns(program, program.outputs().get(k).register());
-      if (columns.stream().anyMatch(c -> c < inputs.size() && inputs.get(c).nullable())) {
-        return true;
-      }
+    int[] keys = new int[spec.keyCount()];
+    for (int k = 0; k < keys.length; k++) {
+      keys[k] = program.outputs().get(k).register();
     }
-    return false;
+    return ProgramEmitter.loadedColumns(program, keys).stream()
+        .anyMatch(c -> c < inputs.size() && inputs.get(c).nullable());
   }
 
   /**

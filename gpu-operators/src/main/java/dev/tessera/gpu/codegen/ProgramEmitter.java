@@ -310,24 +310,23 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
   }
 
   /**
-   * The input columns whose loads {@code register}'s value at the end of {@code program} is made
-   * from: its writer's LOAD_COLUMN, or those of its writer's operands, back to the loads.
+   * The input columns whose loads the values of {@code registers} at the end of {@code program}
+   * are made from: the LOAD_COLUMNs among the instructions their writers depend on.
    */
-  static BitSet loadedColumns(Program program, int register) {
+  static BitSet loadedColumns(Program program, int[] registers) {
+    int[] lastWriter = new int[Program.MAX_REGISTERS];
+    int[][] sources = sources(program, lastWriter);
+    BitSet cone = new BitSet();
+    for (int register : registers) {
+      if (lastWriter[register] >= 0) {
+        mark(sources, lastWriter[register], cone);
+      }
+    }
     int[] code = program.code();
     BitSet columns = new BitSet();
-    BitSet wanted = new BitSet(); // registers whose last writer before i is still to be found
-    wanted.set(register);
-    for (int i = program.instructionCount() - 1; i >= 0 && !wanted.isEmpty(); i--) {
-      int at = i * Program.WORDS;
-      if (!wanted.get(code[at + 1])) {
-        continue;
-      }
-      wanted.clear(code[at + 1]);
-      if (code[at] == Opcode.LOAD_COLUMN.code()) {
-        columns.set(code[at + 2]);
-      } else {
-        operands(program, i).forEach(wanted::set);
+    for (int i = cone.nextSetBit(0); i >= 0; i = cone.nextSetBit(i + 1)) {
+      if (code[i * Program.WORDS] == Opcode.LOAD_COLUMN.code()) {
+        columns.set(code[i * Program.WORDS + 2]);
       }
     }
     return columns;
@@ -409,12 +408,17 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
 
   /** {@code i} and every instruction it depends on, added to {@code into}. */
   void mark(int i, BitSet into) {
+    mark(sources, i, into);
+  }
+
+  /** {@code i} and every instruction it depends on by {@code sources}, added to {@code into}. */
+  private static void mark(int[][] sources, int i, BitSet into) {
     if (into.get(i)) {
       return;
     }
     into.set(i);
     for (int s : sources[i]) {
-      mark(s, into);
+      mark(sources, s, into);
     }
   }
 

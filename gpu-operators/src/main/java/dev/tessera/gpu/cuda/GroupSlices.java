@@ -21,8 +21,8 @@ package dev.tessera.gpu.cuda;
  * #MAX_SLICES}. Two keys of which one may be NULL do not slice (slower at every count:
  * AggregateUpdateGenerator.slicesGroups). The standalone prototype
  * (dev/gpu-profile/prototypes/partitioned_aggregate.cu, H100, 33.5 M rows), whose slices cost
- * less: 10^4 groups 2,436 us with the global table's atomics; queued,
- * 788 us in 3 slices (its tables held 4,096 entries), 1,106 in 6, 1,404 in 8, 2,271 in 16.
+ * less: 10^4 groups 2,436 us with the global table's atomics; queued, 788 us in 3 slices (its
+ * tables held 4,096 entries), 1,106 in 6, 1,404 in 8, 2,271 in 16.
  */
 final class GroupSlices {
   /**
