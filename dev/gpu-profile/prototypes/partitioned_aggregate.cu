@@ -19,6 +19,19 @@
 //                rows (slicedBlockTable); with QUEUED=1 a warp's rows of its slice wait in a ring
 //                in shared memory and are updated 32 at a time (queuedSlicedBlockTable); ITEMS
 //                keys a thread in flight (1, 2, 4 or 8);
+//   cluster:     the groups spread over the shared memory of a cluster of C blocks (Hopper's
+//                distributed shared memory, C = CLUSTERS): each block reads its own rows
+//                (grid-stride, every row read once) and updates the group's entry in the table of
+//                the block its key's hash names, with atomics on that block's shared memory
+//                (clusterTable); the cluster holds C tables' worth of groups; with EXCHANGE=1
+//                each block instead writes each row of its tile into the inbox (shared memory)
+//                of the block its key names, and after a cluster barrier every block updates
+//                its own table from its inbox with local atomics (clusterExchange);
+//   multicast:   the queued sliced table with each row group a cluster of its S blocks that
+//                share each tile: block r of the cluster copies its 1/S of the tile's keys and
+//                values from global memory into the shared memory of every block of the cluster
+//                (a bulk copy, multicast), so L2 serves a tile once instead of S times
+//                (MULTICAST=1, multicastSliced; tiles double-buffered, one cluster barrier a tile);
 //   partitioned: (1) each block takes tiles of 4,096 rows, ranks them by partition (the hash's
 //                top bits) in shared memory, reserves its rows in each partition with one global
 //                atomic a partition and tile, and writes keys and values there, directly or
@@ -29,6 +42,7 @@
 //
 //   nvcc -O3 -arch=sm_90 -o partitioned_aggregate partitioned_aggregate.cu
 //   [LEAN_ONLY=1] [ENTRIES=4096] [SLICES=1,2,3,4,6,8,16,32] [QUEUED=1] [ITEMS=4] \
+//     [CLUSTERS=1,2,4,8,16] [CLUSTER_ONLY=1] \
 //     ./partitioned_aggregate [rows=33554432] [groups...]
 #include <cstdio>
 #include <cstdlib>
@@ -36,6 +50,9 @@
 #include <vector>
 #include <cuda_runtime.h>
 #include <cub/block/block_scan.cuh>
+#include <cooperative_groups.h>
+
+namespace cg = cooperative_groups;
 
 #define CHECK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { \
   fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e)); exit(1); } } while (0)
@@ -440,6 +457,233 @@ __global__ void __launch_bounds__(LEAN_THREADS) queuedSlicedBlockTable(Groups g,
   table.mergeInto(g);
 }
 
+// The groups spread over a cluster's blocks: block r of a cluster holds, in its shared memory,
+// the groups whose key's hash (bits 40 up, modulo the cluster's blocks) is r; a row is read once,
+// by whichever block takes its tile, which finds its group in the table of the block its key
+// names (distributed shared memory: the same atomics, on another multiprocessor's shared memory
+// over the cluster's network). A key that finds no place within 16 slots updates the global
+// accumulators. Each block merges its own table at the end, after every block of its cluster
+// has stopped writing into it.
+template <int ITEMS>
+__global__ void __launch_bounds__(LEAN_THREADS) clusterTable(Groups g, const s64* keys,
+    const s64* values, long n, int entries, int /* inboxRows: clusterExchange's */) {
+  extern __shared__ u64 clusterWords[];
+  cg::cluster_group cluster = cg::this_cluster();
+  unsigned ranks = cluster.num_blocks();
+  LocalTable own(clusterWords, entries);
+  own.reset();
+  cluster.sync();  // every table of the cluster empty before any block writes into it
+  long step = (long) gridDim.x * blockDim.x * ITEMS;
+  for (long base = blockIdx.x * (long) blockDim.x * ITEMS + threadIdx.x; base < n;
+       base += step) {
+    s64 key[ITEMS], value[ITEMS];
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {  // ITEMS rows in flight at once
+      long i = base + (long) j * blockDim.x;
+      key[j] = i < n ? keys[i] : 0;
+      value[j] = i < n ? values[i] : 0;
+    }
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+      long i = base + (long) j * blockDim.x;
+      if (i >= n) continue;
+      u64 h = hashOf(key[j]);
+      unsigned owner = (unsigned) (h >> 40) % ranks;
+      LocalTable table((u64*) cluster.map_shared_rank(clusterWords, owner), entries);
+      int e = table.find(key[j], (unsigned) (h >> 20), 16);
+      if (e < 0) {
+        addToGlobal(g, key[j], value[j]);
+      } else {
+        table.add(e, value[j]);
+      }
+    }
+  }
+  cluster.sync();  // no block writes into this one's table any more
+  own.mergeInto(g);
+}
+
+// The cluster's groups as in clusterTable, the rows exchanged instead of the updates: in each
+// round every block of the cluster reads a tile of its own and writes each row (key and value)
+// into the inbox of the block its key names (one remote atomic a warp and destination for the
+// places, then remote stores); after a cluster barrier each block updates its own table from its
+// inbox with local shared atomics, and after a second one the inboxes are empty again. A row
+// that finds its inbox full (more than `inboxRows` in a round) updates the global accumulators.
+template <int ITEMS>
+__global__ void __launch_bounds__(LEAN_THREADS) clusterExchange(Groups g, const s64* keys,
+    const s64* values, long n, int entries, int inboxRows) {
+  extern __shared__ u64 exchangeWords[];
+  __shared__ unsigned inboxCount;
+  cg::cluster_group cluster = cg::this_cluster();
+  unsigned ranks = cluster.num_blocks();
+  unsigned rank = cluster.block_rank();
+  LocalTable own(exchangeWords, entries);
+  s64* inboxKey = (s64*) (exchangeWords + 6 * entries);
+  s64* inboxValue = inboxKey + inboxRows;
+  own.reset();
+  if (threadIdx.x == 0) inboxCount = 0;
+  cluster.sync();
+  unsigned lane = threadIdx.x % 32, below = (1u << lane) - 1;
+  long tileRows = (long) blockDim.x * ITEMS;
+  long step = (long) gridDim.x * tileRows;
+  // The cluster's rounds: every block of it takes the same number (each has two barriers).
+  for (long round = (long) (blockIdx.x - rank) * tileRows; round < n; round += step) {
+    long base = round + rank * tileRows;
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+      long i = base + (long) j * blockDim.x + threadIdx.x;
+      bool in = i < n;
+      s64 key = in ? keys[i] : 0, value = in ? values[i] : 0;
+      unsigned owner = in ? (unsigned) (hashOf(key) >> 40) % ranks : 0xffffffffu;
+      unsigned peers = __match_any_sync(0xffffffffu, owner);
+      int leader = __ffs(peers) - 1;
+      unsigned first = 0;
+      if (in && lane == (unsigned) leader) {
+        first = atomicAdd(cluster.map_shared_rank(&inboxCount, owner), __popc(peers));
+      }
+      first = __shfl_sync(0xffffffffu, first, leader);
+      if (in) {
+        unsigned at = first + __popc(peers & below);
+        if (at < (unsigned) inboxRows) {
+          *cluster.map_shared_rank(inboxKey + at, owner) = key;
+          *cluster.map_shared_rank(inboxValue + at, owner) = value;
+        } else {
+          addToGlobal(g, key, value);
+        }
+      }
+    }
+    cluster.sync();  // every row of the round in its inbox
+    unsigned count = min(inboxCount, (unsigned) inboxRows);
+    for (unsigned r = threadIdx.x; r < count; r += blockDim.x) {
+      s64 k = inboxKey[r], v = inboxValue[r];
+      int e = own.find(k, (unsigned) (hashOf(k) >> 20), 16);
+      if (e < 0) addToGlobal(g, k, v); else own.add(e, v);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) inboxCount = 0;
+    cluster.sync();  // the inboxes empty before the next round writes into them
+  }
+  own.mergeInto(g);
+}
+
+// ---- multicast ----
+__device__ __forceinline__ unsigned sharedAddress(const void* p) {
+  return (unsigned) __cvta_generic_to_shared(p);
+}
+
+__device__ __forceinline__ void barrierInit(u64* bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(sharedAddress(bar)) : "memory");
+}
+
+__device__ __forceinline__ void barrierExpect(u64* bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+               :: "r"(sharedAddress(bar)), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void barrierWait(u64* bar, unsigned parity) {
+  asm volatile("{\n .reg .pred done;\n wait:\n"
+               " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+               " @!done bra wait;\n}" :: "r"(sharedAddress(bar)), "r"(parity) : "memory");
+}
+
+// `bytes` (a multiple of 16) from `src` to `dst` in the shared memory of every block of `mask`,
+// each block's barrier at `bar` told of them.
+__device__ __forceinline__ void multicast(void* dst, const void* src, unsigned bytes, u64* bar,
+    unsigned short mask) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+               ".multicast::cluster [%0], [%1], %2, [%3], %4;"
+               :: "r"(sharedAddress(dst)), "l"(src), "r"(bytes), "r"(sharedAddress(bar)),
+                  "h"(mask) : "memory");
+}
+
+template <int ITEMS>
+__global__ void __launch_bounds__(LEAN_THREADS) multicastSliced(Groups g, const s64* keys,
+    const s64* values, long n, int entries, int /* inboxRows */) {
+  extern __shared__ __align__(128) u64 multicastWords[];
+  __shared__ __align__(8) u64 full[2];
+  constexpr int TILE_ROWS = LEAN_THREADS * ITEMS;
+  cg::cluster_group cluster = cg::this_cluster();
+  unsigned slices = cluster.num_blocks();
+  unsigned slice = cluster.block_rank();
+  LocalTable table(multicastWords, entries);
+  s64* tileKeys = (s64*) (multicastWords + 6 * entries);  // [2][TILE_ROWS]
+  s64* tileValues = tileKeys + 2 * TILE_ROWS;             // [2][TILE_ROWS]
+  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  s64* queueKey = tileValues + 2 * TILE_ROWS + warp * QUEUE;
+  s64* queueValue = tileValues + 2 * TILE_ROWS + (blockDim.x / 32) * QUEUE + warp * QUEUE;
+  table.reset();
+  if (threadIdx.x == 0) {
+    barrierInit(&full[0]);
+    barrierInit(&full[1]);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  cluster.sync();
+  unsigned short mask = (unsigned short) ((1u << slices) - 1);
+  long rowGroup = blockIdx.x / slices, rowGroups = gridDim.x / slices;
+  long step = rowGroups * TILE_ROWS;
+  // Tile t's rows (at most TILE_ROWS) into buffer t % 2 of every block: this block's share.
+  auto issue = [&](long tileStart, int buffer) {
+    long rows = min((long) TILE_ROWS, n - tileStart);
+    if (rows <= 0) return;
+    if (threadIdx.x == 0) {
+      barrierExpect(&full[buffer], (unsigned) rows * 16);
+      long share = (rows / slices + 1) & ~1L;  // an even count: 16-byte pieces
+      long from = min(rows, share * slice), to = min(rows, share * (slice + 1));
+      if (slice == slices - 1) to = rows;
+      if (to > from) {
+        multicast(tileKeys + buffer * TILE_ROWS + from, keys + tileStart + from,
+                  (unsigned) (to - from) * 8, &full[buffer], mask);
+        multicast(tileValues + buffer * TILE_ROWS + from, values + tileStart + from,
+                  (unsigned) (to - from) * 8, &full[buffer], mask);
+      }
+    }
+  };
+  unsigned head = 0, tail = 0;
+  unsigned below = (1u << lane) - 1;
+  unsigned phase[2] = {0, 0};
+  long first = rowGroup * TILE_ROWS;
+  issue(first, 0);
+  int buffer = 0;
+  for (long tileStart = first; tileStart < n; tileStart += step, buffer ^= 1) {
+    cluster.sync();  // every block done with the tile before, whose buffer the next one takes
+    issue(tileStart + step, buffer ^ 1);
+    barrierWait(&full[buffer], phase[buffer]);
+    phase[buffer] ^= 1;
+    const s64* k = tileKeys + buffer * TILE_ROWS;
+    const s64* v = tileValues + buffer * TILE_ROWS;
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+      int r = j * blockDim.x + threadIdx.x;
+      long i = tileStart + r;
+      s64 key = i < n ? k[r] : 0;
+      bool mine = i < n && (unsigned) (hashOf(key) >> 40) % slices == slice;
+      unsigned ballot = __ballot_sync(0xffffffffu, mine);
+      if (mine) {
+        unsigned at = (tail + __popc(ballot & below)) % QUEUE;
+        queueKey[at] = key;
+        queueValue[at] = v[r];
+      }
+      tail += __popc(ballot);
+      __syncwarp();
+      if (tail - head >= 32) {
+        unsigned at = (head + lane) % QUEUE;
+        s64 qk = queueKey[at], qv = queueValue[at];
+        int e = table.find(qk, (unsigned) (hashOf(qk) >> 20), 16);
+        if (e < 0) addToGlobal(g, qk, qv); else table.add(e, qv);
+        head += 32;
+        __syncwarp();
+      }
+    }
+  }
+  if (lane < tail - head) {  // the queue's last rows
+    unsigned at = (head + lane) % QUEUE;
+    s64 qk = queueKey[at], qv = queueValue[at];
+    int e = table.find(qk, (unsigned) (hashOf(qk) >> 20), 16);
+    if (e < 0) addToGlobal(g, qk, qv); else table.add(e, qv);
+  }
+  cluster.sync();  // no copy into this block's buffers is in flight
+  table.mergeInto(g);
+}
+
 static u64 splitmix(u64& x) {
   u64 z = (x += 0x9e3779b97f4a7c15ULL);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -543,6 +787,73 @@ static void runSliced(Groups g, const s64* keys, const s64* values, long n, long
   }
 }
 
+// clusterTable at each cluster size of CLUSTERS (default 1,2,4,8,16), as many clusters as the
+// device holds at once.
+static void runCluster(Groups g, const s64* keys, const s64* values, long n, long groups,
+    const HostGroups& expected, cudaEvent_t start, cudaEvent_t stop) {
+  int entries = getenv("ENTRIES") ? atoi(getenv("ENTRIES")) : 4096;  // 48 B each
+  int bytes = entries * LOCAL_ENTRY_BYTES;
+  int items = getenv("ITEMS") ? atoi(getenv("ITEMS")) : 4;
+  bool exchange = getenv("EXCHANGE") != nullptr;
+  bool multicasts = getenv("MULTICAST") != nullptr;
+  int inboxRows = 2 * LEAN_THREADS * items;
+  if (exchange) bytes += inboxRows * 16;
+  if (multicasts) bytes += 2 * LEAN_THREADS * items * 16 + (LEAN_THREADS / 32) * QUEUE * 16;
+  auto kernel = multicasts
+      ? (items == 4 ? multicastSliced<4> : items == 2 ? multicastSliced<2> : multicastSliced<1>)
+      : exchange
+      ? (items == 4 ? clusterExchange<4> : items == 2 ? clusterExchange<2> : clusterExchange<1>)
+      : (items == 4 ? clusterTable<4> : items == 2 ? clusterTable<2> : clusterTable<1>);
+  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+  CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  std::vector<int> sizes = {1, 2, 4, 8, 16};
+  if (getenv("CLUSTERS")) {
+    sizes.clear();
+    for (char* s = getenv("CLUSTERS"); *s; ) {
+      sizes.push_back((int) strtol(s, &s, 10));
+      if (*s) s++;
+    }
+  }
+  int sms = 0;
+  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  for (int size : sizes) {
+    cudaLaunchAttribute attribute;
+    attribute.id = cudaLaunchAttributeClusterDimension;
+    attribute.val.clusterDim.x = size;
+    attribute.val.clusterDim.y = 1;
+    attribute.val.clusterDim.z = 1;
+    cudaLaunchConfig_t config = {};
+    config.blockDim = dim3(LEAN_THREADS);
+    config.dynamicSmemBytes = bytes;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+    config.gridDim = dim3(size);
+    int clusters = 0;
+    cudaError_t asked = cudaOccupancyMaxActiveClusters(&clusters, kernel, &config);
+    if (asked != cudaSuccess || clusters == 0) {
+      printf("  cluster table, %2d blocks a cluster: none fit (%s)\n", size,
+             cudaGetErrorString(asked));
+      cudaGetLastError();
+      continue;
+    }
+    config.gridDim = dim3(clusters * size);
+    float best = 1e30f;
+    for (int r = 0; r < 5; r++) {
+      resetAccumulators<<<(groups + 255) / 256, 256>>>(g, (int) groups);
+      CHECK(cudaEventRecord(start));
+      CHECK(cudaLaunchKernelEx(&config, kernel, g, keys, values, n, entries, inboxRows));
+      CHECK(cudaEventRecord(stop)); CHECK(cudaEventSynchronize(stop));
+      float ms; CHECK(cudaEventElapsedTime(&ms, start, stop)); if (ms < best) best = ms;
+    }
+    CHECK(cudaGetLastError());
+    HostGroups got = download(g, (int) groups);
+    long wrong = countWrong(got, expected, groups);
+    printf("  cluster %s, %2d blocks a cluster, %d items (%d clusters of %d SMs, %d entries a"
+           " block): %.1f us (%s)\n", exchange ? "exchange" : multicasts ? "multicast sliced" : "table", size, items, clusters, sms, entries, best * 1000,
+           wrong == 0 ? "equal" : "WRONG");
+  }
+}
+
 int main(int argc, char** argv) {
   long n = argc > 1 ? atol(argv[1]) : 33554432L;
   std::vector<long> groupCounts;
@@ -591,6 +902,8 @@ int main(int argc, char** argv) {
     CHECK(cudaGetLastError());
     HostGroups expected = download(g, (int) groups);
     printf("groups %ld: global %.1f us\n", groups, best * 1000);
+    runCluster(g, keys, values, n, groups, expected, start, stop);
+    if (getenv("CLUSTER_ONLY")) continue;
     runLean(g, keys, values, n, groups, expected, start, stop);
     runSliced(g, keys, values, n, groups, expected, start, stop);
     if (getenv("LEAN_ONLY")) continue;
