@@ -6,7 +6,6 @@ import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.codec.GpuForLayout;
 import dev.tessera.gpu.expr.Program;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Map;
@@ -162,25 +161,6 @@ public final class AggregateUpdateGenerator {
         && (spec.keyCount() == 1 || !keysLoadNullable(program, spec, inputs));
   }
 
-  /**
-   * Where the groups are sliced: whether a row computes its keys, then leaves the item unless
-   * they fall in the block's slice, and only then loads and computes the rest of its outputs
-   * (its aggregation inputs), so that the S blocks of a row group read every row's keys but only
-   * their own rows' other columns. Behind {@code -Dtessera.codegen.slicedKeysFirst=true}, off.
-   */
-  static boolean slicedKeysFirst() {
-    return Boolean.getBoolean("tessera.codegen.slicedKeysFirst");
-  }
-
-  /**
-   * Where the groups are sliced: whether only the first block of each row group (slice 0) asks
-   * L2 for its tiles ahead ({@code prefetchesTiles}, {@code prefetchesNextTile}), not all S of
-   * them for the same lines. Behind {@code -Dtessera.codegen.slicedPrefetchOnce=true}, off.
-   */
-  static boolean slicedPrefetchOnce() {
-    return Boolean.getBoolean("tessera.codegen.slicedPrefetchOnce");
-  }
-
   /** Whether any key of {@code spec} is made from an input column with a validity bitmap. */
   private static boolean keysLoadNullable(Program program, AggregateSpec spec,
       List<InputSpec> inputs) {
@@ -285,12 +265,6 @@ public final class AggregateUpdateGenerator {
     }
     if (slices > 1) {
       key.append("slices=").append(slices).append(';');
-      if (slicedKeysFirst()) {
-        key.append("keys-first;");
-      }
-      if (slicedPrefetchOnce()) {
-        key.append("prefetch-once;");
-      }
     }
     if (spec.ansi()) {
       key.append("ansi;"); // without it, integer sums to LONG wrap (AccumulatorArithmetic.wraps)
@@ -524,11 +498,6 @@ public final class AggregateUpdateGenerator {
     private String blockSlice;
     private String rowGroup;
     private String rowGroups;
-    /**
-     * Where the groups are sliced and {@link #slicedKeysFirst}: the instructions a row runs only
-     * once its keys fall in the block's slice ({@link #afterSlice}); else empty.
-     */
-    private BitSet later;
 
     /**
      * {@code plainCopies}: whether items may take a plain copy ({@link ShortcutMode}), in a kernel
@@ -580,7 +549,6 @@ public final class AggregateUpdateGenerator {
       BitSet rest = phases.rest();
       BitSet needed = (BitSet) cone.clone();
       needed.or(rest);
-      later = slices > 1 && slicedKeysFirst() ? afterSlice(cone, rest, outputs) : new BitSet();
 
       split = prefiltersRows(needed, outputs);
       boolean runs = runsOfRows(needed);
@@ -651,8 +619,7 @@ public final class AggregateUpdateGenerator {
       LookaheadColumns secondAhead = null; // the second item's, where items are paired
       SortedSet<Integer> readAhead = !readsAhead() ? new TreeSet<>() : split != null
           ? LookaheadColumns.columns(body.plainColumnsLoaded(split.first()), inputs)
-          : LookaheadColumns.columns(body.columnsLoaded(without(needed, later)), inputs,
-              mayLoadEncodedAhead);
+          : LookaheadColumns.columns(body.columnsLoaded(needed), inputs, mayLoadEncodedAhead);
       encodedAhead = readAhead.stream()
           .anyMatch(c -> inputs.get(c).encoding() != Encoding.PLAIN);
       if (!readAhead.isEmpty()) { // from the thread's first row on
@@ -696,7 +663,7 @@ public final class AggregateUpdateGenerator {
       b.op("min.s32 %s, %s, %s", numTileItems, numTileItems, tileItems);
       if (prefetchesTiles(filter)) {
         body.prefetchTile(body.plainColumnsLoaded(needed), thread, blockThreads, ITEMS,
-            tileOffset, numTileItems, prefetchingSlice(null));
+            tileOffset, numTileItems, null);
       } else if (prefetchesNextTile(filter)) {
         prefetchNextTile(needed, thread, tileStart, rows32);
       }
@@ -1114,23 +1081,7 @@ public final class AggregateUpdateGenerator {
       String nextOffset = b.b64();
       b.op("cvt.u64.u32 %s, %s", nextOffset, nextStart);
       body.prefetchTile(body.plainColumnsLoaded(needed), thread, blockThreads, ITEMS, nextOffset,
-          nextItems, prefetchingSlice(update.tableHasRoom()));
-    }
-
-    /**
-     * The predicate under which a tile's lines are asked for ahead: {@code when} (null: always),
-     * and where the groups are sliced and {@link #slicedPrefetchOnce}, only in slice 0's block.
-     */
-    private String prefetchingSlice(String when) {
-      if (blockSlice == null || !slicedPrefetchOnce()) {
-        return when;
-      }
-      String first = b.pred();
-      b.op("setp.eq.u32 %s, %s, 0", first, blockSlice);
-      if (when != null) {
-        b.op("and.pred %s, %s, %s", first, first, when);
-      }
-      return first;
+          nextItems, update.tableHasRoom());
     }
 
     /**
@@ -1180,16 +1131,11 @@ public final class AggregateUpdateGenerator {
       String done = b.label("item" + item + "_done");
       b.op("@%s bra %s", outside, done);
       Val[] values = new Val[body.count()];
-      rowProgram(values, it, done, cone, without(rest, later), filter, outputsOf(outputs, later,
-          false));
+      rowProgram(values, it, done, cone, rest, filter, outputs);
+      body.useTileHeaders(null);
       if (blockSlice != null) {
         sliceCheck(values, outputs, done);
-        if (!later.isEmpty()) {
-          body.emitAll(later, values, it);
-          checkOutputErrors(values, outputsOf(outputs, later, true), row, done);
-        }
       }
-      body.useTileHeaders(null);
       aggregate(active, values, outputs);
       b.place(done);
       update(active, values, outputs);
@@ -1402,14 +1348,6 @@ public final class AggregateUpdateGenerator {
       BitSet restAfter = (BitSet) rest.clone();
       restAfter.andNot(loads);
       body.emitAll(restAfter, values, it);
-      checkOutputErrors(values, outputs, row, done);
-    }
-
-    /**
-     * The first error of the {@code outputs} (writers' indexes, in the program's order of its
-     * outputs) reported for {@code row}, which then leaves the item for {@code done}.
-     */
-    private void checkOutputErrors(Val[] values, int[] outputs, String row, String done) {
       String outputError = null;
       for (int o : outputs) {
         if (values[o].error() != null) {
@@ -1423,35 +1361,6 @@ public final class AggregateUpdateGenerator {
         reportError(outputError, row, failed);
         b.op("@%s bra %s", failed, done);
       }
-    }
-
-    /**
-     * Where the groups are sliced and {@link #slicedKeysFirst}: what a row runs after its slice
-     * check, the instructions of {@code rest} (the outputs' beyond the filter's {@code cone})
-     * that no key needs. A key's error is then reported by every block of the row group, the
-     * other outputs' by the one whose slice the row is in (as before, the first error by row).
-     */
-    private BitSet afterSlice(BitSet cone, BitSet rest, int[] outputs) {
-      BitSet keys = new BitSet();
-      for (int k = 0; k < spec.keyCount(); k++) {
-        body.mark(outputs[k], keys);
-      }
-      BitSet after = (BitSet) rest.clone();
-      after.andNot(keys);
-      after.andNot(cone);
-      return after;
-    }
-
-    /** {@code of} without {@code but}, a new set. */
-    private static BitSet without(BitSet of, BitSet but) {
-      BitSet left = (BitSet) of.clone();
-      left.andNot(but);
-      return left;
-    }
-
-    /** The {@code outputs} (writers' indexes) whose writer is in {@code set}, or is not. */
-    private static int[] outputsOf(int[] outputs, BitSet set, boolean in) {
-      return Arrays.stream(outputs).filter(o -> set.get(o) == in).toArray();
     }
 
     /** atomicMin(first_error, (row << 8) | code), where {@code when} holds. */

@@ -1,6 +1,5 @@
 package dev.tessera.gpu.codegen;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -123,80 +122,9 @@ class SlicedGroupsTest {
         "the block's slice, modulo 6");
   }
 
-  /** Global loads in {@code ptx} before its first line holding {@code mark}, and after it. */
-  private static int[] loadsAround(String ptx, String mark) {
-    int at = ptx.indexOf(mark);
-    assertTrue(at >= 0, mark);
-    return new int[] {count(ptx.substring(0, at), "ld.global.nc."),
-        count(ptx.substring(at), "ld.global.nc.")};
-  }
-
-  private static int count(String text, String part) {
-    int n = 0;
-    for (int at = text.indexOf(part); at >= 0; at = text.indexOf(part, at + 1)) {
-      n++;
-    }
-    return n;
-  }
-
-  /** Runs {@code body} with the system property {@code name} true, then clears it. */
-  private static <T> T withSwitch(String name, java.util.concurrent.Callable<T> body)
-      throws Exception {
-    System.setProperty(name, "true");
-    try {
-      return body.call();
-    } finally {
-      System.clearProperty(name);
-    }
-  }
-
-  @Test
-  void keysFirstLoadsTheValueColumnOnlyForTheSlicesRows() throws Exception {
-    AggregateSpec spec = spec(List.of(ColumnType.LONG));
-    GeneratedKernel allFirst = kernel(spec, false, 4);
-    GeneratedKernel keysFirst =
-        withSwitch("tessera.codegen.slicedKeysFirst", () -> kernel(spec, false, 4));
-    assertNotEquals(allFirst.key(), keysFirst.key());
-    int[] before = loadsAround(allFirst.ptx(), SLICE_CHECK);
-    int[] after = loadsAround(keysFirst.ptx(), SLICE_CHECK);
-    // The key and the value loaded an item ahead (twice: the first row, then each next), or
-    // the key alone, the value after the check.
-    assertTrue(after[0] < before[0], before[0] + " loads before the check, then " + after[0]);
-    assertTrue(after[1] > before[1], before[1] + " loads after the check, then " + after[1]);
-    assertEquals(kernel(spec, false, 1).ptx().replaceAll("_[0-9a-f]{16}", ""),
-        withSwitch("tessera.codegen.slicedKeysFirst", () -> kernel(spec, false, 1)).ptx()
-            .replaceAll("_[0-9a-f]{16}", ""), "an unsliced kernel is unchanged");
-  }
-
-  @Test
-  void prefetchOnceAsksForTilesInSliceZerosBlockOnly() throws Exception {
-    AggregateSpec spec = spec(List.of(ColumnType.LONG));
-    GeneratedKernel each = kernel(spec, false, 3);
-    GeneratedKernel once =
-        withSwitch("tessera.codegen.slicedPrefetchOnce", () -> kernel(spec, false, 3));
-    assertNotEquals(each.key(), once.key());
-    assertEquals(count(each.ptx(), "prefetch.global.L2"), count(once.ptx(),
-        "prefetch.global.L2"));
-    assertTrue(once.ptx().matches("(?s).*setp\\.eq\\.u32 %p\\d+, %r\\d+, 0;.*"));
-    assertTrue(count(once.ptx(), "setp.eq.u32") > count(each.ptx(), "setp.eq.u32"),
-        "the slice-0 test");
-  }
-
   @Test
   @RequiresPtxCompiler
   void slicedKernelsCompileWithinTheirRegistersWithoutLocalMemory() throws Exception {
-    compileSlicedKernels();
-    withSwitch("tessera.codegen.slicedKeysFirst", () -> {
-      compileSlicedKernels();
-      return null;
-    });
-    withSwitch("tessera.codegen.slicedPrefetchOnce", () -> {
-      compileSlicedKernels();
-      return null;
-    });
-  }
-
-  private static void compileSlicedKernels() throws Exception {
     for (List<ColumnType> keys : List.of(List.of(ColumnType.LONG), List.of(ColumnType.INT),
         List.of(ColumnType.INT, ColumnType.LONG), List.of(ColumnType.LONG, ColumnType.LONG))) {
       AggregateSpec spec = spec(keys);
