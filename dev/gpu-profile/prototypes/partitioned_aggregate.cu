@@ -401,22 +401,61 @@ __global__ void __launch_bounds__(LEAN_THREADS) slicedBlockTable(Groups g, const
 // every item where any lane has a row of its slice, whatever `slices` is).
 constexpr int QUEUE = 64;
 
+// A warp's ring of QUEUE rows of its slice in shared memory (keys, then values), updated into
+// the block's table 32 at a time: entries head..tail-1 (mod QUEUE).
+struct WarpQueue {
+  s64* key;
+  s64* value;
+  unsigned head = 0, tail = 0;
+  unsigned lane = threadIdx.x % 32;
+  unsigned below = (1u << (threadIdx.x % 32)) - 1;
+
+  __device__ WarpQueue(s64* keys, s64* values) : key(keys), value(values) {}
+
+  // The rows of the lanes where `mine`, queued; then, once 32 wait, a lane's each updated.
+  __device__ void push(bool mine, s64 k, s64 v, LocalTable& table, const Groups& g) {
+    unsigned ballot = __ballot_sync(0xffffffffu, mine);
+    if (mine) {
+      unsigned at = (tail + __popc(ballot & below)) % QUEUE;
+      key[at] = k;
+      value[at] = v;
+    }
+    tail += __popc(ballot);
+    __syncwarp();
+    if (tail - head >= 32) {
+      update(table, g);
+      head += 32;
+      __syncwarp();
+    }
+  }
+
+  // The queue's last rows (fewer than 32), one a lane.
+  __device__ void flush(LocalTable& table, const Groups& g) {
+    if (lane < tail - head) update(table, g);
+  }
+
+  // The lane's row of the queue's first 32 into the table (or the global accumulators).
+  __device__ void update(LocalTable& table, const Groups& g) {
+    unsigned at = (head + lane) % QUEUE;
+    s64 k = key[at], v = value[at];
+    int e = table.find(k, (unsigned) (hashOf(k) >> 20), 16);
+    if (e < 0) addToGlobal(g, k, v); else table.add(e, v);
+  }
+};
+
 template <int ITEMS>
 __global__ void __launch_bounds__(LEAN_THREADS) queuedSlicedBlockTable(Groups g, const s64* keys,
     const s64* values, long n, int entries, int slices) {
   extern __shared__ u64 queuedWords[];
   LocalTable table(queuedWords, entries);
-  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  s64* queueKey = (s64*) (queuedWords + 6 * entries) + warp * QUEUE;
-  s64* queueValue = (s64*) (queuedWords + 6 * entries) + (blockDim.x / 32) * QUEUE
-      + warp * QUEUE;
+  int warp = threadIdx.x / 32;
+  WarpQueue queue((s64*) (queuedWords + 6 * entries) + warp * QUEUE,
+                  (s64*) (queuedWords + 6 * entries) + (blockDim.x / 32) * QUEUE + warp * QUEUE);
   table.reset();
   __syncthreads();
   unsigned slice = blockIdx.x % slices;
   long rowGroup = blockIdx.x / slices, rowGroups = gridDim.x / slices;
   long step = rowGroups * blockDim.x * ITEMS;
-  unsigned head = 0, tail = 0;  // the warp's queue: entries head..tail-1 (mod QUEUE)
-  unsigned below = (1u << lane) - 1;
   for (long base = rowGroup * blockDim.x * ITEMS + threadIdx.x; base - threadIdx.x < n;
        base += step) {
     s64 key[ITEMS];
@@ -429,30 +468,10 @@ __global__ void __launch_bounds__(LEAN_THREADS) queuedSlicedBlockTable(Groups g,
     for (int j = 0; j < ITEMS; j++) {
       long i = base + (long) j * blockDim.x;
       bool mine = i < n && (unsigned) (hashOf(key[j]) >> 40) % slices == slice;
-      unsigned ballot = __ballot_sync(0xffffffffu, mine);
-      if (mine) {
-        unsigned at = (tail + __popc(ballot & below)) % QUEUE;
-        queueKey[at] = key[j];
-        queueValue[at] = values[i];
-      }
-      tail += __popc(ballot);
-      __syncwarp();
-      if (tail - head >= 32) {
-        unsigned at = (head + lane) % QUEUE;
-        s64 k = queueKey[at], v = queueValue[at];
-        int e = table.find(k, (unsigned) (hashOf(k) >> 20), 16);
-        if (e < 0) addToGlobal(g, k, v); else table.add(e, v);
-        head += 32;
-        __syncwarp();
-      }
+      queue.push(mine, key[j], mine ? values[i] : 0, table, g);  // the value read if mine
     }
   }
-  if (lane < tail - head) {  // the queue's last rows
-    unsigned at = (head + lane) % QUEUE;
-    s64 k = queueKey[at], v = queueValue[at];
-    int e = table.find(k, (unsigned) (hashOf(k) >> 20), 16);
-    if (e < 0) addToGlobal(g, k, v); else table.add(e, v);
-  }
+  queue.flush(table, g);
   __syncthreads();
   table.mergeInto(g);
 }
@@ -607,9 +626,9 @@ __global__ void __launch_bounds__(LEAN_THREADS) multicastSliced(Groups g, const 
   LocalTable table(multicastWords, entries);
   s64* tileKeys = (s64*) (multicastWords + 6 * entries);  // [2][TILE_ROWS]
   s64* tileValues = tileKeys + 2 * TILE_ROWS;             // [2][TILE_ROWS]
-  int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  s64* queueKey = tileValues + 2 * TILE_ROWS + warp * QUEUE;
-  s64* queueValue = tileValues + 2 * TILE_ROWS + (blockDim.x / 32) * QUEUE + warp * QUEUE;
+  int warp = threadIdx.x / 32;
+  WarpQueue queue(tileValues + 2 * TILE_ROWS + warp * QUEUE,
+                  tileValues + 2 * TILE_ROWS + (blockDim.x / 32) * QUEUE + warp * QUEUE);
   table.reset();
   if (threadIdx.x == 0) {
     barrierInit(&full[0]);
@@ -637,8 +656,6 @@ __global__ void __launch_bounds__(LEAN_THREADS) multicastSliced(Groups g, const 
       }
     }
   };
-  unsigned head = 0, tail = 0;
-  unsigned below = (1u << lane) - 1;
   unsigned phase[2] = {0, 0};
   long first = rowGroup * TILE_ROWS;
   issue(first, 0);
@@ -656,30 +673,10 @@ __global__ void __launch_bounds__(LEAN_THREADS) multicastSliced(Groups g, const 
       long i = tileStart + r;
       s64 key = i < n ? k[r] : 0;
       bool mine = i < n && (unsigned) (hashOf(key) >> 40) % slices == slice;
-      unsigned ballot = __ballot_sync(0xffffffffu, mine);
-      if (mine) {
-        unsigned at = (tail + __popc(ballot & below)) % QUEUE;
-        queueKey[at] = key;
-        queueValue[at] = v[r];
-      }
-      tail += __popc(ballot);
-      __syncwarp();
-      if (tail - head >= 32) {
-        unsigned at = (head + lane) % QUEUE;
-        s64 qk = queueKey[at], qv = queueValue[at];
-        int e = table.find(qk, (unsigned) (hashOf(qk) >> 20), 16);
-        if (e < 0) addToGlobal(g, qk, qv); else table.add(e, qv);
-        head += 32;
-        __syncwarp();
-      }
+      queue.push(mine, key, mine ? v[r] : 0, table, g);
     }
   }
-  if (lane < tail - head) {  // the queue's last rows
-    unsigned at = (head + lane) % QUEUE;
-    s64 qk = queueKey[at], qv = queueValue[at];
-    int e = table.find(qk, (unsigned) (hashOf(qk) >> 20), 16);
-    if (e < 0) addToGlobal(g, qk, qv); else table.add(e, qv);
-  }
+  queue.flush(table, g);
   cluster.sync();  // no copy into this block's buffers is in flight
   table.mergeInto(g);
 }
@@ -717,9 +714,45 @@ static HostGroups download(const Groups& g, int groups) {
 }
 
 
+// The environment's integer `name`, or `fallback`.
+static int intSetting(const char* name, int fallback) {
+  return getenv(name) ? atoi(getenv(name)) : fallback;
+}
+
+// The environment's comma-separated integers `name` ("1,2,4"), or `fallback`.
+static std::vector<int> listSetting(const char* name, std::vector<int> fallback) {
+  if (!getenv(name)) return fallback;
+  std::vector<int> values;
+  for (char* s = getenv(name); *s; ) {
+    values.push_back((int) strtol(s, &s, 10));
+    if (*s) s++;
+  }
+  return values;
+}
+
+// The best of 5 launches' times (ms, CUDA events), the accumulators reset before each.
+template <typename Launch>
+static float bestOf5(Groups g, long groups, cudaEvent_t start, cudaEvent_t stop, Launch launch) {
+  float best = 1e30f;
+  for (int r = 0; r < 5; r++) {
+    resetAccumulators<<<(groups + 255) / 256, 256>>>(g, (int) groups);
+    CHECK(cudaEventRecord(start));
+    launch();
+    CHECK(cudaEventRecord(stop)); CHECK(cudaEventSynchronize(stop));
+    float ms; CHECK(cudaEventElapsedTime(&ms, start, stop)); if (ms < best) best = ms;
+  }
+  CHECK(cudaGetLastError());
+  return best;
+}
+
+// "equal" where every group's accumulators are the global path's, else "WRONG".
+static const char* verdict(const Groups& g, long groups, const HostGroups& expected) {
+  return countWrong(download(g, (int) groups), expected, groups) == 0 ? "equal" : "WRONG";
+}
+
 static void runLean(Groups g, const s64* keys, const s64* values, long n, long groups,
     const HostGroups& expected, cudaEvent_t start, cudaEvent_t stop) {
-  int entries = getenv("ENTRIES") ? atoi(getenv("ENTRIES")) : 4096;  // 48 B each
+  int entries = intSetting("ENTRIES", 4096);  // 48 B each
   int bytes = entries * LOCAL_ENTRY_BYTES;
   CHECK(cudaFuncSetAttribute(leanBlockTable, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   int perSm = 0;
@@ -727,27 +760,19 @@ static void runLean(Groups g, const s64* keys, const s64* values, long n, long g
       bytes));
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  float best = 1e30f;
-  for (int r = 0; r < 5; r++) {
-    resetAccumulators<<<(groups + 255) / 256, 256>>>(g, (int) groups);
-    CHECK(cudaEventRecord(start));
+  float best = bestOf5(g, groups, start, stop, [&] {
     leanBlockTable<<<sms * perSm, LEAN_THREADS, bytes>>>(g, keys, values, n, entries);
-    CHECK(cudaEventRecord(stop)); CHECK(cudaEventSynchronize(stop));
-    float ms; CHECK(cudaEventElapsedTime(&ms, start, stop)); if (ms < best) best = ms;
-  }
-  CHECK(cudaGetLastError());
-  HostGroups got = download(g, (int) groups);
-  long wrong = countWrong(got, expected, groups);
+  });
   printf("  lean per-block table (%d blocks a multiprocessor, %d entries a block): %.1f us (%s)\n",
-         perSm, entries, best * 1000, wrong == 0 ? "equal" : "WRONG");
+         perSm, entries, best * 1000, verdict(g, groups, expected));
 }
 
 // slicedBlockTable at each slice count of SLICES (default 1,2,3,4,6,8,16,32).
 static void runSliced(Groups g, const s64* keys, const s64* values, long n, long groups,
     const HostGroups& expected, cudaEvent_t start, cudaEvent_t stop) {
-  int entries = getenv("ENTRIES") ? atoi(getenv("ENTRIES")) : 4096;  // 48 B each
+  int entries = intSetting("ENTRIES", 4096);  // 48 B each
   int bytes = entries * LOCAL_ENTRY_BYTES;
-  int items = getenv("ITEMS") ? atoi(getenv("ITEMS")) : 4;
+  int items = intSetting("ITEMS", 4);
   bool queued = getenv("QUEUED") != nullptr;
   auto kernel = queued
       ? (items == 8 ? queuedSlicedBlockTable<8> : items == 4 ? queuedSlicedBlockTable<4>
@@ -760,30 +785,14 @@ static void runSliced(Groups g, const s64* keys, const s64* values, long n, long
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, LEAN_THREADS, bytes));
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  std::vector<int> counts = {1, 2, 3, 4, 6, 8, 16, 32};
-  if (getenv("SLICES")) {
-    counts.clear();
-    for (char* s = getenv("SLICES"); *s; ) {
-      counts.push_back((int) strtol(s, &s, 10));
-      if (*s) s++;
-    }
-  }
-  for (int slices : counts) {
+  for (int slices : listSetting("SLICES", {1, 2, 3, 4, 6, 8, 16, 32})) {
     int blocks = sms * perSm / slices * slices;  // whole row groups
-    float best = 1e30f;
-    for (int r = 0; r < 5; r++) {
-      resetAccumulators<<<(groups + 255) / 256, 256>>>(g, (int) groups);
-      CHECK(cudaEventRecord(start));
+    float best = bestOf5(g, groups, start, stop, [&] {
       kernel<<<blocks, LEAN_THREADS, bytes>>>(g, keys, values, n, entries, slices);
-      CHECK(cudaEventRecord(stop)); CHECK(cudaEventSynchronize(stop));
-      float ms; CHECK(cudaEventElapsedTime(&ms, start, stop)); if (ms < best) best = ms;
-    }
-    CHECK(cudaGetLastError());
-    HostGroups got = download(g, (int) groups);
-    long wrong = countWrong(got, expected, groups);
+    });
     printf("  %ssliced per-block table, %2d slices, %d items (%d blocks, %d entries a block):"
            " %.1f us (%s)\n", queued ? "queued " : "", slices, items, blocks, entries,
-           best * 1000, wrong == 0 ? "equal" : "WRONG");
+           best * 1000, verdict(g, groups, expected));
   }
 }
 
@@ -791,9 +800,9 @@ static void runSliced(Groups g, const s64* keys, const s64* values, long n, long
 // device holds at once.
 static void runCluster(Groups g, const s64* keys, const s64* values, long n, long groups,
     const HostGroups& expected, cudaEvent_t start, cudaEvent_t stop) {
-  int entries = getenv("ENTRIES") ? atoi(getenv("ENTRIES")) : 4096;  // 48 B each
+  int entries = intSetting("ENTRIES", 4096);  // 48 B each
   int bytes = entries * LOCAL_ENTRY_BYTES;
-  int items = getenv("ITEMS") ? atoi(getenv("ITEMS")) : 4;
+  int items = intSetting("ITEMS", 4);
   bool exchange = getenv("EXCHANGE") != nullptr;
   bool multicasts = getenv("MULTICAST") != nullptr;
   int inboxRows = 2 * LEAN_THREADS * items;
@@ -806,17 +815,9 @@ static void runCluster(Groups g, const s64* keys, const s64* values, long n, lon
       : (items == 4 ? clusterTable<4> : items == 2 ? clusterTable<2> : clusterTable<1>);
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
   CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-  std::vector<int> sizes = {1, 2, 4, 8, 16};
-  if (getenv("CLUSTERS")) {
-    sizes.clear();
-    for (char* s = getenv("CLUSTERS"); *s; ) {
-      sizes.push_back((int) strtol(s, &s, 10));
-      if (*s) s++;
-    }
-  }
   int sms = 0;
   CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  for (int size : sizes) {
+  for (int size : listSetting("CLUSTERS", {1, 2, 4, 8, 16})) {
     cudaLaunchAttribute attribute;
     attribute.id = cudaLaunchAttributeClusterDimension;
     attribute.val.clusterDim.x = size;
@@ -837,20 +838,13 @@ static void runCluster(Groups g, const s64* keys, const s64* values, long n, lon
       continue;
     }
     config.gridDim = dim3(clusters * size);
-    float best = 1e30f;
-    for (int r = 0; r < 5; r++) {
-      resetAccumulators<<<(groups + 255) / 256, 256>>>(g, (int) groups);
-      CHECK(cudaEventRecord(start));
+    float best = bestOf5(g, groups, start, stop, [&] {
       CHECK(cudaLaunchKernelEx(&config, kernel, g, keys, values, n, entries, inboxRows));
-      CHECK(cudaEventRecord(stop)); CHECK(cudaEventSynchronize(stop));
-      float ms; CHECK(cudaEventElapsedTime(&ms, start, stop)); if (ms < best) best = ms;
-    }
-    CHECK(cudaGetLastError());
-    HostGroups got = download(g, (int) groups);
-    long wrong = countWrong(got, expected, groups);
+    });
+    const char* design = exchange ? "exchange" : multicasts ? "multicast sliced" : "table";
     printf("  cluster %s, %2d blocks a cluster, %d items (%d clusters of %d SMs, %d entries a"
-           " block): %.1f us (%s)\n", exchange ? "exchange" : multicasts ? "multicast sliced" : "table", size, items, clusters, sms, entries, best * 1000,
-           wrong == 0 ? "equal" : "WRONG");
+           " block): %.1f us (%s)\n", design, size, items, clusters, sms, entries,
+           best * 1000, verdict(g, groups, expected));
   }
 }
 
