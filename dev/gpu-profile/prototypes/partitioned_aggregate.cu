@@ -3,7 +3,8 @@
 // by their key's hash first, then aggregating each partition in shared memory, faster than
 // today's per-row atomics on the global table? How fast is a lean per-block table where they do
 // fit, and one whose groups are sliced among blocks so that they fit? (docs/gpu-timings.md,
-// 2026-11-30, ninth session; 2026-12-06, third session.)
+// 2026-11-30, ninth session; 2026-12-06, third session; 2026-12-07, second session: the
+// cluster designs.)
 //
 // Over N rows of random int64 keys of G groups (rows 0..G-1 hold keys 0..G-1) and int64 values it
 // times, with CUDA events (the best of 5), count, sum (exact int128: a low word, and a high word
@@ -42,7 +43,7 @@
 //
 //   nvcc -O3 -arch=sm_90 -o partitioned_aggregate partitioned_aggregate.cu
 //   [LEAN_ONLY=1] [ENTRIES=4096] [SLICES=1,2,3,4,6,8,16,32] [QUEUED=1] [ITEMS=4] \
-//     [CLUSTERS=1,2,4,8,16] [CLUSTER_ONLY=1] \
+//     [CLUSTERS=1,2,4,8,16] [EXCHANGE=1 | MULTICAST=1] [CLUSTER_ONLY=1: no other design] \
 //     ./partitioned_aggregate [rows=33554432] [groups...]
 #include <cstdio>
 #include <cstdlib>
