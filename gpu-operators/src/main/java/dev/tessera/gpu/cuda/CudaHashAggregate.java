@@ -180,9 +180,19 @@ final class CudaHashAggregate implements HashAggregateKernel {
   private static final class Layout {
     /** The device counters: group count, then bytes of the key heap in use. */
     static final long COUNTERS_BYTES = 2L * Long.BYTES;
+    /**
+     * An update's status, right after the counters so that one copy reads both back: the first
+     * row error (NO_ERROR where none), then whether the key heap overflowed (0: no). Armed once
+     * and again only after an update reported something: an update that reports nothing leaves
+     * it as it was, so it needs no fill before each launch.
+     */
+    static final long STATUS_BYTES = 2L * Long.BYTES;
+    /** What an update reads back: the counters and the status. */
+    static final long READBACK_BYTES = COUNTERS_BYTES + STATUS_BYTES;
 
     final long capacity;
     final long counters;
+    final long status;
     final long hashes;
     final long[] keyValues;
     final long[] keyNulls;
@@ -196,7 +206,8 @@ final class CudaHashAggregate implements HashAggregateKernel {
       this.capacity = capacity;
       int keys = keyTypes.size();
       Sections s = new Sections();
-      counters = s.add(COUNTERS_BYTES);
+      counters = s.add(READBACK_BYTES);
+      status = counters + COUNTERS_BYTES;
       hashes = s.add(Long.BYTES * capacity);
       keyValues = new long[keys];
       keyNulls = new long[keys];
@@ -398,6 +409,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
         long base = nextGroups.address();
         if (layout == null) {
           stream.fill(base + next.counters, Layout.COUNTERS_BYTES, (byte) 0);
+          armStatus(base + next.status);
         } else {
           copyGroups(groups.address(), layout, base, next, copied);
         }
@@ -448,9 +460,20 @@ final class CudaHashAggregate implements HashAggregateKernel {
       }
     }
 
-    /** Queues the copy of groups [0, count) (and the counters) from one layout to another. */
+    /**
+     * Queues the fills that set an update's status (at {@code status}) to "nothing reported".
+     */
+    private void armStatus(long status) {
+      stream.fill(status, Long.BYTES, (byte) 0xff); // NO_ERROR
+      stream.fill(status + Long.BYTES, Long.BYTES, (byte) 0);
+    }
+
+    /**
+     * Queues the copy of groups [0, count) (and the counters and status) from one layout to
+     * another.
+     */
     private void copyGroups(long from, Layout old, long to, Layout next, long count) {
-      stream.copyDeviceToDevice(from + old.counters, to + next.counters, Layout.COUNTERS_BYTES);
+      stream.copyDeviceToDevice(from + old.counters, to + next.counters, Layout.READBACK_BYTES);
       stream.copyDeviceToDevice(from + old.hashes, to + next.hashes, Long.BYTES * count);
       for (int k = 0; k < keyCount; k++) {
         stream.copyDeviceToDevice(from + old.keyValues[k], to + next.keyValues[k],
@@ -832,15 +855,11 @@ final class CudaHashAggregate implements HashAggregateKernel {
         long stateAt = plan.add(planBytes());
         long registersAt = plan.add((long) Integer.BYTES * outputs.size());
         ProgramPlan programPlan = new ProgramPlan(plan, program, input, tables);
-        // Status: first error, heap overflow flag.
-        long statusBytes = 2L * Long.BYTES;
         DeviceBuffer planBuffer = temporary(DeviceBuffer.allocate(pool, plan.size()));
-        DeviceBuffer status = temporary(DeviceBuffer.allocate(pool, statusBytes));
         long planAddress = planBuffer.address();
-        // Staging: the plan, then the status and the two counters read back.
+        // Staging: the plan, then the counters and the status read back.
         long readbackAt = Sections.alignUp(plan.size());
-        ArrowBuf host = temporary(staging.buffer(readbackAt + statusBytes
-            + Layout.COUNTERS_BYTES));
+        ArrowBuf host = temporary(staging.buffer(readbackAt + Layout.READBACK_BYTES));
 
         // The generated kernel where there is one: the same arguments, the same results.
         List<InputSpec> inputs = input.columns().stream().map(InputSpec::of).toList();
@@ -875,15 +894,14 @@ final class CudaHashAggregate implements HashAggregateKernel {
 
         queued = true;
         stream.copyHostToDevice(host.memoryAddress(), planAddress, plan.size());
-        stream.fill(status.address(), Long.BYTES, (byte) 0xff);
-        stream.fill(status.address() + Long.BYTES, Long.BYTES, (byte) 0);
+        long status = groups.address() + layout.status;
         KernelArgs arguments = programPlan.arguments(planAddress)
             .i32(program.filterRegister())
             .i32(program.ansi() ? 1 : 0)
             .i32(rows)
             .address(planAddress + stateAt)
-            .address(status.address())
-            .address(status.address() + Long.BYTES)
+            .address(status)
+            .address(status + Long.BYTES)
             .address(codeGroups(codeShape))
             .i64(codeShape.secondDigits());
         boolean generated = kernel != null;
@@ -912,20 +930,25 @@ final class CudaHashAggregate implements HashAggregateKernel {
         } else {
           device.kernels().launch(UPDATE_KERNEL, shape, stream, arguments);
         }
-        stream.copyDeviceToHost(status.address(), host.memoryAddress() + readbackAt, statusBytes);
         stream.copyDeviceToHost(groups.address() + layout.counters,
-            host.memoryAddress() + readbackAt + statusBytes, Layout.COUNTERS_BYTES);
+            host.memoryAddress() + readbackAt, Layout.READBACK_BYTES);
         stream.synchronize();
         unsynchronized = false;
         queued = false;
 
-        long count = host.getLong(readbackAt + statusBytes);
-        long used = host.getLong(readbackAt + statusBytes + Long.BYTES);
+        long count = host.getLong(readbackAt);
+        long used = host.getLong(readbackAt + Long.BYTES);
+        long firstError = host.getLong(readbackAt + Layout.COUNTERS_BYTES);
+        boolean heapOverflowed = host.getLong(readbackAt + Layout.COUNTERS_BYTES + Long.BYTES) != 0;
         if (keyCount > 0 && (count < groupCount || count > layout.capacity)) {
           throw new IllegalStateException(UPDATE_KERNEL + " reported " + count
               + " groups, outside [" + groupCount + ", " + layout.capacity + "]: a kernel bug");
         }
-        if (host.getLong(readbackAt + Long.BYTES) != 0) {
+        if (firstError != NO_ERROR || heapOverflowed) {
+          armStatus(status); // the next update, if the caller goes on, starts with none
+          unsynchronized = true;
+        }
+        if (heapOverflowed) {
           throw new IllegalStateException(UPDATE_KERNEL + " ran out of key heap (" + used
               + " bytes wanted, " + (heap == null ? 0 : heap.size())
               + " reserved): the heap bound is wrong, a bug");
@@ -933,7 +956,6 @@ final class CudaHashAggregate implements HashAggregateKernel {
         groupCount = keyCount > 0 ? count : 1;
         initializedTo = Math.max(initializing > 0 ? layout.capacity : initializedTo, groupCount);
         heapUsed = used;
-        long firstError = host.getLong(readbackAt);
         if (firstError != NO_ERROR) {
           throw new RowErrorException(
               RowError.ofCode((int) (firstError & ((1 << ERROR_ROW_SHIFT) - 1))),
