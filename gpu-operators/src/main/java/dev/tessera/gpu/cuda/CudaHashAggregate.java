@@ -901,9 +901,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
             .i32(rows)
             .address(planAddress + stateAt)
             .address(status)
-            .address(status + Long.BYTES)
-            .address(codeGroups(codeShape))
-            .i64(codeShape.secondDigits());
+            .address(status + Long.BYTES);
         boolean generated = kernel != null;
         // The interpreter kernel wants every group it may insert at its identities already.
         long initializing = generated ? 0 : layout.capacity - initializedTo;
@@ -913,6 +911,8 @@ final class CudaHashAggregate implements HashAggregateKernel {
                   .i64(layout.capacity));
         }
         if (generated) {
+          // The generated kernel's own parameters, which the interpreter's has not.
+          arguments.address(codeGroups(codeShape)).i64(codeShape.secondDigits());
           if (AggregateUpdateGenerator.takesPlanWords(spec)) {
             // The plan's words as uploaded, which the kernel reads as a parameter (PlanWords).
             long[] words = new long[(int) (planBytes() / Long.BYTES)];

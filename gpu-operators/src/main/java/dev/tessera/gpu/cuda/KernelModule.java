@@ -79,9 +79,12 @@ public final class KernelModule {
         shape.gridBlocks(), 1, 1,
         shape.blockThreads(), 1, 1,
         shape.sharedMemoryBytes(), stream.handle(),
-        args.toPointer(), null);
-    check(result, "launching kernel " + kernel + " (grid " + shape.gridBlocks() + ", block "
-        + shape.blockThreads() + ")");
+        null, LaunchParameters.extra(args));
+    if (result != CUresult.CUDA_SUCCESS) {
+      // Parameters past the kernel's own fail the launch as "out of resources".
+      check(result, "launching kernel " + kernel + " (grid " + shape.gridBlocks() + ", block "
+          + shape.blockThreads() + ", " + args.size() + " bytes of parameters)");
+    }
     stream.noteLaunch(kernel);
   }
 
