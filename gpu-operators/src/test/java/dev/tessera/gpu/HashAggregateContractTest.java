@@ -96,7 +96,6 @@ public abstract class HashAggregateContractTest extends BackendTestBase {
     }
   }
 
-
   @Test
   void groupsByALongKeyOverManyBatchesWithNulls() {
     AggregateSpec spec = countSumMinMax(LONG);
