@@ -1,5 +1,7 @@
 package dev.tessera.gpu.cuda;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
@@ -12,6 +14,11 @@ import java.util.Arrays;
  * about 25 µs of host time per launch of a 16-parameter kernel (H100 host).
  */
 public final class KernelArgs {
+  private static final VarHandle LONGS =
+      MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+  private static final VarHandle INTS =
+      MethodHandles.byteArrayViewVarHandle(int[].class, ByteOrder.LITTLE_ENDIAN);
+
   private byte[] bytes = new byte[128];
   private int size;
 
@@ -22,29 +29,30 @@ public final class KernelArgs {
 
   /** A 64-bit integer parameter. */
   public KernelArgs i64(long value) {
-    buffer(Long.BYTES, Long.BYTES).putLong(value);
+    int at = append(Long.BYTES, Long.BYTES); // first: it may replace bytes
+    LONGS.set(bytes, at, value);
     return this;
   }
 
   /** A 32-bit integer parameter. */
   public KernelArgs i32(int value) {
-    buffer(Integer.BYTES, Integer.BYTES).putInt(value);
+    int at = append(Integer.BYTES, Integer.BYTES); // first: it may replace bytes
+    INTS.set(bytes, at, value);
     return this;
   }
 
   /** A parameter of 64-bit words passed by value (an array or struct parameter, 8-aligned). */
   public KernelArgs words(long[] words) {
-    ByteBuffer to = buffer(Long.BYTES, Long.BYTES * words.length);
-    for (long word : words) {
-      to.putLong(word);
+    int at = append(Long.BYTES, Long.BYTES * words.length);
+    for (int i = 0; i < words.length; i++) {
+      LONGS.set(bytes, at + Long.BYTES * i, words[i]);
     }
     return this;
   }
 
   /** A double parameter. */
   public KernelArgs f64(double value) {
-    buffer(Double.BYTES, Double.BYTES).putDouble(value);
-    return this;
+    return i64(Double.doubleToRawLongBits(value));
   }
 
   /** Bytes of the packed parameters. */
@@ -58,15 +66,15 @@ public final class KernelArgs {
   }
 
   /**
-   * A little-endian view of {@code length} bytes appended at the next offset aligned to
-   * {@code alignment}; the padding before it is zero.
+   * Reserves {@code length} bytes at the next offset aligned to {@code alignment} and returns
+   * that offset; the padding before it is zero.
    */
-  private ByteBuffer buffer(int alignment, int length) {
+  private int append(int alignment, int length) {
     int at = (size + alignment - 1) & -alignment;
     if (at + length > bytes.length) {
       bytes = Arrays.copyOf(bytes, Math.max(2 * bytes.length, at + length));
     }
     size = at + length;
-    return ByteBuffer.wrap(bytes, at, length).order(ByteOrder.LITTLE_ENDIAN);
+    return at;
   }
 }
