@@ -110,12 +110,49 @@ public final class GeneratedModule {
    * was there (0 where every compile it waited for came from the disk cache).
    */
   public static CompiledKernel compile(GeneratedKernel kernel, String arch) {
+    return compileForms(kernel, arch, System.nanoTime()).used();
+  }
+
+  /**
+   * What the runtime (GeneratedKernels) starts from: {@link #compile}'s result, whether the
+   * driver's compiler may do better, and {@link #compileAgain} started early where it is likely
+   * to be needed.
+   *
+   * @param used the form {@link #compile} takes, compiled at its register ask
+   * @param firstFormFits whether the kernel's first form, the one the driver's compiler is
+   *     given, took at most {@link #MAX_REGISTERS} registers from the in-jar compiler. Where it
+   *     took more, the driver's compiler does no better (WideProjectionBench's first form: 160
+   *     registers in-jar, 162 from the driver on an H100), and its JIT would only delay the
+   *     kernel: it is for the in-jar compiler's stack frames and spills.
+   * @param againAhead {@link #compileAgain}, started beside the forms' own compiles where the
+   *     generator expects the first form rejected ({@link GeneratedKernel#leanerAtOnce}): such a
+   *     kernel's last form, the one used, left spills at -O3 in 39 of 40 wide projections
+   *     (WideProjectionCompileTest). Null where not started; {@link #compiledAgain} waits for it.
+   */
+  public record Compilation(CompiledKernel used, boolean firstFormFits,
+      CompletableFuture<CompiledKernel> againAhead) {}
+
+  /** {@link #compile}, as a {@link Compilation}. */
+  public static Compilation compilation(GeneratedKernel kernel, String arch) {
     long started = System.nanoTime();
+    CompletableFuture<CompiledKernel> againAhead =
+        kernel.leanerAtOnce() ? compileAgainAhead(kernel, arch) : null;
+    Forms forms = compileForms(kernel, arch, started);
+    return new Compilation(forms.used(), forms.first().registers() <= MAX_REGISTERS, againAhead);
+  }
+
+  /** The form {@link #compile} takes, compiled, and what the in-jar compiler made of the first. */
+  private record Forms(CompiledKernel used, CompileReport first) {}
+
+  /** {@link #compile}, its time counted from {@code started}. */
+  private static Forms compileForms(GeneratedKernel kernel, String arch, long started) {
     List<CompletableFuture<CompiledKernel>> leaner =
         kernel.leanerAtOnce() ? startLeaner(kernel, arch) : null;
     CompiledKernel first = compileForm(kernel, arch);
-    if (kernel.leaner() == null || rejection(first.report(kernel.entry())) == null) {
-      return first; // any leaner compiles started run to their end unused (and fill the cache)
+    CompileReport firstForm = first.report(kernel.entry());
+    if (kernel.leaner() == null || rejection(firstForm) == null) {
+      // Any leaner compiles started run to their end unused (and fill the cache).
+      return new Forms(first, firstForm);
     }
     if (leaner == null) {
       leaner = startLeaner(kernel, arch);
@@ -128,7 +165,9 @@ public final class GeneratedModule {
       CompiledKernel compiled = CompileThreads.join(compile);
       compiling += compiled.compileNanos();
       if (form.leaner() == null || rejection(compiled.report(form.entry())) == null) {
-        return compiled.withCompileNanos(compiling == 0 ? 0 : System.nanoTime() - started);
+        return new Forms(
+            compiled.withCompileNanos(compiling == 0 ? 0 : System.nanoTime() - started),
+            firstForm);
       }
       form = form.leaner();
     }

@@ -44,9 +44,9 @@ import org.slf4j.LoggerFactory;
  * <p>The in-jar PTX compiler makes the cubin where it knows the device's architecture
  * ({@link CubinTarget}); for newer devices the driver compiles the PTX itself (its JIT). When
  * the in-jar compiler (CUDA 12.0's) leaves a kernel a few bytes of stack or spills, the driver's
- * compiler, newer on a current driver, gets a second try: its kernel is used when it needs no
- * local memory and at most {@link GeneratedModule#MAX_REGISTERS} registers (a spill would be in
- * local memory). A kernel that decodes GPU-DFOR tiles is never given to the driver's compiler,
+ * compiler, newer on a current driver, gets a second try (where the in-jar compiler fitted the
+ * kernel's first form in the registers): its kernel is used when it needs no local memory and
+ * at most {@link GeneratedModule#MAX_REGISTERS} registers (a spill would be in local memory). A kernel that decodes GPU-DFOR tiles is never given to the driver's compiler,
  * which takes no ptxas options ({@link GeneratedModule#decodesDforTiles}).
  */
 final class GeneratedKernels {
@@ -165,18 +165,21 @@ final class GeneratedKernels {
     // decodes GPU-DFOR tiles may crash it, and the process with it (CUDA 13.0's ptxas does).
     boolean driverMayCompile = !GeneratedModule.decodesDforTiles(kernel);
     if (arch.isPresent()) {
-      CompiledKernel compiled = GeneratedModule.compile(kernel, arch.get());
+      GeneratedModule.Compilation compilation = GeneratedModule.compilation(kernel, arch.get());
+      CompiledKernel compiled = compilation.used();
       CompileReport report = compiled.report(kernel.entry());
       nanos = compiled.compileNanos();
       String rejection = GeneratedModule.rejection(report);
-      CompletableFuture<CompiledKernel> againAhead = null;
+      CompletableFuture<CompiledKernel> againAhead = compilation.againAhead();
       if (rejection != null && report.registers() <= GeneratedModule.MAX_REGISTERS
-          && driverMayCompile) {
+          && compilation.firstFormFits() && driverMayCompile) {
         // Only a stack frame or spills: the driver's compiler may do without. What the in-jar
         // compiler makes of it with other options, needed where the driver's does not, compiles
         // meanwhile (one such compile of a wide projection took about 125 ms on an H100 host).
         long driverStarted = System.nanoTime();
-        againAhead = GeneratedModule.compileAgainAhead(kernel, arch.get());
+        if (againAhead == null) {
+          againAhead = GeneratedModule.compileAgainAhead(kernel, arch.get());
+        }
         Kernel jit = loadThroughTheDriver(kernel, report, nanos);
         if (jit != null) {
           return jit;
@@ -257,10 +260,12 @@ final class GeneratedKernels {
    * (the module unloaded). Its compile time adds the in-jar compile's {@code inJarNanos}.
    *
    * <p>The driver gets the kernel's first form, even where the in-jar compile went on to a
-   * leaner one. Given that leaner form instead, the driver compiled WideProjectionBench's kernel
-   * 104 ms sooner (482 against 586 ms) into 48 registers without local memory, which ran 4.8%
-   * slower (2.098 against 2.002 ms) than the in-jar compiler's -O1 kernel of 64 registers that
-   * the first form's refusal leads to (H100, 2026-12-06).
+   * leaner one, and only where the in-jar compiler fitted that form in the registers ({@link
+   * GeneratedModule.Compilation#firstFormFits}). Given the leaner form instead, the driver
+   * compiled WideProjectionBench's kernel 104 ms sooner (482 against 586 ms) into 48 registers
+   * without local memory, which ran 4.8% slower (2.098 against 2.002 ms) than the in-jar
+   * compiler's -O1 kernel of 64 registers that the first form's refusal leads to (H100,
+   * 2026-12-06).
    */
   private Kernel loadThroughTheDriver(GeneratedKernel kernel, CompileReport inJar,
       long inJarNanos) {

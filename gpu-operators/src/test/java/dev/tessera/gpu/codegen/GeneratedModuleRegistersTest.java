@@ -1,6 +1,7 @@
 package dev.tessera.gpu.codegen;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -121,6 +122,32 @@ class GeneratedModuleRegistersTest {
     assertEquals(again.ptx(), ahead.ptx());
     assertEquals(again.report(tight.entry()).registers(), ahead.report(tight.entry()).registers());
     assertNull(GeneratedModule.rejection(ahead.report(tight.entry())));
+  }
+
+  /**
+   * A kernel whose generator expects its first form rejected has compileAgain started with its
+   * forms' compiles, and it gives what compileAgain gives; the form used is compile's. One not
+   * expected so has none started. Both first forms fit the registers (24 asked, more taken).
+   */
+  @Test
+  @RequiresPtxCompiler
+  void aCompilationStartsCompilingAgainOnlyWhereTheFirstFormIsExpectedRejected()
+      throws Exception {
+    GeneratedKernel kernel = keyed();
+    GeneratedKernel chain = form(kernel, "first", true, form(kernel, "last", true, null));
+    GeneratedModule.Compilation expected = GeneratedModule.compilation(atOnce(chain), "sm_90");
+    GeneratedModule.Compilation unexpected = GeneratedModule.compilation(chain, "sm_90");
+
+    assertNull(unexpected.againAhead());
+    assertNotNull(expected.againAhead());
+    CompiledKernel again = GeneratedModule.compileAgain(chain, "sm_90");
+    CompiledKernel ahead = GeneratedModule.compiledAgain(expected.againAhead());
+    assertEquals(again.options(), ahead.options());
+    assertEquals(again.ptx(), ahead.ptx());
+    for (GeneratedModule.Compilation c : List.of(expected, unexpected)) {
+      assertEquals(GeneratedModule.compile(chain, "sm_90").ptx(), c.used().ptx());
+      assertTrue(c.firstFormFits());
+    }
   }
 
   /** {@code kernel} with {@link GeneratedKernel#leanerAtOnce}. */

@@ -1,8 +1,13 @@
 package dev.tessera.gpu.cuda;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.tessera.gpu.bench.WideProjectionBench;
+import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.codegen.CompileReport;
 import dev.tessera.gpu.codegen.FilterProjectGenerator;
 import dev.tessera.gpu.codegen.GeneratedKernel;
@@ -85,6 +90,28 @@ class WideProjectionCompileTest {
         + " wide projections' first forms over the registers");
     assertTrue(expectedWrongly <= PROGRAMS / 10, expectedWrongly + " of " + PROGRAMS
         + " wide projections expected over the registers in their first form fit it");
+  }
+
+  /**
+   * WideProjectionBench's kernel as the runtime compiles it (GeneratedKernels.load): its first
+   * form over the registers, so the driver's compiler is not tried, and the last form, which
+   * spills at -O3, compiled again (-O1) from the start, clean.
+   */
+  @Test
+  void theBenchmarksWideProjectionIsCompiledAgainFromTheStartWithoutTheDriver()
+      throws Exception {
+    Program program = WideProjectionBench.program();
+    List<InputSpec> inputs = program.inputTypes().stream()
+        .map(t -> new InputSpec(t, Encoding.PLAIN, false)).toList();
+    GeneratedKernel kernel = FilterProjectGenerator.generate(program, inputs);
+    assertTrue(kernel.leanerAtOnce());
+
+    GeneratedModule.Compilation compilation = GeneratedModule.compilation(kernel, "sm_90");
+    assertFalse(compilation.firstFormFits());
+    assertNotNull(compilation.againAhead());
+    CompileReport again = GeneratedModule.compiledAgain(compilation.againAhead())
+        .report(kernel.entry());
+    assertNull(GeneratedModule.rejection(again), again.summary());
   }
 
   /** Whether {@code form}, compiled alone, is a kernel the runtime would use. */
