@@ -46,8 +46,9 @@ import org.slf4j.LoggerFactory;
  * the in-jar compiler (CUDA 12.0's) leaves a kernel a few bytes of stack or spills, the driver's
  * compiler, newer on a current driver, gets a second try (where the in-jar compiler fitted the
  * kernel's first form in the registers): its kernel is used when it needs no local memory and
- * at most {@link GeneratedModule#MAX_REGISTERS} registers (a spill would be in local memory). A kernel that decodes GPU-DFOR tiles is never given to the driver's compiler,
- * which takes no ptxas options ({@link GeneratedModule#decodesDforTiles}).
+ * at most {@link GeneratedModule#MAX_REGISTERS} registers (a spill would be in local memory). A
+ * kernel that decodes GPU-DFOR tiles is never given to the driver's compiler, which takes no
+ * ptxas options ({@link GeneratedModule#decodesDforTiles}).
  */
 final class GeneratedKernels {
   private static final Logger LOG = LoggerFactory.getLogger(GeneratedKernels.class);
