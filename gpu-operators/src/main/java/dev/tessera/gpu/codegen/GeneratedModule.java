@@ -110,13 +110,13 @@ public final class GeneratedModule {
    * was there (0 where every compile it waited for came from the disk cache).
    */
   public static CompiledKernel compile(GeneratedKernel kernel, String arch) {
-    return compileForms(kernel, arch, System.nanoTime()).used();
+    return compileForms(kernel, arch, false).used();
   }
 
   /**
    * What the runtime (GeneratedKernels) starts from: {@link #compile}'s result, whether the
-   * driver's compiler may do better, and {@link #compileAgain} started early where it is likely
-   * to be needed.
+   * driver's compiler may do better, and {@link #compileAgain} started as soon as it is known to
+   * be needed.
    *
    * @param used the form {@link #compile} takes, compiled at its register ask
    * @param firstFormFits whether the kernel's first form, the one the driver's compiler is
@@ -124,65 +124,86 @@ public final class GeneratedModule {
    *     took more, the driver's compiler does no better (WideProjectionBench's first form: 160
    *     registers in-jar, 162 from the driver on an H100), and its JIT would only delay the
    *     kernel: it is for the in-jar compiler's stack frames and spills.
-   * @param againAhead {@link #compileAgain}, started beside the forms' own compiles where the
-   *     generator expects the first form rejected ({@link GeneratedKernel#leanerAtOnce}): such a
-   *     kernel's last form, the one used, left spills at -O3 in 39 of 40 wide projections
-   *     (WideProjectionCompileTest). Null where not started; {@link #compiledAgain} waits for it.
+   * @param againAhead where the kernel's leaner forms were compiled: {@link #compileAgain},
+   *     started once the last form's own compile was rejected, which may be long before the
+   *     first form's compile ends (WideProjectionBench's last form spills 8 B at -O3, the in-jar
+   *     compiler's quirk, and is clean at -O1; its first form is the slowest of the three to
+   *     compile). Its result is null where the last form was not rejected. Null where the
+   *     leaner forms were not compiled; {@link #compiledAgain} waits for it.
    */
   public record Compilation(CompiledKernel used, boolean firstFormFits,
       CompletableFuture<CompiledKernel> againAhead) {}
 
   /** {@link #compile}, as a {@link Compilation}. */
   public static Compilation compilation(GeneratedKernel kernel, String arch) {
-    long started = System.nanoTime();
-    CompletableFuture<CompiledKernel> againAhead =
-        kernel.leanerAtOnce() ? compileAgainAhead(kernel, arch) : null;
-    Forms forms = compileForms(kernel, arch, started);
-    return new Compilation(forms.used(), forms.first().registers() <= MAX_REGISTERS, againAhead);
+    Forms forms = compileForms(kernel, arch, true);
+    return new Compilation(forms.used(), forms.first().registers() <= MAX_REGISTERS,
+        forms.leaner() == null ? null : forms.leaner().again());
   }
 
-  /** The form {@link #compile} takes, compiled, and what the in-jar compiler made of the first. */
-  private record Forms(CompiledKernel used, CompileReport first) {}
+  /**
+   * The form {@link #compile} takes, compiled; what the in-jar compiler made of the first form;
+   * the leaner forms' compiles, or null where none started.
+   */
+  private record Forms(CompiledKernel used, CompileReport first, LeanerCompiles leaner) {}
 
-  /** {@link #compile}, its time counted from {@code started}. */
-  private static Forms compileForms(GeneratedKernel kernel, String arch, long started) {
-    List<CompletableFuture<CompiledKernel>> leaner =
-        kernel.leanerAtOnce() ? startLeaner(kernel, arch) : null;
+  /**
+   * The compiles of a kernel's leaner forms, in order, and where asked, {@link #compileAgain}
+   * started once the last of them is rejected (its result null where that is not).
+   */
+  private record LeanerCompiles(List<CompletableFuture<CompiledKernel>> forms,
+      CompletableFuture<CompiledKernel> again) {}
+
+  /** {@link #compile}; where {@code againEarly}, with {@link LeanerCompiles#again}. */
+  private static Forms compileForms(GeneratedKernel kernel, String arch, boolean againEarly) {
+    long started = System.nanoTime();
+    LeanerCompiles leaner =
+        kernel.leanerAtOnce() ? startLeaner(kernel, arch, againEarly) : null;
     CompiledKernel first = compileForm(kernel, arch);
     CompileReport firstForm = first.report(kernel.entry());
     if (kernel.leaner() == null || rejection(firstForm) == null) {
       // Any leaner compiles started run to their end unused (and fill the cache).
-      return new Forms(first, firstForm);
+      return new Forms(first, firstForm, null);
     }
     if (leaner == null) {
-      leaner = startLeaner(kernel, arch);
+      leaner = startLeaner(kernel, arch, againEarly);
     }
     long compiling = first.compileNanos();
     // The leaner forms in order, each at its ask before any with more registers (fewer threads
     // a block): what compiling them one after another would have taken.
     GeneratedKernel form = kernel.leaner();
-    for (CompletableFuture<CompiledKernel> compile : leaner) {
+    for (CompletableFuture<CompiledKernel> compile : leaner.forms()) {
       CompiledKernel compiled = CompileThreads.join(compile);
       compiling += compiled.compileNanos();
       if (form.leaner() == null || rejection(compiled.report(form.entry())) == null) {
         return new Forms(
             compiled.withCompileNanos(compiling == 0 ? 0 : System.nanoTime() - started),
-            firstForm);
+            firstForm, leaner);
       }
       form = form.leaner();
     }
     throw new IllegalStateException("the last form returns above");
   }
 
-  /** The compiles of {@code kernel}'s leaner forms, in order, started on compile threads. */
-  private static List<CompletableFuture<CompiledKernel>> startLeaner(GeneratedKernel kernel,
-      String arch) {
+  /**
+   * The compiles of {@code kernel}'s leaner forms, started on compile threads; where {@code
+   * againEarly}, {@link #compileAgain} after the last form's, where that is rejected.
+   */
+  private static LeanerCompiles startLeaner(GeneratedKernel kernel, String arch,
+      boolean againEarly) {
     List<CompletableFuture<CompiledKernel>> compiles = new ArrayList<>();
+    GeneratedKernel last = kernel;
     for (GeneratedKernel form = kernel.leaner(); form != null; form = form.leaner()) {
       GeneratedKernel thisForm = form;
       compiles.add(CompileThreads.start(() -> compileForm(thisForm, arch)));
+      last = form;
     }
-    return compiles;
+    String entry = last.entry();
+    CompletableFuture<CompiledKernel> again = !againEarly ? null
+        : compiles.get(compiles.size() - 1).thenCompose(compiled ->
+            rejection(compiled.report(entry)) == null ? CompletableFuture.completedFuture(null)
+                : compileAgainAhead(kernel, arch));
+    return new LeanerCompiles(compiles, again);
   }
 
   /**

@@ -94,8 +94,8 @@ class WideProjectionCompileTest {
 
   /**
    * WideProjectionBench's kernel as the runtime compiles it (GeneratedKernels.load): its first
-   * form over the registers, so the driver's compiler is not tried, and the last form, which
-   * spills at -O3, compiled again (-O1) from the start, clean.
+   * form over the registers, so the driver's compiler is not tried, and its last form, the one
+   * used, which spills at -O3, compiled again (-O1) as soon as that is known, clean.
    */
   @Test
   void theBenchmarksWideProjectionIsCompiledAgainFromTheStartWithoutTheDriver()
@@ -108,6 +108,8 @@ class WideProjectionCompileTest {
 
     GeneratedModule.Compilation compilation = GeneratedModule.compilation(kernel, "sm_90");
     assertFalse(compilation.firstFormFits());
+    CompileReport used = compilation.used().report(kernel.entry());
+    assertFalse(used.clean(), used.summary());
     assertNotNull(compilation.againAhead());
     CompileReport again = GeneratedModule.compiledAgain(compilation.againAhead())
         .report(kernel.entry());
