@@ -192,17 +192,15 @@ public final class GeneratedModule {
   private static LeanerCompiles startLeaner(GeneratedKernel kernel, String arch,
       boolean againEarly) {
     List<CompletableFuture<CompiledKernel>> compiles = new ArrayList<>();
-    GeneratedKernel last = kernel;
     for (GeneratedKernel form = kernel.leaner(); form != null; form = form.leaner()) {
       GeneratedKernel thisForm = form;
       compiles.add(CompileThreads.start(() -> compileForm(thisForm, arch)));
-      last = form;
     }
-    String entry = last.entry();
+    // Every form has the kernel's entry.
     CompletableFuture<CompiledKernel> again = !againEarly ? null
         : compiles.get(compiles.size() - 1).thenCompose(compiled ->
-            rejection(compiled.report(entry)) == null ? CompletableFuture.completedFuture(null)
-                : compileAgainAhead(kernel, arch));
+            rejection(compiled.report(kernel.entry())) == null
+                ? CompletableFuture.completedFuture(null) : compileAgainAhead(kernel, arch));
     return new LeanerCompiles(compiles, again);
   }
 
@@ -285,6 +283,15 @@ public final class GeneratedModule {
   /** What {@link #compileAgainAhead} started: {@link #compileAgain}'s result, or what it threw. */
   public static CompiledKernel compiledAgain(CompletableFuture<CompiledKernel> ahead) {
     return CompileThreads.join(ahead);
+  }
+
+  /**
+   * {@link #compileAgain} of {@code kernel}: what {@code ahead} gives, where it was started
+   * ({@link #compileAgainAhead}, {@link Compilation#againAhead}), else compiled now.
+   */
+  public static CompiledKernel compiledAgain(CompletableFuture<CompiledKernel> ahead,
+      GeneratedKernel kernel, String arch) {
+    return ahead != null ? compiledAgain(ahead) : compileAgain(kernel, arch);
   }
 
   /**

@@ -191,8 +191,7 @@ final class GeneratedKernels {
       if (rejection != null) {
         // The in-jar compiler with other options (-O1, a register cap).
         long waitStarted = System.nanoTime();
-        CompiledKernel again = againAhead != null ? GeneratedModule.compiledAgain(againAhead)
-            : GeneratedModule.compileAgain(kernel, arch.get());
+        CompiledKernel again = GeneratedModule.compiledAgain(againAhead, kernel, arch.get());
         if (again != null) {
           nanos += againAhead != null ? System.nanoTime() - waitStarted : again.compileNanos();
           compiled = again;

@@ -458,9 +458,8 @@ public final class KernelReport {
       if (GeneratedModule.rejection(first.report(kernel.entry())) == null) {
         return first;
       }
-      CompiledKernel again = compilation.againAhead() != null
-          ? GeneratedModule.compiledAgain(compilation.againAhead())
-          : GeneratedModule.compileAgain(kernel, ARCH);
+      CompiledKernel again =
+          GeneratedModule.compiledAgain(compilation.againAhead(), kernel, ARCH);
       return again != null ? again.withCompileNanos(System.nanoTime() - started) : first;
     } catch (RuntimeException e) {
       // The compiler refused the module (a generator bug) or could not run.
