@@ -82,3 +82,27 @@ extern "C" __device__ void tessera_agg_local_merge(const unsigned long long* pla
   const tessera::hash_aggregate::PlanView view = tessera::hash_aggregate::PlanView::Of(plan);
   tessera::hash_aggregate::MergeLocal(view, LocalOf(view, local_words));
 }
+
+// tessera_agg_local_reset and _merge for a kernel whose table has the compact layout
+// (hash_aggregate.cuh CompactLocalTable).
+namespace {
+__device__ __forceinline__ tessera::hash_aggregate::CompactLocalTable CompactLocalOf(
+    const tessera::hash_aggregate::PlanView& view, unsigned long long* local_words) {
+  return tessera::hash_aggregate::CompactLocalTable::In(
+      local_words, static_cast<int>(view.header->local_entries), view.functions,
+      static_cast<int>(view.header->function_count));
+}
+}  // namespace
+
+extern "C" __device__ void tessera_agg_compact_reset(const unsigned long long* plan,
+                                                     unsigned long long* local_words) {
+  const tessera::hash_aggregate::PlanView view = tessera::hash_aggregate::PlanView::Of(plan);
+  CompactLocalOf(view, local_words)
+      .Reset(view.functions, static_cast<int>(view.header->function_count));
+}
+
+extern "C" __device__ void tessera_agg_compact_merge(const unsigned long long* plan,
+                                                     unsigned long long* local_words) {
+  const tessera::hash_aggregate::PlanView view = tessera::hash_aggregate::PlanView::Of(plan);
+  tessera::hash_aggregate::MergeCompactLocal(view, CompactLocalOf(view, local_words));
+}

@@ -550,6 +550,60 @@ struct LocalTable {
   }
 };
 
+// The compact per-block table of a generated kernel that runs one block a multiprocessor
+// (codegen LocalTableLayout, behind tessera.codegen.compactTable): values[F][E], then highs[H][E]
+// of the H sums only, then keys[E], then seen[S][E] of the S functions that are not counts (a
+// count needs neither: Merge reads its value alone). 4 + 8 F + 8 H + 4 S bytes an entry, where
+// LocalTable takes 4 + 20 F. Function f's high is row HighIndex(f) of highs, its seen row
+// SeenIndex(f) of seen: the functions of those kinds before it.
+struct CompactLocalTable {
+  unsigned long long* values;
+  unsigned long long* highs;
+  int* keys;
+  unsigned int* seen;
+  int entries;
+
+  __device__ __forceinline__ static bool HasHigh(int kind) {
+    return kind == kSum || kind == kSumDecimal;
+  }
+  __device__ __forceinline__ static bool HasSeen(int kind) {
+    return kind != kCountRows && kind != kCount;
+  }
+
+  __device__ __forceinline__ static CompactLocalTable In(unsigned long long* shared, int entries,
+                                                         const Function* functions,
+                                                         int function_count) {
+    int highs = 0;
+    for (int f = 0; f < function_count; ++f) {
+      if (HasHigh(static_cast<int>(functions[f].kind))) ++highs;
+    }
+    CompactLocalTable t;
+    t.values = shared;
+    t.highs = shared + static_cast<long long>(function_count) * entries;
+    t.keys = reinterpret_cast<int*>(t.highs + static_cast<long long>(highs) * entries);
+    t.seen = reinterpret_cast<unsigned int*>(t.keys + entries);
+    t.entries = entries;
+    return t;
+  }
+
+  // LocalTable::Reset in this layout.
+  __device__ __forceinline__ void Reset(const Function* functions, int function_count) const {
+    for (int e = threadIdx.x; e < entries; e += blockDim.x) {
+      keys[e] = kEmpty;
+      int h = 0;
+      int s = 0;
+      for (int f = 0; f < function_count; ++f) {
+        const int kind = static_cast<int>(functions[f].kind);
+        values[f * entries + e] = static_cast<unsigned long long>(
+            (kind == kMin || kind == kMax) ? Identity(kind, static_cast<int>(functions[f].type))
+                                           : 0);
+        if (HasHigh(kind)) highs[h++ * entries + e] = 0;
+        if (HasSeen(kind)) seen[s++ * entries + e] = 0;
+      }
+    }
+  }
+};
+
 // ---- warp-level resolution ---------------------------------------------------------------------
 // When every active lane of a warp holds a row of the same group (always for a global aggregate,
 // and for most warps when there are very few groups), the warp reduces its rows with shuffles and
@@ -707,6 +761,30 @@ __device__ __forceinline__ void MergeLocal(const PlanView& plan, const LocalTabl
       const int at = f * local.entries + e;
       Merge(static_cast<int>(fn.kind), static_cast<int>(fn.type), local.values[at],
             local.highs[at], local.seen[at],
+            reinterpret_cast<unsigned long long*>(fn.value) + group,
+            reinterpret_cast<unsigned long long*>(fn.high) + group,
+            reinterpret_cast<unsigned int*>(fn.seen) + group);
+    }
+  }
+}
+
+// MergeLocal of a CompactLocalTable.
+__device__ __forceinline__ void MergeCompactLocal(const PlanView& plan,
+                                                  const CompactLocalTable& local) {
+  const int function_count = static_cast<int>(plan.header->function_count);
+  for (int e = threadIdx.x; e < local.entries; e += blockDim.x) {
+    const int group = local.keys[e];
+    if (group < 0) continue;
+    int h = 0;
+    int s = 0;
+    for (int f = 0; f < function_count; ++f) {
+      const Function& fn = plan.functions[f];
+      const int kind = static_cast<int>(fn.kind);
+      const unsigned long long high =
+          CompactLocalTable::HasHigh(kind) ? local.highs[h++ * local.entries + e] : 0;
+      const unsigned int seen =
+          CompactLocalTable::HasSeen(kind) ? local.seen[s++ * local.entries + e] : 0;
+      Merge(kind, static_cast<int>(fn.type), local.values[f * local.entries + e], high, seen,
             reinterpret_cast<unsigned long long*>(fn.value) + group,
             reinterpret_cast<unsigned long long*>(fn.high) + group,
             reinterpret_cast<unsigned int*>(fn.seen) + group);

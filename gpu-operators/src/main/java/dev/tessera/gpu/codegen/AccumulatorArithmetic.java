@@ -139,6 +139,9 @@ final class AccumulatorArithmetic {
    * no row inserts, has it set here.
    */
   void markSeen(Accumulators at, AggregateValue input) {
+    if (at.seen() == null) {
+      return; // a count in a compact per-block table (LocalTableLayout): nothing reads its flag
+    }
     String skip = null;
     if (input.valid() == null) {
       if (at.space().equals(".shared") || spec.keyCount() > 0) {

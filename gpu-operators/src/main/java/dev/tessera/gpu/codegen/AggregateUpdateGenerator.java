@@ -181,7 +181,7 @@ public final class AggregateUpdateGenerator {
    * nearly all of them (the prototype: 6 slices 1,504 us unqueued, 1,106 queued).
    */
   public static int slicedTableEntries(AggregateSpec spec, KernelFeatures.SharedMemory shared) {
-    return LocalTableSize.wholeMultiprocessorEntries(spec, false, shared,
+    return LocalTableSize.slicedEntries(spec, shared,
         KeptRowQueue.sharedBytes(spec, MAX_BLOCK_THREADS));
   }
 
@@ -196,7 +196,7 @@ public final class AggregateUpdateGenerator {
 
   /** Where the queues start in the dynamic shared memory of a table of {@code entries}. */
   private static int queueOffset(AggregateSpec spec, int entries) {
-    int bytes = LocalTableSize.tableBytes(entries, spec.functions().size())
+    int bytes = LocalTableLayout.of(spec, true).tableBytes(entries)
         + LocalKeyTable.bytes(spec, entries, true, false);
     return (bytes + Long.BYTES - 1) / Long.BYTES * Long.BYTES;
   }
@@ -272,8 +272,12 @@ public final class AggregateUpdateGenerator {
     if (features.reduxSync()) {
       key.append("redux;");
     }
-    if (LocalKeyTable.holdsFixedWidth(spec, fillsMultiprocessor(program, spec, inputs))) {
+    boolean fills = fillsMultiprocessor(program, spec, inputs);
+    if (LocalKeyTable.holdsFixedWidth(spec, fills)) {
       key.append("keyed;");
+    }
+    if (LocalTableLayout.of(spec, fills).compact()) {
+      key.append("compact;");
     }
     int entries = constantEntries(program, spec, inputs, features, slices);
     if (entries != PLAN_ENTRIES) {
@@ -452,6 +456,8 @@ public final class AggregateUpdateGenerator {
     private final GroupedAggregateEmitter update;
     /** {@link #fillsMultiprocessor}: the block's size known only at launch (%ntid.x). */
     private final boolean anyBlockSize;
+    /** Where the per-block table's sections lie. */
+    private final LocalTableLayout layout;
     private final List<InputSpec> inputs;
     /** The join tables that have a probe filter, by the program's table index. */
     private final BitSet probeFiltered;
@@ -511,6 +517,7 @@ public final class AggregateUpdateGenerator {
       this.mayLoadEncodedAhead = plainCopies;
       this.probeFiltered = probeFiltered;
       this.anyBlockSize = fillsMultiprocessor(program, spec, inputs);
+      this.layout = LocalTableLayout.of(spec, anyBlockSize);
       this.inputs = inputs;
       this.entry = entry;
       this.body = new ProgramEmitter(program, inputs, b, entry,
@@ -528,7 +535,7 @@ public final class AggregateUpdateGenerator {
       this.tableEntries = constantEntries(program, spec, inputs, features, slices);
       this.update = registers == null
           ? new GroupedAggregateEmitter(b, spec, body, localName(), features, anyBlockSize,
-              coded, plainCopies && anyBlockSize, tableEntries) : null;
+              coded, plainCopies && anyBlockSize, tableEntries, layout) : null;
     }
 
     /** Whether the items' GPU-FOR columns are loaded ahead (set by write()). */
@@ -564,7 +571,7 @@ public final class AggregateUpdateGenerator {
       if (registers != null) {
         registers.begin();
       } else {
-        localTableCall("tessera_agg_local_reset");
+        localTableCall(layout.resetFunction());
         update.reset();
         b.op("bar.sync 0");
         update.begin();
@@ -781,7 +788,7 @@ public final class AggregateUpdateGenerator {
       } else {
         update.end();
         b.op("bar.sync 0");
-        localTableCall("tessera_agg_local_merge");
+        localTableCall(layout.mergeFunction());
       }
       b.op("ret");
       return text();

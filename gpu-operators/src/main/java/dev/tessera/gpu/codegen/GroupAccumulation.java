@@ -42,6 +42,8 @@ final class GroupAccumulation {
   private final PlanWords plan;
   private final KernelFeatures features;
   private final AccumulatorArithmetic arithmetic;
+  /** Where the per-block table's sections lie. */
+  private final LocalTableLayout layout;
   /** For the item being written: the per-block table (shared address) and its entries. */
   private LocalKeyTable.View table;
   /** The item's inputs, per function (null for COUNT_ROWS). */
@@ -56,11 +58,13 @@ final class GroupAccumulation {
   /** Where the kernel accumulates runs ({@link #beginRuns}): the lane's run. Null otherwise. */
   private RunAccumulators run;
 
-  GroupAccumulation(PtxBuilder b, AggregateSpec spec, PlanWords plan, KernelFeatures features) {
+  GroupAccumulation(PtxBuilder b, AggregateSpec spec, PlanWords plan, KernelFeatures features,
+      LocalTableLayout layout) {
     this.b = b;
     this.spec = spec;
     this.plan = plan;
     this.features = features;
+    this.layout = layout;
     this.arithmetic = new AccumulatorArithmetic(b, spec);
   }
 
@@ -454,7 +458,7 @@ final class GroupAccumulation {
     }
     String base = table.local();
     String keysBase = b.b64();
-    b.op("mul.lo.s64 %s, %s, %d", keysBase, table.entries64(), 16L * spec.functions().size());
+    b.op("mul.lo.s64 %s, %s, %d", keysBase, table.entries64(), layout.groupWordsPerEntry());
     b.op("add.s64 %s, %s, %s", keysBase, keysBase, base);
     String lastEntry = b.b32();
     b.op("sub.u32 %s, %s, 1", lastEntry, table.entries());
@@ -518,7 +522,7 @@ final class GroupAccumulation {
   /** Entry {@code entry}'s seen flags of the functions of {@code set} set. */
   private void setSeen(boolean[] set, String entry) {
     for (int f = 0; f < set.length; f++) {
-      if (set[f]) {
+      if (set[f] && layout.hasSeen(f)) {
         b.op("st.shared.u32 [%s], 1", tableAccumulators(f, entry, ".shared").seen());
       }
     }
@@ -539,6 +543,9 @@ final class GroupAccumulation {
     String[] tables = {table.value(), table.high(), table.seen()};
     String[] globals = {global.value(), global.high(), global.seen()};
     for (int i = 0; i < 3; i++) {
+      if (tables[i] == null) {
+        continue; // a word the compact layout has not for this function: none of its updates
+      }
       generic[i] = b.b64();
       b.op("selp.b64 %s, %s, %s, %s", generic[i], tables[i], globals[i], inTable);
     }
@@ -599,22 +606,21 @@ final class GroupAccumulation {
    * #tableAccumulators} then takes from registers instead of computing them in every item.
    */
   void hold(LocalKeyTable.View table) {
-    int functions = spec.functions().size();
     String highs = b.b64();
-    b.op("mul.lo.s64 %s, %s, %d", highs, table.entries64(), 8L * functions);
+    b.op("mul.lo.s64 %s, %s, %d", highs, table.entries64(), layout.highsPerEntry());
     String seen = b.b64();
-    b.op("mad.lo.s64 %s, %s, %d, %s", seen, table.entries64(), 16L * functions + 4,
+    b.op("mad.lo.s64 %s, %s, %d, %s", seen, table.entries64(), layout.seenPerEntry(),
         table.local());
     sections = new Sections(table, highs, seen);
   }
 
   /**
    * Function f's accumulators in the per-block table's entry {@code entry} (>= 0), addressed in
-   * {@code space} (".shared", or "" for generic addresses), in LocalTable's layout: word f * E + e
-   * of values[F][E], of highs[F][E] after it; seen[F][E] after keys[E].
+   * {@code space} (".shared", or "" for generic addresses), in the table's {@link #layout}: word
+   * f * E + e of values[F][E], word h * E + e of highs[H][E] after it (h: f's row of them),
+   * word s * E + e of seen[S][E] after keys[E]; a high or seen the layout has not for f is null.
    */
   private Accumulators tableAccumulators(int f, String entry, String space) {
-    int functions = spec.functions().size();
     String base = table.local();
     String entries64 = table.entries64();
     if (!space.equals(".shared")) { // generic
@@ -627,17 +633,45 @@ final class GroupAccumulation {
     b.op("mad.lo.s64 %s, %s, %d, %s", word, entries64, f, e);
     String value = b.b64();
     b.op("mad.lo.s64 %s, %s, 8, %s", value, word, base);
-    String high = b.b64();
-    String seen = b.b64();
-    if (sections != null && sections.table() == table && space.equals(".shared")) {
-      b.op("add.s64 %s, %s, %s", high, value, sections.highs());
-      b.op("mad.lo.s64 %s, %s, 4, %s", seen, word, sections.seen());
-    } else {
-      b.op("mad.lo.s64 %s, %s, %d, %s", high, entries64, 8L * functions, value);
-      b.op("mad.lo.s64 %s, %s, %d, %s", seen, entries64, 16L * functions + 4, base);
-      b.op("mad.lo.s64 %s, %s, 4, %s", seen, word, seen);
+    // Where f's row of highs (of seen) is f, as in LocalTable's layout, its word is f's value's.
+    String high = null;
+    if (layout.hasHigh(f)) {
+      String highValue = value; // where the high would be with the values at its row
+      if (layout.highRow(f) != f) {
+        highValue = b.b64();
+        b.op("mad.lo.s64 %s, %s, 8, %s", highValue, tableWord(layout.highRow(f), e), base);
+      }
+      high = b.b64();
+      if (heldSections(space)) {
+        b.op("add.s64 %s, %s, %s", high, highValue, sections.highs());
+      } else {
+        b.op("mad.lo.s64 %s, %s, %d, %s", high, entries64, layout.highsPerEntry(), highValue);
+      }
+    }
+    String seen = null;
+    if (layout.hasSeen(f)) {
+      String seenWord = layout.seenRow(f) == f ? word : tableWord(layout.seenRow(f), e);
+      seen = b.b64();
+      if (heldSections(space)) {
+        b.op("mad.lo.s64 %s, %s, 4, %s", seen, seenWord, sections.seen());
+      } else {
+        b.op("mad.lo.s64 %s, %s, %d, %s", seen, entries64, layout.seenPerEntry(), base);
+        b.op("mad.lo.s64 %s, %s, 4, %s", seen, seenWord, seen);
+      }
     }
     return new Accumulators(value, high, seen, space, null);
+  }
+
+  /** Whether {@link #sections} hold the current table's, for addresses in {@code space}. */
+  private boolean heldSections(String space) {
+    return sections != null && sections.table() == table && space.equals(".shared");
+  }
+
+  /** Word {@code row} * E + {@code e} (.b64) of a section of the table's rows. */
+  private String tableWord(int row, String e) {
+    String word = b.b64();
+    b.op("mad.lo.s64 %s, %s, %d, %s", word, table.entries64(), row, e);
+    return word;
   }
 
   /**

@@ -73,11 +73,12 @@ final class GroupedAggregateEmitter {
    * whose register ask (64) the copy stays within or the generator writes the kernel again
    * without it ({@link GeneratedKernel#leaner}). {@code tableEntries}: the per-block table's
    * entries as a constant (AggregateUpdateGenerator.constantEntries: the launch gives every
-   * kernel of this code the same), or -1 where the kernel reads them from the plan.
+   * kernel of this code the same), or -1 where the kernel reads them from the plan. {@code
+   * layout}: where the table's sections lie.
    */
   GroupedAggregateEmitter(PtxBuilder b, AggregateSpec spec, ProgramEmitter body,
       String localSymbol, KernelFeatures features, boolean wholeMultiprocessor,
-      CodeGroups.Keys coded, boolean plainCopies, int tableEntries) {
+      CodeGroups.Keys coded, boolean plainCopies, int tableEntries, LocalTableLayout layout) {
     this.b = b;
     this.plainCopies = plainCopies;
     this.tableEntries = tableEntries;
@@ -87,11 +88,12 @@ final class GroupedAggregateEmitter {
     this.plan = new PlanWords(b, body, spec);
     AggregateSpec tableKeys = LocalKeyTable.tableKeys(spec, wholeMultiprocessor, coded != null);
     this.keyTable =
-        tableKeys == null ? null : new LocalKeyTable(b, tableKeys, localSymbol + "_claims");
+        tableKeys == null ? null
+            : new LocalKeyTable(b, tableKeys, localSymbol + "_claims", layout);
     this.lookup = new GroupLookup(b, spec, body, plan, keyTable, coded);
     this.fixedWidthTable = keyTable != null
         && (coded != null || LocalKeyTable.holdsFixedWidth(spec, wholeMultiprocessor));
-    this.accumulation = new GroupAccumulation(b, spec, plan, features);
+    this.accumulation = new GroupAccumulation(b, spec, plan, features, layout);
   }
 
   /**

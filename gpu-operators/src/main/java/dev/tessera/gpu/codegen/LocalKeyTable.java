@@ -104,11 +104,18 @@ final class LocalKeyTable {
   /** The block's count of entries claimed so far (.shared .u32): its symbol. */
   private final String claims;
 
-  /** {@code claims}: the name of the block's count of claimed entries, declared here. */
-  LocalKeyTable(PtxBuilder b, AggregateSpec spec, String claims) {
+  /** Where the sections of the table before its keys lie. */
+  private final LocalTableLayout layout;
+
+  /**
+   * {@code claims}: the name of the block's count of claimed entries, declared here; {@code
+   * layout}: where the table's sections before the keys lie.
+   */
+  LocalKeyTable(PtxBuilder b, AggregateSpec spec, String claims, LocalTableLayout layout) {
     this.b = b;
     this.spec = spec;
     this.claims = claims;
+    this.layout = layout;
     b.declare(".shared .align 4 .u32 " + claims);
   }
 
@@ -498,13 +505,13 @@ final class LocalKeyTable {
   }
 
   private Addresses sections(View table) {
-    int functions = spec.functions().size();
     String base = table.local();
     String groups = b.b64();
-    b.op("mad.lo.s64 %s, %s, %d, %s", groups, table.entries64(), 16L * functions, base);
-    // LocalTable's bytes, rounded up to 8 (LocalTableSize.tableBytes).
+    b.op("mad.lo.s64 %s, %s, %d, %s", groups, table.entries64(), layout.groupWordsPerEntry(),
+        base);
+    // The layout's bytes, rounded up to 8 (LocalTableLayout.tableBytes).
     String keys = b.b64();
-    b.op("mul.lo.s64 %s, %s, %d", keys, table.entries64(), LocalTableSize.entryBytes(functions));
+    b.op("mul.lo.s64 %s, %s, %d", keys, table.entries64(), layout.entryBytes());
     b.op("add.s64 %s, %s, 7", keys, keys);
     b.op("and.b64 %s, %s, -8", keys, keys);
     b.op("add.s64 %s, %s, %s", keys, keys, base);

@@ -44,6 +44,11 @@ public final class LocalTableSize {
    */
   public static final int WHOLE_SHARED_PERCENT = 85;
   private static final int MAX_WHOLE_ENTRIES = 2048;
+  /**
+   * The most entries of a sliced table in the compact layout: what the budget holds decides
+   * (HashAggregateBench's four functions and one key: about 2,300 on an H100).
+   */
+  private static final int MAX_SLICED_ENTRIES = 4096;
 
   private LocalTableSize() {}
 
@@ -79,9 +84,24 @@ public final class LocalTableSize {
    */
   public static int wholeMultiprocessorEntries(AggregateSpec spec, boolean coded,
       SharedMemory shared, int besideTable) {
-    return wholeMultiprocessorEntries(spec.functions().size(),
+    return wholeMultiprocessorEntries(LocalTableLayout.of(spec, true),
         LocalKeyTable.bytes(spec, 1, true, coded),
-        Math.max(0, wholeMultiprocessorBudget(shared) - besideTable));
+        Math.max(0, wholeMultiprocessorBudget(shared) - besideTable), MAX_WHOLE_ENTRIES);
+  }
+
+  /**
+   * The entries of the table of {@code spec}'s kernel that slices its groups ({@link
+   * AggregateUpdateGenerator#slicedTableEntries}): {@link #wholeMultiprocessorEntries(
+   * AggregateSpec, boolean, SharedMemory, int)} beside its queues' {@code besideTable} bytes, as
+   * many as fit where the table has the compact layout ({@link LocalTableLayout}), whose sliced
+   * tables are sized to hold the most groups (at most {@link #MAX_SLICED_ENTRIES}); with
+   * LocalTable's, at most {@link #MAX_WHOLE_ENTRIES}, as measured.
+   */
+  public static int slicedEntries(AggregateSpec spec, SharedMemory shared, int besideTable) {
+    LocalTableLayout layout = LocalTableLayout.of(spec, true);
+    return wholeMultiprocessorEntries(layout, LocalKeyTable.bytes(spec, 1, true, false),
+        Math.max(0, wholeMultiprocessorBudget(shared) - besideTable),
+        layout.compact() ? MAX_SLICED_ENTRIES : MAX_WHOLE_ENTRIES);
   }
 
   /**
@@ -96,6 +116,26 @@ public final class LocalTableSize {
     // LocalTable's bytes are rounded up to 8 before the keys (tableBytes).
     return tableBytes(entries, functionCount) + keyBytes * entries <= budget ? entries
         : entries - 1;
+  }
+
+  /**
+   * {@link #wholeMultiprocessorEntries(int, int, int)} of a table of {@code layout}, at most
+   * {@code most} entries.
+   */
+  private static int wholeMultiprocessorEntries(LocalTableLayout layout, int keyBytes,
+      int budget, int most) {
+    if (!layout.compact()) {
+      return Math.min(most, wholeMultiprocessorEntries(layout.functions().size(), keyBytes,
+          budget));
+    }
+    if (keyBytes == 0 || layout.functions().isEmpty()) {
+      // A table found by group: a power of two (LocalTable.Find masks its slots).
+      int bytes = layout.entryBytes() + keyBytes;
+      return layout.functions().isEmpty() || bytes > budget ? 0
+          : Math.min(Integer.highestOneBit(budget / bytes), most);
+    }
+    int entries = Math.min(budget / (layout.entryBytes() + keyBytes), most);
+    return layout.tableBytes(entries) + keyBytes * entries <= budget ? entries : entries - 1;
   }
 
   /**

@@ -9,6 +9,7 @@ import dev.tessera.gpu.codegen.AggregateUpdateGenerator;
 import dev.tessera.gpu.codegen.CodeGroups;
 import dev.tessera.gpu.codegen.InputSpec;
 import dev.tessera.gpu.codegen.KernelFeatures;
+import dev.tessera.gpu.codegen.LocalTableLayout;
 import dev.tessera.gpu.codegen.LocalTableSize;
 import dev.tessera.gpu.codegen.ProgramWords;
 import dev.tessera.gpu.column.ColumnBatch;
@@ -804,7 +805,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
             ? AggregateUpdateGenerator.localKeyBytes(spec, launchEntries, fills, coded) : 0;
         LaunchShape oneBlock = new LaunchShape(1, threads, fills && kernelSlices > 1
             ? AggregateUpdateGenerator.slicedSharedBytes(spec, launchEntries)
-            : LocalTableSize.tableBytes(launchEntries, functionCount) + keyBytes);
+            : LocalTableLayout.of(spec, fills).tableBytes(launchEntries) + keyBytes);
         int resident;
         if (kernel == null) {
           resident = kernels.residentBlocks(UPDATE_KERNEL, oneBlock);
