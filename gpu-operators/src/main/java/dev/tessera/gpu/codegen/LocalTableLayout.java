@@ -16,7 +16,7 @@ import java.util.List;
  * kernel's by default) gives every function a high word and a seen flag: H = S = F, 4 + 20 F
  * bytes an entry. {@code CompactLocalTable} (the prelude's {@code tessera_agg_compact_reset} and
  * {@code _merge}) gives high words to sums only and seen flags to all but counts, which the merge
- * reads neither of: HashAggregateBench's count, sum, min and max take 60 bytes an entry instead of
+ * reads neither of: HashAggregateBench's count, sum, min and max take 56 bytes an entry instead of
  * 84, so a block that fills a multiprocessor holds more groups (and a sliced aggregation needs
  * fewer slices, GroupSlices). Only kernels that run one block a multiprocessor ({@link
  * AggregateUpdateGenerator#fillsMultiprocessor}) take the compact one, and only with {@link
