@@ -26,7 +26,7 @@ import jcuda.driver.CUresult;
 public final class KernelModule {
   /** Where native-kernels puts the fatbin inside its jar. */
   public static final String FATBIN_RESOURCE = "/dev/tessera/kernels/tessera.fatbin";
-  /** Dynamic shared memory a block may have without its kernel asking for more. */
+  /** Shared memory (static and dynamic) a block may have without its kernel asking for more. */
   private static final int DEFAULT_DYNAMIC_SHARED_BYTES = 48 << 10;
 
   private final CudaDevice device;
@@ -36,6 +36,8 @@ public final class KernelModule {
   private final ConcurrentHashMap<CUfunction, Integer> carveouts = new ConcurrentHashMap<>();
   /** The dynamic shared memory each function was allowed beyond the default 48 KiB. */
   private final ConcurrentHashMap<CUfunction, Integer> sharedAllowed = new ConcurrentHashMap<>();
+  /** The static shared memory of each function (staticSharedBytes). */
+  private final ConcurrentHashMap<CUfunction, Integer> staticShared = new ConcurrentHashMap<>();
   /** The most threads a block of each function may have (maxBlockThreads). */
   private final ConcurrentHashMap<CUfunction, Integer> blockThreads = new ConcurrentHashMap<>();
 
@@ -118,7 +120,10 @@ public final class KernelModule {
   int residentBlocks(CUfunction function, String kernel, LaunchShape shape, int percent) {
     device.makeCurrent();
     int shared = shape.sharedMemoryBytes();
-    if (shared > DEFAULT_DYNAMIC_SHARED_BYTES && sharedAllowed.getOrDefault(function, 0) < shared) {
+    // The default 48 KiB hold a block's static and dynamic shared memory together: a table of
+    // exactly 48 KiB beside a kernel's 16 static bytes failed its launch (invalid argument).
+    if (shared + staticSharedBytes(function, kernel) > DEFAULT_DYNAMIC_SHARED_BYTES
+        && sharedAllowed.getOrDefault(function, 0) < shared) {
       check(cuFuncSetAttribute(function,
           CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared),
           "allowing kernel " + kernel + " " + shared + " bytes of dynamic shared memory");
@@ -133,6 +138,16 @@ public final class KernelModule {
     long carveout = (long) device.sharedBytesPerMultiprocessor() * percent / 100;
     long fit = carveout / (shape.sharedMemoryBytes() + device.reservedSharedBytesPerBlock());
     return (int) Math.max(1, Math.min(residentBlocks(function, kernel, shape), fit));
+  }
+
+  /** The static shared memory of {@code function} (named {@code kernel} in errors), in bytes. */
+  private int staticSharedBytes(CUfunction function, String kernel) {
+    return staticShared.computeIfAbsent(function, f -> {
+      int[] bytes = new int[1];
+      check(cuFuncGetAttribute(bytes, CUfunction_attribute.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f),
+          "the static shared memory of kernel " + kernel);
+      return bytes[0];
+    });
   }
 
   /**
