@@ -10,7 +10,7 @@ import java.util.function.Supplier;
 
 /**
  * The threads that compile beside a caller: a rejected kernel's leaner forms ({@link
- * GeneratedModule#compile}), its other options once its last form is rejected ({@link
+ * GeneratedModule#compile}), its other options beside those ({@link
  * GeneratedModule#compilation}) or while the driver's compiler tries it ({@link
  * GeneratedModule#compileAgainAhead}), and the backend's warm-up ({@link CompilerWarmUp}). Each
  * compile is a single-threaded call into the in-jar compiler, which is thread safe (the compile

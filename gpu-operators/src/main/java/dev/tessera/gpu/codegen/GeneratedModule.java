@@ -125,10 +125,9 @@ public final class GeneratedModule {
    *     registers in-jar, 162 from the driver on an H100), and its JIT would only delay the
    *     kernel: it is for the in-jar compiler's stack frames and spills.
    * @param againAhead where the kernel's leaner forms were compiled: {@link #compileAgain},
-   *     started once the last form's own compile was rejected, which may be long before the
-   *     first form's compile ends (WideProjectionBench's last form spills 8 B at -O3, the in-jar
-   *     compiler's quirk, and is clean at -O1; its first form is the slowest of the three to
-   *     compile). Its result is null where the last form was not rejected. Null where the
+   *     started with them, so that it runs while the first form, the slowest, still compiles
+   *     (WideProjectionBench's last form spills 8 B at -O3, the in-jar compiler's quirk, and is
+   *     clean at -O1). Its result is null where the last form was not rejected. Null where the
    *     leaner forms were not compiled; {@link #compiledAgain} waits for it.
    */
   public record Compilation(CompiledKernel used, boolean firstFormFits,
@@ -187,7 +186,12 @@ public final class GeneratedModule {
 
   /**
    * The compiles of {@code kernel}'s leaner forms, started on compile threads; where {@code
-   * againEarly}, {@link #compileAgain} after the last form's, where that is rejected.
+   * againEarly}, {@link #compileAgain} beside them, its result kept where the last form is
+   * rejected (null where not). Started with them, not once the last form comes back rejected:
+   * WideProjectionBench's first compile took 152-175 ms so against 268-269 ms chained (the
+   * last form's -O3 compile, then its -O1 one, one after the other), four runs each on one H100
+   * host; where the last form is clean (39 of 40 random wide projections) the -O1 compile is a
+   * compile thread's work spent for nothing.
    */
   private static LeanerCompiles startLeaner(GeneratedKernel kernel, String arch,
       boolean againEarly) {
@@ -196,11 +200,15 @@ public final class GeneratedModule {
       GeneratedKernel thisForm = form;
       compiles.add(CompileThreads.start(() -> compileForm(thisForm, arch)));
     }
-    // Every form has the kernel's entry.
-    CompletableFuture<CompiledKernel> again = !againEarly ? null
-        : compiles.get(compiles.size() - 1).thenCompose(compiled ->
-            rejection(compiled.report(kernel.entry())) == null
-                ? CompletableFuture.completedFuture(null) : compileAgainAhead(kernel, arch));
+    CompletableFuture<CompiledKernel> again = null;
+    if (againEarly) {
+      CompletableFuture<CompiledKernel> started = compileAgainAhead(kernel, arch);
+      // Every form has the kernel's entry. Where the last form is clean, what the -O1 compile
+      // gave (or threw) is not wanted.
+      again = compiles.get(compiles.size() - 1).thenCompose(compiled ->
+          rejection(compiled.report(kernel.entry())) == null
+              ? CompletableFuture.completedFuture(null) : started);
+    }
     return new LeanerCompiles(compiles, again);
   }
 
