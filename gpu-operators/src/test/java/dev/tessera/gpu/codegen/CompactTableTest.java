@@ -21,9 +21,9 @@ import org.junit.jupiter.api.Test;
  * The per-block table's compact layout (LocalTableLayout, hash_aggregate.cuh CompactLocalTable),
  * behind {@link LocalTableLayout#PROPERTY}, without a GPU: its sections, the entries it gives a
  * kernel that fills a multiprocessor, that only such kernels take it, and that they compile
- * within their registers with no local memory. Off, every kernel keeps LocalTable's layout (the
- * PTX of 445 random kernel forms was compared byte for byte). Whether the compact kernels
- * aggregate right is the CUDA suites' to say, with the property on, on a GPU.
+ * within their registers with no local memory (GeneratedAggregateCompileTest compiles random
+ * pipelines' such kernels). Whether the compact kernels aggregate right is the CUDA suites' to
+ * say, with the property on, on a GPU.
  */
 class CompactTableTest {
   private static final KernelFeatures SM90 = KernelFeatures.forArch("sm_90");

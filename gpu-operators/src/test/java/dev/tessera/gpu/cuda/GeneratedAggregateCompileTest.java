@@ -18,6 +18,7 @@ import dev.tessera.gpu.codegen.GeneratedKernel;
 import dev.tessera.gpu.codegen.GeneratedModule;
 import dev.tessera.gpu.codegen.InputSpec;
 import dev.tessera.gpu.codegen.KernelFeatures;
+import dev.tessera.gpu.codegen.LocalTableLayout;
 import dev.tessera.gpu.codegen.PtxCompiler;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.TypeId;
@@ -47,6 +48,8 @@ import org.junit.jupiter.api.Test;
 class GeneratedAggregateCompileTest {
   private static final int PIPELINES = 200;
   private static final int MAX_INPUT_COLUMNS = 5;
+  /** The pipelines whose kernels that fill a multiprocessor compile with compact tables. */
+  private static final int COMPACT_PIPELINES = 120;
 
   @BeforeAll
   static void compilerLoads() {
@@ -150,6 +153,69 @@ class GeneratedAggregateCompileTest {
     assertTrue(prefiltered.get() > 0, "no kernel held rows for a probe (PrefilteredRows)");
     assertTrue(atFilterBit.get() > 0, "no kernel held rows after a probe filter's bit");
     assertTrue(atFilterBit.get() < prefiltered.get(), "no kernel held rows behind a guard");
+  }
+
+  /**
+   * The same random pipelines' kernels that fill a multiprocessor, with the compact per-block
+   * table ({@link LocalTableLayout#PROPERTY}), unsliced and, where they may, in 3 slices: they
+   * call the compact table's reset and merge and compile as the others do (at most 1 in 10
+   * rejected for a few bytes of spills).
+   */
+  @Test
+  void compactTablesOfRandomPipelinesCompileWithoutStackOrSpills() {
+    String before = System.getProperty(LocalTableLayout.PROPERTY);
+    System.setProperty(LocalTableLayout.PROPERTY, "true");
+    AtomicInteger compiled = new AtomicInteger();
+    AtomicInteger rejected = new AtomicInteger();
+    try {
+      IntStream.range(0, COMPACT_PIPELINES).parallel().forEach(seed -> {
+        Random random = new Random(seed);
+        List<ColumnType> types = RandomBatches.randomTypes(random, 1 + random.nextInt(
+            MAX_INPUT_COLUMNS));
+        Program program = seed % 2 == 0
+            ? RandomPrograms.generate(types, random.nextBoolean(), random.nextLong())
+            : RandomPrograms.generateProbing(types, random.nextBoolean(), random.nextLong())
+                .program();
+        AggregateSpec spec = randomSpec(program, random);
+        List<InputSpec> inputs = GeneratedFilterProjectCompileTest.randomLayouts(types, random);
+        if (!AggregateUpdateGenerator.fillsMultiprocessor(program, spec, inputs)
+            || AggregateUpdateGenerator.whyNotGenerated(program, spec) != null) {
+          return;
+        }
+        for (int slices : AggregateUpdateGenerator.slicesGroups(program, spec, inputs)
+            ? new int[] {1, 3} : new int[] {1}) {
+          GeneratedKernel kernel;
+          try {
+            kernel = AggregateUpdateGenerator.generate(program, inputs, spec, features(seed),
+                new BitSet(), slices);
+          } catch (CodegenUnsupportedException e) {
+            throw new AssertionError("seed " + seed + ": " + e.getMessage(), e);
+          }
+          assertTrue(kernel.ptx().contains("tessera_agg_compact_merge"), () -> "seed " + seed);
+          CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
+          String rejection = GeneratedModule.rejection(report);
+          if (rejection != null && !report.clean()
+              && report.registers() <= GeneratedModule.MAX_REGISTERS) {
+            rejected.incrementAndGet();
+            continue;
+          }
+          assertNull(rejection, () -> "seed " + seed + " " + inputs + " " + spec + "\n"
+              + program.disassemble());
+          compiled.incrementAndGet();
+        }
+      });
+    } finally {
+      if (before == null) {
+        System.clearProperty(LocalTableLayout.PROPERTY);
+      } else {
+        System.setProperty(LocalTableLayout.PROPERTY, before);
+      }
+    }
+    System.out.printf("compact tables: %d kernels compiled cleanly, %d rejected for a few bytes"
+        + " of spills%n", compiled.get(), rejected.get());
+    assertTrue(compiled.get() >= 20, "too few kernels fill a multiprocessor: " + compiled.get());
+    assertTrue(rejected.get() * 10 <= compiled.get() + rejected.get(),
+        rejected.get() + " kernels spilled");
   }
 
   /**
