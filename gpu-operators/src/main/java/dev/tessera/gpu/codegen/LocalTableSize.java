@@ -71,31 +71,23 @@ public final class LocalTableSize {
    * (LocalTable.Find masks its slots); one found by key ({@link LocalKeyTable#find}) takes any
    * count: HashAggregateBench's four functions and two keys take 104 bytes an entry, 1,898 of them
    * where a power of two was 1,024, which 1,000 groups all but filled (one group in eight found
-   * no slot): "two columns" at 1,000 groups 919 -> 659 us, at 10^4 -9% (H200, ncu).
+   * no slot): "two columns" at 1,000 groups 919 -> 659 us, at 10^4 -9% (H200, ncu). In the
+   * table's layout ({@link LocalTableLayout#of}: compact where its switch is on).
    */
   public static int wholeMultiprocessorEntries(AggregateSpec spec, boolean coded,
       SharedMemory shared) {
-    return wholeMultiprocessorEntries(spec, coded, shared, 0);
-  }
-
-  /**
-   * {@link #wholeMultiprocessorEntries(AggregateSpec, boolean, SharedMemory)} of a kernel that
-   * takes {@code besideTable} bytes of shared memory for other things (its warps' queues).
-   */
-  public static int wholeMultiprocessorEntries(AggregateSpec spec, boolean coded,
-      SharedMemory shared, int besideTable) {
     return wholeMultiprocessorEntries(LocalTableLayout.of(spec, true),
-        LocalKeyTable.bytes(spec, 1, true, coded),
-        Math.max(0, wholeMultiprocessorBudget(shared) - besideTable), MAX_WHOLE_ENTRIES);
+        LocalKeyTable.bytes(spec, 1, true, coded), wholeMultiprocessorBudget(shared),
+        MAX_WHOLE_ENTRIES);
   }
 
   /**
    * The entries of the table of {@code spec}'s kernel that slices its groups ({@link
-   * AggregateUpdateGenerator#slicedTableEntries}): {@link #wholeMultiprocessorEntries(
-   * AggregateSpec, boolean, SharedMemory, int)} beside its queues' {@code besideTable} bytes, as
-   * many as fit where the table has the compact layout ({@link LocalTableLayout}), whose sliced
-   * tables are sized to hold the most groups (at most {@link #MAX_SLICED_ENTRIES}); with
-   * LocalTable's, at most {@link #MAX_WHOLE_ENTRIES}, as measured.
+   * AggregateUpdateGenerator#slicedTableEntries}), beside its warps' queues' {@code besideTable}
+   * bytes: as {@link #wholeMultiprocessorEntries(AggregateSpec, boolean, SharedMemory)}, but in
+   * the compact layout ({@link LocalTableLayout}) as many as fit, to hold the most groups (at most
+   * {@link #MAX_SLICED_ENTRIES}); in LocalTable's, at most {@link #MAX_WHOLE_ENTRIES}, as
+   * measured.
    */
   public static int slicedEntries(AggregateSpec spec, SharedMemory shared, int besideTable) {
     LocalTableLayout layout = LocalTableLayout.of(spec, true);
