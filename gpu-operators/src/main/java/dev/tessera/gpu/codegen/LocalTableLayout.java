@@ -30,11 +30,6 @@ public record LocalTableLayout(List<AggregateFunction> functions, boolean compac
     functions = List.copyOf(functions);
   }
 
-  /** The layout of a table of {@code spec}'s functions in the interpreter's LocalTable layout. */
-  public static LocalTableLayout full(AggregateSpec spec) {
-    return new LocalTableLayout(spec.functions(), false);
-  }
-
   /**
    * The layout of the table of a kernel of {@code spec}: compact where the kernel {@code fills} a
    * multiprocessor and {@link #PROPERTY} is set.

@@ -41,7 +41,7 @@ class CompactTableTest {
 
   @Test
   void theFullLayoutIsLocalTables() {
-    LocalTableLayout full = LocalTableLayout.full(benchSpec());
+    LocalTableLayout full = new LocalTableLayout(benchSpec().functions(), false);
     assertEquals(LocalTableSize.entryBytes(4), full.entryBytes()); // 4 + 20 F
     assertEquals(32, full.highsPerEntry());
     assertEquals(64, full.groupWordsPerEntry()); // after values[F][E] and highs[F][E]
