@@ -14,7 +14,6 @@ import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.expr.Program;
 import java.util.BitSet;
 import java.util.List;
-import java.util.concurrent.Callable;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -83,13 +82,13 @@ class CompactTableTest {
 
   @Test
   void onlyKernelsOfAWholeMultiprocessorTakeTheCompactLayoutAndOnlyWithTheProperty()
-      throws Exception {
+      throws Throwable {
     AggregateSpec spec = benchSpec();
     int entriesOff = AggregateUpdateGenerator.slicedTableEntries(spec, H100);
     GeneratedKernel off = kernel(spec, false, 1);
     assertFalse(LocalTableLayout.of(spec, true).compact());
     assertTrue(off.ptx().contains("tessera_agg_local_reset"));
-    withCompactTables(() -> {
+    CompactTables.on(() -> {
       assertTrue(LocalTableLayout.of(spec, true).compact());
       assertFalse(LocalTableLayout.of(spec, false).compact(), "a block of 128 threads");
       GeneratedKernel on = kernel(spec, false, 1);
@@ -105,14 +104,13 @@ class CompactTableTest {
       assertTrue(entriesOn > 2200, "" + entriesOn);
       assertTrue(AggregateUpdateGenerator.slicedSharedBytes(spec, entriesOn)
           <= LocalTableSize.wholeMultiprocessorBudget(H100), "past the table's budget");
-      return null;
     });
   }
 
   @Test
   @RequiresPtxCompiler
-  void compactKernelsCompileWithinTheirRegistersWithoutLocalMemory() throws Exception {
-    withCompactTables(() -> {
+  void compactKernelsCompileWithinTheirRegistersWithoutLocalMemory() throws Throwable {
+    CompactTables.on(() -> {
       for (AggregateSpec spec : List.of(benchSpec(), LocalKeyTableTest.spec(List.of(
           ColumnType.INT, ColumnType.LONG)), LocalKeyTableTest.spec(List.of(ColumnType.LONG)))) {
         for (int slices : new int[] {1, 6}) {
@@ -135,7 +133,6 @@ class CompactTableTest {
           }
         }
       }
-      return null;
     });
   }
 
@@ -145,19 +142,5 @@ class CompactTableTest {
         .map(t -> new InputSpec(t, Encoding.PLAIN, nullable)).toList();
     return AggregateUpdateGenerator.generate(AggregateBlockShapeTest.program(spec, false),
         inputs, spec, SM90, new BitSet(), slices);
-  }
-
-  private static void withCompactTables(Callable<Void> body) throws Exception {
-    String before = System.getProperty(LocalTableLayout.PROPERTY);
-    System.setProperty(LocalTableLayout.PROPERTY, "true");
-    try {
-      body.call();
-    } finally {
-      if (before == null) {
-        System.clearProperty(LocalTableLayout.PROPERTY);
-      } else {
-        System.setProperty(LocalTableLayout.PROPERTY, before);
-      }
-    }
   }
 }

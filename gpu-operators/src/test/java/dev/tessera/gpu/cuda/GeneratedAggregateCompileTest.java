@@ -12,13 +12,13 @@ import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.codegen.AggregateUpdateGenerator;
 import dev.tessera.gpu.codegen.CodegenUnsupportedException;
+import dev.tessera.gpu.codegen.CompactTables;
 import dev.tessera.gpu.codegen.CompileReport;
 import dev.tessera.gpu.codegen.CompiledKernel;
 import dev.tessera.gpu.codegen.GeneratedKernel;
 import dev.tessera.gpu.codegen.GeneratedModule;
 import dev.tessera.gpu.codegen.InputSpec;
 import dev.tessera.gpu.codegen.KernelFeatures;
-import dev.tessera.gpu.codegen.LocalTableLayout;
 import dev.tessera.gpu.codegen.PtxCompiler;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.TypeId;
@@ -69,15 +69,10 @@ class GeneratedAggregateCompileTest {
     AtomicInteger prefiltered = new AtomicInteger();
     AtomicInteger atFilterBit = new AtomicInteger();
     IntStream.range(0, PIPELINES).parallel().forEach(seed -> {
-      Random random = new Random(seed);
-      List<ColumnType> types = RandomBatches.randomTypes(random, 1 + random.nextInt(
-          MAX_INPUT_COLUMNS));
-      Program program = seed % 2 == 0
-          ? RandomPrograms.generate(types, random.nextBoolean(), random.nextLong())
-          : RandomPrograms.generateProbing(types, random.nextBoolean(), random.nextLong())
-              .program();
-      AggregateSpec spec = randomSpec(program, random);
-      List<InputSpec> inputs = GeneratedFilterProjectCompileTest.randomLayouts(types, random);
+      Pipeline pipeline = Pipeline.of(seed);
+      Program program = pipeline.program();
+      AggregateSpec spec = pipeline.spec();
+      List<InputSpec> inputs = pipeline.inputs();
       GeneratedKernel kernel;
       try {
         // Half the probing pipelines for tables that all have a probe filter.
@@ -103,14 +98,12 @@ class GeneratedAggregateCompileTest {
             + e.getMessage() + "\n" + program.disassemble(), e);
       }
       CompileReport report = compiled.report(kernel.entry());
-      String rejection = GeneratedModule.rejection(report);
-      if (rejection != null && !report.clean()
-          && report.registers() <= GeneratedModule.MAX_REGISTERS) {
+      if (spillsOnly(report)) {
         rejected.incrementAndGet();
         return;
       }
-      assertNull(rejection, () -> "seed " + seed + " " + inputs + " " + spec + "\n"
-          + program.disassemble());
+      assertNull(GeneratedModule.rejection(report), () -> "seed " + seed + " " + inputs + " "
+          + spec + "\n" + program.disassemble());
       generated.incrementAndGet();
       if (kernel.ptx().contains("onto the warp's stack")) {
         prefiltered.incrementAndGet(); // rows wait for a probe in their warp's stack
@@ -157,65 +150,76 @@ class GeneratedAggregateCompileTest {
 
   /**
    * The same random pipelines' kernels that fill a multiprocessor, with the compact per-block
-   * table ({@link LocalTableLayout#PROPERTY}), unsliced and, where they may, in 3 slices: they
+   * table ({@link CompactTables}), unsliced and, where they may, in 3 slices: they
    * call the compact table's reset and merge and compile as the others do (at most 1 in 10
    * rejected for a few bytes of spills).
    */
   @Test
-  void compactTablesOfRandomPipelinesCompileWithoutStackOrSpills() {
-    String before = System.getProperty(LocalTableLayout.PROPERTY);
-    System.setProperty(LocalTableLayout.PROPERTY, "true");
+  void compactTablesOfRandomPipelinesCompileWithoutStackOrSpills() throws Throwable {
     AtomicInteger compiled = new AtomicInteger();
     AtomicInteger rejected = new AtomicInteger();
-    try {
-      IntStream.range(0, COMPACT_PIPELINES).parallel().forEach(seed -> {
-        Random random = new Random(seed);
-        List<ColumnType> types = RandomBatches.randomTypes(random, 1 + random.nextInt(
-            MAX_INPUT_COLUMNS));
-        Program program = seed % 2 == 0
-            ? RandomPrograms.generate(types, random.nextBoolean(), random.nextLong())
-            : RandomPrograms.generateProbing(types, random.nextBoolean(), random.nextLong())
-                .program();
-        AggregateSpec spec = randomSpec(program, random);
-        List<InputSpec> inputs = GeneratedFilterProjectCompileTest.randomLayouts(types, random);
-        if (!AggregateUpdateGenerator.fillsMultiprocessor(program, spec, inputs)
-            || AggregateUpdateGenerator.whyNotGenerated(program, spec) != null) {
-          return;
-        }
-        for (int slices : AggregateUpdateGenerator.slicesGroups(program, spec, inputs)
-            ? new int[] {1, 3} : new int[] {1}) {
-          GeneratedKernel kernel;
-          try {
-            kernel = AggregateUpdateGenerator.generate(program, inputs, spec, features(seed),
-                new BitSet(), slices);
-          } catch (CodegenUnsupportedException e) {
-            throw new AssertionError("seed " + seed + ": " + e.getMessage(), e);
-          }
-          assertTrue(kernel.ptx().contains("tessera_agg_compact_merge"), () -> "seed " + seed);
-          CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
-          String rejection = GeneratedModule.rejection(report);
-          if (rejection != null && !report.clean()
-              && report.registers() <= GeneratedModule.MAX_REGISTERS) {
-            rejected.incrementAndGet();
-            continue;
-          }
-          assertNull(rejection, () -> "seed " + seed + " " + inputs + " " + spec + "\n"
-              + program.disassemble());
-          compiled.incrementAndGet();
-        }
-      });
-    } finally {
-      if (before == null) {
-        System.clearProperty(LocalTableLayout.PROPERTY);
-      } else {
-        System.setProperty(LocalTableLayout.PROPERTY, before);
+    CompactTables.on(() -> IntStream.range(0, COMPACT_PIPELINES).parallel().forEach(seed -> {
+      Pipeline pipeline = Pipeline.of(seed);
+      Program program = pipeline.program();
+      AggregateSpec spec = pipeline.spec();
+      List<InputSpec> inputs = pipeline.inputs();
+      if (!AggregateUpdateGenerator.fillsMultiprocessor(program, spec, inputs)
+          || AggregateUpdateGenerator.whyNotGenerated(program, spec) != null) {
+        return;
       }
-    }
+      for (int slices : AggregateUpdateGenerator.slicesGroups(program, spec, inputs)
+          ? new int[] {1, 3} : new int[] {1}) {
+        GeneratedKernel kernel;
+        try {
+          kernel = AggregateUpdateGenerator.generate(program, inputs, spec, features(seed),
+              new BitSet(), slices);
+        } catch (CodegenUnsupportedException e) {
+          throw new AssertionError("seed " + seed + ": " + e.getMessage(), e);
+        }
+        assertTrue(kernel.ptx().contains("tessera_agg_compact_merge"), () -> "seed " + seed);
+        CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
+        if (spillsOnly(report)) {
+          rejected.incrementAndGet();
+          continue;
+        }
+        assertNull(GeneratedModule.rejection(report), () -> "seed " + seed + " " + inputs + " "
+            + spec + "\n" + program.disassemble());
+        compiled.incrementAndGet();
+      }
+    }));
     System.out.printf("compact tables: %d kernels compiled cleanly, %d rejected for a few bytes"
         + " of spills%n", compiled.get(), rejected.get());
     assertTrue(compiled.get() >= 20, "too few kernels fill a multiprocessor: " + compiled.get());
     assertTrue(rejected.get() * 10 <= compiled.get() + rejected.get(),
         rejected.get() + " kernels spilled");
+  }
+
+  /**
+   * Pipeline {@code seed}: random input columns, a program over them (every other one probing join
+   * tables), a random aggregation of its outputs and random layouts of its columns.
+   */
+  private record Pipeline(Program program, AggregateSpec spec, List<InputSpec> inputs) {
+    static Pipeline of(int seed) {
+      Random random = new Random(seed);
+      List<ColumnType> types = RandomBatches.randomTypes(random, 1 + random.nextInt(
+          MAX_INPUT_COLUMNS));
+      Program program = seed % 2 == 0
+          ? RandomPrograms.generate(types, random.nextBoolean(), random.nextLong())
+          : RandomPrograms.generateProbing(types, random.nextBoolean(), random.nextLong())
+              .program();
+      AggregateSpec spec = randomSpec(program, random);
+      return new Pipeline(program, spec,
+          GeneratedFilterProjectCompileTest.randomLayouts(types, random));
+    }
+  }
+
+  /**
+   * Whether the compile is rejected for a few bytes of stack or spills alone (within the
+   * registers): the pipeline then runs on the interpreter, which at most 1 kernel in 10 may.
+   */
+  private static boolean spillsOnly(CompileReport report) {
+    return GeneratedModule.rejection(report) != null && !report.clean()
+        && report.registers() <= GeneratedModule.MAX_REGISTERS;
   }
 
   /**
