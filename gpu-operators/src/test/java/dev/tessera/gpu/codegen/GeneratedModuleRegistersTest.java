@@ -125,10 +125,10 @@ class GeneratedModuleRegistersTest {
   }
 
   /**
-   * A compilation whose leaner forms were compiled has compileAgain waiting on the last form's
-   * compile: here the last form fits once its ask is lifted, so compileAgain is not started and
-   * gives null, whether the leaner forms started with the first form's compile or after its
-   * rejection. The form used is compile's. A kernel of one form has none; it fits the
+   * A compilation whose leaner forms were compiled has compileAgain started beside them, its
+   * result kept only where the last form is rejected: here the last form fits once its ask is
+   * lifted, so it gives null, whether the leaner forms started with the first form's compile or
+   * after its rejection. The form used is compile's. A kernel of one form has none; it fits the
    * registers, as both first forms here do (24 asked, more taken).
    */
   @Test

@@ -95,7 +95,7 @@ class WideProjectionCompileTest {
   /**
    * WideProjectionBench's kernel as the runtime compiles it (GeneratedKernels.load): its first
    * form over the registers, so the driver's compiler is not tried, and its last form, the one
-   * used, which spills at -O3, compiled again (-O1) as soon as that is known, clean.
+   * used, which spills at -O3, compiled again (-O1) beside the leaner forms, clean.
    */
   @Test
   void theBenchmarksWideProjectionIsCompiledAgainFromTheStartWithoutTheDriver()

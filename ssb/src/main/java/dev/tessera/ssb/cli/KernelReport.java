@@ -450,7 +450,7 @@ public final class KernelReport {
   private static Object compile(GeneratedKernel kernel) {
     try {
       // As the runtime does on a device the driver cannot help (GeneratedKernels): a rejected
-      // kernel is compiled again with other options, started once its last form is rejected
+      // kernel is compiled again with other options, started beside its leaner forms
       // (GeneratedModule.Compilation); its time is until the kernel used was there.
       long started = System.nanoTime();
       GeneratedModule.Compilation compilation = GeneratedModule.compilation(kernel, ARCH);
