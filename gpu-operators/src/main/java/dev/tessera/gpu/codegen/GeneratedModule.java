@@ -115,8 +115,8 @@ public final class GeneratedModule {
 
   /**
    * What the runtime (GeneratedKernels) starts from: {@link #compile}'s result, whether the
-   * driver's compiler may do better, and {@link #compileAgain} started as soon as it is known to
-   * be needed.
+   * driver's compiler may do better, and {@link #compileAgain} started beside the leaner forms'
+   * compiles, where there are any.
    *
    * @param used the form {@link #compile} takes, compiled at its register ask
    * @param firstFormFits whether the kernel's first form, the one the driver's compiler is
@@ -148,7 +148,7 @@ public final class GeneratedModule {
 
   /**
    * The compiles of a kernel's leaner forms, in order, and where asked, {@link #compileAgain}
-   * started once the last of them is rejected (its result null where that is not).
+   * started beside them (its result null where the last of them is not rejected).
    */
   private record LeanerCompiles(List<CompletableFuture<CompiledKernel>> forms,
       CompletableFuture<CompiledKernel> again) {}
