@@ -3,12 +3,17 @@ package dev.tessera.gpu.cuda;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.tessera.gpu.agg.AggregateFunction;
+import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.codegen.AggregateUpdateGenerator;
+import dev.tessera.gpu.codegen.LocalTableLayout;
+import dev.tessera.gpu.column.ColumnType;
 import java.io.IOException;
 import java.lang.reflect.Field;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -166,5 +171,51 @@ class HashAggregateAbiTest {
     assertMatches(generated, header, "H_", Map.of());
     assertMatches(generated, key, "K_", Map.of());
     assertMatches(generated, function, "F_", Map.of());
+  }
+
+  /**
+   * The compact per-block table's words (hash_aggregate.cuh {@code CompactLocalTable::HasHigh}
+   * and {@code HasSeen}) are given to the kinds of function {@link LocalTableLayout} gives them
+   * to, the kernels' reset and merge finding each function's rows where the generated updates
+   * write them. Each predicate's expression ({@code kind == kX || ...} or {@code kind != kX &&
+   * ...}) is read from the source and evaluated for every kind.
+   */
+  @Test
+  void compactTableWordsAreTheLayoutsOfEveryKind() throws Exception {
+    String cu = source();
+    String compact = cu.substring(cu.indexOf("struct CompactLocalTable {"));
+    for (Kind kind : Kind.values()) {
+      LocalTableLayout layout = new LocalTableLayout(
+          List.of(new AggregateFunction(kind, 0, ColumnType.LONG)), true);
+      assertEquals(layout.hasHigh(0), predicate(cu, compact, "HasHigh", kind), "HasHigh " + kind);
+      assertEquals(layout.hasSeen(0), predicate(cu, compact, "HasSeen", kind), "HasSeen " + kind);
+    }
+  }
+
+  /**
+   * The value for {@code kind} of the static predicate {@code name}(int kind) that opens
+   * {@code struct}: its return expression's comparisons of {@code kind} with constants of
+   * {@code cu}'s AggregateKind ({@code constexpr int kX = static_cast<int>(AggregateKind::X);}),
+   * all joined by {@code ||} or all by {@code &&}.
+   */
+  private static boolean predicate(String cu, String struct, String name, Kind kind) {
+    Matcher body = Pattern.compile(
+        "static bool " + name + "\\(int kind\\) \\{\\s*return ([^;]+);").matcher(struct);
+    assertTrue(body.find(), name);
+    String expression = body.group(1).trim();
+    boolean any = expression.contains("||");
+    assertTrue(!any || !expression.contains("&&"), name + ": " + expression);
+    Boolean value = null;
+    for (String term : expression.split(any ? "\\|\\|" : "&&")) {
+      Matcher compare = Pattern.compile("kind (==|!=) (k\\w+)").matcher(term.trim());
+      assertTrue(compare.matches(), name + ": " + term);
+      Matcher constant = Pattern.compile("constexpr int " + compare.group(2)
+          + " = static_cast<int>\\(AggregateKind::(\\w+)\\);").matcher(cu);
+      assertTrue(constant.find(), compare.group(2));
+      boolean equal = Kind.valueOf(constant.group(1)) == kind;
+      boolean holds = compare.group(1).equals("==") == equal;
+      value = value == null ? holds : any ? value || holds : value && holds;
+    }
+    return value;
   }
 }
