@@ -21,8 +21,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The plan layout CudaHashAggregate writes and the hash aggregation's CUDA code reads
- * (include/tessera/hash_aggregate.cuh): every word index the Java side names (H_*, K_*, F_*) is the index of the member of the same (snake_case) name in the CUDA
- * struct, and the struct sizes agree. Runs without a GPU.
+ * (include/tessera/hash_aggregate.cuh): every word index the Java side names (H_*, K_*, F_*) is
+ * the index of the member of the same (snake_case) name in the CUDA struct, and the struct sizes
+ * agree; the per-block tables' words are given to the same functions on both sides. Runs without
+ * a GPU.
  */
 class HashAggregateAbiTest {
   private static final Pattern MEMBER = Pattern.compile(
@@ -62,8 +64,9 @@ class HashAggregateAbiTest {
   /**
    * The constants the generated kernels' group update (codegen's GroupLookup and
    * GroupAccumulation, which write hash_aggregate.cuh's functions in PTX; StringWords, which
-   * hashes strings for them and for the join probes) shares with the CUDA code: the slot states and layout, the hash's seeds and salts, the key heap's alignment, the
-   * per-block table's probes.
+   * hashes strings for them and for the join probes) shares with the CUDA code: the slot states
+   * and layout, the hash's seeds and salts, the key heap's alignment, the per-block table's
+   * probes.
    */
   @Test
   void generatedGroupUpdateUsesTheCudaConstants() throws Exception {
