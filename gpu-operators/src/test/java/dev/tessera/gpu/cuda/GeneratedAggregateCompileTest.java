@@ -29,6 +29,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -47,7 +48,6 @@ import org.junit.jupiter.api.Test;
  */
 class GeneratedAggregateCompileTest {
   private static final int PIPELINES = 200;
-  private static final int MAX_INPUT_COLUMNS = 5;
   /** The pipelines whose kernels that fill a multiprocessor compile with compact tables. */
   private static final int COMPACT_PIPELINES = 120;
 
@@ -98,12 +98,10 @@ class GeneratedAggregateCompileTest {
             + e.getMessage() + "\n" + program.disassemble(), e);
       }
       CompileReport report = compiled.report(kernel.entry());
-      if (spillsOnly(report)) {
-        rejected.incrementAndGet();
+      if (!compiledClean(report, rejected, () -> "seed " + seed + " " + inputs + " " + spec
+          + "\n" + program.disassemble())) {
         return;
       }
-      assertNull(GeneratedModule.rejection(report), () -> "seed " + seed + " " + inputs + " "
-          + spec + "\n" + program.disassemble());
       generated.incrementAndGet();
       if (kernel.ptx().contains("onto the warp's stack")) {
         prefiltered.incrementAndGet(); // rows wait for a probe in their warp's stack
@@ -178,13 +176,10 @@ class GeneratedAggregateCompileTest {
         }
         assertTrue(kernel.ptx().contains("tessera_agg_compact_merge"), () -> "seed " + seed);
         CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
-        if (spillsOnly(report)) {
-          rejected.incrementAndGet();
-          continue;
+        if (compiledClean(report, rejected, () -> "seed " + seed + " " + inputs + " " + spec
+            + "\n" + program.disassemble())) {
+          compiled.incrementAndGet();
         }
-        assertNull(GeneratedModule.rejection(report), () -> "seed " + seed + " " + inputs + " "
-            + spec + "\n" + program.disassemble());
-        compiled.incrementAndGet();
       }
     }));
     System.out.printf("compact tables: %d kernels compiled cleanly, %d rejected for a few bytes"
@@ -201,12 +196,8 @@ class GeneratedAggregateCompileTest {
   private record Pipeline(Program program, AggregateSpec spec, List<InputSpec> inputs) {
     static Pipeline of(int seed) {
       Random random = new Random(seed);
-      List<ColumnType> types = RandomBatches.randomTypes(random, 1 + random.nextInt(
-          MAX_INPUT_COLUMNS));
-      Program program = seed % 2 == 0
-          ? RandomPrograms.generate(types, random.nextBoolean(), random.nextLong())
-          : RandomPrograms.generateProbing(types, random.nextBoolean(), random.nextLong())
-              .program();
+      List<ColumnType> types = GeneratedFilterProjectCompileTest.randomInputTypes(random);
+      Program program = GeneratedFilterProjectCompileTest.randomProgram(seed, types, random);
       AggregateSpec spec = randomSpec(program, random);
       return new Pipeline(program, spec,
           GeneratedFilterProjectCompileTest.randomLayouts(types, random));
@@ -214,12 +205,20 @@ class GeneratedAggregateCompileTest {
   }
 
   /**
-   * Whether the compile is rejected for a few bytes of stack or spills alone (within the
-   * registers): the pipeline then runs on the interpreter, which at most 1 kernel in 10 may.
+   * Whether the compile is clean. One rejected for a few bytes of stack or spills alone (within
+   * the registers) is counted in {@code rejected}: the pipeline then runs on the interpreter,
+   * which at most 1 kernel in 10 may. Any other rejection fails, naming the {@code pipeline}.
    */
-  private static boolean spillsOnly(CompileReport report) {
-    return GeneratedModule.rejection(report) != null && !report.clean()
-        && report.registers() <= GeneratedModule.MAX_REGISTERS;
+  private static boolean compiledClean(CompileReport report, AtomicInteger rejected,
+      Supplier<String> pipeline) {
+    String rejection = GeneratedModule.rejection(report);
+    if (rejection != null && !report.clean()
+        && report.registers() <= GeneratedModule.MAX_REGISTERS) {
+      rejected.incrementAndGet();
+      return false;
+    }
+    assertNull(rejection, pipeline);
+    return true;
   }
 
   /**

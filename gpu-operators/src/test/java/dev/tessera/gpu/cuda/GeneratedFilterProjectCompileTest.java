@@ -63,13 +63,8 @@ class GeneratedFilterProjectCompileTest {
     AtomicInteger mostRegisters = new AtomicInteger();
     IntStream.range(0, PROGRAMS).parallel().forEach(seed -> {
       Random random = new Random(seed);
-      List<ColumnType> types = RandomBatches.randomTypes(random, 1 + random.nextInt(
-          MAX_INPUT_COLUMNS));
-      // Every other program probes join tables too.
-      Program program = seed % 2 == 0
-          ? RandomPrograms.generate(types, random.nextBoolean(), random.nextLong())
-          : RandomPrograms.generateProbing(types, random.nextBoolean(), random.nextLong())
-              .program();
+      List<ColumnType> types = randomInputTypes(random);
+      Program program = randomProgram(seed, types, random);
       List<InputSpec> inputs = randomLayouts(types, random);
       Set<Opcode> uncovered = FilterProjectGenerator.uncoveredOpcodes(program);
       GeneratedKernel kernel;
@@ -147,6 +142,19 @@ class GeneratedFilterProjectCompileTest {
         }
       }
     }
+  }
+
+  /** One to {@link #MAX_INPUT_COLUMNS} random input column types. */
+  static List<ColumnType> randomInputTypes(Random random) {
+    return RandomBatches.randomTypes(random, 1 + random.nextInt(MAX_INPUT_COLUMNS));
+  }
+
+  /** A random program over {@code types}; every other one (odd seeds) probes join tables too. */
+  static Program randomProgram(int seed, List<ColumnType> types, Random random) {
+    return seed % 2 == 0
+        ? RandomPrograms.generate(types, random.nextBoolean(), random.nextLong())
+        : RandomPrograms.generateProbing(types, random.nextBoolean(), random.nextLong())
+            .program();
   }
 
   /** A layout per column as the cache and uploads make them. */

@@ -208,7 +208,7 @@ class HashAggregateAbiTest {
     String expression = body.group(1).trim();
     boolean any = expression.contains("||");
     assertTrue(!any || !expression.contains("&&"), name + ": " + expression);
-    Boolean value = null;
+    boolean value = !any; // what || and && start from
     for (String term : expression.split(any ? "\\|\\|" : "&&")) {
       Matcher compare = Pattern.compile("kind (==|!=) (k\\w+)").matcher(term.trim());
       assertTrue(compare.matches(), name + ": " + term);
@@ -217,7 +217,7 @@ class HashAggregateAbiTest {
       assertTrue(constant.find(), compare.group(2));
       boolean equal = Kind.valueOf(constant.group(1)) == kind;
       boolean holds = compare.group(1).equals("==") == equal;
-      value = value == null ? holds : any ? value || holds : value && holds;
+      value = any ? value || holds : value && holds;
     }
     return value;
   }
