@@ -551,12 +551,11 @@ struct LocalTable {
 };
 
 // The compact per-block table of a generated kernel that runs one block a multiprocessor
-// (codegen LocalTableLayout, behind tessera.codegen.compactTable): values[F][E], then highs[H][E]
-// of the H sums only, then keys[E], then seen[S][E] of the S functions that are not counts (a
-// count needs neither: Merge reads its value alone). 4 + 8 F + 8 H + 4 S bytes an entry, where
-// LocalTable takes 4 + 20 F. Function f's row of highs (of seen) is the number of functions
-// before it that have one (LocalTableLayout.highRow, seenRow): Reset and MergeCompactLocal count
-// them as they go.
+// (codegen LocalTableLayout): values[F][E], then highs[H][E] of the H sums only, then keys[E],
+// then seen[S][E] of the S functions that are not counts (a count needs neither: Merge reads its
+// value alone). 4 + 8 F + 8 H + 4 S bytes an entry, where LocalTable takes 4 + 20 F. Function
+// f's row of highs (of seen) is the number of functions before it that have one
+// (LocalTableLayout.highRow, seenRow): Reset and MergeCompactLocal count them as they go.
 struct CompactLocalTable {
   unsigned long long* values;
   unsigned long long* highs;

@@ -18,25 +18,22 @@ import java.util.List;
  * {@code _merge}) gives high words to sums only and seen flags to all but counts, which the merge
  * reads neither of: HashAggregateBench's count, sum, min and max take 56 bytes an entry instead of
  * 84, so a block that fills a multiprocessor holds more groups (and a sliced aggregation needs
- * fewer slices, GroupSlices). Only kernels that run one block a multiprocessor ({@link
- * AggregateUpdateGenerator#fillsMultiprocessor}) take the compact one, and only with {@link
- * #PROPERTY} set: the CUDA aggregate suites have passed with it, those over cached columns, string
- * keys and join probes not yet (docs/gpu-timings.md, 2026-12-07, sixth session).
+ * fewer slices, GroupSlices): 10^4 groups of HashAggregateBench 18% faster on an H100
+ * (docs/gpu-timings.md, 2026-12-07, sixth session). The kernels that run one block a
+ * multiprocessor ({@link AggregateUpdateGenerator#fillsMultiprocessor}) take the compact one;
+ * blocks of 128 threads keep LocalTable's, whose tables are too small for its bytes to matter.
  */
 public record LocalTableLayout(List<AggregateFunction> functions, boolean compact) {
-  /** The switch for the compact layout (off by default). */
-  public static final String PROPERTY = "tessera.codegen.compactTable";
-
   public LocalTableLayout {
     functions = List.copyOf(functions);
   }
 
   /**
    * The layout of the table of a kernel of {@code spec}: compact where the kernel {@code fills} a
-   * multiprocessor and {@link #PROPERTY} is set.
+   * multiprocessor.
    */
   public static LocalTableLayout of(AggregateSpec spec, boolean fills) {
-    return new LocalTableLayout(spec.functions(), fills && Boolean.getBoolean(PROPERTY));
+    return new LocalTableLayout(spec.functions(), fills);
   }
 
   /** Whether function f has a high word in the table (the compact layout: sums only). */

@@ -5,9 +5,10 @@ import dev.tessera.gpu.codegen.KernelFeatures.SharedMemory;
 
 /**
  * How many entries a hash aggregation's per-block pre-aggregation table has (hash_aggregate.cuh's
- * {@code LocalTable}, 4 + 20 F bytes an entry for F functions, and, where a generated kernel finds
- * its entries by key, their keys: {@link LocalKeyTable#bytes}), and how much shared memory it
- * takes. One definition for the launch (CudaHashAggregate) and the generator, which writes the
+ * {@code LocalTable}, 4 + 20 F bytes an entry for F functions, or, in a generated kernel that
+ * fills a multiprocessor, the compact layout's ({@link LocalTableLayout}), and, where a generated
+ * kernel finds its entries by key, their keys: {@link LocalKeyTable#bytes}), and how much shared
+ * memory it takes. One definition for the launch (CudaHashAggregate) and the generator, which writes the
  * entries of a kernel that {@link AggregateUpdateGenerator#fillsMultiprocessor fills a
  * multiprocessor} into its code as a constant (AggregateUpdateGenerator.constantEntries).
  */
@@ -43,12 +44,12 @@ public final class LocalTableSize {
    * H200, ncu).
    */
   public static final int WHOLE_SHARED_PERCENT = 85;
-  private static final int MAX_WHOLE_ENTRIES = 2048;
+  static final int MAX_WHOLE_ENTRIES = 2048;
   /**
-   * The most entries of a sliced table in the compact layout: what the budget holds decides
+   * The most entries of a sliced table: what the budget holds decides
    * (HashAggregateBench's four functions and one key: about 2,300 on an H100).
    */
-  private static final int MAX_SLICED_ENTRIES = 4096;
+  static final int MAX_SLICED_ENTRIES = 4096;
 
   private LocalTableSize() {}
 
@@ -69,10 +70,10 @@ public final class LocalTableSize {
    * at most {@link #MAX_WHOLE_ENTRIES}; {@code coded}: whether its keys are found by their codes
    * ({@link CodeGroups}). A table found by group (no keys) takes a power of two of them
    * (LocalTable.Find masks its slots); one found by key ({@link LocalKeyTable#find}) takes any
-   * count: HashAggregateBench's four functions and two keys take 104 bytes an entry, 1,898 of them
-   * where a power of two was 1,024, which 1,000 groups all but filled (one group in eight found
-   * no slot): "two columns" at 1,000 groups 919 -> 659 us, at 10^4 -9% (H200, ncu). In the
-   * table's layout ({@link LocalTableLayout#of}: compact where its switch is on).
+   * count: HashAggregateBench's four functions and two keys took 104 bytes an entry in LocalTable's
+   * layout, 1,898 of them where a power of two was 1,024, which 1,000 groups all but filled (one
+   * group in eight found no slot): "two columns" at 1,000 groups 919 -> 659 us, at 10^4 -9% (H200,
+   * ncu). In the compact layout ({@link LocalTableLayout}), as such kernels' tables are.
    */
   public static int wholeMultiprocessorEntries(AggregateSpec spec, boolean coded,
       SharedMemory shared) {
@@ -84,42 +85,23 @@ public final class LocalTableSize {
   /**
    * The entries of the table of {@code spec}'s kernel that slices its groups ({@link
    * AggregateUpdateGenerator#slicedTableEntries}), beside its warps' queues' {@code besideTable}
-   * bytes: as {@link #wholeMultiprocessorEntries(AggregateSpec, boolean, SharedMemory)}, but in
-   * the compact layout ({@link LocalTableLayout}) as many as fit, to hold the most groups (at most
-   * {@link #MAX_SLICED_ENTRIES}); in LocalTable's, at most {@link #MAX_WHOLE_ENTRIES}, as
-   * measured.
+   * bytes: as {@link #wholeMultiprocessorEntries(AggregateSpec, boolean, SharedMemory)}, but as
+   * many as fit, to hold the most groups (at most {@link #MAX_SLICED_ENTRIES}).
    */
   public static int slicedEntries(AggregateSpec spec, SharedMemory shared, int besideTable) {
-    LocalTableLayout layout = LocalTableLayout.of(spec, true);
-    return wholeMultiprocessorEntries(layout, LocalKeyTable.bytes(spec, 1, true, false),
-        Math.max(0, wholeMultiprocessorBudget(shared) - besideTable),
-        layout.compact() ? MAX_SLICED_ENTRIES : MAX_WHOLE_ENTRIES);
+    return wholeMultiprocessorEntries(LocalTableLayout.of(spec, true),
+        LocalKeyTable.bytes(spec, 1, true, false),
+        Math.max(0, wholeMultiprocessorBudget(shared) - besideTable), MAX_SLICED_ENTRIES);
   }
 
   /**
-   * {@link #wholeMultiprocessorEntries(AggregateSpec, SharedMemory)} of {@code functionCount}
-   * functions and {@code keyBytes} of keys an entry, in {@code budget} bytes.
+   * The entries of a table of {@code layout} and {@code keyBytes} of keys an entry that fit
+   * {@code budget}, at most {@code most}: a power of two where the table is found by group (no
+   * keys), else as many as fit with the keys after the table's bytes ({@link
+   * LocalTableLayout#tableBytes}, rounded up to 8).
    */
-  static int wholeMultiprocessorEntries(int functionCount, int keyBytes, int budget) {
-    if (keyBytes == 0 || functionCount == 0) {
-      return entriesWithin(budget, functionCount, keyBytes, MAX_WHOLE_ENTRIES);
-    }
-    int entries = Math.min(budget / (entryBytes(functionCount) + keyBytes), MAX_WHOLE_ENTRIES);
-    // LocalTable's bytes are rounded up to 8 before the keys (tableBytes).
-    return tableBytes(entries, functionCount) + keyBytes * entries <= budget ? entries
-        : entries - 1;
-  }
-
-  /**
-   * {@link #wholeMultiprocessorEntries(int, int, int)} of a table of {@code layout}, at most
-   * {@code most} entries.
-   */
-  private static int wholeMultiprocessorEntries(LocalTableLayout layout, int keyBytes,
-      int budget, int most) {
-    if (!layout.compact()) {
-      return Math.min(most, wholeMultiprocessorEntries(layout.functions().size(), keyBytes,
-          budget));
-    }
+  static int wholeMultiprocessorEntries(LocalTableLayout layout, int keyBytes, int budget,
+      int most) {
     if (keyBytes == 0 || layout.functions().isEmpty()) {
       // A table found by group: a power of two (LocalTable.Find masks its slots).
       int bytes = layout.entryBytes() + keyBytes;

@@ -18,11 +18,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The per-block table's compact layout (LocalTableLayout, hash_aggregate.cuh CompactLocalTable),
- * behind {@link LocalTableLayout#PROPERTY}, without a GPU: its sections, the entries it gives a
- * kernel that fills a multiprocessor, that only such kernels take it, and that they compile
- * within their registers with no local memory (GeneratedAggregateCompileTest compiles random
- * pipelines' such kernels). Whether the compact kernels aggregate right is the CUDA suites' to
- * say, with the property on, on a GPU.
+ * without a GPU: its sections, the entries it gives a kernel that fills a multiprocessor, that
+ * only such kernels take it, and that they compile within their registers with no local memory
+ * (GeneratedAggregateCompileTest compiles random pipelines' such kernels). Whether the compact
+ * kernels aggregate right is the CUDA suites' to say, on a GPU.
  */
 class CompactTableTest {
   private static final KernelFeatures SM90 = KernelFeatures.forArch("sm_90");
@@ -81,59 +80,60 @@ class CompactTableTest {
   }
 
   @Test
-  void onlyKernelsOfAWholeMultiprocessorTakeTheCompactLayoutAndOnlyWithTheProperty()
-      throws Throwable {
+  void onlyKernelsOfAWholeMultiprocessorTakeTheCompactLayout() throws Throwable {
     AggregateSpec spec = benchSpec();
-    int entriesOff = AggregateUpdateGenerator.slicedTableEntries(spec, H100);
-    GeneratedKernel off = kernel(spec, false, 1);
-    assertFalse(LocalTableLayout.of(spec, true).compact());
-    assertTrue(off.ptx().contains("tessera_agg_local_reset"));
-    CompactTables.on(() -> {
-      assertTrue(LocalTableLayout.of(spec, true).compact());
-      assertFalse(LocalTableLayout.of(spec, false).compact(), "a block of 128 threads");
-      GeneratedKernel on = kernel(spec, false, 1);
-      assertNotEquals(off.key(), on.key());
-      assertTrue(on.key().contains("compact;"));
-      assertTrue(on.ptx().contains("tessera_agg_compact_reset"));
-      assertTrue(on.ptx().contains("tessera_agg_compact_merge"));
-      assertFalse(on.ptx().contains("tessera_agg_local_"));
-      // 68 bytes an entry with the key where LocalTable's took 96: a sliced table holds about
-      // 2,300 groups on an H100 where it held 1,628, so 10^4 groups take 6 slices, not 9.
-      int entriesOn = AggregateUpdateGenerator.slicedTableEntries(spec, H100);
-      assertEquals(1628, entriesOff);
-      assertTrue(entriesOn > 2200, "" + entriesOn);
-      assertTrue(AggregateUpdateGenerator.slicedSharedBytes(spec, entriesOn)
-          <= LocalTableSize.wholeMultiprocessorBudget(H100), "past the table's budget");
-    });
+    assertTrue(LocalTableLayout.of(spec, true).compact());
+    assertFalse(LocalTableLayout.of(spec, false).compact(), "a block of 128 threads");
+    GeneratedKernel whole = kernel(spec, false, 1);
+    assertTrue(whole.key().contains("compact;"));
+    assertTrue(whole.ptx().contains("tessera_agg_compact_reset"));
+    assertTrue(whole.ptx().contains("tessera_agg_compact_merge"));
+    assertFalse(whole.ptx().contains("tessera_agg_local_"));
+    // Three keys behind a filter: blocks of 128 threads, LocalTable's layout.
+    AggregateSpec threeKeys = LocalKeyTableTest.spec(List.of(ColumnType.INT, ColumnType.INT,
+        ColumnType.INT));
+    Program filtered = AggregateBlockShapeTest.program(threeKeys, true);
+    List<InputSpec> inputs = threeKeys.inputTypes().stream()
+        .map(t -> new InputSpec(t, Encoding.PLAIN, false)).toList();
+    assertFalse(AggregateUpdateGenerator.fillsMultiprocessor(filtered, threeKeys, inputs));
+    GeneratedKernel blocks = AggregateUpdateGenerator.generate(filtered, inputs, threeKeys, SM90,
+        new BitSet(), 1);
+    assertFalse(blocks.key().contains("compact;"));
+    assertTrue(blocks.ptx().contains("tessera_agg_local_reset"));
+    assertFalse(blocks.ptx().contains("tessera_agg_compact_"));
+    // 68 bytes an entry with the key where LocalTable's took 96: a sliced table holds about
+    // 2,300 groups on an H100 where it held 1,628, so 10^4 groups take 6 slices, not 9.
+    int entries = AggregateUpdateGenerator.slicedTableEntries(spec, H100);
+    assertTrue(entries > 2200, "" + entries);
+    assertTrue(AggregateUpdateGenerator.slicedSharedBytes(spec, entries)
+        <= LocalTableSize.wholeMultiprocessorBudget(H100), "past the table's budget");
   }
 
   @Test
   @RequiresPtxCompiler
   void compactKernelsCompileWithinTheirRegistersWithoutLocalMemory() throws Throwable {
-    CompactTables.on(() -> {
-      for (AggregateSpec spec : List.of(benchSpec(), LocalKeyTableTest.spec(List.of(
-          ColumnType.INT, ColumnType.LONG)), LocalKeyTableTest.spec(List.of(ColumnType.LONG)))) {
-        for (int slices : new int[] {1, 6}) {
-          for (boolean filtered : new boolean[] {false, true}) {
-            for (boolean nullable : new boolean[] {false, true}) {
-              Program program = AggregateBlockShapeTest.program(spec, filtered);
-              List<InputSpec> inputs = spec.inputTypes().stream()
-                  .map(t -> new InputSpec(t, Encoding.PLAIN, nullable)).toList();
-              if (slices > 1 && !AggregateUpdateGenerator.slicesGroups(program, spec, inputs)) {
-                continue;
-              }
-              GeneratedKernel kernel = AggregateUpdateGenerator.generate(program, inputs, spec,
-                  SM90, new BitSet(), slices);
-              assertTrue(kernel.ptx().contains("tessera_agg_compact_merge"));
-              CompileReport report =
-                  GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
-              assertNull(GeneratedModule.rejection(report), spec + " slices " + slices
-                  + " filter " + filtered + " nullable " + nullable + ": " + report.summary());
+    for (AggregateSpec spec : List.of(benchSpec(), LocalKeyTableTest.spec(List.of(
+        ColumnType.INT, ColumnType.LONG)), LocalKeyTableTest.spec(List.of(ColumnType.LONG)))) {
+      for (int slices : new int[] {1, 6}) {
+        for (boolean filtered : new boolean[] {false, true}) {
+          for (boolean nullable : new boolean[] {false, true}) {
+            Program program = AggregateBlockShapeTest.program(spec, filtered);
+            List<InputSpec> inputs = spec.inputTypes().stream()
+                .map(t -> new InputSpec(t, Encoding.PLAIN, nullable)).toList();
+            if (slices > 1 && !AggregateUpdateGenerator.slicesGroups(program, spec, inputs)) {
+              continue;
             }
+            GeneratedKernel kernel = AggregateUpdateGenerator.generate(program, inputs, spec,
+                SM90, new BitSet(), slices);
+            assertTrue(kernel.ptx().contains("tessera_agg_compact_merge"));
+            CompileReport report =
+                GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
+            assertNull(GeneratedModule.rejection(report), spec + " slices " + slices
+                + " filter " + filtered + " nullable " + nullable + ": " + report.summary());
           }
         }
       }
-    });
+    }
   }
 
   private static GeneratedKernel kernel(AggregateSpec spec, boolean nullable, int slices)

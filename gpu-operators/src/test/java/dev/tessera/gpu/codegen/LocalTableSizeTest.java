@@ -16,6 +16,7 @@ import dev.tessera.gpu.expr.Opcode;
 import dev.tessera.gpu.expr.Program;
 import dev.tessera.gpu.expr.ProgramBuilder;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -55,28 +56,40 @@ class LocalTableSizeTest {
     int budget = 233_472 * 85 / 100 - 1024;
     assertEquals(budget, LocalTableSize.wholeMultiprocessorBudget(
         new KernelFeatures.SharedMemory(233_472, 232_448, 1024)));
-    assertEquals(2048, LocalTableSize.wholeMultiprocessorEntries(4, 12, budget));
-    // Two LONG keys: 104 bytes an entry, 1,898 of them (a power of two would be 1,024).
-    assertEquals(budget / 104, LocalTableSize.wholeMultiprocessorEntries(4, 20, budget));
+    int most = LocalTableSize.MAX_WHOLE_ENTRIES;
+    assertEquals(2048, LocalTableSize.wholeMultiprocessorEntries(sums(4), 12, budget, most));
+    // Two LONG keys: 104 bytes an entry (sums take all of an entry's words), 1,898 of them (a
+    // power of two would be 1,024); HashAggregateBench's count, sum, min and max take 76.
+    assertEquals(budget / 104,
+        LocalTableSize.wholeMultiprocessorEntries(sums(4), 20, budget, most));
+    assertEquals(budget / 76, LocalTableSize.wholeMultiprocessorEntries(
+        LocalTableLayout.of(SPEC, true), 20, budget, LocalTableSize.MAX_SLICED_ENTRIES));
     for (int functions = 1; functions <= 64; functions++) {
+      LocalTableLayout layout = sums(functions);
       for (int keyBytes : new int[] {12, 20}) {
-        int entries = LocalTableSize.wholeMultiprocessorEntries(functions, keyBytes, budget);
+        int entries = LocalTableSize.wholeMultiprocessorEntries(layout, keyBytes, budget, most);
         assertTrue(entries <= 2048, functions + " functions: " + entries);
-        assertTrue(LocalTableSize.tableBytes(entries, functions) + keyBytes * entries <= budget,
+        assertTrue(layout.tableBytes(entries) + keyBytes * entries <= budget,
             functions + " functions");
-        assertTrue(LocalTableSize.tableBytes(entries + 1, functions) + keyBytes * (entries + 1)
-            > budget || entries == 2048, functions + " functions: as many as fit");
+        assertTrue(layout.tableBytes(entries + 1) + keyBytes * (entries + 1) > budget
+            || entries == 2048, functions + " functions: as many as fit");
         assertTrue(entries >= LocalTableSize.entries(1, functions, keyBytes));
       }
       // A table found by group (no keys): its slots are masked, so a power of two.
-      int byGroup = LocalTableSize.wholeMultiprocessorEntries(functions, 0, budget);
+      int byGroup = LocalTableSize.wholeMultiprocessorEntries(layout, 0, budget, most);
       assertTrue(Integer.bitCount(byGroup) == 1 && byGroup <= 2048, "a power of two: " + byGroup);
     }
-    // One entry is 96 bytes, 100 with LocalTable's bytes rounded up to 8 before the keys.
-    assertEquals(0, LocalTableSize.wholeMultiprocessorEntries(4, 12, 99));
-    assertEquals(1, LocalTableSize.wholeMultiprocessorEntries(4, 12, 100));
-    assertEquals(2, LocalTableSize.wholeMultiprocessorEntries(4, 12, 192));
-    assertEquals(0, LocalTableSize.wholeMultiprocessorEntries(0, 12, budget));
+    // One entry is 96 bytes, 100 with the table's bytes rounded up to 8 before the keys.
+    assertEquals(0, LocalTableSize.wholeMultiprocessorEntries(sums(4), 12, 99, most));
+    assertEquals(1, LocalTableSize.wholeMultiprocessorEntries(sums(4), 12, 100, most));
+    assertEquals(2, LocalTableSize.wholeMultiprocessorEntries(sums(4), 12, 192, most));
+    assertEquals(0, LocalTableSize.wholeMultiprocessorEntries(sums(0), 12, budget, most));
+  }
+
+  /** The compact layout of {@code count} LONG sums: as LocalTable's, 4 + 20 F bytes an entry. */
+  private static LocalTableLayout sums(int count) {
+    return new LocalTableLayout(Collections.nCopies(count,
+        new AggregateFunction(Kind.SUM, 1, ColumnType.LONG)), true);
   }
 
   @Test
@@ -107,9 +120,10 @@ class LocalTableSizeTest {
     Program program = ProgramBuilder.identity(TYPES, false);
     KernelFeatures hopper = KernelFeatures.forArch("sm_90");
     KernelFeatures ada = KernelFeatures.forArch("sm_89");
-    // 96 bytes an entry: 2,048 in an H100's or H200's budget, 896 in 84 KiB of an sm_89's.
+    // 68 bytes an entry in the compact layout: 2,048 in an H100's or H200's budget, 1,264 in
+    // 84 KiB of an sm_89's (LocalTable's 96 bytes: 896).
     assertEquals(2048, LocalTableSize.wholeMultiprocessorEntries(SPEC, false, hopper.shared()));
-    assertEquals(896, LocalTableSize.wholeMultiprocessorEntries(SPEC, false, ada.shared()));
+    assertEquals(1264, LocalTableSize.wholeMultiprocessorEntries(SPEC, false, ada.shared()));
     // With a nullable key too (its NULL rows go apart from the item, and the constant gained).
     for (boolean nullable : new boolean[] {false, true}) {
       List<InputSpec> inputs = List.of(new InputSpec(ColumnType.LONG, Encoding.PLAIN, nullable),

@@ -95,7 +95,7 @@ class ShortStringTableTest {
     }
     AggregateSpec wide = new AggregateSpec(types, 1, nine, false);
     int entries = LocalTableSize.wholeMultiprocessorEntries(wide, false, hopper);
-    long bytes = LocalTableSize.tableBytes(entries, 9)
+    long bytes = LocalTableLayout.of(wide, true).tableBytes(entries)
         + LocalKeyTable.bytes(wide, entries, true, false);
     assertTrue(bytes <= LocalTableSize.wholeMultiprocessorBudget(hopper), "entries " + entries);
   }

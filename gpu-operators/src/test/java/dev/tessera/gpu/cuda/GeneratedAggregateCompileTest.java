@@ -12,7 +12,6 @@ import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.codegen.AggregateUpdateGenerator;
 import dev.tessera.gpu.codegen.CodegenUnsupportedException;
-import dev.tessera.gpu.codegen.CompactTables;
 import dev.tessera.gpu.codegen.CompileReport;
 import dev.tessera.gpu.codegen.CompiledKernel;
 import dev.tessera.gpu.codegen.GeneratedKernel;
@@ -147,16 +146,16 @@ class GeneratedAggregateCompileTest {
   }
 
   /**
-   * The same random pipelines' kernels that fill a multiprocessor, with the compact per-block
-   * table ({@link CompactTables}), unsliced and, where they may, in 3 slices: they
-   * call the compact table's reset and merge and compile as the others do (at most 1 in 10
-   * rejected for a few bytes of spills).
+   * The same random pipelines' kernels that fill a multiprocessor, which take the compact
+   * per-block table (LocalTableLayout), unsliced and, where they may, in 3 slices: they call the
+   * compact table's reset and merge and compile as the others do (at most 1 in 10 rejected for a
+   * few bytes of spills).
    */
   @Test
   void compactTablesOfRandomPipelinesCompileWithoutStackOrSpills() throws Throwable {
     AtomicInteger compiled = new AtomicInteger();
     AtomicInteger rejected = new AtomicInteger();
-    CompactTables.on(() -> IntStream.range(0, COMPACT_PIPELINES).parallel().forEach(seed -> {
+    IntStream.range(0, COMPACT_PIPELINES).parallel().forEach(seed -> {
       Pipeline pipeline = Pipeline.of(seed);
       Program program = pipeline.program();
       AggregateSpec spec = pipeline.spec();
@@ -181,7 +180,7 @@ class GeneratedAggregateCompileTest {
           compiled.incrementAndGet();
         }
       }
-    }));
+    });
     System.out.printf("compact tables: %d kernels compiled cleanly, %d rejected for a few bytes"
         + " of spills%n", compiled.get(), rejected.get());
     assertTrue(compiled.get() >= 20, "too few kernels fill a multiprocessor: " + compiled.get());
