@@ -104,5 +104,5 @@ extern "C" __device__ void tessera_agg_compact_reset(const unsigned long long* p
 extern "C" __device__ void tessera_agg_compact_merge(const unsigned long long* plan,
                                                      unsigned long long* local_words) {
   const tessera::hash_aggregate::PlanView view = tessera::hash_aggregate::PlanView::Of(plan);
-  tessera::hash_aggregate::MergeCompactLocal(view, CompactLocalOf(view, local_words));
+  tessera::hash_aggregate::MergeLocal(view, CompactLocalOf(view, local_words));
 }

@@ -494,6 +494,28 @@ __device__ __forceinline__ void Merge(int kind, int type, unsigned long long loc
   }
 }
 
+// Every entry of per-block table `t` (LocalTable or CompactLocalTable) empty, its accumulators at
+// their identities: function f's value, and its high word and seen flag where the table has them
+// (Table::HasHigh, HasSeen), in the row Table::Row gives of f and the count of functions before
+// it that have one. Every thread of the block calls it, then the block synchronizes.
+template <typename Table>
+__device__ __forceinline__ void ResetEntries(const Table& t, const Function* functions,
+                                             int function_count) {
+  for (int e = threadIdx.x; e < t.entries; e += blockDim.x) {
+    t.keys[e] = kEmpty;
+    int h = 0;
+    int s = 0;
+    for (int f = 0; f < function_count; ++f) {
+      const int kind = static_cast<int>(functions[f].kind);
+      t.values[f * t.entries + e] = static_cast<unsigned long long>(
+          (kind == kMin || kind == kMax) ? Identity(kind, static_cast<int>(functions[f].type))
+                                         : 0);
+      if (Table::HasHigh(kind)) t.highs[Table::Row(f, h++) * t.entries + e] = 0;
+      if (Table::HasSeen(kind)) t.seen[Table::Row(f, s++) * t.entries + e] = 0;
+    }
+  }
+}
+
 // The per-block table in dynamic shared memory, for E entries and F functions: values[F][E] and
 // highs[F][E] (8-byte words first, for alignment), then keys[E] (global group index or kEmpty),
 // then seen[F][E]. LocalTableSize (codegen) sizes it (4 + 20 F bytes an entry).
@@ -516,19 +538,14 @@ struct LocalTable {
     return t;
   }
 
+  // Every function has a high word and a seen flag, function f's in row f (ResetEntries).
+  __device__ __forceinline__ static bool HasHigh(int) { return true; }
+  __device__ __forceinline__ static bool HasSeen(int) { return true; }
+  __device__ __forceinline__ static int Row(int f, int) { return f; }
+
   // Every entry empty, its accumulators at their identities. Call from every thread, then sync.
   __device__ __forceinline__ void Reset(const Function* functions, int function_count) const {
-    for (int e = threadIdx.x; e < entries; e += blockDim.x) {
-      keys[e] = kEmpty;
-      for (int f = 0; f < function_count; ++f) {
-        const int kind = static_cast<int>(functions[f].kind);
-        values[f * entries + e] = static_cast<unsigned long long>(
-            (kind == kMin || kind == kMax) ? Identity(kind, static_cast<int>(functions[f].type))
-                                           : 0);
-        highs[f * entries + e] = 0;
-        seen[f * entries + e] = 0;
-      }
-    }
+    ResetEntries(*this, functions, function_count);
   }
 
   // The entry holding `group`, claiming an empty one if need be; -1 when the few slots looked at
@@ -555,7 +572,7 @@ struct LocalTable {
 // then seen[S][E] of the S functions that are not counts (a count needs neither: Merge reads its
 // value alone). 4 + 8 F + 8 H + 4 S bytes an entry, where LocalTable takes 4 + 20 F. Function
 // f's row of highs (of seen) is the number of functions before it that have one
-// (LocalTableLayout.highRow, seenRow): Reset and MergeCompactLocal count them as they go.
+// (LocalTableLayout.highRow, seenRow): ResetEntries and MergeLocal count them as they go.
 struct CompactLocalTable {
   unsigned long long* values;
   unsigned long long* highs;
@@ -569,6 +586,8 @@ struct CompactLocalTable {
   __device__ __forceinline__ static bool HasSeen(int kind) {
     return kind != kCountRows && kind != kCount;
   }
+  // Function f's row of highs (of seen): the count of functions before it that have one.
+  __device__ __forceinline__ static int Row(int, int counted) { return counted; }
 
   __device__ __forceinline__ static CompactLocalTable In(unsigned long long* shared, int entries,
                                                          const Function* functions,
@@ -588,19 +607,7 @@ struct CompactLocalTable {
 
   // LocalTable::Reset in this layout.
   __device__ __forceinline__ void Reset(const Function* functions, int function_count) const {
-    for (int e = threadIdx.x; e < entries; e += blockDim.x) {
-      keys[e] = kEmpty;
-      int h = 0;
-      int s = 0;
-      for (int f = 0; f < function_count; ++f) {
-        const int kind = static_cast<int>(functions[f].kind);
-        values[f * entries + e] = static_cast<unsigned long long>(
-            (kind == kMin || kind == kMax) ? Identity(kind, static_cast<int>(functions[f].type))
-                                           : 0);
-        if (HasHigh(kind)) highs[h++ * entries + e] = 0;
-        if (HasSeen(kind)) seen[s++ * entries + e] = 0;
-      }
-    }
+    ResetEntries(*this, functions, function_count);
   }
 };
 
@@ -749,28 +756,12 @@ __device__ __forceinline__ void AggregateItem(const PlanView& plan, bool active,
   }
 }
 
-// Global propagation: every entry the block claimed, into its group's accumulators. Every
-// thread of the block calls it, after a barrier.
-__device__ __forceinline__ void MergeLocal(const PlanView& plan, const LocalTable& local) {
-  const int function_count = static_cast<int>(plan.header->function_count);
-  for (int e = threadIdx.x; e < local.entries; e += blockDim.x) {
-    const int group = local.keys[e];
-    if (group < 0) continue;
-    for (int f = 0; f < function_count; ++f) {
-      const Function& fn = plan.functions[f];
-      const int at = f * local.entries + e;
-      Merge(static_cast<int>(fn.kind), static_cast<int>(fn.type), local.values[at],
-            local.highs[at], local.seen[at],
-            reinterpret_cast<unsigned long long*>(fn.value) + group,
-            reinterpret_cast<unsigned long long*>(fn.high) + group,
-            reinterpret_cast<unsigned int*>(fn.seen) + group);
-    }
-  }
-}
-
-// MergeLocal of a CompactLocalTable.
-__device__ __forceinline__ void MergeCompactLocal(const PlanView& plan,
-                                                  const CompactLocalTable& local) {
+// Global propagation: every entry the block claimed in its table (LocalTable or
+// CompactLocalTable), into its group's accumulators; a word the table has not for a function
+// (Table::HasHigh, HasSeen) merges as 0, which its kind does not read. Every thread of the block
+// calls it, after a barrier.
+template <typename Table>
+__device__ __forceinline__ void MergeLocal(const PlanView& plan, const Table& local) {
   const int function_count = static_cast<int>(plan.header->function_count);
   for (int e = threadIdx.x; e < local.entries; e += blockDim.x) {
     const int group = local.keys[e];
@@ -781,9 +772,9 @@ __device__ __forceinline__ void MergeCompactLocal(const PlanView& plan,
       const Function& fn = plan.functions[f];
       const int kind = static_cast<int>(fn.kind);
       const unsigned long long high =
-          CompactLocalTable::HasHigh(kind) ? local.highs[h++ * local.entries + e] : 0;
+          Table::HasHigh(kind) ? local.highs[Table::Row(f, h++) * local.entries + e] : 0;
       const unsigned int seen =
-          CompactLocalTable::HasSeen(kind) ? local.seen[s++ * local.entries + e] : 0;
+          Table::HasSeen(kind) ? local.seen[Table::Row(f, s++) * local.entries + e] : 0;
       Merge(kind, static_cast<int>(fn.type), local.values[f * local.entries + e], high, seen,
             reinterpret_cast<unsigned long long*>(fn.value) + group,
             reinterpret_cast<unsigned long long*>(fn.high) + group,
