@@ -12,16 +12,15 @@ import java.util.List;
  * seen[S][E]}, 4 bytes), in that order; a table found by key has its keys after these
  * ({@link LocalKeyTable}).
  *
- * <p>Two layouts. hash_aggregate.cuh {@code LocalTable} (the interpreter's, and every generated
- * kernel's by default) gives every function a high word and a seen flag: H = S = F, 4 + 20 F
- * bytes an entry. {@code CompactLocalTable} (the prelude's {@code tessera_agg_compact_reset} and
- * {@code _merge}) gives high words to sums only and seen flags to all but counts, which the merge
- * reads neither of: HashAggregateBench's count, sum, min and max take 56 bytes an entry instead of
- * 84, so a block that fills a multiprocessor holds more groups (and a sliced aggregation needs
- * fewer slices, GroupSlices): 10^4 groups of HashAggregateBench 18% faster on an H100
- * (docs/gpu-timings.md, 2026-12-07, sixth session). The kernels that run one block a
- * multiprocessor ({@link AggregateUpdateGenerator#fillsMultiprocessor}) take the compact one;
- * blocks of 128 threads keep LocalTable's, whose tables are too small for its bytes to matter.
+ * <p>Two layouts. hash_aggregate.cuh {@code LocalTable} (the interpreter's, and that of every
+ * generated kernel of blocks of 128 threads, at most 256 entries) gives every function a high word
+ * and a seen flag: H = S = F, 4 + 20 F bytes an entry. {@code CompactLocalTable} (the prelude's
+ * {@code tessera_agg_compact_reset} and {@code _merge}), the table of every generated kernel that
+ * runs one block a multiprocessor ({@link AggregateUpdateGenerator#fillsMultiprocessor}), gives
+ * high words to sums only and seen flags to all but counts, which the merge reads neither of:
+ * HashAggregateBench's count, sum, min and max take 56 bytes an entry instead of 84, so such a
+ * block holds more groups (and a sliced aggregation needs fewer slices, GroupSlices): 10^4 groups
+ * of HashAggregateBench 18% faster on an H100 (docs/gpu-timings.md, 2026-12-07, sixth session).
  */
 public record LocalTableLayout(List<AggregateFunction> functions, boolean compact) {
   public LocalTableLayout {

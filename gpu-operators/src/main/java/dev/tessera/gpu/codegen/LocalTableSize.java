@@ -8,8 +8,8 @@ import dev.tessera.gpu.codegen.KernelFeatures.SharedMemory;
  * {@code LocalTable}, 4 + 20 F bytes an entry for F functions, or, in a generated kernel that
  * fills a multiprocessor, the compact layout's ({@link LocalTableLayout}), and, where a generated
  * kernel finds its entries by key, their keys: {@link LocalKeyTable#bytes}), and how much shared
- * memory it takes. One definition for the launch (CudaHashAggregate) and the generator, which writes the
- * entries of a kernel that {@link AggregateUpdateGenerator#fillsMultiprocessor fills a
+ * memory it takes. One definition for the launch (CudaHashAggregate) and the generator, which
+ * writes the entries of a kernel that {@link AggregateUpdateGenerator#fillsMultiprocessor fills a
  * multiprocessor} into its code as a constant (AggregateUpdateGenerator.constantEntries).
  */
 public final class LocalTableSize {
