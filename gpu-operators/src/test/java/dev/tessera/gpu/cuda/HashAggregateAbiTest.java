@@ -177,35 +177,43 @@ class HashAggregateAbiTest {
   }
 
   /**
-   * The compact per-block table's words (hash_aggregate.cuh {@code CompactLocalTable::HasHigh}
-   * and {@code HasSeen}) are given to the kinds of function {@link LocalTableLayout} gives them
-   * to, the kernels' reset and merge finding each function's rows where the generated updates
-   * write them. Each predicate's expression ({@code kind == kX || ...} or {@code kind != kX &&
-   * ...}) is read from the source and evaluated for every kind.
+   * The per-block tables' words (hash_aggregate.cuh {@code LocalTable::HasHigh} and {@code
+   * HasSeen}, and {@code CompactLocalTable}'s) are given to the kinds of function {@link
+   * LocalTableLayout} gives them to, the kernels' reset and merge finding each function's rows
+   * where the generated updates write them. Each predicate's expression ({@code true}, {@code
+   * kind == kX || ...} or {@code kind != kX && ...}) is read from the source and evaluated for
+   * every kind.
    */
   @Test
-  void compactTableWordsAreTheLayoutsOfEveryKind() throws Exception {
+  void tableWordsAreTheLayoutsOfEveryKind() throws Exception {
     String cu = source();
-    String compact = cu.substring(cu.indexOf("struct CompactLocalTable {"));
-    for (Kind kind : Kind.values()) {
-      LocalTableLayout layout = new LocalTableLayout(
-          List.of(new AggregateFunction(kind, 0, ColumnType.LONG)), true);
-      assertEquals(layout.hasHigh(0), predicate(cu, compact, "HasHigh", kind), "HasHigh " + kind);
-      assertEquals(layout.hasSeen(0), predicate(cu, compact, "HasSeen", kind), "HasSeen " + kind);
+    for (boolean compact : new boolean[] {false, true}) {
+      String struct = cu.substring(cu.indexOf(
+          compact ? "struct CompactLocalTable {" : "struct LocalTable {"));
+      for (Kind kind : Kind.values()) {
+        LocalTableLayout layout = new LocalTableLayout(
+            List.of(new AggregateFunction(kind, 0, ColumnType.LONG)), compact);
+        String what = (compact ? "compact " : "") + kind;
+        assertEquals(layout.hasHigh(0), predicate(cu, struct, "HasHigh", kind), "HasHigh " + what);
+        assertEquals(layout.hasSeen(0), predicate(cu, struct, "HasSeen", kind), "HasSeen " + what);
+      }
     }
   }
 
   /**
    * The value for {@code kind} of the static predicate {@code name}(int kind) that opens
-   * {@code struct}: its return expression's comparisons of {@code kind} with constants of
+   * {@code struct}: true, or its return expression's comparisons of {@code kind} with constants of
    * {@code cu}'s AggregateKind ({@code constexpr int kX = static_cast<int>(AggregateKind::X);}),
    * all joined by {@code ||} or all by {@code &&}.
    */
   private static boolean predicate(String cu, String struct, String name, Kind kind) {
     Matcher body = Pattern.compile(
-        "static bool " + name + "\\(int kind\\) \\{\\s*return ([^;]+);").matcher(struct);
+        "static bool " + name + "\\(int(?: kind)?\\) \\{\\s*return ([^;]+);").matcher(struct);
     assertTrue(body.find(), name);
     String expression = body.group(1).trim();
+    if (expression.equals("true")) {
+      return true;
+    }
     boolean any = expression.contains("||");
     assertTrue(!any || !expression.contains("&&"), name + ": " + expression);
     boolean value = !any; // what || and && start from
