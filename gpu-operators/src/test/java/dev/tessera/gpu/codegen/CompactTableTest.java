@@ -80,7 +80,7 @@ class CompactTableTest {
   }
 
   @Test
-  void onlyKernelsOfAWholeMultiprocessorTakeTheCompactLayout() throws Throwable {
+  void onlyKernelsOfAWholeMultiprocessorTakeTheCompactLayout() throws Exception {
     AggregateSpec spec = benchSpec();
     assertTrue(LocalTableLayout.of(spec, true).compact());
     assertFalse(LocalTableLayout.of(spec, false).compact(), "a block of 128 threads");
@@ -111,7 +111,7 @@ class CompactTableTest {
 
   @Test
   @RequiresPtxCompiler
-  void compactKernelsCompileWithinTheirRegistersWithoutLocalMemory() throws Throwable {
+  void compactKernelsCompileWithinTheirRegistersWithoutLocalMemory() throws Exception {
     for (AggregateSpec spec : List.of(benchSpec(), LocalKeyTableTest.spec(List.of(
         ColumnType.INT, ColumnType.LONG)), LocalKeyTableTest.spec(List.of(ColumnType.LONG)))) {
       for (int slices : new int[] {1, 6}) {

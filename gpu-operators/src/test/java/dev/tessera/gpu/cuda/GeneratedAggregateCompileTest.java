@@ -152,7 +152,7 @@ class GeneratedAggregateCompileTest {
    * few bytes of spills).
    */
   @Test
-  void compactTablesOfRandomPipelinesCompileWithoutStackOrSpills() throws Throwable {
+  void compactTablesOfRandomPipelinesCompileWithoutStackOrSpills() {
     AtomicInteger compiled = new AtomicInteger();
     AtomicInteger rejected = new AtomicInteger();
     IntStream.range(0, COMPACT_PIPELINES).parallel().forEach(seed -> {
