@@ -143,10 +143,4 @@ public final class LocalTableSize {
   static int entryBytes(int functionCount) {
     return ENTRY_FIXED_BYTES + ENTRY_FUNCTION_BYTES * functionCount;
   }
-
-  /** Shared-memory bytes of a table of {@code entries} (their keys not counted), 8-aligned. */
-  public static int tableBytes(int entries, int functionCount) {
-    long bytes = (long) entries * entryBytes(functionCount);
-    return (int) ((bytes + Long.BYTES - 1) / Long.BYTES * Long.BYTES);
-  }
 }

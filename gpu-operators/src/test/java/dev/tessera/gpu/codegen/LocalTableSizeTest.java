@@ -32,22 +32,22 @@ class LocalTableSizeTest {
     for (int functions = 1; functions <= 64; functions++) {
       int entries = LocalTableSize.entries(1, functions, 0);
       assertTrue(entries == 0 || Integer.bitCount(entries) == 1, "a power of two: " + entries);
-      assertTrue(LocalTableSize.tableBytes(entries, functions) <= 16 << 10,
+      assertTrue(localTable(functions).tableBytes(entries) <= 16 << 10,
           functions + " functions");
       assertTrue(entries <= 256);
       // With each entry's key (8 bytes and a null word): 24 KiB in all.
       int keyed = LocalTableSize.entries(1, functions, 12);
       assertTrue(keyed == 0 || Integer.bitCount(keyed) == 1, "a power of two: " + keyed);
-      assertTrue(LocalTableSize.tableBytes(keyed, functions) + 12 * keyed <= 24 << 10,
+      assertTrue(localTable(functions).tableBytes(keyed) + 12 * keyed <= 24 << 10,
           functions + " functions, keyed");
       assertTrue(keyed <= 256 && keyed >= entries);
     }
     assertEquals(128, LocalTableSize.entries(1, 4, 0)); // 84 bytes an entry
     assertEquals(256, LocalTableSize.entries(1, 4, 12)); // 96
-    assertEquals(10_752, LocalTableSize.tableBytes(128, 4));
+    assertEquals(10_752, localTable(4).tableBytes(128));
     assertEquals(1, LocalTableSize.entries(0, 13, 0)); // a global aggregate: one group
     assertEquals(0, LocalTableSize.entries(2, 0, 0)); // nothing to accumulate
-    assertEquals(0, LocalTableSize.tableBytes(0, 5));
+    assertEquals(0, localTable(5).tableBytes(0));
   }
 
   @Test
@@ -88,8 +88,17 @@ class LocalTableSizeTest {
 
   /** The compact layout of {@code count} LONG sums: as LocalTable's, 4 + 20 F bytes an entry. */
   private static LocalTableLayout sums(int count) {
+    return sums(count, true);
+  }
+
+  /** LocalTable's layout (the table of a block of 128 threads) of {@code count} LONG sums. */
+  private static LocalTableLayout localTable(int count) {
+    return sums(count, false);
+  }
+
+  private static LocalTableLayout sums(int count, boolean compact) {
     return new LocalTableLayout(Collections.nCopies(count,
-        new AggregateFunction(Kind.SUM, 1, ColumnType.LONG)), true);
+        new AggregateFunction(Kind.SUM, 1, ColumnType.LONG)), compact);
   }
 
   @Test
