@@ -13,9 +13,6 @@ import dev.tessera.gpu.codegen.KernelFeatures.SharedMemory;
  * multiprocessor} into its code as a constant (AggregateUpdateGenerator.constantEntries).
  */
 public final class LocalTableSize {
-  /** Shared-memory bytes of an entry: its group word, then each function's value, high and seen. */
-  private static final int ENTRY_FIXED_BYTES = Integer.BYTES;
-  private static final int ENTRY_FUNCTION_BYTES = 2 * Long.BYTES + Integer.BYTES;
   /** The table of a block of 128 threads (16 KiB keeps about 8 blocks a multiprocessor). */
   private static final int TABLE_BYTES = 16 << 10;
   /**
@@ -54,14 +51,16 @@ public final class LocalTableSize {
   private LocalTableSize() {}
 
   /**
-   * Entries of the table of a block of 128 threads: the largest power of two whose entries fit
-   * {@link #TABLE_BYTES}, or, where each entry also holds its keys ({@code keyBytes} of them,
-   * {@link AggregateUpdateGenerator#localKeyBytes}), {@link #KEYED_TABLE_BYTES}; at most {@link
+   * Entries of the table of {@code spec}'s kernel of blocks of 128 threads (LocalTable's
+   * layout): the largest power of two whose entries fit {@link #TABLE_BYTES}, or, where each
+   * entry also holds its keys ({@code keyBytes} of them, {@link
+   * AggregateUpdateGenerator#localKeyBytes}), {@link #KEYED_TABLE_BYTES}; at most {@link
    * #MAX_ENTRIES}; 1 for a global aggregate (one group); 0 without functions.
    */
-  public static int entries(int keyCount, int functionCount, int keyBytes) {
+  public static int entries(AggregateSpec spec, int keyBytes) {
     int budget = keyBytes > 0 ? KEYED_TABLE_BYTES : TABLE_BYTES;
-    return entriesWithin(budget, functionCount, keyBytes, keyCount == 0 ? 1 : MAX_ENTRIES);
+    return entriesWithin(LocalTableLayout.of(spec, false), budget, keyBytes,
+        spec.keyCount() == 0 ? 1 : MAX_ENTRIES);
   }
 
   /**
@@ -124,23 +123,19 @@ public final class LocalTableSize {
   }
 
   /**
-   * The largest power of two of entries, at most {@code most}, whose bytes fit {@code budget};
-   * 0 where one entry does not (rows then go straight to the global accumulators) or there are
-   * no functions.
+   * The largest power of two of entries of {@code layout}, at most {@code most}, whose bytes fit
+   * {@code budget}; 0 where one entry does not (rows then go straight to the global
+   * accumulators) or there are no functions.
    */
-  private static int entriesWithin(int budget, int functionCount, int keyBytes, int most) {
-    if (functionCount == 0) {
+  private static int entriesWithin(LocalTableLayout layout, int budget, int keyBytes,
+      int most) {
+    if (layout.functions().isEmpty()) {
       return 0;
     }
-    int bytes = entryBytes(functionCount) + keyBytes;
+    int bytes = layout.entryBytes() + keyBytes;
     if (bytes > budget) {
       return 0;
     }
     return Math.min(Integer.highestOneBit(budget / bytes), most);
-  }
-
-  /** Shared-memory bytes of an entry of {@code functionCount} functions (its keys not counted). */
-  static int entryBytes(int functionCount) {
-    return ENTRY_FIXED_BYTES + ENTRY_FUNCTION_BYTES * functionCount;
   }
 }

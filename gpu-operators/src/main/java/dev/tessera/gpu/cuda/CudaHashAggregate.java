@@ -298,7 +298,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
       this.functionCount = spec.functions().size();
       // Sized for the generated kernel where there may be one (the interpreter kernel, should
       // the pipeline fall back, leaves the keys' bytes unused).
-      this.localEntries = LocalTableSize.entries(keyCount, functionCount,
+      this.localEntries = LocalTableSize.entries(spec,
           codegen ? AggregateUpdateGenerator.localKeyBytes(spec, 1, false, false) : 0);
       this.stringKeys = spec.keyTypes().stream().anyMatch(ColumnType::isString);
     }

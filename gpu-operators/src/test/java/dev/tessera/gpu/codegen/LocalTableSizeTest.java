@@ -30,23 +30,25 @@ class LocalTableSizeTest {
   @Test
   void thePerBlockTableFitsItsSharedMemoryBudget() {
     for (int functions = 1; functions <= 64; functions++) {
-      int entries = LocalTableSize.entries(1, functions, 0);
+      int entries = LocalTableSize.entries(sumsByKey(functions), 0);
       assertTrue(entries == 0 || Integer.bitCount(entries) == 1, "a power of two: " + entries);
       assertTrue(localTable(functions).tableBytes(entries) <= 16 << 10,
           functions + " functions");
       assertTrue(entries <= 256);
       // With each entry's key (8 bytes and a null word): 24 KiB in all.
-      int keyed = LocalTableSize.entries(1, functions, 12);
+      int keyed = LocalTableSize.entries(sumsByKey(functions), 12);
       assertTrue(keyed == 0 || Integer.bitCount(keyed) == 1, "a power of two: " + keyed);
       assertTrue(localTable(functions).tableBytes(keyed) + 12 * keyed <= 24 << 10,
           functions + " functions, keyed");
       assertTrue(keyed <= 256 && keyed >= entries);
     }
-    assertEquals(128, LocalTableSize.entries(1, 4, 0)); // 84 bytes an entry
-    assertEquals(256, LocalTableSize.entries(1, 4, 12)); // 96
+    assertEquals(128, LocalTableSize.entries(sumsByKey(4), 0)); // 84 bytes an entry
+    assertEquals(256, LocalTableSize.entries(sumsByKey(4), 12)); // 96
     assertEquals(10_752, localTable(4).tableBytes(128));
-    assertEquals(1, LocalTableSize.entries(0, 13, 0)); // a global aggregate: one group
-    assertEquals(0, LocalTableSize.entries(2, 0, 0)); // nothing to accumulate
+    assertEquals(1, LocalTableSize.entries(
+        new AggregateSpec(TYPES, 0, sumsOf(13), false), 0)); // a global aggregate: one group
+    // Nothing to accumulate:
+    assertEquals(0, LocalTableSize.entries(new AggregateSpec(TYPES, 2, List.of(), false), 0));
     assertEquals(0, localTable(5).tableBytes(0));
   }
 
@@ -73,7 +75,7 @@ class LocalTableSizeTest {
             functions + " functions");
         assertTrue(layout.tableBytes(entries + 1) + keyBytes * (entries + 1) > budget
             || entries == 2048, functions + " functions: as many as fit");
-        assertTrue(entries >= LocalTableSize.entries(1, functions, keyBytes));
+        assertTrue(entries >= LocalTableSize.entries(sumsByKey(functions), keyBytes));
       }
       // A table found by group (no keys): its slots are masked, so a power of two.
       int byGroup = LocalTableSize.wholeMultiprocessorEntries(layout, 0, budget, most);
@@ -97,8 +99,17 @@ class LocalTableSizeTest {
   }
 
   private static LocalTableLayout sums(int count, boolean compact) {
-    return new LocalTableLayout(Collections.nCopies(count,
-        new AggregateFunction(Kind.SUM, 1, ColumnType.LONG)), compact);
+    return new LocalTableLayout(sumsOf(count), compact);
+  }
+
+  /** {@code count} sums of a LONG (column 1). */
+  private static List<AggregateFunction> sumsOf(int count) {
+    return Collections.nCopies(count, new AggregateFunction(Kind.SUM, 1, ColumnType.LONG));
+  }
+
+  /** GROUP BY a LONG (column 0): {@code count} sums of a LONG. */
+  private static AggregateSpec sumsByKey(int count) {
+    return new AggregateSpec(TYPES, 1, sumsOf(count), false);
   }
 
   @Test
