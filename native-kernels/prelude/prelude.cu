@@ -84,25 +84,47 @@ extern "C" __device__ void tessera_agg_local_merge(const unsigned long long* pla
 }
 
 // tessera_agg_local_reset and _merge for a kernel whose table has the compact layout
-// (hash_aggregate.cuh CompactLocalTable).
+// (hash_aggregate.cuh CompactLocalTable), or the lean one (LeanLocalTable).
 namespace {
-__device__ __forceinline__ tessera::hash_aggregate::CompactLocalTable CompactLocalOf(
-    const tessera::hash_aggregate::PlanView& view, unsigned long long* local_words) {
-  return tessera::hash_aggregate::CompactLocalTable::In(
-      local_words, static_cast<int>(view.header->local_entries), view.functions,
-      static_cast<int>(view.header->function_count));
+template <typename Table>
+__device__ __forceinline__ Table PackedLocalOf(const tessera::hash_aggregate::PlanView& view,
+                                               unsigned long long* local_words) {
+  return Table::In(local_words, static_cast<int>(view.header->local_entries), view.functions,
+                   static_cast<int>(view.header->function_count));
+}
+
+template <typename Table>
+__device__ __forceinline__ void PackedReset(const unsigned long long* plan,
+                                            unsigned long long* local_words) {
+  const tessera::hash_aggregate::PlanView view = tessera::hash_aggregate::PlanView::Of(plan);
+  PackedLocalOf<Table>(view, local_words)
+      .Reset(view.functions, static_cast<int>(view.header->function_count));
+}
+
+template <typename Table>
+__device__ __forceinline__ void PackedMerge(const unsigned long long* plan,
+                                            unsigned long long* local_words) {
+  const tessera::hash_aggregate::PlanView view = tessera::hash_aggregate::PlanView::Of(plan);
+  tessera::hash_aggregate::MergeLocal(view, PackedLocalOf<Table>(view, local_words));
 }
 }  // namespace
 
 extern "C" __device__ void tessera_agg_compact_reset(const unsigned long long* plan,
                                                      unsigned long long* local_words) {
-  const tessera::hash_aggregate::PlanView view = tessera::hash_aggregate::PlanView::Of(plan);
-  CompactLocalOf(view, local_words)
-      .Reset(view.functions, static_cast<int>(view.header->function_count));
+  PackedReset<tessera::hash_aggregate::CompactLocalTable>(plan, local_words);
 }
 
 extern "C" __device__ void tessera_agg_compact_merge(const unsigned long long* plan,
                                                      unsigned long long* local_words) {
-  const tessera::hash_aggregate::PlanView view = tessera::hash_aggregate::PlanView::Of(plan);
-  tessera::hash_aggregate::MergeLocal(view, CompactLocalOf(view, local_words));
+  PackedMerge<tessera::hash_aggregate::CompactLocalTable>(plan, local_words);
+}
+
+extern "C" __device__ void tessera_agg_lean_reset(const unsigned long long* plan,
+                                                  unsigned long long* local_words) {
+  PackedReset<tessera::hash_aggregate::LeanLocalTable>(plan, local_words);
+}
+
+extern "C" __device__ void tessera_agg_lean_merge(const unsigned long long* plan,
+                                                  unsigned long long* local_words) {
+  PackedMerge<tessera::hash_aggregate::LeanLocalTable>(plan, local_words);
 }

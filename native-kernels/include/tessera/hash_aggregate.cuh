@@ -71,6 +71,11 @@ constexpr unsigned long long kNullKeySalt = 0x51ed270b27ull;
 // zeros up to the next one, so that a generated kernel compares them a whole word at a time.
 constexpr int kKeyHeapAlignment = 8;
 
+// Function::table_words (codegen LocalTableLayout.tableWords): the lean per-block table holds the
+// function's high word, its seen flag.
+constexpr int kTableHigh = 1;
+constexpr int kTableSeen = 2;
+
 // The plan: 64-bit words. Header, then 12 words per key column, then 12 words per function.
 constexpr int kHeaderWords = 16;
 constexpr int kColumnWords = 12;
@@ -118,7 +123,7 @@ struct Function {
   long long result_type;        // finish: the result TypeId
   long long zero_when_empty;    // finish: 1 when a group without input gives 0, not NULL
   long long reg;                // update: the register holding the input (-1: COUNT_ROWS)
-  long long reserved;
+  long long table_words;        // update: kTableHigh | kTableSeen, the words LeanLocalTable holds
 };
 static_assert(sizeof(Header) == kHeaderWords * 8, "header");
 static_assert(sizeof(Key) == kColumnWords * 8, "key");
@@ -496,8 +501,9 @@ __device__ __forceinline__ void Merge(int kind, int type, unsigned long long loc
 
 // Every entry of per-block table `t` (LocalTable or CompactLocalTable) empty, its accumulators at
 // their identities: function f's value, and its high word and seen flag where the table has them
-// (Table::HasHigh, HasSeen), in the row Table::Row gives of f and the count of functions before
-// it that have one. Every thread of the block calls it, then the block synchronizes.
+// (Table::HasHigh, HasSeen of the function's kind and table_words), in the row Table::Row gives
+// of f and the count of functions before it that have one. Every thread of the block calls it,
+// then the block synchronizes.
 template <typename Table>
 __device__ __forceinline__ void ResetEntries(const Table& t, const Function* functions,
                                              int function_count) {
@@ -510,8 +516,9 @@ __device__ __forceinline__ void ResetEntries(const Table& t, const Function* fun
       t.values[f * t.entries + e] = static_cast<unsigned long long>(
           (kind == kMin || kind == kMax) ? Identity(kind, static_cast<int>(functions[f].type))
                                          : 0);
-      if (Table::HasHigh(kind)) t.highs[Table::Row(f, h++) * t.entries + e] = 0;
-      if (Table::HasSeen(kind)) t.seen[Table::Row(f, s++) * t.entries + e] = 0;
+      const long long words = functions[f].table_words;
+      if (Table::HasHigh(kind, words)) t.highs[Table::Row(f, h++) * t.entries + e] = 0;
+      if (Table::HasSeen(kind, words)) t.seen[Table::Row(f, s++) * t.entries + e] = 0;
     }
   }
 }
@@ -539,8 +546,9 @@ struct LocalTable {
   }
 
   // Every function has a high word and a seen flag, function f's in row f (ResetEntries).
-  __device__ __forceinline__ static bool HasHigh(int) { return true; }
-  __device__ __forceinline__ static bool HasSeen(int) { return true; }
+  __device__ __forceinline__ static bool HasHigh(int, long long) { return true; }
+  __device__ __forceinline__ static bool HasSeen(int, long long) { return true; }
+  static constexpr unsigned int kSeenWithoutFlag = 0;  // never taken: every function has one
   __device__ __forceinline__ static int Row(int f, int) { return f; }
 
   // Every entry empty, its accumulators at their identities. Call from every thread, then sync.
@@ -567,36 +575,39 @@ struct LocalTable {
   }
 };
 
-// The compact per-block table of a generated kernel that runs one block a multiprocessor
-// (codegen LocalTableLayout): values[F][E], then highs[H][E] of the H sums only, then keys[E],
-// then seen[S][E] of the S functions that are not counts (a count needs neither: Merge reads its
-// value alone). 4 + 8 F + 8 H + 4 S bytes an entry, where LocalTable takes 4 + 20 F. Function
-// f's row of highs (of seen) is the number of functions before it that have one
-// (LocalTableLayout.highRow, seenRow): ResetEntries and MergeLocal count them as they go.
-struct CompactLocalTable {
+// The compact per-block tables of a generated kernel that runs one block a multiprocessor
+// (codegen LocalTableLayout): values[F][E], then highs[H][E] of the H functions that have one,
+// then keys[E], then seen[S][E] of the S functions that have one. 4 + 8 F + 8 H + 4 S bytes an
+// entry, where LocalTable takes 4 + 20 F. Function f's row of highs (of seen) is the number of
+// functions before it that have one (LocalTableLayout.highRow, seenRow): ResetEntries and
+// MergeLocal count them as they go. Which functions have them is the Words' (CompactWords,
+// LeanWords).
+template <typename Words>
+struct PackedLocalTable {
   unsigned long long* values;
   unsigned long long* highs;
   int* keys;
   unsigned int* seen;
   int entries;
 
-  __device__ __forceinline__ static bool HasHigh(int kind) {
-    return kind == kSum || kind == kSumDecimal;
+  __device__ __forceinline__ static bool HasHigh(int kind, long long table_words) {
+    return Words::HasHigh(kind, table_words);
   }
-  __device__ __forceinline__ static bool HasSeen(int kind) {
-    return kind != kCountRows && kind != kCount;
+  __device__ __forceinline__ static bool HasSeen(int kind, long long table_words) {
+    return Words::HasSeen(kind, table_words);
   }
+  static constexpr unsigned int kSeenWithoutFlag = Words::kSeenWithoutFlag;
   // Function f's row of highs (of seen): the count of functions before it that have one.
   __device__ __forceinline__ static int Row(int, int counted) { return counted; }
 
-  __device__ __forceinline__ static CompactLocalTable In(unsigned long long* shared, int entries,
-                                                         const Function* functions,
-                                                         int function_count) {
+  __device__ __forceinline__ static PackedLocalTable In(unsigned long long* shared, int entries,
+                                                        const Function* functions,
+                                                        int function_count) {
     int highs = 0;
     for (int f = 0; f < function_count; ++f) {
-      if (HasHigh(static_cast<int>(functions[f].kind))) ++highs;
+      if (HasHigh(static_cast<int>(functions[f].kind), functions[f].table_words)) ++highs;
     }
-    CompactLocalTable t;
+    PackedLocalTable t;
     t.values = shared;
     t.highs = shared + static_cast<long long>(function_count) * entries;
     t.keys = reinterpret_cast<int*>(t.highs + static_cast<long long>(highs) * entries);
@@ -610,6 +621,33 @@ struct CompactLocalTable {
     ResetEntries(*this, functions, function_count);
   }
 };
+
+// The compact table's words (CompactLocalTable): high words for sums only, seen flags for all
+// but counts (a count needs neither: Merge reads its value alone, kSeenWithoutFlag unread).
+struct CompactWords {
+  static constexpr unsigned int kSeenWithoutFlag = 0;
+  __device__ __forceinline__ static bool HasHigh(int kind, long long) {
+    return kind == kSum || kind == kSumDecimal;
+  }
+  __device__ __forceinline__ static bool HasSeen(int kind, long long) {
+    return kind != kCountRows && kind != kCount;
+  }
+};
+using CompactLocalTable = PackedLocalTable<CompactWords>;
+
+// The lean table's words (LeanLocalTable), as the plan gives them (Function::table_words): fewer
+// than the compact table's where a sum wraps (no one reads its high word) or an input cannot be
+// NULL (an entry's flag would be its claim: MergeLocal takes a flag the table has not as set).
+struct LeanWords {
+  static constexpr unsigned int kSeenWithoutFlag = 1;
+  __device__ __forceinline__ static bool HasHigh(int, long long table_words) {
+    return (table_words & kTableHigh) != 0;
+  }
+  __device__ __forceinline__ static bool HasSeen(int, long long table_words) {
+    return (table_words & kTableSeen) != 0;
+  }
+};
+using LeanLocalTable = PackedLocalTable<LeanWords>;
 
 // ---- warp-level resolution ---------------------------------------------------------------------
 // When every active lane of a warp holds a row of the same group (always for a global aggregate,
@@ -756,10 +794,13 @@ __device__ __forceinline__ void AggregateItem(const PlanView& plan, bool active,
   }
 }
 
-// Global propagation: every entry the block claimed in its table (LocalTable or
-// CompactLocalTable), into its group's accumulators; a word the table has not for a function
-// (Table::HasHigh, HasSeen) merges as 0, which its kind does not read. Every thread of the block
-// calls it, after a barrier.
+// Global propagation: every entry the block claimed in its table (LocalTable or a
+// PackedLocalTable), into its group's accumulators. A high word the table has not for a function
+// (Table::HasHigh) merges as 0: a count's, which Merge does not read, or a wrapping sum's, whose
+// high word no one reads. A seen flag it has not (Table::HasSeen) merges as the table's
+// kSeenWithoutFlag: a count's, which Merge does not read, or, set, that of a function whose input
+// cannot be NULL, whose flag the entry's claim (a row of the group, with a value) would have set.
+// Every thread of the block calls it, after a barrier.
 template <typename Table>
 __device__ __forceinline__ void MergeLocal(const PlanView& plan, const Table& local) {
   const int function_count = static_cast<int>(plan.header->function_count);
@@ -771,10 +812,12 @@ __device__ __forceinline__ void MergeLocal(const PlanView& plan, const Table& lo
     for (int f = 0; f < function_count; ++f) {
       const Function& fn = plan.functions[f];
       const int kind = static_cast<int>(fn.kind);
-      const unsigned long long high =
-          Table::HasHigh(kind) ? local.highs[Table::Row(f, h++) * local.entries + e] : 0;
-      const unsigned int seen =
-          Table::HasSeen(kind) ? local.seen[Table::Row(f, s++) * local.entries + e] : 0;
+      const unsigned long long high = Table::HasHigh(kind, fn.table_words)
+                                          ? local.highs[Table::Row(f, h++) * local.entries + e]
+                                          : 0;
+      const unsigned int seen = Table::HasSeen(kind, fn.table_words)
+                                    ? local.seen[Table::Row(f, s++) * local.entries + e]
+                                    : Table::kSeenWithoutFlag;
       Merge(kind, static_cast<int>(fn.type), local.values[f * local.entries + e], high, seen,
             reinterpret_cast<unsigned long long*>(fn.value) + group,
             reinterpret_cast<unsigned long long*>(fn.high) + group,

@@ -180,9 +180,10 @@ public final class AggregateUpdateGenerator {
    * them a warp would run the update for every item where any lane has a row of its slice,
    * nearly all of them (the prototype: 6 slices 1,504 us unqueued, 1,106 queued).
    */
-  public static int slicedTableEntries(AggregateSpec spec, KernelFeatures.SharedMemory shared) {
-    return LocalTableSize.slicedEntries(spec, shared,
-        KeptRowQueue.sharedBytes(spec, MAX_BLOCK_THREADS));
+  public static int slicedTableEntries(Program program, AggregateSpec spec,
+      List<InputSpec> inputs, KernelFeatures.SharedMemory shared) {
+    return LocalTableSize.slicedEntries(spec, LocalTableLayout.of(program, spec, inputs, true),
+        shared, KeptRowQueue.sharedBytes(spec, MAX_BLOCK_THREADS));
   }
 
   /**
@@ -190,14 +191,18 @@ public final class AggregateUpdateGenerator {
    * {@code entries}: the table, its keys, then its warps' queues (which could not be static
    * arrays: a block of 1,024 threads' queues of two keys pass the 48 KiB those may take).
    */
-  public static int slicedSharedBytes(AggregateSpec spec, int entries) {
-    return queueOffset(spec, entries) + KeptRowQueue.sharedBytes(spec, MAX_BLOCK_THREADS);
+  public static int slicedSharedBytes(Program program, AggregateSpec spec,
+      List<InputSpec> inputs, int entries) {
+    return queueOffset(spec, LocalTableLayout.of(program, spec, inputs, true), entries)
+        + KeptRowQueue.sharedBytes(spec, MAX_BLOCK_THREADS);
   }
 
-  /** Where the queues start in the dynamic shared memory of a table of {@code entries}. */
-  private static int queueOffset(AggregateSpec spec, int entries) {
-    int bytes = LocalTableLayout.of(spec, true).tableBytes(entries)
-        + LocalKeyTable.bytes(spec, entries, true, false);
+  /**
+   * Where the queues start in the dynamic shared memory of a table of {@code layout} and {@code
+   * entries}.
+   */
+  private static int queueOffset(AggregateSpec spec, LocalTableLayout layout, int entries) {
+    int bytes = layout.tableBytes(entries) + LocalKeyTable.bytes(spec, entries, true, false);
     return (bytes + Long.BYTES - 1) / Long.BYTES * Long.BYTES;
   }
 
@@ -214,11 +219,12 @@ public final class AggregateUpdateGenerator {
   private static int constantEntries(Program program, AggregateSpec spec,
       List<InputSpec> inputs, KernelFeatures features, int slices) {
     if (slices > 1) {
-      return slicedTableEntries(spec, features.shared());
+      return slicedTableEntries(program, spec, inputs, features.shared());
     }
     return fillsMultiprocessor(program, spec, inputs)
-        ? LocalTableSize.wholeMultiprocessorEntries(spec, CodeGroups.coded(program, spec, inputs),
-            features.shared())
+        ? LocalTableSize.wholeMultiprocessorEntries(spec,
+            LocalTableLayout.of(program, spec, inputs, true),
+            CodeGroups.coded(program, spec, inputs), features.shared())
         : PLAN_ENTRIES;
   }
 
@@ -276,8 +282,9 @@ public final class AggregateUpdateGenerator {
     if (LocalKeyTable.holdsFixedWidth(spec, fills)) {
       key.append("keyed;");
     }
-    if (LocalTableLayout.of(spec, fills).compact()) {
-      key.append("compact;");
+    LocalTableLayout layout = LocalTableLayout.of(program, spec, inputs, fills);
+    if (layout.compact()) {
+      key.append("compact;").append(layout.key());
     }
     int entries = constantEntries(program, spec, inputs, features, slices);
     if (entries != PLAN_ENTRIES) {
@@ -517,7 +524,7 @@ public final class AggregateUpdateGenerator {
       this.mayLoadEncodedAhead = plainCopies;
       this.probeFiltered = probeFiltered;
       this.anyBlockSize = fillsMultiprocessor(program, spec, inputs);
-      this.layout = LocalTableLayout.of(spec, anyBlockSize);
+      this.layout = LocalTableLayout.of(program, spec, inputs, anyBlockSize);
       this.inputs = inputs;
       this.entry = entry;
       this.body = new ProgramEmitter(program, inputs, b, entry,
@@ -580,7 +587,7 @@ public final class AggregateUpdateGenerator {
           queue = new KeptRowQueue(b, spec, entry + "_kept", MAX_BLOCK_THREADS);
           String base = b.b32();
           b.op("mov.u32 %s, %s", base, localName());
-          b.op("add.u32 %s, %s, %d", base, base, queueOffset(spec, tableEntries));
+          b.op("add.u32 %s, %s, %d", base, base, queueOffset(spec, layout, tableEntries));
           queue.beginAt(thread, base);
         } else if (queuesKeptRows(filter)) {
           queue = new KeptRowQueue(b, spec, entry + "_kept", BLOCK_THREADS);

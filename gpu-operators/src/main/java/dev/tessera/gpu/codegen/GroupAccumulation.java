@@ -9,6 +9,7 @@ import dev.tessera.gpu.codegen.AccumulatorArithmetic.Accumulators;
 import dev.tessera.gpu.column.TypeId;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.List;
 import java.util.function.Consumer;
 import java.util.function.IntPredicate;
@@ -80,6 +81,7 @@ final class GroupAccumulation {
    */
   void accumulate(LocalKeyTable.View table, String act, String group, AggregateValue[] inputs,
       String entry, boolean warpTest) {
+    checkLeftOutSeen(inputs);
     this.table = table;
     this.inputs = inputs;
     accumulateItem(act, group, entry, warpTest, true);
@@ -93,9 +95,26 @@ final class GroupAccumulation {
    */
   void accumulateApart(LocalKeyTable.View table, String act, String group,
       AggregateValue[] inputs, String entry) {
+    checkLeftOutSeen(inputs);
     this.table = table;
     this.inputs = inputs;
     accumulateItem(act, group, entry, true, false);
+  }
+
+  /**
+   * A lean table ({@link LocalTableLayout#lean}) leaves out the seen flag of a function whose
+   * input is a column that cannot be NULL, which the merge then takes as set: the item's value
+   * of it must have no valid predicate. One that has is a generator bug, which would merge a
+   * group whose every value is NULL as seen, a wrong result, so the kernel is not written.
+   */
+  private void checkLeftOutSeen(AggregateValue[] inputs) {
+    BitSet neverNull = layout.neverNull();
+    for (int f = neverNull.nextSetBit(0); f >= 0; f = neverNull.nextSetBit(f + 1)) {
+      if (inputs[f] != null && inputs[f].valid() != null) {
+        throw new IllegalStateException("function " + f + "'s input may be NULL, but the lean "
+            + "per-block table has no seen flag for it");
+      }
+    }
   }
 
   /**

@@ -3,6 +3,8 @@ package dev.tessera.gpu.codegen;
 import dev.tessera.gpu.agg.AggregateFunction;
 import dev.tessera.gpu.agg.AggregateFunction.Kind;
 import dev.tessera.gpu.agg.AggregateSpec;
+import dev.tessera.gpu.expr.Program;
+import java.util.BitSet;
 import java.util.List;
 
 /**
@@ -21,28 +23,119 @@ import java.util.List;
  * HashAggregateBench's count, sum, min and max take 56 bytes an entry instead of 84, so such a
  * block holds more groups (and a sliced aggregation needs fewer slices, GroupSlices): 10^4 groups
  * of HashAggregateBench 18% faster on an H100 (docs/gpu-timings.md, 2026-12-07, sixth session).
+ * With {@link #LEAN_PROPERTY} set, such a kernel's table is lean where it can be ({@code
+ * LeanLocalTable}): no high word for a sum that wraps, no seen flag for a function of a GROUP BY
+ * whose input is a column that cannot be NULL; its reset and merge read which words each
+ * function has from the plan ({@link #tableWords}).
  */
-public record LocalTableLayout(List<AggregateFunction> functions, boolean compact) {
+public record LocalTableLayout(List<AggregateFunction> functions, boolean compact,
+    BitSet wrapping, BitSet neverNull) {
+  /**
+   * The switch for the lean compact layout (off by default): in a compact table, no high word for
+   * a sum that wraps ({@link AccumulatorArithmetic#wraps}: nothing reads it) and no seen flag for
+   * a function whose input is a column that cannot be NULL, in a GROUP BY (every entry a row
+   * claimed has a value of it, so an entry's flag would be its claim). HashAggregateBench's count,
+   * sum, min and max then take 36 bytes an entry instead of 56. Its kernels call the prelude's
+   * {@code tessera_agg_lean_reset} and {@code _merge}, which read each function's words from the
+   * plan ({@link #tableWords}); no GPU has run them yet.
+   */
+  public static final String LEAN_PROPERTY = "tessera.codegen.leanTable";
+  /** Bits of {@link #tableWords} (hash_aggregate.cuh kTableHigh, kTableSeen). */
+  public static final int TABLE_HIGH = 1;
+  public static final int TABLE_SEEN = 2;
+
   public LocalTableLayout {
     functions = List.copyOf(functions);
+    wrapping = (BitSet) wrapping.clone();
+    neverNull = (BitSet) neverNull.clone();
+    if (!compact && !(wrapping.isEmpty() && neverNull.isEmpty())) {
+      throw new IllegalArgumentException("only a compact table leaves words out");
+    }
+  }
+
+  /** LocalTable's layout ({@code compact} false) or the compact one, not lean. */
+  public LocalTableLayout(List<AggregateFunction> functions, boolean compact) {
+    this(functions, compact, new BitSet(), new BitSet());
   }
 
   /**
-   * The layout of the table of a kernel of {@code spec}: compact where the kernel {@code fills} a
-   * multiprocessor.
+   * The layout of the table of a kernel of {@code spec} that runs {@code program} over {@code
+   * inputs}: compact where the kernel {@code fills} a multiprocessor, and lean where {@link
+   * #LEAN_PROPERTY} is set too. The one definition for the generator, the kernel's key and the
+   * launch's sizing.
+   */
+  public static LocalTableLayout of(Program program, AggregateSpec spec, List<InputSpec> inputs,
+      boolean fills) {
+    if (!fills || !Boolean.getBoolean(LEAN_PROPERTY)) {
+      return new LocalTableLayout(spec.functions(), fills);
+    }
+    BitSet wrapping = new BitSet();
+    BitSet neverNull = new BitSet();
+    for (int f = 0; f < spec.functions().size(); f++) {
+      AggregateFunction fn = spec.functions().get(f);
+      wrapping.set(f, AccumulatorArithmetic.wraps(spec, f));
+      // A global aggregate's one entry is there with no row: its flags say whether one came.
+      neverNull.set(f, spec.keyCount() > 0 && !isCount(fn.kind())
+          && ProgramEmitter.loadsColumnWithoutNulls(program,
+              program.outputs().get(fn.input()).register(), inputs));
+    }
+    return new LocalTableLayout(spec.functions(), true, wrapping, neverNull);
+  }
+
+  /**
+   * LocalTable's layout for a kernel of {@code spec} of blocks of 128 threads, or the compact one
+   * (not lean) for one that {@code fills} a multiprocessor.
    */
   public static LocalTableLayout of(AggregateSpec spec, boolean fills) {
     return new LocalTableLayout(spec.functions(), fills);
   }
 
-  /** Whether function f has a high word in the table (the compact layout: sums only). */
-  public boolean hasHigh(int f) {
-    return !compact || isSum(functions.get(f).kind());
+  @Override
+  public BitSet wrapping() {
+    return (BitSet) wrapping.clone();
   }
 
-  /** Whether function f has a seen flag in the table (the compact layout: all but counts). */
+  @Override
+  public BitSet neverNull() {
+    return (BitSet) neverNull.clone();
+  }
+
+  /**
+   * Whether the layout leaves out words the compact one has: its kernels reset and merge the
+   * table with the prelude's lean functions, which read {@link #tableWords} from the plan.
+   */
+  public boolean lean() {
+    return !wrapping.isEmpty() || !neverNull.isEmpty();
+  }
+
+  /** The kernel key's part for the layout's left-out words ("" where it is not lean). */
+  String key() {
+    return lean() ? "lean" + wrapping + neverNull + ";" : "";
+  }
+
+  /**
+   * Function f's words in the table, as the lean functions read them from the plan (its
+   * {@code table_words}): {@link #TABLE_HIGH} where it has a high word, {@link #TABLE_SEEN} where
+   * it has a seen flag.
+   */
+  public long tableWords(int f) {
+    return (hasHigh(f) ? TABLE_HIGH : 0) | (hasSeen(f) ? TABLE_SEEN : 0);
+  }
+
+  /**
+   * Whether function f has a high word in the table (the compact layout: sums only; the lean one:
+   * sums that do not wrap).
+   */
+  public boolean hasHigh(int f) {
+    return !compact || isSum(functions.get(f).kind()) && !wrapping.get(f);
+  }
+
+  /**
+   * Whether function f has a seen flag in the table (the compact layout: all but counts; the lean
+   * one: not those whose input cannot be NULL either).
+   */
   public boolean hasSeen(int f) {
-    return !compact || !isCount(functions.get(f).kind());
+    return !compact || !isCount(functions.get(f).kind()) && !neverNull.get(f);
   }
 
   /** Function f's row of {@code highs}: the functions before it that have one. */
@@ -91,12 +184,16 @@ public record LocalTableLayout(List<AggregateFunction> functions, boolean compac
 
   /** The prelude function that resets the table (then the block synchronizes). */
   String resetFunction() {
-    return compact ? "tessera_agg_compact_reset" : "tessera_agg_local_reset";
+    return "tessera_agg_" + tableName() + "_reset";
   }
 
   /** The prelude function that merges the table into the global accumulators. */
   String mergeFunction() {
-    return compact ? "tessera_agg_compact_merge" : "tessera_agg_local_merge";
+    return "tessera_agg_" + tableName() + "_merge";
+  }
+
+  private String tableName() {
+    return !compact ? "local" : lean() ? "lean" : "compact";
   }
 
   private static boolean isSum(Kind kind) {

@@ -64,32 +64,37 @@ public final class LocalTableSize {
   }
 
   /**
-   * Entries of the table of {@code spec}'s kernel that runs one block a multiprocessor of a
-   * device with {@code shared}: as many as fit {@link #wholeMultiprocessorBudget} with their keys,
-   * at most {@link #MAX_WHOLE_ENTRIES}; {@code coded}: whether its keys are found by their codes
-   * ({@link CodeGroups}). A table found by group (no keys) takes a power of two of them
-   * (LocalTable.Find masks its slots); one found by key ({@link LocalKeyTable#find}) takes any
-   * count: HashAggregateBench's four functions and two keys took 104 bytes an entry in LocalTable's
-   * layout, 1,898 of them where a power of two was 1,024, which 1,000 groups all but filled (one
-   * group in eight found no slot): "two columns" at 1,000 groups 919 -> 659 us, at 10^4 -9% (H200,
-   * ncu). In the compact layout ({@link LocalTableLayout}), as such kernels' tables are.
+   * Entries of the table of {@code spec}'s kernel that runs one block a multiprocessor of a device
+   * with {@code shared}: as many as fit {@link #wholeMultiprocessorBudget} with their keys, at most
+   * {@link #MAX_WHOLE_ENTRIES} (a lean layout's: {@link #MAX_SLICED_ENTRIES}); {@code coded}:
+   * whether its keys are found by their codes ({@link CodeGroups}). A table found by group (no
+   * keys) takes a power of two of them (LocalTable.Find masks its slots); one found by key ({@link
+   * LocalKeyTable#find}) takes any count: HashAggregateBench's four functions and two keys took 104
+   * bytes an entry in LocalTable's layout, 1,898 of them where a power of two was 1,024, which
+   * 1,000 groups all but filled (one group in eight found no slot): "two columns" at 1,000 groups
+   * 919 -> 659 us, at 10^4 -9% (H200, ncu). In the kernel's {@code layout}, compact as such
+   * kernels' tables are ({@link LocalTableLayout#of(dev.tessera.gpu.expr.Program, AggregateSpec,
+   * java.util.List, boolean)}).
    */
-  public static int wholeMultiprocessorEntries(AggregateSpec spec, boolean coded,
-      SharedMemory shared) {
-    return wholeMultiprocessorEntries(LocalTableLayout.of(spec, true),
-        LocalKeyTable.bytes(spec, 1, true, coded), wholeMultiprocessorBudget(shared),
-        MAX_WHOLE_ENTRIES);
+  public static int wholeMultiprocessorEntries(AggregateSpec spec, LocalTableLayout layout,
+      boolean coded, SharedMemory shared) {
+    // A lean table takes what the budget holds, as a sliced one does: GroupSlices leaves up to
+    // TABLE_FILL of a sliced table's groups unsliced (about 2,440 of HashAggregateBench's in a
+    // lean table of an H100), which 2,048 entries would not hold.
+    return wholeMultiprocessorEntries(layout, LocalKeyTable.bytes(spec, 1, true, coded),
+        wholeMultiprocessorBudget(shared), layout.lean() ? MAX_SLICED_ENTRIES : MAX_WHOLE_ENTRIES);
   }
 
   /**
    * The entries of the table of {@code spec}'s kernel that slices its groups ({@link
    * AggregateUpdateGenerator#slicedTableEntries}), beside its warps' queues' {@code besideTable}
-   * bytes: as {@link #wholeMultiprocessorEntries(AggregateSpec, boolean, SharedMemory)}, but as
+   * bytes: as {@link #wholeMultiprocessorEntries(AggregateSpec, LocalTableLayout, boolean,
+   * SharedMemory)}, but as
    * many as fit, to hold the most groups (at most {@link #MAX_SLICED_ENTRIES}).
    */
-  public static int slicedEntries(AggregateSpec spec, SharedMemory shared, int besideTable) {
-    return wholeMultiprocessorEntries(LocalTableLayout.of(spec, true),
-        LocalKeyTable.bytes(spec, 1, true, false),
+  public static int slicedEntries(AggregateSpec spec, LocalTableLayout layout,
+      SharedMemory shared, int besideTable) {
+    return wholeMultiprocessorEntries(layout, LocalKeyTable.bytes(spec, 1, true, false),
         Math.max(0, wholeMultiprocessorBudget(shared) - besideTable), MAX_SLICED_ENTRIES);
   }
 

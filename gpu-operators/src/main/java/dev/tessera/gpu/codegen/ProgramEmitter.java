@@ -332,6 +332,24 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     return columns;
   }
 
+  /**
+   * Whether the value of {@code register} at the end of {@code program} is a LOAD_COLUMN of an
+   * input column of {@code inputs} that has no validity bitmap: a value that cannot be NULL
+   * (its Val has no valid predicate), whatever the other instructions do.
+   */
+  static boolean loadsColumnWithoutNulls(Program program, int register, List<InputSpec> inputs) {
+    int[] lastWriter = new int[Program.MAX_REGISTERS];
+    sources(program, lastWriter);
+    int writer = lastWriter[register];
+    if (writer < 0) {
+      return false;
+    }
+    int at = writer * Program.WORDS;
+    int column = program.code()[at + 2];
+    return program.code()[at] == Opcode.LOAD_COLUMN.code() && column < inputs.size()
+        && !inputs.get(column).nullable();
+  }
+
   /** The register operands of instruction {@code i}, PROBE's key registers included. */
   private static List<Integer> operands(Program program, int i) {
     int at = i * Program.WORDS;

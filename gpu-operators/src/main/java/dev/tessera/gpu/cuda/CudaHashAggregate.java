@@ -108,6 +108,8 @@ final class CudaHashAggregate implements HashAggregateKernel {
   private static final int F_RESULT_TYPE = 8;
   private static final int F_ZERO_WHEN_EMPTY = 9;
   private static final int F_REGISTER = 10;
+  /** Which of its words a lean per-block table holds (LocalTableLayout.tableWords). */
+  private static final int F_TABLE_WORDS = 11;
 
   /**
    * The direct group map: decided once, from the groups after the first batch, when there are at
@@ -363,6 +365,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
         word(host, base + F_RESULT_TYPE, fn.resultType().id().ordinal());
         word(host, base + F_ZERO_WHEN_EMPTY, fn.zeroWhenEmpty() ? 1 : 0);
         word(host, base + F_REGISTER, -1);
+        word(host, base + F_TABLE_WORDS, 0);
       }
     }
 
@@ -597,7 +600,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
       }
       if (batchAdded && !secondBatchDecided) {
         secondBatchDecided = true;
-        slices = decideSlices();
+        slices = decideSlices(program, input);
         try {
           decideDirect();
         } catch (PoolExhaustedException | OutOfMemoryException e) {
@@ -663,11 +666,12 @@ final class CudaHashAggregate implements HashAggregateKernel {
      * kernel. Whether a batch's kernel may slice its groups is its pipeline's ({@link
      * AggregateUpdateGenerator#slicesGroups}).
      */
-    private int decideSlices() {
+    private int decideSlices(Program program, ColumnBatch<DeviceColumn> input) {
       if (!codegen || keyCount == 0) {
         return 1;
       }
-      int entries = AggregateUpdateGenerator.slicedTableEntries(spec,
+      List<InputSpec> inputs = input.columns().stream().map(InputSpec::of).toList();
+      int entries = AggregateUpdateGenerator.slicedTableEntries(program, spec, inputs,
           device.generated().features().shared());
       return GroupSlices.forGroups(groupCount, entries, device.multiprocessors());
     }
@@ -769,7 +773,7 @@ final class CudaHashAggregate implements HashAggregateKernel {
        * ({@link CodeGroups#keyInputs}; else null).
        */
       private record UpdateLaunch(LaunchShape shape, int localEntries, boolean fills,
-          int[] codedKeys) {}
+          int[] codedKeys, LocalTableLayout layout) {}
 
       /**
        * The launch of the update and its per-block table's entries. Blocks take tiles
@@ -793,19 +797,20 @@ final class CudaHashAggregate implements HashAggregateKernel {
             && AggregateUpdateGenerator.fillsMultiprocessor(program, spec, inputs);
         int[] codedKeys = kernel != null ? CodeGroups.keyInputs(program, spec, inputs) : null;
         boolean coded = codedKeys != null;
+        LocalTableLayout layout = LocalTableLayout.of(program, spec, inputs, fills);
         if (fills) {
           threads = kernels.maxBlockThreads(kernel.function(), kernel.entry());
           percent = LocalTableSize.WHOLE_SHARED_PERCENT;
           KernelFeatures.SharedMemory shared = device.generated().features().shared();
           launchEntries = kernelSlices > 1
-              ? AggregateUpdateGenerator.slicedTableEntries(spec, shared)
-              : LocalTableSize.wholeMultiprocessorEntries(spec, coded, shared);
+              ? AggregateUpdateGenerator.slicedTableEntries(program, spec, inputs, shared)
+              : LocalTableSize.wholeMultiprocessorEntries(spec, layout, coded, shared);
         }
         int keyBytes = kernel != null
             ? AggregateUpdateGenerator.localKeyBytes(spec, launchEntries, fills, coded) : 0;
         LaunchShape oneBlock = new LaunchShape(1, threads, fills && kernelSlices > 1
-            ? AggregateUpdateGenerator.slicedSharedBytes(spec, launchEntries)
-            : LocalTableLayout.of(spec, fills).tableBytes(launchEntries) + keyBytes);
+            ? AggregateUpdateGenerator.slicedSharedBytes(program, spec, inputs, launchEntries)
+            : layout.tableBytes(launchEntries) + keyBytes);
         int resident;
         if (kernel == null) {
           resident = kernels.residentBlocks(UPDATE_KERNEL, oneBlock);
@@ -824,10 +829,11 @@ final class CudaHashAggregate implements HashAggregateKernel {
           blocks = (int) (rowGroups * kernelSlices);
         }
         if (runsWithoutTable(kernel, fills, keyBytes, tiles, blocks)) {
-          return new UpdateLaunch(new LaunchShape(blocks, threads, 0), 0, fills, codedKeys);
+          return new UpdateLaunch(new LaunchShape(blocks, threads, 0), 0, fills, codedKeys,
+              layout);
         }
         return new UpdateLaunch(new LaunchShape(blocks, threads, oneBlock.sharedMemoryBytes()),
-            launchEntries, fills, codedKeys);
+            launchEntries, fills, codedKeys, layout);
       }
 
       /**
@@ -886,6 +892,9 @@ final class CudaHashAggregate implements HashAggregateKernel {
           AggregateFunction fn = spec.functions().get(f);
           if (fn.kind() != AggregateFunction.Kind.COUNT_ROWS) {
             word(state, functionBase(f) + F_REGISTER, outputs.get(fn.input()).register());
+          }
+          if (launch.layout().lean()) {
+            word(state, functionBase(f) + F_TABLE_WORDS, launch.layout().tableWords(f));
           }
         }
         for (int o = 0; o < outputs.size(); o++) {

@@ -142,8 +142,11 @@ class LocalTableSizeTest {
     KernelFeatures ada = KernelFeatures.forArch("sm_89");
     // 68 bytes an entry in the compact layout: 2,048 in an H100's or H200's budget, 1,264 in
     // 84 KiB of an sm_89's (LocalTable's 96 bytes: 896).
-    assertEquals(2048, LocalTableSize.wholeMultiprocessorEntries(SPEC, false, hopper.shared()));
-    assertEquals(1264, LocalTableSize.wholeMultiprocessorEntries(SPEC, false, ada.shared()));
+    LocalTableLayout compact = LocalTableLayout.of(SPEC, true);
+    assertEquals(2048,
+        LocalTableSize.wholeMultiprocessorEntries(SPEC, compact, false, hopper.shared()));
+    assertEquals(1264,
+        LocalTableSize.wholeMultiprocessorEntries(SPEC, compact, false, ada.shared()));
     // With a nullable key too (its NULL rows go apart from the item, and the constant gained).
     for (boolean nullable : new boolean[] {false, true}) {
       List<InputSpec> inputs = List.of(new InputSpec(ColumnType.LONG, Encoding.PLAIN, nullable),
@@ -155,7 +158,8 @@ class LocalTableSizeTest {
       for (KernelFeatures features : List.of(hopper, ada)) {
         GeneratedKernel kernel =
             AggregateUpdateGenerator.generate(program, inputs, SPEC, features);
-        int entries = LocalTableSize.wholeMultiprocessorEntries(SPEC, false, features.shared());
+        int entries =
+            LocalTableSize.wholeMultiprocessorEntries(SPEC, compact, false, features.shared());
         assertTrue(Pattern.compile("mov\\.u64 %rd\\d+, " + entries + ";").matcher(kernel.ptx())
             .find(), "nullable " + nullable + ": the constant " + entries);
         CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());

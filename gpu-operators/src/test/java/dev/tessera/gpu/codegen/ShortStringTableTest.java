@@ -85,8 +85,10 @@ class ShortStringTableTest {
     AggregateSpec longs = LocalKeyTableTest.spec(List.of(ColumnType.LONG));
     assertEquals(LocalKeyTable.bytes(longs, 2048), LocalKeyTable.bytes(strings, 2048, true, false));
     KernelFeatures.SharedMemory hopper = KernelFeatures.forArch("sm_90").shared();
-    assertEquals(LocalTableSize.wholeMultiprocessorEntries(longs, false, hopper),
-        LocalTableSize.wholeMultiprocessorEntries(strings, false, hopper));
+    assertEquals(LocalTableSize.wholeMultiprocessorEntries(longs,
+            LocalTableLayout.of(longs, true), false, hopper),
+        LocalTableSize.wholeMultiprocessorEntries(strings,
+            LocalTableLayout.of(strings, true), false, hopper));
     // Nine functions: 1,024 entries without the keys' bytes would not fit with them.
     List<ColumnType> types = new ArrayList<>(List.of(ColumnType.STRING, ColumnType.LONG));
     List<AggregateFunction> nine = new ArrayList<>();
@@ -94,7 +96,8 @@ class ShortStringTableTest {
       nine.add(new AggregateFunction(Kind.SUM, 1, ColumnType.LONG));
     }
     AggregateSpec wide = new AggregateSpec(types, 1, nine, false);
-    int entries = LocalTableSize.wholeMultiprocessorEntries(wide, false, hopper);
+    int entries = LocalTableSize.wholeMultiprocessorEntries(wide,
+        LocalTableLayout.of(wide, true), false, hopper);
     long bytes = LocalTableLayout.of(wide, true).tableBytes(entries)
         + LocalKeyTable.bytes(wide, entries, true, false);
     assertTrue(bytes <= LocalTableSize.wholeMultiprocessorBudget(hopper), "entries " + entries);

@@ -115,8 +115,11 @@ class SlicedGroupsTest {
     AggregateSpec twoKeys = spec(List.of(ColumnType.INT, ColumnType.LONG));
     assertTrue(KeptRowQueue.sharedBytes(twoKeys, AggregateUpdateGenerator.MAX_BLOCK_THREADS)
         > 48 << 10);
-    int entries = AggregateUpdateGenerator.slicedTableEntries(twoKeys, H100);
-    assertTrue(AggregateUpdateGenerator.slicedSharedBytes(twoKeys, entries)
+    Program identity = ProgramBuilder.identity(twoKeys.inputTypes(), false);
+    int entries = AggregateUpdateGenerator.slicedTableEntries(identity, twoKeys,
+        inputs(twoKeys, false), H100);
+    assertTrue(AggregateUpdateGenerator.slicedSharedBytes(identity, twoKeys,
+        inputs(twoKeys, false), entries)
         <= LocalTableSize.wholeMultiprocessorBudget(H100), "past the table's budget");
     assertTrue(sliced.ptx().matches("(?s).*rem\\.u32 %r\\d+, %r\\d+, 6;.*"),
         "the block's slice, modulo 6");

@@ -18,16 +18,19 @@ import dev.tessera.gpu.codegen.GeneratedKernel;
 import dev.tessera.gpu.codegen.GeneratedModule;
 import dev.tessera.gpu.codegen.InputSpec;
 import dev.tessera.gpu.codegen.KernelFeatures;
+import dev.tessera.gpu.codegen.LocalTableLayout;
 import dev.tessera.gpu.codegen.PtxCompiler;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.column.TypeId;
 import dev.tessera.gpu.expr.Program;
+import dev.tessera.gpu.expr.ProgramBuilder;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntFunction;
 import java.util.function.Supplier;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.BeforeAll;
@@ -153,10 +156,54 @@ class GeneratedAggregateCompileTest {
    */
   @Test
   void compactTablesOfRandomPipelinesCompileWithoutStackOrSpills() {
+    int compiled = compileWholeMultiprocessorKernels(Pipeline::of, "compact");
+    assertTrue(compiled >= 20, "too few kernels fill a multiprocessor: " + compiled);
+  }
+
+  /**
+   * With {@link LocalTableLayout#LEAN_PROPERTY} set, the kernels of the same random pipelines
+   * and of as many whose program passes its input columns through (where a function's input is
+   * a column that cannot be NULL, the lean table leaves out its seen flag): those whose table is
+   * lean call the lean reset and merge, the others the compact ones, and all compile as the
+   * others do; the generator's check that a left-out flag's input cannot be NULL holds.
+   */
+  @Test
+  void leanTablesOfRandomPipelinesCompileWithoutStackOrSpills() {
+    String was = System.setProperty(LocalTableLayout.LEAN_PROPERTY, "true");
+    try {
+      AtomicInteger lean = new AtomicInteger();
+      IntFunction<Pipeline> pipelines = seed -> {
+        Pipeline pipeline = seed % 2 == 0 ? Pipeline.of(seed) : Pipeline.passingColumns(seed);
+        if (LocalTableLayout.of(pipeline.program(), pipeline.spec(), pipeline.inputs(), true)
+            .lean()) {
+          lean.incrementAndGet();
+        }
+        return pipeline;
+      };
+      int compiled = compileWholeMultiprocessorKernels(pipelines, "lean");
+      assertTrue(compiled >= 20, "too few kernels fill a multiprocessor: " + compiled);
+      assertTrue(lean.get() >= 20, "too few lean tables: " + lean.get());
+    } finally {
+      if (was == null) {
+        System.clearProperty(LocalTableLayout.LEAN_PROPERTY);
+      } else {
+        System.setProperty(LocalTableLayout.LEAN_PROPERTY, was);
+      }
+    }
+  }
+
+  /**
+   * The kernels that fill a multiprocessor of {@link #COMPACT_PIPELINES} pipelines, unsliced
+   * and, where they may, in 3 slices: each calls its table's reset and merge (the lean ones
+   * where its layout is lean, {@code what}: the others'), and they compile as the others do (at
+   * most 1 in 10 rejected for a few bytes of spills). Returns the kernels compiled cleanly.
+   */
+  private static int compileWholeMultiprocessorKernels(IntFunction<Pipeline> pipelines,
+      String what) {
     AtomicInteger compiled = new AtomicInteger();
     AtomicInteger rejected = new AtomicInteger();
     IntStream.range(0, COMPACT_PIPELINES).parallel().forEach(seed -> {
-      Pipeline pipeline = Pipeline.of(seed);
+      Pipeline pipeline = pipelines.apply(seed);
       Program program = pipeline.program();
       AggregateSpec spec = pipeline.spec();
       List<InputSpec> inputs = pipeline.inputs();
@@ -164,6 +211,8 @@ class GeneratedAggregateCompileTest {
           || AggregateUpdateGenerator.whyNotGenerated(program, spec) != null) {
         return;
       }
+      String merge = LocalTableLayout.of(program, spec, inputs, true).lean()
+          ? "tessera_agg_lean_merge" : "tessera_agg_compact_merge";
       for (int slices : AggregateUpdateGenerator.slicesGroups(program, spec, inputs)
           ? new int[] {1, 3} : new int[] {1}) {
         GeneratedKernel kernel;
@@ -173,7 +222,7 @@ class GeneratedAggregateCompileTest {
         } catch (CodegenUnsupportedException e) {
           throw new AssertionError("seed " + seed + ": " + e.getMessage(), e);
         }
-        assertTrue(kernel.ptx().contains("tessera_agg_compact_merge"), () -> "seed " + seed);
+        assertTrue(kernel.ptx().contains(merge), () -> "seed " + seed + ": " + merge);
         CompileReport report = GeneratedModule.compile(kernel, "sm_90").report(kernel.entry());
         if (compiledClean(report, rejected, () -> "seed " + seed + " " + inputs + " " + spec
             + "\n" + program.disassemble())) {
@@ -181,11 +230,11 @@ class GeneratedAggregateCompileTest {
         }
       }
     });
-    System.out.printf("compact tables: %d kernels compiled cleanly, %d rejected for a few bytes"
-        + " of spills%n", compiled.get(), rejected.get());
-    assertTrue(compiled.get() >= 20, "too few kernels fill a multiprocessor: " + compiled.get());
+    System.out.printf("%s tables: %d kernels compiled cleanly, %d rejected for a few bytes"
+        + " of spills%n", what, compiled.get(), rejected.get());
     assertTrue(rejected.get() * 10 <= compiled.get() + rejected.get(),
         rejected.get() + " kernels spilled");
+    return compiled.get();
   }
 
   /**
@@ -197,6 +246,16 @@ class GeneratedAggregateCompileTest {
       Random random = new Random(seed);
       List<ColumnType> types = GeneratedFilterProjectCompileTest.randomInputTypes(random);
       Program program = GeneratedFilterProjectCompileTest.randomProgram(seed, types, random);
+      AggregateSpec spec = randomSpec(program, random);
+      return new Pipeline(program, spec,
+          GeneratedFilterProjectCompileTest.randomLayouts(types, random));
+    }
+
+    /** As {@link #of}, but the program passes the input columns through (as Spark's do). */
+    static Pipeline passingColumns(int seed) {
+      Random random = new Random(seed);
+      List<ColumnType> types = GeneratedFilterProjectCompileTest.randomInputTypes(random);
+      Program program = ProgramBuilder.identity(types, false);
       AggregateSpec spec = randomSpec(program, random);
       return new Pipeline(program, spec,
           GeneratedFilterProjectCompileTest.randomLayouts(types, random));

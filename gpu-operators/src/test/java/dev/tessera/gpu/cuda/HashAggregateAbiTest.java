@@ -178,18 +178,19 @@ class HashAggregateAbiTest {
 
   /**
    * The per-block tables' words (hash_aggregate.cuh {@code LocalTable::HasHigh} and {@code
-   * HasSeen}, and {@code CompactLocalTable}'s) are given to the kinds of function {@link
-   * LocalTableLayout} gives them to, the kernels' reset and merge finding each function's rows
-   * where the generated updates write them. Each predicate's expression ({@code true}, {@code
-   * kind == kX || ...} or {@code kind != kX && ...}) is read from the source and evaluated for
-   * every kind.
+   * HasSeen}, and {@code CompactWords}', those of {@code CompactLocalTable}) are given to the kinds
+   * of function {@link LocalTableLayout} gives them to, the kernels' reset and merge finding each
+   * function's rows where the generated updates write them. Each predicate's expression ({@code
+   * true}, {@code kind == kX || ...} or {@code kind != kX && ...}) is read from the source and
+   * evaluated for every kind. The lean table's ({@code LeanWords}) are the plan's {@code
+   * table_words}, whose bits are {@link LocalTableLayout#tableWords}'.
    */
   @Test
   void tableWordsAreTheLayoutsOfEveryKind() throws Exception {
     String cu = source();
     for (boolean compact : new boolean[] {false, true}) {
       String struct = cu.substring(cu.indexOf(
-          compact ? "struct CompactLocalTable {" : "struct LocalTable {"));
+          compact ? "struct CompactWords {" : "struct LocalTable {"));
       for (Kind kind : Kind.values()) {
         LocalTableLayout layout = new LocalTableLayout(
             List.of(new AggregateFunction(kind, 0, ColumnType.LONG)), compact);
@@ -198,17 +199,25 @@ class HashAggregateAbiTest {
         assertEquals(layout.hasSeen(0), predicate(cu, struct, "HasSeen", kind), "HasSeen " + what);
       }
     }
+    assertEquals(LocalTableLayout.TABLE_HIGH, constant(cu, "kTableHigh"));
+    assertEquals(LocalTableLayout.TABLE_SEEN, constant(cu, "kTableSeen"));
+    String lean = cu.substring(cu.indexOf("struct LeanWords {"));
+    assertTrue(lean.matches("(?s)[^}]*HasHigh\\(int, long long table_words\\) \\{\\s*"
+        + "return \\(table_words & kTableHigh\\) != 0;.*"), "LeanWords::HasHigh");
+    assertTrue(lean.matches("(?s)[^}]*\\}[^}]*HasSeen\\(int, long long table_words\\) \\{\\s*"
+        + "return \\(table_words & kTableSeen\\) != 0;.*"), "LeanWords::HasSeen");
   }
 
   /**
-   * The value for {@code kind} of the static predicate {@code name}(int kind) that opens
-   * {@code struct}: true, or its return expression's comparisons of {@code kind} with constants of
-   * {@code cu}'s AggregateKind ({@code constexpr int kX = static_cast<int>(AggregateKind::X);}),
-   * all joined by {@code ||} or all by {@code &&}.
+   * The value for {@code kind} of the static predicate {@code name}(int kind, long long) that
+   * opens {@code struct}: true, or its return expression's comparisons of {@code kind} with
+   * constants of {@code cu}'s AggregateKind ({@code constexpr int kX =
+   * static_cast<int>(AggregateKind::X);}), all joined by {@code ||} or all by {@code &&}.
    */
   private static boolean predicate(String cu, String struct, String name, Kind kind) {
     Matcher body = Pattern.compile(
-        "static bool " + name + "\\(int(?: kind)?\\) \\{\\s*return ([^;]+);").matcher(struct);
+        "static bool " + name + "\\(int(?: kind)?, long long\\) \\{\\s*return ([^;]+);")
+        .matcher(struct);
     assertTrue(body.find(), name);
     String expression = body.group(1).trim();
     if (expression.equals("true")) {
