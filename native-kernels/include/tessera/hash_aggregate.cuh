@@ -499,7 +499,7 @@ __device__ __forceinline__ void Merge(int kind, int type, unsigned long long loc
   }
 }
 
-// Every entry of per-block table `t` (LocalTable or CompactLocalTable) empty, its accumulators at
+// Every entry of per-block table `t` (LocalTable or a PackedLocalTable) empty, its accumulators at
 // their identities: function f's value, and its high word and seen flag where the table has them
 // (Table::HasHigh, HasSeen of the function's kind and table_words), in the row Table::Row gives
 // of f and the count of functions before it that have one. Every thread of the block calls it,

@@ -37,7 +37,10 @@ public record LocalTableLayout(List<AggregateFunction> functions, boolean compac
    * claimed has a value of it, so an entry's flag would be its claim). HashAggregateBench's count,
    * sum, min and max then take 36 bytes an entry instead of 56. Its kernels call the prelude's
    * {@code tessera_agg_lean_reset} and {@code _merge}, which read each function's words from the
-   * plan ({@link #tableWords}); no GPU has run them yet.
+   * plan ({@link #tableWords}). The CUDA aggregate suites pass with it on; off because its kernel
+   * times are mixed: HashAggregateBench 4-10% faster where it takes slices away (7,000 and 10^4
+   * groups), 8-9% slower at 1,000 groups (an unsliced table of 4,096 entries to reset and merge)
+   * and 4,500 (two slices instead of three) on an H100 (docs/gpu-timings.md, 2026-12-08).
    */
   public static final String LEAN_PROPERTY = "tessera.codegen.leanTable";
   /** Bits of {@link #tableWords} (hash_aggregate.cuh kTableHigh, kTableSeen). */

@@ -89,8 +89,8 @@ public final class LocalTableSize {
    * The entries of the table of {@code spec}'s kernel that slices its groups ({@link
    * AggregateUpdateGenerator#slicedTableEntries}), beside its warps' queues' {@code besideTable}
    * bytes: as {@link #wholeMultiprocessorEntries(AggregateSpec, LocalTableLayout, boolean,
-   * SharedMemory)}, but as
-   * many as fit, to hold the most groups (at most {@link #MAX_SLICED_ENTRIES}).
+   * SharedMemory)}, but as many as fit, to hold the most groups (at most {@link
+   * #MAX_SLICED_ENTRIES}).
    */
   public static int slicedEntries(AggregateSpec spec, LocalTableLayout layout,
       SharedMemory shared, int besideTable) {
