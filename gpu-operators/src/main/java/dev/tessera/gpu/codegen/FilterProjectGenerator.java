@@ -393,7 +393,7 @@ public final class FilterProjectGenerator {
       return itemCount * body.loadedRegisters(loads) <= EARLY_LOAD_REGISTERS ? loads : new BitSet();
     }
 
-    // ---- the kernel's parts ----------------------------------------------------------------------
+    // ---- the kernel's parts ---------------------------------------------------------------------
 
     private final StringBuilder params = new StringBuilder();
 

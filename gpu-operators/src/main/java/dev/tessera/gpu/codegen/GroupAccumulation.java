@@ -73,8 +73,8 @@ final class GroupAccumulation {
    * The functions' {@code inputs} (null for COUNT_ROWS) of the lanes whose rows are aggregated
    * ({@code act}) into their groups ({@code group}); every lane of the warp runs it. {@code table}
    * is the per-block table. {@code entry} is the row's entry (.b32, -1 where the table does not
-   * hold its group) where the lookup found it by key ({@link LocalKeyTable}, whose lanes that claimed
-   * their entry called {@link #markSeenAtClaim(LocalKeyTable.View, boolean[], String)}),
+   * hold its group) where the lookup found it by key ({@link LocalKeyTable}, whose lanes that
+   * claimed their entry called {@link #markSeenAtClaim(LocalKeyTable.View, boolean[], String)}),
    * null where the entry is found here, by group. {@code warpTest}: whether the item tests for a
    * warp of one group (false: each row on its own, an item that takes no shortcut, {@link
    * ShortcutMode}).

@@ -572,7 +572,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     return registers;
   }
 
-  // ---- arguments ---------------------------------------------------------------------------------
+  // ---- arguments --------------------------------------------------------------------------------
 
   String param(String name) {
     return entry + "_" + name;
@@ -855,7 +855,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     });
   }
 
-  // ---- rows --------------------------------------------------------------------------------------
+  // ---- rows -------------------------------------------------------------------------------------
 
   /**
    * Emits the instructions of {@code which} for {@code item}: in program order, or, where a
@@ -1488,7 +1488,7 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
     return e;
   }
 
-  // ---- join probes -------------------------------------------------------------------------------
+  // ---- join probes ------------------------------------------------------------------------------
 
   private Descriptor tableView(int table) {
     if (program.tables().isEmpty()) {
@@ -1867,9 +1867,9 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * keys (none NULL) of {@code valueHashes} ({@link #valueHashes}), as its probe filter says
    * (program.cuh JoinTableView.filter: bit h >> filter_shift of the keys' filter hash h, hash.cuh
    * CombineFilterHash of their value hashes; 0 where the table has none): a new predicate, true
-   * where the table has no filter (the same for every thread) or the keys' bit is set. A clear bit ends the probe before its walk of the slots. With
-   * {@code hasFilter} the kernel knows the table has one, and reads the bit without testing the
-   * filter's address.
+   * where the table has no filter (the same for every thread) or the keys' bit is set. A clear
+   * bit ends the probe before its walk of the slots. With {@code hasFilter} the kernel knows the
+   * table has one, and reads the bit without testing the filter's address.
    */
   private String probeFilter(Descriptor view, String[] valueHashes, boolean hasFilter) {
     String hash = b.b64();

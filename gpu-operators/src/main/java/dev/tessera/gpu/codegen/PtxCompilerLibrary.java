@@ -8,9 +8,10 @@ import jcuda.nvptxcompiler.nvPTXCompileResult;
  * loaded, why — in a sentence rather than JCuda's stack traces.
  *
  * <p>jcuda-natives-12.6.0-linux-x86_64.jar carries {@code
- * lib/libJNvPTXCompiler-12.6.0-linux-x86_64.so} (24 MB: the JNI binding with NVIDIA's static nvPTXCompiler linked in; it needs only libc,
- * libstdc++ and libm — no libcuda, no GPU). The static initializer of {@link JNvPTXCompiler} loads
- * it through {@code jcuda.LibUtils}: first {@code System.loadLibrary} from java.library.path, then
+ * lib/libJNvPTXCompiler-12.6.0-linux-x86_64.so} (24 MB: the JNI binding with NVIDIA's static
+ * nvPTXCompiler linked in; it needs only libc, libstdc++ and libm — no libcuda, no GPU). The
+ * static initializer of {@link JNvPTXCompiler} loads it through {@code jcuda.LibUtils}: first
+ * {@code System.loadLibrary} from java.library.path, then
  * the jar resource {@code /lib/...} copied to {@code java.io.tmpdir}. On failure that initializer
  * throws {@link UnsatisfiedLinkError} (on macOS a {@code CudaException} wrapped in {@link
  * ExceptionInInitializerError}), and every later use of the class {@link NoClassDefFoundError}:

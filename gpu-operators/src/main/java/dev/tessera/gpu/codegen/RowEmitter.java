@@ -171,7 +171,7 @@ final class RowEmitter {
     };
   }
 
-  // ---- loads -------------------------------------------------------------------------------------
+  // ---- loads ------------------------------------------------------------------------------------
 
   private Val loadStringConstant(int offset, int length) {
     String address = b.b64();
@@ -181,7 +181,7 @@ final class RowEmitter {
     return new Val(address, null, null, len);
   }
 
-  // ---- validity and errors -----------------------------------------------------------------------
+  // ---- validity and errors ----------------------------------------------------------------------
 
   /** Both valid: null when neither can be NULL. */
   private String bothValid(Val x, Val y) {
@@ -245,7 +245,7 @@ final class RowEmitter {
     return new Val(value, bothValid(x, y), firstError(x.error(), y.error()), null);
   }
 
-  // ---- integers ----------------------------------------------------------------------------------
+  // ---- integers ---------------------------------------------------------------------------------
 
   /** program.cuh IntegerArithmetic. */
   private Val integerArithmetic(Opcode op, Val x, Val y, int width) {
@@ -615,7 +615,7 @@ final class RowEmitter {
     return new Val(result, valid, x.error(), null);
   }
 
-  // ---- floating point ----------------------------------------------------------------------------
+  // ---- floating point ---------------------------------------------------------------------------
 
   private String convert(String instruction, String integer, boolean toFloat) {
     String r = toFloat ? b.f32() : b.f64();
@@ -707,7 +707,7 @@ final class RowEmitter {
     return p;
   }
 
-  // ---- decimals ----------------------------------------------------------------------------------
+  // ---- decimals ---------------------------------------------------------------------------------
 
   /** A value and whether Java's exact arithmetic succeeded (program.cuh java::Exact). */
   private record Exact(String value, String ok) {}
@@ -860,7 +860,7 @@ final class RowEmitter {
     return b.bitsOfDouble(q);
   }
 
-  // ---- comparisons and logic ---------------------------------------------------------------------
+  // ---- comparisons and logic --------------------------------------------------------------------
 
   private Val compare(Opcode op, Val x, Val y, Comparison comparison) {
     String holds = switch (op) {
@@ -1065,7 +1065,7 @@ final class RowEmitter {
         chosen.length());
   }
 
-  // ---- prelude calls -----------------------------------------------------------------------------
+  // ---- prelude calls ----------------------------------------------------------------------------
 
   private String utf8Compare(Val x, Val y) {
     String r = b.b32();

@@ -102,7 +102,9 @@ public final class HostInterpreter {
     return RowError.ofCode(error[register]);
   }
 
-  /** Whether the filter keeps the evaluated row (valid and true); a program without one keeps all. */
+  /**
+   * Whether the filter keeps the evaluated row (valid and true); a program without one keeps all.
+   */
   public boolean keeps() {
     int f = program.filterRegister();
     return f < 0 || (valid[f] && value[f] != 0);

@@ -2,13 +2,14 @@ package dev.tessera.gpu.expr;
 
 /**
  * The instructions of an expression {@link Program}: the one definition both backends interpret
- * (the host reference in {@code HostInterpreter}, CUDA in native-kernels/include/tessera/program.cuh,
- * whose numbers must match these codes).
+ * (the host reference in {@code HostInterpreter}, CUDA in
+ * native-kernels/include/tessera/program.cuh, whose numbers must match these codes).
  *
- * <p>An instruction is five int32 words: {@code op, dst, a, b, c}. {@code dst} is always a register;
- * what {@code a}, {@code b} and {@code c} mean is said per opcode below ("reg" operands are register
- * numbers, the others are immediates). A register holds a 64-bit value, a 32-bit length (strings
- * only), a valid bit (false = SQL NULL) and an error code (0 = none; see {@link RowError}).
+ * <p>An instruction is five int32 words: {@code op, dst, a, b, c}. {@code dst} is always a
+ * register; what {@code a}, {@code b} and {@code c} mean is said per opcode below ("reg" operands
+ * are register numbers, the others are immediates). A register holds a 64-bit value, a 32-bit
+ * length (strings only), a valid bit (false = SQL NULL) and an error code (0 = none; see {@link
+ * RowError}).
  *
  * <p>Value kinds in registers:
  * <ul>
@@ -37,7 +38,7 @@ public enum Opcode {
   /** dst = register {@code a} (value, length, validity and error). */
   MOVE(5),
 
-  // ---- integer arithmetic; c = result width in bits (8, 16, 32 or 64) ----------------------------
+  // ---- integer arithmetic; c = result width in bits (8, 16, 32 or 64) ---------------------------
   /**
    * dst = a + b, wrapped to c bits and sign-extended; on overflow, ANSI raises
    * ARITHMETIC_OVERFLOW.
@@ -59,7 +60,7 @@ public enum Opcode {
   /** dst = |a| wrapped to c bits; ANSI: ARITHMETIC_OVERFLOW for the minimum value. */
   ABS_INT(16),
 
-  // ---- floating point (IEEE, as Java) ------------------------------------------------------------
+  // ---- floating point (IEEE, as Java) -----------------------------------------------------------
   ADD_F32(20),
   ADD_F64(21),
   SUB_F32(22),
@@ -79,7 +80,9 @@ public enum Opcode {
   NEG_F64(33),
   ABS_F32(34),
   ABS_F64(35),
-  /** dst = a with every NaN made the one canonical NaN and -0.0 made 0.0 (Spark's grouping keys). */
+  /**
+   * dst = a with every NaN made the one canonical NaN and -0.0 made 0.0 (Spark's grouping keys).
+   */
   NORMALIZE_F32(36),
   NORMALIZE_F64(37),
 
@@ -128,7 +131,7 @@ public enum Opcode {
   /** dst = a IS NOT NULL (never NULL). */
   IS_NOT_NULL(64),
 
-  // ---- choice ------------------------------------------------------------------------------------
+  // ---- choice -----------------------------------------------------------------------------------
   /**
    * dst = (a is valid and true) ? b : c, where a, b and c are registers. Error: a's, then the
    * chosen branch's only.

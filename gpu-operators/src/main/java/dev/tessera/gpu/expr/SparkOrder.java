@@ -1,6 +1,8 @@
 package dev.tessera.gpu.expr;
 
-/** Spark's ordering of floating point values (SQLOrderingUtil): -0.0 = 0.0, NaN = NaN, NaN largest. */
+/**
+ * Spark's ordering of floating point values (SQLOrderingUtil): -0.0 = 0.0, NaN = NaN, NaN largest.
+ */
 public final class SparkOrder {
   private SparkOrder() {}
 
