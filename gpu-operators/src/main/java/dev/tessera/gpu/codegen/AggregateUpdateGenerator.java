@@ -173,28 +173,28 @@ public final class AggregateUpdateGenerator {
   }
 
   /**
-   * The per-block table's entries of a kernel of {@code spec} that slices its groups, on a device
-   * of {@code shared}: what is left of a whole-multiprocessor table's budget beside its warps'
+   * The per-block table's entries of a kernel of {@code spec} that slices its groups, whose table
+   * has {@code layout} ({@link LocalTableLayout#of(Program, AggregateSpec, List, boolean)}), on a
+   * device of {@code shared}: what is left of a whole-multiprocessor table's budget beside its warps'
    * queues ({@link KeptRowQueue}, sized for a block of {@link #MAX_BLOCK_THREADS}), in which a
    * warp's rows of its slice wait until 32 of them go through the update together: without
    * them a warp would run the update for every item where any lane has a row of its slice,
    * nearly all of them (the prototype: 6 slices 1,504 us unqueued, 1,106 queued).
    */
-  public static int slicedTableEntries(Program program, AggregateSpec spec,
-      List<InputSpec> inputs, KernelFeatures.SharedMemory shared) {
-    return LocalTableSize.slicedEntries(spec, LocalTableLayout.of(program, spec, inputs, true),
-        shared, KeptRowQueue.sharedBytes(spec, MAX_BLOCK_THREADS));
+  public static int slicedTableEntries(AggregateSpec spec, LocalTableLayout layout,
+      KernelFeatures.SharedMemory shared) {
+    return LocalTableSize.slicedEntries(spec, layout, shared,
+        KeptRowQueue.sharedBytes(spec, MAX_BLOCK_THREADS));
   }
 
   /**
    * The dynamic shared memory of a kernel of {@code spec} that slices its groups, whose table has
-   * {@code entries}: the table, its keys, then its warps' queues (which could not be static
+   * {@code layout} and {@code entries}: the table, its keys, then its warps' queues (which could not be static
    * arrays: a block of 1,024 threads' queues of two keys pass the 48 KiB those may take).
    */
-  public static int slicedSharedBytes(Program program, AggregateSpec spec,
-      List<InputSpec> inputs, int entries) {
-    return queueOffset(spec, LocalTableLayout.of(program, spec, inputs, true), entries)
-        + KeptRowQueue.sharedBytes(spec, MAX_BLOCK_THREADS);
+  public static int slicedSharedBytes(AggregateSpec spec, LocalTableLayout layout,
+      int entries) {
+    return queueOffset(spec, layout, entries) + KeptRowQueue.sharedBytes(spec, MAX_BLOCK_THREADS);
   }
 
   /**
@@ -214,16 +214,16 @@ public final class AggregateUpdateGenerator {
    * groups 4-5% faster, with the filter 6-7%; its nullable keys at 1 to 1,000 groups 0.4-2.7%
    * faster, 10^4 and 10^5 the same (H200, ncu). (Nullable keys were 3-6% slower with the
    * constant before a NULL key's rows went apart from the item,
-   * GroupedAggregateEmitter.nullKeyRows.)
+   * GroupedAggregateEmitter.nullKeyRows.) {@code layout}: the kernel's table's ({@link
+   * LocalTableLayout#of(Program, AggregateSpec, List, boolean)}).
    */
   private static int constantEntries(Program program, AggregateSpec spec,
-      List<InputSpec> inputs, KernelFeatures features, int slices) {
+      List<InputSpec> inputs, LocalTableLayout layout, KernelFeatures features, int slices) {
     if (slices > 1) {
-      return slicedTableEntries(program, spec, inputs, features.shared());
+      return slicedTableEntries(spec, layout, features.shared());
     }
     return fillsMultiprocessor(program, spec, inputs)
-        ? LocalTableSize.wholeMultiprocessorEntries(spec,
-            LocalTableLayout.of(program, spec, inputs, true),
+        ? LocalTableSize.wholeMultiprocessorEntries(spec, layout,
             CodeGroups.coded(program, spec, inputs), features.shared())
         : PLAN_ENTRIES;
   }
@@ -286,7 +286,7 @@ public final class AggregateUpdateGenerator {
     if (layout.compact()) {
       key.append("compact;").append(layout.key());
     }
-    int entries = constantEntries(program, spec, inputs, features, slices);
+    int entries = constantEntries(program, spec, inputs, layout, features, slices);
     if (entries != PLAN_ENTRIES) {
       key.append("entries=").append(entries).append(';');
     }
@@ -539,7 +539,7 @@ public final class AggregateUpdateGenerator {
           }
         }
       }
-      this.tableEntries = constantEntries(program, spec, inputs, features, slices);
+      this.tableEntries = constantEntries(program, spec, inputs, layout, features, slices);
       this.update = registers == null
           ? new GroupedAggregateEmitter(b, spec, body, localName(), features, anyBlockSize,
               coded, plainCopies && anyBlockSize, tableEntries, layout) : null;

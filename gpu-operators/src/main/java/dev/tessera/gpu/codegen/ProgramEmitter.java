@@ -338,16 +338,16 @@ final class ProgramEmitter implements RowEmitter.KernelContext {
    * (its Val has no valid predicate), whatever the other instructions do.
    */
   static boolean loadsColumnWithoutNulls(Program program, int register, List<InputSpec> inputs) {
-    int[] lastWriter = new int[Program.MAX_REGISTERS];
-    sources(program, lastWriter);
-    int writer = lastWriter[register];
-    if (writer < 0) {
-      return false;
+    int[] code = program.code();
+    for (int i = program.instructionCount() - 1; i >= 0; i--) {
+      int at = i * Program.WORDS;
+      if (code[at + 1] == register) { // its last writer: every instruction writes its dst
+        int column = code[at + 2];
+        return code[at] == Opcode.LOAD_COLUMN.code() && column < inputs.size()
+            && !inputs.get(column).nullable();
+      }
     }
-    int at = writer * Program.WORDS;
-    int column = program.code()[at + 2];
-    return program.code()[at] == Opcode.LOAD_COLUMN.code() && column < inputs.size()
-        && !inputs.get(column).nullable();
+    return false;
   }
 
   /** The register operands of instruction {@code i}, PROBE's key registers included. */

@@ -671,7 +671,8 @@ final class CudaHashAggregate implements HashAggregateKernel {
         return 1;
       }
       List<InputSpec> inputs = input.columns().stream().map(InputSpec::of).toList();
-      int entries = AggregateUpdateGenerator.slicedTableEntries(program, spec, inputs,
+      int entries = AggregateUpdateGenerator.slicedTableEntries(spec,
+          LocalTableLayout.of(program, spec, inputs, true),
           device.generated().features().shared());
       return GroupSlices.forGroups(groupCount, entries, device.multiprocessors());
     }
@@ -803,13 +804,13 @@ final class CudaHashAggregate implements HashAggregateKernel {
           percent = LocalTableSize.WHOLE_SHARED_PERCENT;
           KernelFeatures.SharedMemory shared = device.generated().features().shared();
           launchEntries = kernelSlices > 1
-              ? AggregateUpdateGenerator.slicedTableEntries(program, spec, inputs, shared)
+              ? AggregateUpdateGenerator.slicedTableEntries(spec, layout, shared)
               : LocalTableSize.wholeMultiprocessorEntries(spec, layout, coded, shared);
         }
         int keyBytes = kernel != null
             ? AggregateUpdateGenerator.localKeyBytes(spec, launchEntries, fills, coded) : 0;
         LaunchShape oneBlock = new LaunchShape(1, threads, fills && kernelSlices > 1
-            ? AggregateUpdateGenerator.slicedSharedBytes(program, spec, inputs, launchEntries)
+            ? AggregateUpdateGenerator.slicedSharedBytes(spec, layout, launchEntries)
             : layout.tableBytes(launchEntries) + keyBytes);
         int resident;
         if (kernel == null) {

@@ -12,7 +12,6 @@ import dev.tessera.gpu.agg.AggregateSpec;
 import dev.tessera.gpu.codec.Encoding;
 import dev.tessera.gpu.column.ColumnType;
 import dev.tessera.gpu.expr.Program;
-import dev.tessera.gpu.expr.ProgramBuilder;
 import java.util.BitSet;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -104,12 +103,10 @@ class CompactTableTest {
     assertFalse(blocks.ptx().contains("tessera_agg_compact_"));
     // 68 bytes an entry with the key where LocalTable's took 96: a sliced table holds about
     // 2,300 groups on an H100 where it held 1,628, so 10^4 groups take 6 slices, not 9.
-    Program identity = ProgramBuilder.identity(spec.inputTypes(), false);
-    List<InputSpec> plain = spec.inputTypes().stream()
-        .map(t -> new InputSpec(t, Encoding.PLAIN, false)).toList();
-    int entries = AggregateUpdateGenerator.slicedTableEntries(identity, spec, plain, H100);
+    LocalTableLayout compact = LocalTableLayout.of(spec, true);
+    int entries = AggregateUpdateGenerator.slicedTableEntries(spec, compact, H100);
     assertTrue(entries > 2200, "" + entries);
-    assertTrue(AggregateUpdateGenerator.slicedSharedBytes(identity, spec, plain, entries)
+    assertTrue(AggregateUpdateGenerator.slicedSharedBytes(spec, compact, entries)
         <= LocalTableSize.wholeMultiprocessorBudget(H100), "past the table's budget");
   }
 

@@ -121,19 +121,19 @@ class LeanTableTest {
     AggregateSpec spec = benchSpec(false);
     Program identity = ProgramBuilder.identity(TYPES, false);
     KernelFeatures.SharedMemory h100 = SM90.shared();
-    int leanSliced = AggregateUpdateGenerator.slicedTableEntries(identity, spec, inputs(false),
-        h100);
+    LocalTableLayout lean = LocalTableLayout.of(identity, spec, inputs(false), true);
+    int leanSliced = AggregateUpdateGenerator.slicedTableEntries(spec, lean, h100);
     String leanKey = AggregateUpdateGenerator.key(identity, inputs(false), spec, SM90);
     System.clearProperty(LocalTableLayout.LEAN_PROPERTY);
-    int compactSliced = AggregateUpdateGenerator.slicedTableEntries(identity, spec,
-        inputs(false), h100);
+    int compactSliced = AggregateUpdateGenerator.slicedTableEntries(spec,
+        LocalTableLayout.of(identity, spec, inputs(false), true), h100);
     assertNotEquals(leanKey, AggregateUpdateGenerator.key(identity, inputs(false), spec, SM90));
     System.setProperty(LocalTableLayout.LEAN_PROPERTY, "true");
     // 48 bytes an entry with the key where the compact layout takes 68: 3,256 entries a sliced
     // table on an H100 where it holds 2,299, so 10^4 groups take 5 slices, not 6 (GroupSlices).
     assertTrue(leanSliced > compactSliced * 13 / 10, leanSliced + " against " + compactSliced);
-    assertTrue(AggregateUpdateGenerator.slicedSharedBytes(identity, spec, inputs(false),
-        leanSliced) <= LocalTableSize.wholeMultiprocessorBudget(h100), "past the budget");
+    assertTrue(AggregateUpdateGenerator.slicedSharedBytes(spec, lean, leanSliced)
+        <= LocalTableSize.wholeMultiprocessorBudget(h100), "past the budget");
     assertTrue(leanKey.contains("lean"));
     for (int slices : new int[] {1, 6}) {
       for (boolean filtered : new boolean[] {false, true}) {

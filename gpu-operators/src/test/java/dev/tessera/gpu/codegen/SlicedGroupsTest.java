@@ -115,11 +115,9 @@ class SlicedGroupsTest {
     AggregateSpec twoKeys = spec(List.of(ColumnType.INT, ColumnType.LONG));
     assertTrue(KeptRowQueue.sharedBytes(twoKeys, AggregateUpdateGenerator.MAX_BLOCK_THREADS)
         > 48 << 10);
-    Program identity = ProgramBuilder.identity(twoKeys.inputTypes(), false);
-    int entries = AggregateUpdateGenerator.slicedTableEntries(identity, twoKeys,
-        inputs(twoKeys, false), H100);
-    assertTrue(AggregateUpdateGenerator.slicedSharedBytes(identity, twoKeys,
-        inputs(twoKeys, false), entries)
+    LocalTableLayout compact = LocalTableLayout.of(twoKeys, true);
+    int entries = AggregateUpdateGenerator.slicedTableEntries(twoKeys, compact, H100);
+    assertTrue(AggregateUpdateGenerator.slicedSharedBytes(twoKeys, compact, entries)
         <= LocalTableSize.wholeMultiprocessorBudget(H100), "past the table's budget");
     assertTrue(sliced.ptx().matches("(?s).*rem\\.u32 %r\\d+, %r\\d+, 6;.*"),
         "the block's slice, modulo 6");
